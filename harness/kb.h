@@ -1,0 +1,104 @@
+/* kb.h - types every stage of kbench shares: status codes, dtypes, a planned case.
+ *
+ * Data flows one way: suite -> plan (kb_case[]) -> compile -> execute -> measure ->
+ * derive -> record. Everything a later stage needs about a case lives in kb_case;
+ * the family descriptor (family.h) gives meaning to its dims[] and params[].
+ */
+#ifndef KB_H
+#define KB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- status codes (returned by every fallible function; 0 is success) ---- */
+typedef enum {
+    KB_OK = 0,
+    KB_ERR_INPUT,     /* bad user input: suite, flag, case parameters */
+    KB_ERR_SETUP,     /* environment: no driver, no device, missing library/tool */
+    KB_ERR_COMPILE,   /* kernel did not compile (log attached to the case) */
+    KB_ERR_LAUNCH,    /* launch rejected (bad geometry, too many resources) */
+    KB_ERR_OOM,       /* allocation failed */
+    KB_ERR_FAULT,     /* kernel faulted, or the emulator detected a divergent barrier */
+    KB_ERR_TIMEOUT,   /* kernel or case exceeded its time budget */
+    KB_ERR_IO,        /* file system */
+    KB_ERR_INTERNAL   /* a bug in kbench */
+} kb_status;
+
+const char *kb_status_name(kb_status s); /* "ok", "input", ... never NULL */
+
+/* ---- process exit codes (documented in README) ---- */
+enum {
+    KB_EXIT_OK = 0,       /* every case ok or skipped */
+    KB_EXIT_WRONG = 1,    /* at least one case wrong, faulted, failed to compile or launch */
+    KB_EXIT_INPUT = 2,    /* bad command line or suite; nothing was run */
+    KB_EXIT_SETUP = 3,    /* no device / driver / toolchain */
+    KB_EXIT_REGRESS = 4,  /* kbench compare found a regression beyond the threshold */
+    KB_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: finished cases are recorded */
+};
+
+/* ---- element types ---- */
+typedef enum {
+    KB_DT_FP32 = 0,
+    KB_DT_TF32,     /* fp32 storage, tf32 tensor-core math */
+    KB_DT_FP16,
+    KB_DT_BF16,
+    KB_DT_INT8,     /* int8 operands, int32 accumulate/output */
+    KB_DT_FP8E4M3,
+    KB_DT_FP8E5M2,
+    KB_DT_COUNT
+} kb_dtype;
+
+#define KB_DT_BIT(d) (1u << (d))
+
+const char *kb_dtype_name(kb_dtype d);               /* "fp32", "tf32", "fp16", "bf16", "int8", "fp8e4m3", "fp8e5m2" */
+int kb_dtype_parse(const char *s, kb_dtype *out);   /* 0 on success, -1 unknown; also accepts "fp8" = e4m3 */
+size_t kb_dtype_size(kb_dtype d);                   /* storage bytes of one element */
+/* C type spelled in kernel source for storage: "float", "kb_half", "kb_bf16", "int8_t", "kb_fp8e4m3", ... */
+const char *kb_dtype_ctype(kb_dtype d);
+
+/* ---- launch modes ---- */
+typedef enum { KB_LAUNCH_EAGER = 0, KB_LAUNCH_GRAPH, KB_LAUNCH_COUNT } kb_launch_mode;
+const char *kb_launch_name(kb_launch_mode m);        /* "eager", "graph" */
+
+/* ---- a planned case ---- */
+#define KB_MAX_DIMS 4
+#define KB_MAX_PARAMS 12
+
+typedef struct {
+    int family;                      /* index into kb_families[] */
+    int variant;                     /* index into that family's variants[] */
+    kb_dtype dtype;
+    int64_t dims[KB_MAX_DIMS];       /* family dims in declared order (gemm: m,n,k) [elements] */
+    int64_t params[KB_MAX_PARAMS];   /* family params in declared order; choice params hold the choice index */
+    int pad;                         /* [elements] leading-dim padding / base misalignment, meaning per family */
+    kb_launch_mode launch;
+    uint32_t seed;                   /* input PRNG seed */
+    int shape_name;                  /* index into the plan's shape-name table, -1 for an inline shape */
+    int check_shape;                 /* 1 when dims are the suite's small "check" shape (emu) */
+    int entry;                       /* index of the suite entry that produced it (for messages) */
+} kb_case;
+
+/* ---- growable string buffer (used for logs, ids, JSON fragments) ---- */
+typedef struct {
+    char *s;      /* NUL-terminated, never NULL after kb_sb_init */
+    size_t len;
+    size_t cap;
+} kb_sb;
+
+void kb_sb_init(kb_sb *b);
+void kb_sb_free(kb_sb *b);
+void kb_sb_printf(kb_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kb_sb_append(kb_sb *b, const char *s, size_t n);
+void kb_sb_clear(kb_sb *b);
+
+/* ---- small PRNG (splitmix64 seeding + xoshiro128**) for deterministic inputs ---- */
+typedef struct { uint32_t s[4]; } kb_rng;
+void kb_rng_seed(kb_rng *r, uint64_t seed);
+uint32_t kb_rng_u32(kb_rng *r);
+float kb_rng_uniform(kb_rng *r, float lo, float hi); /* [lo, hi) */
+
+/* ---- 64-bit FNV-1a, used for cache keys ---- */
+uint64_t kb_hash64(const void *p, size_t n, uint64_t h);  /* start with KB_HASH_INIT */
+#define KB_HASH_INIT 0xcbf29ce484222325ull
+
+#endif /* KB_H */
