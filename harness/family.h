@@ -65,8 +65,12 @@ typedef struct kb_family {
 
     /* Static legality. Returns 1 when valid; 0 and a reason in why otherwise. */
     int (*valid)(const kb_case *c, const kb_target *t, char *why, size_t whylen);
-    /* Compile-time defines as "NAME=VALUE" strings appended to out (one module per distinct set). */
-    void (*defines)(const kb_case *c, kb_sb *out_joined_by_newline);
+    /* OPTIONAL extra compile-time defines, "NAME=VALUE" lines appended to out. The harness
+     * already defines, for every case (kb_case_defines in compile.c): KB_T=<storage ctype>,
+     * KB_DTYPE_<FP32|TF32|FP16|BF16|INT8|FP8E4M3|FP8E5M2>=1, and every param of the family
+     * as <UPPERCASE NAME>=<value> (its default where it does not apply to the variant);
+     * a choice param as its index, plus <NAME>_<CHOICE>=<index> for each of its choices. */
+    void (*defines)(const kb_case *c, kb_sb *out);
     kb_work (*work)(const kb_case *c);
 
     /* Execution. setup allocates through kb_run_alloc (freed by the harness), makes
@@ -85,9 +89,11 @@ extern const int kb_n_families;
 int kb_family_find(const char *name);                      /* index or -1 */
 int kb_family_variant_find(const kb_family *f, const char *name); /* index or -1 */
 int kb_family_param_find(const kb_family *f, const char *name);   /* index or -1 */
+int kb_param_applies(const kb_family *f, int param, int variant); /* 1 when the param is an axis of the variant */
 
-/* Self-describing id: "gelu/vec(VEC=4,form=tanh)/bf16/1000003/pad1". Params that do
- * not apply to the variant are left out. Writes into b (cleared first). */
+/* Self-describing id: "gelu/vec(VEC=4,form=tanh)/bf16/1000003/pad1/eager". Params that
+ * do not apply to the variant are left out; dims joined by 'x'. Writes into b (cleared first).
+ * Requires c->family to index kb_families[]. */
 void kb_case_id(const kb_case *c, kb_sb *b);
 
 #endif /* KB_FAMILY_H */
