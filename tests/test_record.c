@@ -1,0 +1,432 @@
+/* test_record.c - JSON Lines records: field values of each kind of record, valid
+ * JSON for non-finite errors and binary logs, appends across opens, crash tolerance,
+ * the finished-case set used by --resume. */
+#include "check.h"
+#include "fsutil.h"
+#include "record.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- a toy family: two variants, one dim, an integer param for variant 1 only and a
+ * choice param for all ---- */
+static const kb_variant toy_variants[] = {
+    { "naive", "toy_naive", KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_BF16), "one per thread" },
+    { "vec", "toy_vec", KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_BF16), "vector loads" },
+};
+static const char *const toy_dims[] = { "n" };
+static const char *const toy_forms[] = { "erf", "tanh", NULL };
+static const kb_param toy_params[] = {
+    { "VEC", 4, NULL, 1u << 1, "elements per access" },
+    { "form", 0, toy_forms, 0, "formula" },
+};
+static const kb_family toy = {
+    .name = "toy", .source = "toy.cu", .about = "test family",
+    .variants = toy_variants, .n_variants = 2,
+    .dims = toy_dims, .n_dims = 1,
+    .params = toy_params, .n_params = 2,
+};
+
+static kb_device_info emu_dev(void)
+{
+    kb_device_info d;
+    memset(&d, 0, sizeof d);
+    strcpy(d.name, "kbench emulator (sm_90)");
+    strcpy(d.uuid, "emu");
+    d.sm = 90;
+    d.is_emulator = 1;
+    return d;
+}
+
+static kb_case toy_case(int variant, int64_t n)
+{
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.variant = variant;
+    c.dtype = KB_DT_BF16;
+    c.dims[0] = n;
+    c.params[0] = 8;
+    c.params[1] = 1;       /* tanh */
+    c.pad = 1;
+    c.launch = KB_LAUNCH_GRAPH;
+    c.seed = 1234;
+    return c;
+}
+
+static char dir[128];
+
+static void path_in(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir, name); }
+
+/* Load path with the module's reader and expect `want` records. */
+static json_t **load_n(const char *path, size_t want)
+{
+    json_t **objs = NULL;
+    size_t n = 0;
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_record_load(path, &objs, &n, &err);
+    CHECK_MSG(st == KB_OK, "%s", err.s);
+    CHECK_MSG(n == want, "%zu records, want %zu", n, want);
+    kb_sb_free(&err);
+    if (st != KB_OK || n != want) { kb_record_free_all(objs, n); return NULL; }
+    return objs;
+}
+
+static double num(json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+static const char *str(json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
+static int streq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+static void test_ok_record_fields(void)
+{
+    char path[256];
+    path_in(path, sizeof path, "new/dir/ok.jsonl");       /* parents created */
+    kb_device_info dev = emu_dev();
+    kb_case c = toy_case(1, 65537);
+    double samples[3] = { 10.5, 11.0, 12.25 };
+    kb_result r;
+    memset(&r, 0, sizeof r);
+    strcpy(r.run_id, "run-20260101T000000Z-42");
+    r.family = &toy; r.c = &c; r.case_id = "toy/vec(VEC=8,form=tanh)/bf16/65537/pad1/graph";
+    r.backend = "emu"; r.dev = &dev; r.check_shape = 1;
+    r.status = KB_OK;
+    r.verified = 1;
+    r.verify = (kb_verify){ .n = 65537, .n_bad = 0, .first_bad = -1, .max_abs_err = 0.001,
+                            .max_rel_err = 0.002, .atol = 0.0078125, .rtol = 0.015625 };
+    r.have_resources = 1;
+    r.res = (kb_resources){ .registers = 32, .spill_store_bytes = 0, .spill_load_bytes = 0,
+                            .stack_bytes = -1, .static_shmem_bytes = 1024, .max_threads = -1 };
+    r.have_timing = 1; r.clock = "cpu"; r.n_samples = 3;
+    r.median_us = 11.0; r.mean_us = 11.25; r.min_us = 10.5; r.max_us = 12.25;
+    r.p10_us = 10.6; r.p90_us = 12.0; r.cv = 0.05; r.noise = 0.01;
+    r.samples_us = samples; r.n_samples_kept = 3;
+    r.have_work = 1; r.work = (kb_work){ .flops = 8 * 65537.0, .bytes_read = 2 * 65537.0, .bytes_written = 2 * 65537.0 };
+    r.compile_ms = 12.5; r.wall_ms = 30.0;
+
+    kb_recorder *w;
+    CHECK(kb_record_open(path, &w) == KB_OK);
+    if (!w) return;
+    CHECK(kb_record_write(w, &r) == KB_OK);
+    kb_record_close(w);
+
+    /* read back with jansson directly: one line, one object */
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(kb_fs_read_all(path, &text, &len) == KB_OK);
+    CHECK(len > 0 && text[len - 1] == '\n' && memchr(text, '\n', len) == text + len - 1);
+    json_error_t je;
+    json_t *o = json_loads(text, 0, &je);
+    free(text);
+    CHECK_MSG(o != NULL, "%s", je.text);
+    if (!o) return;
+    CHECK(json_integer_value(json_object_get(o, "schema_version")) == 1);
+    CHECK(streq(str(o, "run_id"), "run-20260101T000000Z-42"));
+    CHECK(streq(str(o, "case_id"), r.case_id));
+    CHECK(streq(str(o, "family"), "toy") && streq(str(o, "variant"), "vec"));
+    CHECK(streq(str(o, "dtype"), "bf16") && streq(str(o, "launch"), "graph"));
+    CHECK(num(o, "pad") == 1 && num(o, "seed") == 1234);
+    CHECK(json_is_true(json_object_get(o, "check_shape")));
+    json_t *dims = json_object_get(o, "dims"), *params = json_object_get(o, "params");
+    CHECK(json_object_size(dims) == 1 && num(dims, "n") == 65537);
+    CHECK(json_object_size(params) == 2 && num(params, "VEC") == 8 && streq(str(params, "form"), "tanh"));
+    CHECK(streq(str(o, "backend"), "emu"));
+    json_t *d = json_object_get(o, "device");
+    CHECK(streq(str(d, "uuid"), "emu") && num(d, "sm") == 90);
+    CHECK(json_is_true(json_object_get(d, "emulator")));
+    CHECK(streq(str(o, "status"), "ok") && streq(str(o, "error"), "ok"));
+    CHECK(json_is_null(json_object_get(o, "reason")));
+    json_t *v = json_object_get(o, "verify");
+    CHECK(num(v, "n") == 65537 && num(v, "n_bad") == 0 && num(v, "first_bad") == -1);
+    CHECK(num(v, "max_abs_err") == 0.001 && num(v, "atol") == 0.0078125 && num(v, "rtol") == 0.015625);
+    CHECK(json_is_null(json_object_get(v, "got_at_bad")));
+    json_t *res = json_object_get(o, "resources");
+    CHECK(num(res, "registers") == 32 && num(res, "static_shmem_bytes") == 1024);
+    CHECK(json_is_integer(json_object_get(res, "spill_store_bytes")));
+    CHECK(json_is_null(json_object_get(res, "stack_bytes")));   /* -1: unknown */
+    json_t *t = json_object_get(o, "timing");
+    CHECK(streq(str(t, "clock"), "cpu") && num(t, "samples") == 3);
+    CHECK(num(t, "median_us") == 11.0 && num(t, "p90_us") == 12.0 && num(t, "cv") == 0.05);
+    CHECK(json_is_false(json_object_get(t, "timed_out")));
+    json_t *s = json_object_get(t, "samples_us");
+    CHECK(json_array_size(s) == 3 && json_number_value(json_array_get(s, 2)) == 12.25);
+    json_t *wk = json_object_get(o, "work");
+    CHECK(num(wk, "flops") == 8 * 65537.0 && num(wk, "bytes_written") == 2 * 65537.0);
+    CHECK(num(wk, "bytes_moved") == 4 * 65537.0);
+    CHECK(num(o, "compile_ms") == 12.5 && num(o, "wall_ms") == 30.0);
+    CHECK(json_is_null(json_object_get(o, "compile_log")));
+    /* time: ISO-8601 UTC to the second */
+    const char *tm = str(o, "time");
+    CHECK(tm && strlen(tm) == 20 && tm[4] == '-' && tm[10] == 'T' && tm[19] == 'Z');
+    json_decref(o);
+}
+
+static void test_wrong_with_nan_stays_valid_json(void)
+{
+    char path[256];
+    path_in(path, sizeof path, "wrong.jsonl");
+    kb_case c = toy_case(0, 100);
+    kb_result r;
+    memset(&r, 0, sizeof r);
+    r.family = &toy; r.c = &c; r.case_id = "toy/naive(form=tanh)/bf16/100/pad1/graph";
+    r.status = KB_OK;   /* ran fine, but the output is wrong */
+    r.verified = 1;
+    r.verify = (kb_verify){ .n = 100, .n_bad = 3, .first_bad = 7, .got_at_bad = NAN,
+                            .want_at_bad = -INFINITY, .max_abs_err = INFINITY,
+                            .max_rel_err = NAN, .atol = 1e-2, .rtol = 1e-2 };
+    r.have_timing = 1; r.clock = "gpu"; r.median_us = NAN; r.cv = INFINITY;
+    double samples[2] = { 1.0, NAN };
+    r.samples_us = samples; r.n_samples_kept = 2;
+    r.wall_ms = NAN;
+
+    kb_recorder *w;
+    CHECK(kb_record_open(path, &w) == KB_OK);
+    if (!w) return;
+    CHECK(kb_record_write(w, &r) == KB_OK);
+    kb_record_close(w);
+
+    json_t **objs = load_n(path, 1);
+    if (!objs) return;
+    json_t *o = objs[0];
+    CHECK(streq(str(o, "status"), "wrong"));
+    CHECK(json_is_null(json_object_get(o, "device")));   /* no device given */
+    json_t *params = json_object_get(o, "params");
+    CHECK(json_object_get(params, "VEC") == NULL);       /* applies to "vec" only */
+    CHECK(streq(str(params, "form"), "tanh"));
+    json_t *v = json_object_get(o, "verify");
+    CHECK(num(v, "n_bad") == 3 && num(v, "first_bad") == 7);
+    CHECK(streq(str(v, "got_at_bad"), "nan") && streq(str(v, "want_at_bad"), "-inf"));
+    CHECK(json_is_null(json_object_get(v, "max_abs_err")) && json_is_null(json_object_get(v, "max_rel_err")));
+    json_t *t = json_object_get(o, "timing");
+    CHECK(json_is_null(json_object_get(t, "median_us")) && json_is_null(json_object_get(t, "cv")));
+    CHECK(json_is_null(json_array_get(json_object_get(t, "samples_us"), 1)));
+    CHECK(json_is_null(json_object_get(o, "wall_ms")));
+    CHECK(json_is_null(json_object_get(o, "resources")) && json_is_null(json_object_get(o, "work")));
+    kb_record_free_all(objs, 1);
+}
+
+static void test_status_names(void)
+{
+    kb_result r;
+    memset(&r, 0, sizeof r);
+    struct { kb_status s; const char *want; } map[] = {
+        { KB_OK, "ok" }, { KB_ERR_COMPILE, "compile_error" }, { KB_ERR_LAUNCH, "launch_error" },
+        { KB_ERR_OOM, "launch_error" }, { KB_ERR_FAULT, "fault" }, { KB_ERR_TIMEOUT, "timeout" },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        r.status = map[i].s;
+        CHECK_MSG(streq(kb_result_status(&r), map[i].want), "%s", map[i].want);
+    }
+    r.status = KB_OK; r.verified = 1; r.verify.n_bad = 1;
+    CHECK(streq(kb_result_status(&r), "wrong"));
+    r.status_name_override = "skipped";
+    CHECK(streq(kb_result_status(&r), "skipped"));
+}
+
+static void test_compile_error_and_skipped(void)
+{
+    char path[256];
+    path_in(path, sizeof path, "mixed.jsonl");
+    /* a 100 KiB log with bytes that are not UTF-8 and a multi-byte character, then a
+     * final summary line that should survive the cut */
+    size_t big = 100 * 1024;
+    char *log = malloc(big + 64);
+    if (!log) return;
+    for (size_t i = 0; i < big; i++)
+        log[i] = (char)(i % 61 == 0 ? '\n' : i % 97 == 0 ? 0xff : 'a' + (int)(i % 26));
+    static const char head[] = "k.cu(3): error: \xc3\xa9 expected\n";
+    memcpy(log, head, sizeof head - 1);
+    strcpy(log + big, "\n1 error detected in k.cu\n");
+
+    kb_case c = toy_case(1, 10);
+    kb_result rc, rs;
+    memset(&rc, 0, sizeof rc);
+    rc.family = &toy; rc.c = &c; rc.case_id = "compile-case";
+    rc.status = KB_ERR_COMPILE; rc.reason = "NVRTC compile failed"; rc.compile_log = log;
+    memset(&rs, 0, sizeof rs);
+    rs.family = &toy; rs.c = &c; rs.case_id = "skipped-case";
+    rs.status = KB_OK; rs.status_name_override = "skipped";
+    rs.reason = "VEC=8 needs n % 8 == 0 for \"aligned\" loads\tand\n a newline";
+
+    kb_recorder *w;
+    CHECK(kb_record_open(path, &w) == KB_OK);
+    if (!w) { free(log); return; }
+    CHECK(kb_record_write(w, &rc) == KB_OK);
+    CHECK(kb_record_write(w, &rs) == KB_OK);
+    kb_record_close(w);
+    free(log);
+
+    json_t **objs = load_n(path, 2);
+    if (!objs) return;
+    CHECK(streq(str(objs[0], "status"), "compile_error"));
+    CHECK(streq(str(objs[0], "error"), "compile_error"));
+    const char *cl = str(objs[0], "compile_log");
+    CHECK(cl && strlen(cl) < KB_RECORD_LOG_MAX + 64);
+    CHECK(cl && strncmp(cl, "k.cu(3): error: \xc3\xa9 expected", 27) == 0); /* valid UTF-8 kept */
+    CHECK(cl && strstr(cl, "bytes cut") && strstr(cl, "1 error detected in k.cu"));
+    CHECK(cl && strchr(cl, '\xff') == NULL && strchr(cl, '?'));
+    CHECK(streq(str(objs[1], "status"), "skipped"));
+    CHECK(streq(str(objs[1], "reason"), rs.reason));
+    CHECK(json_is_null(json_object_get(objs[1], "verify")));
+    kb_record_free_all(objs, 2);
+}
+
+static void write_n(const char *path, int n, const char *id_prefix)
+{
+    kb_case c = toy_case(0, 1);
+    kb_recorder *w;
+    CHECK(kb_record_open(path, &w) == KB_OK);
+    if (!w) return;
+    for (int i = 0; i < n; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "%s%d", id_prefix, i);
+        kb_result r;
+        memset(&r, 0, sizeof r);
+        r.family = &toy; r.c = &c; r.case_id = id;
+        CHECK(kb_record_write(w, &r) == KB_OK);
+    }
+    kb_record_close(w);
+}
+
+static void test_append_across_opens(void)
+{
+    char path[256];
+    path_in(path, sizeof path, "append.jsonl");
+    write_n(path, 2, "first-");
+    write_n(path, 1, "second-");
+    json_t **objs = load_n(path, 3);
+    if (!objs) return;
+    CHECK(streq(str(objs[0], "case_id"), "first-0") && streq(str(objs[2], "case_id"), "second-0"));
+    kb_record_free_all(objs, 3);
+}
+
+static void put_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_truncated_and_malformed(void)
+{
+    char path[256];
+    path_in(path, sizeof path, "crash.jsonl");
+    put_file(path, "{\"case_id\":\"a\"}\n\n{\"case_id\":\"b\"}\n{\"schema_version\":1,\"case_");
+    json_t **objs = load_n(path, 2);       /* the partial last line is skipped */
+    kb_record_free_all(objs, objs ? 2 : 0);
+
+    /* appending after the crash cuts the partial line: the file stays loadable */
+    write_n(path, 1, "after-");
+    objs = load_n(path, 3);
+    if (objs) {
+        CHECK(streq(str(objs[2], "case_id"), "after-0"));
+        kb_record_free_all(objs, 3);
+    }
+
+    /* a malformed line in the middle is an error naming path:line */
+    put_file(path, "{\"case_id\":\"a\"}\n{\"case_id\": oops}\n{\"case_id\":\"c\"}\n");
+    kb_sb err;
+    kb_sb_init(&err);
+    size_t n = 99;
+    CHECK(kb_record_load(path, &objs, &n, &err) == KB_ERR_INPUT);
+    CHECK(objs == NULL && n == 0);
+    char want[300];
+    snprintf(want, sizeof want, "%s:2:", path);
+    CHECK_MSG(strstr(err.s, want) != NULL, "%s", err.s);
+
+    /* so is a last line that is complete (newline) but malformed, and a non-object */
+    put_file(path, "{\"case_id\":\"a\"}\n{\"case_id\":\n");
+    CHECK(kb_record_load(path, &objs, &n, NULL) == KB_ERR_INPUT);
+    put_file(path, "[1,2]\n");
+    kb_sb_clear(&err);
+    CHECK(kb_record_load(path, &objs, &n, &err) == KB_ERR_INPUT && strstr(err.s, ":1:"));
+
+    path_in(path, sizeof path, "does-not-exist.jsonl");
+    CHECK(kb_record_load(path, &objs, &n, &err) == KB_ERR_IO);
+    kb_sb_free(&err);
+}
+
+/* A process that dies right after kb_record_write (no close, no exit handlers)
+ * loses nothing. */
+static void test_record_survives_abrupt_exit(void)
+{
+    char path[256];
+    path_in(path, sizeof path, "abrupt.jsonl");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        kb_recorder *w;
+        kb_case c = toy_case(0, 1);
+        kb_result r;
+        memset(&r, 0, sizeof r);
+        r.family = &toy; r.c = &c; r.case_id = "done-before-crash";
+        if (kb_record_open(path, &w) != KB_OK || kb_record_write(w, &r) != KB_OK)
+            _exit(1);
+        _exit(0);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    json_t **objs = load_n(path, 1);
+    if (objs) {
+        CHECK(streq(str(objs[0], "case_id"), "done-before-crash"));
+        kb_record_free_all(objs, 1);
+    }
+}
+
+static void test_strset_and_finished(void)
+{
+    kb_strset s;
+    kb_strset_init(&s);
+    CHECK(!kb_strset_has(&s, "x"));
+    char key[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof key, "case/%d", i);
+        CHECK(kb_strset_add(&s, key) == 1);
+    }
+    CHECK(kb_strset_add(&s, "case/17") == 0 && s.n == 1000);
+    CHECK(s.cap >= 2000);                                    /* load stays <= 1/2 */
+    int found = 0;
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof key, "case/%d", i);
+        found += kb_strset_has(&s, key);
+    }
+    CHECK(found == 1000);
+    CHECK(!kb_strset_has(&s, "case/1000") && !kb_strset_has(&s, "case/") && !kb_strset_has(&s, ""));
+    kb_strset_free(&s);
+    CHECK(s.n == 0 && !kb_strset_has(&s, "case/1"));
+
+    char path[256];
+    path_in(path, sizeof path, "resume.jsonl");
+    write_n(path, 3, "r-");
+    kb_strset_init(&s);
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_record_finished(path, &s, &err) == KB_OK);
+    CHECK(s.n == 3 && kb_strset_has(&s, "r-0") && kb_strset_has(&s, "r-2") && !kb_strset_has(&s, "r-3"));
+    path_in(path, sizeof path, "no-such-file.jsonl");
+    CHECK(kb_record_finished(path, &s, &err) == KB_OK && s.n == 3);
+    kb_strset_free(&s);
+    kb_sb_free(&err);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/kb_test_record.XXXXXX");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    RUN(test_ok_record_fields);
+    RUN(test_wrong_with_nan_stays_valid_json);
+    RUN(test_status_names);
+    RUN(test_compile_error_and_skipped);
+    RUN(test_append_across_opens);
+    RUN(test_truncated_and_malformed);
+    RUN(test_record_survives_abrupt_exit);
+    RUN(test_strset_and_finished);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "note: could not remove %s\n", dir);
+    TEST_MAIN_END();
+}
