@@ -132,9 +132,11 @@ kb_status kb_nvrtc_compile(const char *src, const char *name,
         prog = NULL;
         goto fail;
     }
-    nvrtcResult r = nvrtcCompileProgram(prog, o.n, (const char *const *)o.v);
+    /* On failure the one-line report comes first, then NVRTC's diagnostics; on
+     * success the log is ptxas's resource report. Either way the log is kept. */
+    st = NV_CHECK(nvrtcCompileProgram(prog, o.n, (const char *const *)o.v));
     append_program_log(prog, log);
-    if ((st = NV_CHECK(r)) != KB_OK)
+    if (st != KB_OK)
         goto fail;
     if ((st = NV_CHECK(nvrtcGetCUBINSize(prog, &image_bytes))) != KB_OK)
         goto fail;

@@ -1,0 +1,324 @@
+/* test_cuda.c - the cuda backend without a GPU: the no-driver and too-old-driver
+ * paths, symbol binding against the toolkit's stub libcuda, the error check and
+ * its formatting, CUresult -> kb_status, UUID text, argument marshalling, and the
+ * driver-free build path (NVRTC). */
+#include "check.h"
+#include "cuda_api.h"
+#include "fsutil.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- loading the driver ---- */
+
+static void test_no_driver(void)
+{
+    kb_cuda_api api;
+    char err[512] = "";
+    setenv("KBENCH_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+
+    CHECK(kb_cuda_api_load(&api, err, sizeof err) == KB_ERR_SETUP);
+    CHECK_MSG(strncmp(err, "no CUDA driver found (libcuda.so.1: ", 36) == 0, "%s", err);
+    CHECK_MSG(strstr(err, "/nonexistent/libcuda.so.1") != NULL, "%s", err); /* dlerror's text */
+    CHECK(api.lib == NULL && api.Init == NULL);
+
+    kb_backend_opts o = { 0 };
+    kb_backend_ctx *x = (kb_backend_ctx *)&o; /* must be reset to NULL */
+    err[0] = 0;
+    CHECK(kb_backend_cuda.init(&o, &x, err, sizeof err) == KB_ERR_SETUP);
+    CHECK(x == NULL);
+    CHECK_MSG(strstr(err, "no CUDA driver found") && strstr(err, "libcuda.so.1"), "%s", err);
+    kb_backend_cuda.fini(NULL); /* harmless */
+    unsetenv("KBENCH_LIBCUDA");
+}
+
+/* A library that opens but exports no driver symbol stands for a driver too old. */
+static void test_missing_symbol(void)
+{
+    kb_cuda_api api;
+    char err[512] = "";
+    setenv("KBENCH_LIBCUDA", "libm.so.6", 1);
+    CHECK(kb_cuda_api_load(&api, err, sizeof err) == KB_ERR_SETUP);
+    CHECK_MSG(strstr(err, "too old") && strstr(err, "cuInit"), "%s", err);
+    CHECK(api.lib == NULL); /* closed again */
+    unsetenv("KBENCH_LIBCUDA");
+}
+
+/* The toolkit's stub libcuda.so exports every driver symbol (and fails every
+ * call with CUDA_ERROR_STUB_LIBRARY): binding against it checks each versioned
+ * name the table asks for, without a driver. */
+static int find_stub(char *out, size_t n)
+{
+    const char *inc = KB_CUDA_INCLUDE_DIR;
+    size_t len = strcspn(inc, ";");
+    static const char *const rel[] = { "/../lib64/stubs/libcuda.so", "/../lib/stubs/libcuda.so" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(out, n, "%.*s%s", (int)len, inc, rel[i]);
+        if (access(out, R_OK) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static void test_stub_driver_binds_versioned_symbols(void)
+{
+    char stub[1024];
+    if (find_stub(stub, sizeof stub) != 0) {
+        printf("     (no stub libcuda.so next to %s: symbol binding not checked)\n", KB_CUDA_INCLUDE_DIR);
+        return;
+    }
+    kb_cuda_api api;
+    char err[512] = "";
+    setenv("KBENCH_LIBCUDA", stub, 1);
+    CHECK_MSG(kb_cuda_api_load(&api, err, sizeof err) == KB_OK, "%s", err);
+    if (!api.lib) {
+        unsetenv("KBENCH_LIBCUDA");
+        return;
+    }
+    /* Every slot after the handle is bound. */
+    void *slots[sizeof api / sizeof(void *)];
+    memcpy(slots, &api, sizeof slots);
+    for (size_t i = 1; i < sizeof slots / sizeof slots[0]; i++)
+        CHECK_MSG(slots[i] != NULL, "slot %zu unbound", i);
+
+    /* The versioned names cuda.h maps the API names to. */
+    void *h = dlopen(stub, RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != NULL);
+    if (h) {
+#define BOUND(field, sym) CHECK_MSG((void *)api.field == dlsym(h, sym), #field " is not " sym)
+        BOUND(MemAlloc, "cuMemAlloc_v2");
+        BOUND(MemFree, "cuMemFree_v2");
+        BOUND(MemcpyHtoD, "cuMemcpyHtoD_v2");
+        BOUND(MemcpyDtoH, "cuMemcpyDtoH_v2");
+        BOUND(DeviceTotalMem, "cuDeviceTotalMem_v2");
+        BOUND(DeviceGetUuid, "cuDeviceGetUuid_v2");
+        BOUND(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+        BOUND(StreamDestroy, "cuStreamDestroy_v2");
+        BOUND(EventDestroy, "cuEventDestroy_v2");
+        BOUND(EventElapsedTime, "cuEventElapsedTime_v2");
+        BOUND(StreamBeginCapture, "cuStreamBeginCapture_v2");
+        BOUND(GraphInstantiate, "cuGraphInstantiateWithFlags");
+        BOUND(LaunchKernel, "cuLaunchKernel");
+        BOUND(Init, "cuInit");
+#undef BOUND
+        dlclose(h);
+    }
+    kb_cuda_api_unload(&api);
+    CHECK(api.lib == NULL && api.MemAlloc == NULL);
+
+    /* init gets as far as cuInit, which the stub fails: a setup error naming the call. */
+    kb_backend_opts o = { 0 };
+    kb_backend_ctx *x = NULL;
+    err[0] = 0;
+    CHECK(kb_backend_cuda.init(&o, &x, err, sizeof err) == KB_ERR_SETUP);
+    CHECK(x == NULL);
+    CHECK_MSG(strstr(err, "no CUDA driver found: the toolkit's stub libcuda") != NULL, "%s", err);
+    CHECK_MSG(strstr(err, "Init(0) -> ") != NULL, "%s", err);
+    CHECK_MSG(strstr(err, "CUDA_ERROR_STUB_LIBRARY") || strstr(err, "CUresult 34"), "%s", err);
+    unsetenv("KBENCH_LIBCUDA");
+}
+
+/* ---- the check and its formatting ---- */
+
+static void test_format_error(void)
+{
+    char buf[256];
+    kb_cuda_format_error(buf, sizeof buf, "harness/x.c", 42, "run", "api->MemAlloc(&p, n)", 2,
+                         "CUDA_ERROR_OUT_OF_MEMORY", "out of memory");
+    CHECK_MSG(strcmp(buf, "harness/x.c:42 run: api->MemAlloc(&p, n) -> CUDA_ERROR_OUT_OF_MEMORY: out of memory") == 0,
+              "%s", buf);
+    kb_cuda_format_error(buf, sizeof buf, "f.c", 7, "g", "call()", 700, NULL, NULL);
+    CHECK_MSG(strcmp(buf, "f.c:7 g: call() -> CUresult 700") == 0, "%s", buf);
+    kb_cuda_format_error(buf, sizeof buf, "f.c", 7, "g", "call()", 700, "CUDA_ERROR_ILLEGAL_ADDRESS", NULL);
+    CHECK_MSG(strcmp(buf, "f.c:7 g: call() -> CUDA_ERROR_ILLEGAL_ADDRESS") == 0, "%s", buf);
+    /* Truncation keeps the buffer terminated. */
+    char small[8];
+    memset(small, 'x', sizeof small);
+    kb_cuda_format_error(small, sizeof small, "file.c", 1, "f", "c", 1, "N", "M");
+    CHECK(strcmp(small, "file.c:") == 0);
+}
+
+static int fake_calls;
+static CUresult fake_fail(void) { fake_calls++; return CUDA_ERROR_ILLEGAL_ADDRESS; }
+static CUresult fake_ok(void) { fake_calls++; return CUDA_SUCCESS; }
+static CUresult fake_name(CUresult r, const char **s)
+{
+    *s = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : NULL;
+    return *s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+static CUresult fake_string(CUresult r, const char **s)
+{
+    *s = "an illegal memory access was encountered";
+    return CUDA_SUCCESS;
+}
+
+static void test_check_macro(void)
+{
+    kb_cuda_api api;
+    char err[512];
+    memset(&api, 0, sizeof api);
+    api.GetErrorName = fake_name;
+    api.GetErrorString = fake_string;
+
+    /* Success: KB_OK, the call ran once, err untouched. */
+    strcpy(err, "untouched");
+    fake_calls = 0;
+    CHECK(KB_CU_CHECK(&api, err, sizeof err, fake_ok()) == KB_OK);
+    CHECK(fake_calls == 1 && strcmp(err, "untouched") == 0);
+
+    /* Failure: evaluated once, mapped status, "file:line function: call -> NAME: message". */
+    fake_calls = 0;
+    int line = __LINE__ + 1;
+    kb_status st = KB_CU_CHECK(&api, err, sizeof err, fake_fail());
+    CHECK(st == KB_ERR_FAULT);
+    CHECK(fake_calls == 1);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:%d test_check_macro: fake_fail() -> CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered",
+             __FILE__, line);
+    CHECK_MSG(strcmp(err, want) == 0, "%s", err);
+
+    /* A code the driver cannot name, and no table at all: the number. */
+    CHECK(kb_cuda_check(&api, (CUresult)12345, err, sizeof err, "a.c", 1, "f", "c()") == KB_ERR_SETUP);
+    CHECK_MSG(strcmp(err, "a.c:1 f: c() -> CUresult 12345") == 0, "%s", err);
+    CHECK(kb_cuda_check(NULL, CUDA_ERROR_OUT_OF_MEMORY, err, sizeof err, "a.c", 2, "f", "c()") == KB_ERR_OOM);
+    CHECK_MSG(strcmp(err, "a.c:2 f: c() -> CUresult 2") == 0, "%s", err);
+}
+
+static void test_status_mapping(void)
+{
+    CHECK(kb_cuda_status(CUDA_SUCCESS) == KB_OK);
+    CHECK(kb_cuda_status(CUDA_ERROR_OUT_OF_MEMORY) == KB_ERR_OOM);
+    CHECK(kb_cuda_status(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) == KB_ERR_LAUNCH);
+    CHECK(kb_cuda_status(CUDA_ERROR_INVALID_CLUSTER_SIZE) == KB_ERR_LAUNCH);
+    CHECK(kb_cuda_status(CUDA_ERROR_ILLEGAL_ADDRESS) == KB_ERR_FAULT);
+    CHECK(kb_cuda_status(CUDA_ERROR_MISALIGNED_ADDRESS) == KB_ERR_FAULT);
+    CHECK(kb_cuda_status(CUDA_ERROR_ASSERT) == KB_ERR_FAULT);
+    CHECK(kb_cuda_status(CUDA_ERROR_ILLEGAL_INSTRUCTION) == KB_ERR_FAULT);
+    CHECK(kb_cuda_status(CUDA_ERROR_LAUNCH_FAILED) == KB_ERR_FAULT);
+    CHECK(kb_cuda_status(CUDA_ERROR_LAUNCH_TIMEOUT) == KB_ERR_TIMEOUT);
+    CHECK(kb_cuda_status(CUDA_ERROR_NO_BINARY_FOR_GPU) == KB_ERR_COMPILE);
+    CHECK(kb_cuda_status(CUDA_ERROR_UNSUPPORTED_PTX_VERSION) == KB_ERR_COMPILE);
+    CHECK(kb_cuda_status(CUDA_ERROR_NO_DEVICE) == KB_ERR_SETUP);
+    CHECK(kb_cuda_status(CUDA_ERROR_STUB_LIBRARY) == KB_ERR_SETUP);
+    CHECK(kb_cuda_status(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) == KB_ERR_SETUP);
+    CHECK(kb_cuda_status(CUDA_ERROR_UNKNOWN) == KB_ERR_SETUP);
+    CHECK(kb_cuda_status(CUDA_ERROR_INVALID_VALUE) == KB_ERR_INTERNAL);
+    CHECK(kb_cuda_status(CUDA_ERROR_INVALID_HANDLE) == KB_ERR_INTERNAL);
+    CHECK(kb_cuda_status(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) == KB_ERR_INTERNAL);
+}
+
+static void test_uuid(void)
+{
+    unsigned char b[16];
+    char s[64];
+    for (int i = 0; i < 16; i++)
+        b[i] = (unsigned char)i;
+    kb_cuda_format_uuid(b, s, sizeof s);
+    CHECK_MSG(strcmp(s, "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f") == 0, "%s", s);
+    /* High bytes: lower-case hex, no sign extension (CUuuid.bytes is plain char). */
+    const char raw[16] = { (char)0xde, (char)0xad, (char)0xbe, (char)0xef, 0, 0, 0, 0,
+                           0, 0, 0, 0, 0, 0, (char)0x80, (char)0xff };
+    kb_cuda_format_uuid((const unsigned char *)raw, s, sizeof s);
+    CHECK_MSG(strcmp(s, "GPU-deadbeef-0000-0000-0000-0000000080ff") == 0, "%s", s);
+    CHECK(strlen(s) == 40);
+}
+
+/* ---- marshalling ---- */
+
+static void test_marshal(void)
+{
+    kb_arg args[5] = {
+        kb_arg_ptr(0x7f00deadbeef00ull), kb_arg_i32(-7), kb_arg_i64(-((int64_t)1 << 40)),
+        kb_arg_f32(1.5f), kb_arg_i32(123456),
+    };
+    void *params[5] = { 0 };
+    CHECK(kb_cuda_marshal(args, 5, params) == 0);
+    /* Each parameter addresses the value inside its own argument ... */
+    for (int i = 0; i < 5; i++)
+        CHECK(params[i] == (void *)&args[i].v);
+    /* ... with the size and bytes cuLaunchKernel will copy for that kind. */
+    CHECK(kb_cuda_arg_bytes(KB_ARG_PTR) == 8 && kb_cuda_arg_bytes(KB_ARG_I32) == 4);
+    CHECK(kb_cuda_arg_bytes(KB_ARG_I64) == 8 && kb_cuda_arg_bytes(KB_ARG_F32) == 4);
+    CUdeviceptr p;
+    int32_t i32;
+    int64_t i64;
+    float f;
+    memcpy(&p, params[0], kb_cuda_arg_bytes(args[0].kind));
+    memcpy(&i32, params[1], kb_cuda_arg_bytes(args[1].kind));
+    memcpy(&i64, params[2], kb_cuda_arg_bytes(args[2].kind));
+    memcpy(&f, params[3], kb_cuda_arg_bytes(args[3].kind));
+    CHECK(p == 0x7f00deadbeef00ull);
+    CHECK(i32 == -7);
+    CHECK(i64 == -((int64_t)1 << 40));
+    CHECK(f == 1.5f);
+    memcpy(&i32, params[4], 4);
+    CHECK(i32 == 123456);
+
+    /* An unknown kind is refused; zero arguments is fine. */
+    kb_arg bad = kb_arg_i32(1);
+    bad.kind = (kb_arg_kind)99;
+    CHECK(kb_cuda_marshal(&bad, 1, params) == -1);
+    CHECK(kb_cuda_arg_bytes((kb_arg_kind)99) == 0);
+    CHECK(kb_cuda_marshal(NULL, 0, params) == 0);
+}
+
+/* ---- build needs no driver ---- */
+
+static void test_build_without_driver(void)
+{
+    const kb_backend *be = &kb_backend_cuda;
+    CHECK(strcmp(be->name, "cuda") == 0 && strcmp(be->artifact_ext, ".cubin") == 0);
+    const char *tc = be->toolchain_id(NULL);
+    CHECK_MSG(strncmp(tc, "nvrtc ", 6) == 0 && strchr(tc, '.') != NULL, "%s", tc);
+
+    char out[] = "/tmp/kb_test_cuda_XXXXXX";
+    int fd = mkstemp(out);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    close(fd);
+
+    /* The quoted include "nvrtc_include.h" resolves through the source's own
+     * directory (no include_dir given); the define sizes shared memory. */
+    const char *defs[] = { "KB_T_BLOCK=128" };
+    kb_compile_req req = { .source_path = "tests/kernels/nvrtc_include.cu", .include_dir = NULL,
+                           .defines = defs, .n_defines = 1, .sm = 89 };
+    kb_sb log;
+    kb_sb_init(&log);
+    CHECK_MSG(be->build(NULL, &req, out, &log) == KB_OK, "%s", log.s);
+    CHECK_MSG(strstr(log.s, "Compiling entry function 'k_scale' for 'sm_89'") != NULL, "%s", log.s);
+    char *data = NULL;
+    size_t len = 0;
+    CHECK(kb_fs_read_all(out, &data, &len) == KB_OK);
+    CHECK(data && len > 20 && memcmp(data, "\x7f" "ELF", 4) == 0);
+    free(data);
+
+    /* No architecture, a missing source: refused with the reason in the log. */
+    kb_sb_clear(&log);
+    req.sm = 0;
+    CHECK(be->build(NULL, &req, out, &log) == KB_ERR_INPUT);
+    kb_sb_clear(&log);
+    req.sm = 90;
+    req.source_path = "tests/kernels/does_not_exist.cu";
+    CHECK(be->build(NULL, &req, out, &log) == KB_ERR_IO);
+    CHECK_MSG(strstr(log.s, "does_not_exist.cu") != NULL, "%s", log.s);
+    kb_sb_free(&log);
+    unlink(out);
+}
+
+int main(void)
+{
+    RUN(test_no_driver);
+    RUN(test_missing_symbol);
+    RUN(test_stub_driver_binds_versioned_symbols);
+    RUN(test_format_error);
+    RUN(test_check_macro);
+    RUN(test_status_mapping);
+    RUN(test_uuid);
+    RUN(test_marshal);
+    RUN(test_build_without_driver);
+    TEST_MAIN_END();
+}
