@@ -118,6 +118,18 @@ static void test_parse_fixed_logs(void)
     CHECK(r.registers == 255 && r.static_shmem_bytes == 49152);
     CHECK(r.stack_bytes == 8 && r.spill_store_bytes == 4 && r.spill_load_bytes == 12);
 
+    /* A device function's block inside the entry's section, before the entry's
+     * own: stack and spills come from the block named after the entry. */
+    const char *helper =
+        "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+        "ptxas info    : Function properties for _Z6helperv\n"
+        "ptxas         .     64 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
+        "ptxas info    : Function properties for k\n"
+        "ptxas         .     16 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 20 registers, used 0 barriers, 80 bytes cumulative stack size\n";
+    CHECK(kb_ptxas_parse(helper, "k", &r) == 0);
+    CHECK(r.registers == 20 && r.stack_bytes == 16 && r.spill_store_bytes == 0);
+
     /* No "Function properties" block at all: registers only, stack unknown. */
     const char *bare = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
                        "ptxas info    : Used 7 registers, used 1 barriers, 512 bytes smem\n";
