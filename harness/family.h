@@ -49,7 +49,8 @@ typedef struct {
     int64_t first_bad;     /* index of the first bad element, -1 if none */
     double got_at_bad, want_at_bad;
     double max_abs_err;
-    double max_rel_err;
+    double max_rel_err;    /* over elements with |want| > atol (elsewhere relative error says nothing) */
+    double max_err_ratio;  /* max of |got - want| / (atol + rtol * |want|): <= 1 passes; the one number to read */
     double atol, rtol;     /* tolerance used: |got - want| <= atol + rtol * |want| */
 } kb_verify;
 

@@ -205,6 +205,7 @@ json_t *kb_record_json(const kb_result *r)
             put(j, "first_bad", jint(v->first_bad), &bad);
             put(j, "max_abs_err", jnum(v->max_abs_err), &bad);
             put(j, "max_rel_err", jnum(v->max_rel_err), &bad);
+            put(j, "max_err_ratio", jnum(v->max_err_ratio), &bad);
             put(j, "atol", jnum(v->atol), &bad);
             put(j, "rtol", jnum(v->rtol), &bad);
             put(j, "got_at_bad", v->n_bad ? jnum_or_word(v->got_at_bad) : json_null(), &bad);

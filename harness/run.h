@@ -27,6 +27,9 @@ typedef struct {
 int kb_cmd_run(const kb_run_opts *o);
 int kb_cmd_list(const kb_run_opts *o);      /* families, or the planned cases of o->suite_path */
 int kb_cmd_devices(const kb_run_opts *o);
+/* Offline NVRTC compile of every module of o->suite_path for o->sm_override (default 90);
+ * exit 1 on a compile error, or on any spill when fail_on_spill. */
+int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill);
 
 /* Open a backend by name ("auto" falls back to emu with a one-line banner on stderr).
  * Returns KB_OK, or KB_ERR_SETUP / KB_ERR_INPUT with err filled. */

@@ -24,12 +24,18 @@ void kb_verify_f32(kb_verify *v, const float *got, const float *want, int64_t n)
             bad = isnan(w) ? !isnan(g) : g != w;
         } else {
             double err = fabs(g - w);
-            bad = !(err <= v->atol + v->rtol * fabs(w)); /* NaN got -> bad */
+            double tol = v->atol + v->rtol * fabs(w);
+            bad = !(err <= tol); /* NaN got -> bad */
             if (isfinite(g)) {
                 if (err > v->max_abs_err)
                     v->max_abs_err = err;
-                if (w != 0.0 && err / fabs(w) > v->max_rel_err)
+                if (fabs(w) > v->atol && err / fabs(w) > v->max_rel_err)
                     v->max_rel_err = err / fabs(w);
+                double ratio = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0.0);
+                if (ratio > v->max_err_ratio)
+                    v->max_err_ratio = ratio;
+            } else {
+                v->max_err_ratio = INFINITY;
             }
         }
         if (bad) {

@@ -69,6 +69,15 @@ static void test_chunks_accumulate(void)
     kb_verify_init(&v, 1.0, 0.0);
     kb_verify_f32(&v, &g0, &w0, 1);
     CHECK(v.n_bad == 0 && v.max_abs_err == 0.25 && v.max_rel_err == 0.0);
+    CHECK(v.max_err_ratio == 0.25);  /* err / (atol + rtol*|want|) = 0.25 / 1 */
+
+    /* relative error is only measured where |want| exceeds atol; the ratio everywhere */
+    float w1[2] = { 1e-6f, 10.0f }, g1[2] = { 2e-6f, 10.5f };
+    kb_verify_init(&v, 1e-3, 0.1);
+    kb_verify_f32(&v, g1, w1, 2);
+    CHECK(v.n_bad == 0);
+    CHECK(fabs(v.max_rel_err - 0.05) < 1e-6);
+    CHECK(fabs(v.max_err_ratio - 0.5 / 1.001) < 1e-5);
 }
 
 static void test_tolerance_policy(void)

@@ -1,0 +1,148 @@
+/* compile_cmd.c - `kbench compile SUITE --arch sm_XX`: JIT every distinct module of a
+ * suite with NVRTC for one architecture, offline (no driver or GPU needed), and show
+ * each case's kernel resources: registers, spills, stack, static shared memory. */
+#include "defines.h"
+#include "modules.h"
+#include "nvrtc.h"
+#include "plan.h"
+#include "run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEFINES 128
+
+typedef struct {
+    char *key;          /* source \n defines */
+    kb_status st;
+    char *log;
+} built;
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    kb_sb b;
+    kb_sb_init(&b);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        kb_sb_append(&b, buf, n);
+    fclose(f);
+    return b.s;
+}
+
+static built *build_one(built **tab, int *n, const kb_family *f, const char *defines, int sm)
+{
+    kb_sb key;
+    kb_sb_init(&key);
+    kb_sb_printf(&key, "%s\n%s", f->source, defines);
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*tab)[i].key, key.s)) {
+            kb_sb_free(&key);
+            return &(*tab)[i];
+        }
+    *tab = realloc(*tab, (size_t)(*n + 1) * sizeof **tab);
+    built *b = &(*tab)[(*n)++];
+    b->key = key.s;
+    kb_sb path, log;
+    kb_sb_init(&path);
+    kb_sb_init(&log);
+    kb_sb_printf(&path, "%s/%s", kb_kernels_dir(), f->source);
+    char *src = read_file(path.s);
+    if (!src) {
+        b->st = KB_ERR_IO;
+        kb_sb_printf(&log, "cannot read %s", path.s);
+    } else {
+        char *defs = strdup(defines);
+        const char *dv[MAX_DEFINES];
+        int nd = kb_defines_split(defs, dv, MAX_DEFINES);
+        const char *inc[] = { kb_kernels_dir() };
+        void *cubin = NULL;
+        size_t bytes = 0;
+        b->st = kb_nvrtc_compile(src, f->source, inc, 1, dv, nd, sm, &cubin, &bytes, &log);
+        free(cubin);
+        free(defs);
+        free(src);
+    }
+    b->log = log.s;
+    kb_sb_free(&path);
+    return b;
+}
+
+int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
+{
+    int sm = o->sm_override ? o->sm_override : 90;
+    kb_plan plan;
+    kb_sb err, id, defs;
+    kb_sb_init(&err);
+    kb_sb_init(&id);
+    kb_sb_init(&defs);
+    /* the full shapes: resources do not depend on them, validity may */
+    kb_status st = kb_suite_plan(o->suite_path, kb_families, kb_n_families, 0, &plan, &err);
+    if (st != KB_OK) {
+        fprintf(stderr, "kbench: %s\n", err.s);
+        kb_sb_free(&err);
+        kb_sb_free(&id);
+        kb_sb_free(&defs);
+        return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
+    }
+    built *tab = NULL;
+    int nb = 0, n_err = 0, n_spill = 0, n_skip = 0, n_ok = 0;
+    kb_target tgt = { sm, 0, sm == 90 ? 227 * 1024 : sm == 80 ? 163 * 1024 : 99 * 1024 };
+    printf("%-72s %-13s %5s %7s %7s %6s %8s\n", "case", "status", "regs", "spill_st", "spill_ld", "stack",
+           "smem_B");
+    for (int64_t i = 0; i < plan.n_cases; i++) {
+        const kb_case *c = &plan.cases[i];
+        const kb_family *f = kb_families[c->family];
+        kb_case_id(c, &id);
+        int keep = o->n_filters == 0;
+        for (int k = 0; k < o->n_filters && !keep; k++)
+            keep = strstr(id.s, o->filters[k]) != NULL;
+        if (!keep)
+            continue;
+        char why[512];
+        if (!f->valid(c, &tgt, why, sizeof why)) {
+            n_skip++;
+            if (!o->quiet)
+                printf("%-72s %-13s %s\n", id.s, "skipped", why);
+            continue;
+        }
+        kb_case_defines(f, c, &defs);
+        built *b = build_one(&tab, &nb, f, defs.s, sm);
+        if (b->st != KB_OK) {
+            n_err++;
+            printf("%-72s %-13s\n%s\n", id.s, "compile_error", b->log);
+            continue;
+        }
+        kb_resources r;
+        const char *entry = f->variants[c->variant].entry;
+        if (kb_ptxas_parse(b->log, entry, &r) != 0) {
+            n_err++;
+            printf("%-72s %-13s no ptxas report for entry %s\n", id.s, "compile_error", entry);
+            continue;
+        }
+        int spills = r.spill_store_bytes > 0 || r.spill_load_bytes > 0;
+        n_spill += spills;
+        n_ok++;
+        if (!o->quiet || spills)
+            printf("%-72s %-13s %5d %7d %7d %6d %8d\n", id.s, spills ? "spills" : "ok", r.registers,
+                   r.spill_store_bytes, r.spill_load_bytes, r.stack_bytes, r.static_shmem_bytes);
+    }
+    fprintf(stderr, "kbench compile: sm_%d: %d cases compiled (%d modules), %d with spills, %d failed, %d skipped\n",
+            sm, n_ok, nb, n_spill, n_err, n_skip);
+    for (int i = 0; i < nb; i++) {
+        free(tab[i].key);
+        free(tab[i].log);
+    }
+    free(tab);
+    kb_plan_free(&plan);
+    kb_sb_free(&err);
+    kb_sb_free(&id);
+    kb_sb_free(&defs);
+    if (n_err)
+        return KB_EXIT_WRONG;
+    return fail_on_spill && n_spill ? KB_EXIT_WRONG : KB_EXIT_OK;
+}
