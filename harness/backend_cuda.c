@@ -16,7 +16,7 @@
  */
 #include "cuda_api.h"
 #include "fsutil.h"
-#include "nvrtc.h"
+#include "kb_nvrtc.h"
 
 #include <errno.h>
 #include <limits.h>

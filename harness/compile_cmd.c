@@ -3,7 +3,7 @@
  * each case's kernel resources: registers, spills, stack, static shared memory. */
 #include "defines.h"
 #include "modules.h"
-#include "nvrtc.h"
+#include "kb_nvrtc.h"
 #include "plan.h"
 #include "run.h"
 

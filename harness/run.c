@@ -3,7 +3,7 @@
 #include "run.h"
 #include "defines.h"
 #include "modules.h"
-#include "nvrtc.h"
+#include "kb_nvrtc.h"
 #include "plan.h"
 #include "record.h"
 
@@ -53,7 +53,7 @@ static void make_run_id(char *out, size_t n, const char *suite)
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
-    char ts[32];
+    char ts[20];
     strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
     snprintf(out, n, "%.12s-%s-%d", suite, ts, (int)getpid());
 }

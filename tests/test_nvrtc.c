@@ -2,7 +2,7 @@
  * NVRTC needs no GPU, so everything here runs on any machine with the toolkit. */
 #include "check.h"
 #include "fsutil.h"
-#include "nvrtc.h"
+#include "kb_nvrtc.h"
 
 #include <stdint.h>
 #include <stdlib.h>

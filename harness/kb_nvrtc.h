@@ -1,4 +1,4 @@
-/* nvrtc.h - compile CUDA C++ source to a CUBIN with NVRTC, and read the
+/* kb_nvrtc.h - compile CUDA C++ source to a CUBIN with NVRTC, and read the
  * resource usage (registers, spills, stack, static shared memory) that ptxas
  * reports in the compile log.
  *

@@ -1,7 +1,7 @@
-/* nvrtc.c - NVRTC compile to CUBIN and ptxas log parsing (see nvrtc.h). */
-#include "nvrtc.h"
+/* kb_nvrtc.c - NVRTC compile to CUBIN and ptxas log parsing (see nvrtc.h). */
+#include "kb_nvrtc.h"
 
-#include <nvrtc_toolkit.h> /* the toolkit's nvrtc.h, which "nvrtc.h" shadows */
+#include <nvrtc.h> /* the toolkit's NVRTC API */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,97 @@
+/* family_check.c - the kernel check of one family suite (tests/suites/kernels_<family>.yaml),
+ * registered in CTest once per suite:
+ *   1. `kbench run SUITE --backend emu`: every case executed on the emulator and verified
+ *      against the CPU reference; exit 0, every record ok or skipped with a reason, and
+ *      every ok record verified over at least one element.
+ *   2. `kbench compile SUITE --arch sm_80 | sm_89 | sm_90`: every case's module compiles
+ *      with NVRTC and ptxas reports its resources.
+ * usage: family_check SUITE.yaml */
+#include "check.h"
+#include "spawn.h"
+
+#include <jansson.h>
+
+static const char *suite;
+static char dir[256];
+
+static void test_emulator_run_verifies_every_case(void)
+{
+    char out[512], log[512];
+    snprintf(out, sizeof out, "%s/records.jsonl", dir);
+    snprintf(log, sizeof log, "%s/run.log", dir);
+    const char *argv[] = { "kbench", "run", suite, "--backend", "emu", "--out", out, "--quiet",
+                           "--min-samples", "1", "--max-samples", "2", "--timeout", "0.01", NULL };
+    int rc = run_kbench(argv, log);
+    CHECK_MSG(rc == 0, "kbench run %s exited %d", suite, rc);
+    if (rc != 0)
+        print_tail(log, 4000);
+
+    FILE *f = fopen(out, "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0, n_ok = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_error_t je;
+        json_t *j = json_loads(line, 0, &je);
+        CHECK_MSG(j != NULL, "record %d is not JSON: %s", n + 1, je.text);
+        if (!j)
+            continue;
+        n++;
+        const char *id = json_string_value(json_object_get(j, "case"));
+        const char *st = json_string_value(json_object_get(j, "status"));
+        CHECK_MSG(st && (!strcmp(st, "ok") || !strcmp(st, "skipped")), "%s: status %s (%s)", id ? id : "?",
+                  st ? st : "?", json_string_value(json_object_get(j, "reason")));
+        if (st && !strcmp(st, "skipped")) {
+            const char *why = json_string_value(json_object_get(j, "reason"));
+            CHECK_MSG(why && *why, "%s skipped without a reason", id ? id : "?");
+        }
+        if (st && !strcmp(st, "ok")) {
+            n_ok++;
+            json_int_t ne = json_integer_value(json_object_get(json_object_get(j, "verify"), "n"));
+            CHECK_MSG(ne > 0, "%s: ok but nothing verified", id ? id : "?");
+            CHECK(!strcmp(json_string_value(json_object_get(json_object_get(j, "timing"), "clock")), "cpu"));
+        }
+        json_decref(j);
+    }
+    free(line);
+    fclose(f);
+    CHECK_MSG(n_ok > 0, "%s: no case ran ok (%d records)", suite, n);
+    printf("     %s: %d records, %d ok\n", suite, n, n_ok);
+}
+
+static void compile_for(const char *arch)
+{
+    char log[512];
+    snprintf(log, sizeof log, "%s/compile_%s.log", dir, arch);
+    const char *argv[] = { "kbench", "compile", suite, "--arch", arch, "--quiet", NULL };
+    int rc = run_kbench(argv, log);
+    CHECK_MSG(rc == 0, "kbench compile %s --arch %s exited %d", suite, arch, rc);
+    if (rc != 0)
+        print_tail(log, 4000);
+}
+
+static void test_nvrtc_sm80(void) { compile_for("sm_80"); }
+static void test_nvrtc_sm89(void) { compile_for("sm_89"); }
+static void test_nvrtc_sm90(void) { compile_for("sm_90"); }
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: family_check SUITE.yaml\n");
+        return 2;
+    }
+    suite = argv[1];
+    snprintf(dir, sizeof dir, "/tmp/kbench-family-check-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    RUN(test_emulator_run_verifies_every_case);
+    RUN(test_nvrtc_sm80);
+    RUN(test_nvrtc_sm89);
+    RUN(test_nvrtc_sm90);
+    TEST_MAIN_END();
+}

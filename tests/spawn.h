@@ -1,0 +1,91 @@
+/* spawn.h - run the kbench binary from a test: argv in, exit code and output out.
+ * The binary is $KBENCH_BIN (set by CTest), else ./build/kbench. */
+#ifndef KB_TEST_SPAWN_H
+#define KB_TEST_SPAWN_H
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char *kbench_bin(void)
+{
+    const char *b = getenv("KBENCH_BIN");
+    return b && *b ? b : "./build/kbench";
+}
+
+/* Start argv[0..] (argv[0] is replaced by the kbench binary) with stdout+stderr going
+ * to out_path. Returns the pid, or -1. */
+static pid_t spawn_kbench(const char *const *argv, const char *out_path)
+{
+    int n = 0;
+    while (argv[n])
+        n++;
+    char **av = calloc((size_t)n + 1, sizeof *av);
+    av[0] = (char *)kbench_bin();
+    for (int i = 1; i < n; i++)
+        av[i] = (char *)argv[i];
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int rc = posix_spawn(&pid, av[0], &fa, NULL, av, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(av);
+    return rc == 0 ? pid : -1;
+}
+
+/* Wait for pid; returns its exit code, 128+signal when killed, -1 on error. */
+static int wait_exit(pid_t pid)
+{
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return -1;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+/* Run kbench to completion; returns the exit code. */
+static int run_kbench(const char *const *argv, const char *out_path)
+{
+    return wait_exit(spawn_kbench(argv, out_path));
+}
+
+/* Whole file as a NUL-terminated string (malloc'ed), or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+static void print_tail(const char *path, size_t max)
+{
+    char *s = slurp(path);
+    if (!s)
+        return;
+    size_t n = strlen(s);
+    fprintf(stderr, "---- %s (last %zu bytes) ----\n%s\n----\n", path, n < max ? n : max,
+            n > max ? s + n - max : s);
+    free(s);
+}
+
+#endif
