@@ -1,0 +1,195 @@
+/* test_cli.c - the kbench command line end to end, through the built binary:
+ * exit codes, messages that name the place, the no-driver path, the emulator
+ * fallback, records, resume, and Ctrl-C keeping every finished case. */
+#include "check.h"
+#include "spawn.h"
+
+#include <jansson.h>
+#include <time.h>
+
+static char dir[256];
+
+static char *path_in(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static int contains(const char *file, const char *text)
+{
+    char *s = slurp(file);
+    int yes = s && strstr(s, text) != NULL;
+    if (!yes)
+        print_tail(file, 2000);
+    free(s);
+    return yes;
+}
+
+/* Count the lines of a JSON Lines file, checking each parses; ids collected into a
+ * string for duplicate checks. Returns -1 when a line is not JSON. */
+static int count_records(const char *path, int *dups)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+    char **ids = NULL;
+    *dups = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_t *j = json_loads(line, 0, NULL);
+        if (!j) {
+            n = -1;
+            break;
+        }
+        const char *id = json_string_value(json_object_get(j, "case"));
+        for (int i = 0; i < n; i++)
+            if (id && !strcmp(ids[i], id))
+                (*dups)++;
+        ids = realloc(ids, (size_t)(n + 1) * sizeof *ids);
+        ids[n++] = strdup(id ? id : "");
+        json_decref(j);
+    }
+    for (int i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    free(line);
+    fclose(f);
+    return n;
+}
+
+static void test_version_and_usage(void)
+{
+    const char *v[] = { "kbench", "--version", NULL };
+    CHECK(run_kbench(v, path_in("v.log")) == 0);
+    CHECK(contains(path_in("v.log"), "kbench "));
+    const char *bad[] = { "kbench", "frobnicate", NULL };
+    CHECK(run_kbench(bad, path_in("bad.log")) == 2);
+    CHECK(contains(path_in("bad.log"), "unknown command 'frobnicate'"));
+    const char *nosuite[] = { "kbench", "run", NULL };
+    CHECK(run_kbench(nosuite, path_in("ns.log")) == 2);
+    const char *badopt[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "opencl", NULL };
+    CHECK(run_kbench(badopt, path_in("bo.log")) == 2);
+    CHECK(contains(path_in("bo.log"), "--backend must be auto, cuda or emu"));
+    const char *help[] = { "kbench", "run", "--help", NULL };
+    CHECK(run_kbench(help, path_in("h.log")) == 0);
+    CHECK(contains(path_in("h.log"), "--resume FILE"));
+}
+
+static void test_bad_suite_names_the_place(void)
+{
+    const char *a[] = { "kbench", "run", "tests/suites/bad_param.yaml", "--backend", "emu", NULL };
+    CHECK(run_kbench(a, path_in("bp.log")) == 2);
+    CHECK(contains(path_in("bp.log"), "tests/suites/bad_param.yaml:"));
+    const char *m[] = { "kbench", "run", "tests/suites/does_not_exist.yaml", "--backend", "emu", NULL };
+    CHECK(run_kbench(m, path_in("m.log")) == 2);
+    CHECK(contains(path_in("m.log"), "does_not_exist.yaml"));
+}
+
+static void test_no_driver(void)
+{
+    setenv("KBENCH_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    const char *d[] = { "kbench", "devices", NULL };
+    CHECK(run_kbench(d, path_in("d.log")) == 3);
+    CHECK(contains(path_in("d.log"), "no CUDA driver found"));
+    CHECK(contains(path_in("d.log"), "libcuda.so.1"));
+    const char *r[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "cuda", "--out", path_in("nd.jsonl"), NULL };
+    CHECK(run_kbench(r, path_in("r.log")) == 3);
+    CHECK(contains(path_in("r.log"), "no CUDA driver found"));
+    const char *e[] = { "kbench", "devices", "--backend", "emu", NULL };
+    CHECK(run_kbench(e, path_in("e.log")) == 0);
+    CHECK(contains(path_in("e.log"), "emulat"));
+}
+
+static void test_auto_falls_back_to_emulator_and_records(void)
+{
+    setenv("KBENCH_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--filter", "/31/", "--out", path_in("fb.jsonl"),
+                        "--max-samples", "2", NULL };
+    CHECK(run_kbench(a, path_in("fb.log")) == 0);
+    CHECK(contains(path_in("fb.log"), "using the CPU emulator"));
+    CHECK(contains(path_in("fb.log"), "CPU time"));
+    int dups;
+    int n = count_records(path_in("fb.jsonl"), &dups);
+    CHECK_MSG(n > 10, "%d records", n);
+    CHECK(dups == 0);
+    char *s = slurp(path_in("fb.jsonl"));
+    CHECK(s && strstr(s, "\"clock\":\"cpu\"") != NULL);
+    CHECK(s && strstr(s, "\"schema_version\":1") != NULL);
+    free(s);
+}
+
+static void test_resume_repeats_nothing(void)
+{
+    const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/1/pad0",
+                        "--out", path_in("res.jsonl"), "--max-samples", "1", NULL };
+    CHECK(run_kbench(a, path_in("res1.log")) == 0);
+    int dups, n1 = count_records(path_in("res.jsonl"), &dups);
+    CHECK(n1 > 0);
+    const char *b[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/1/pad",
+                        "--resume", path_in("res.jsonl"), "--max-samples", "1", NULL };
+    CHECK(run_kbench(b, path_in("res2.log")) == 0);
+    int n2 = count_records(path_in("res.jsonl"), &dups);
+    CHECK_MSG(n2 == 2 * n1, "pad0 and pad1 cases: %d then %d", n1, n2);  /* the filter doubles the set */
+    CHECK(dups == 0);
+    CHECK(contains(path_in("res2.log"), "already recorded"));
+}
+
+static void test_interrupt_keeps_finished_cases(void)
+{
+    /* enough cases that the run is still going when the signal comes */
+    const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--out", path_in("int.jsonl"),
+                        "--min-samples", "3", "--max-samples", "3", NULL };
+    pid_t pid = spawn_kbench(a, path_in("int.log"));
+    CHECK(pid > 0);
+    int dups, n = 0;
+    for (int i = 0; i < 3000 && n < 2; i++) {   /* wait (up to 30 s) for two finished cases */
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        n = count_records(path_in("int.jsonl"), &dups);
+    }
+    kill(pid, SIGINT);
+    int rc = wait_exit(pid);
+    int n_int = count_records(path_in("int.jsonl"), &dups);
+    if (rc == 0) {
+        printf("     (the run finished before the signal; nothing to interrupt)\n");
+    } else {
+        CHECK_MSG(rc == 130, "exit %d after SIGINT", rc);
+        CHECK(contains(path_in("int.log"), "--resume"));
+    }
+    CHECK(n_int >= 2 && dups == 0);
+    /* resume completes the rest without repeating */
+    const char *b[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--resume", path_in("int.jsonl"),
+                        "--max-samples", "1", NULL };
+    CHECK(run_kbench(b, path_in("int2.log")) == 0);
+    const char *l[] = { "kbench", "list", "suites/smoke.yaml", NULL };
+    CHECK(run_kbench(l, path_in("list.log")) == 0);
+    char *s = slurp(path_in("list.log"));
+    int planned = 0;
+    for (char *p = s; p && (p = strstr(p, "gelu/")); p++)
+        planned++;
+    free(s);
+    int n_all = count_records(path_in("int.jsonl"), &dups);
+    CHECK_MSG(n_all == planned, "%d records for %d planned cases", n_all, planned);
+    CHECK(dups == 0);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/kbench-cli-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    RUN(test_version_and_usage);
+    RUN(test_bad_suite_names_the_place);
+    RUN(test_no_driver);
+    RUN(test_auto_falls_back_to_emulator_and_records);
+    RUN(test_resume_repeats_nothing);
+    RUN(test_interrupt_keeps_finished_cases);
+    TEST_MAIN_END();
+}
