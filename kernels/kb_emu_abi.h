@@ -1,0 +1,84 @@
+/* kb_emu_abi.h - the C ABI between the emulator runtime (harness/emu_*.c) and a kernel
+ * module built by the host C++ compiler with -DKB_EMU (kernels/kb_device_emu.h).
+ *
+ * Plain C, included from both sides. A module never links against kbench: it reaches
+ * the runtime only through the kb_emu_rt table it is handed at load, so no -rdynamic
+ * and no exported symbols are needed in the executable.
+ *
+ * A module (one translation unit that includes kb_device.h) exports, extern "C":
+ *   kb_emu_abi_version   const unsigned == KB_EMU_ABI_VERSION of the header it was built with;
+ *                        the runtime refuses a module built against another version.
+ *   kb_emu_bind(rt)      stores the runtime table; called once, right after dlopen.
+ *   kb_emu_tls_slot()    the address of the module's thread-local "current thread" pointer
+ *                        for the calling OS thread. The runtime writes it before it runs or
+ *                        resumes an emulated thread; threadIdx, blockIdx, ... read through it.
+ *   <kernel entries>     extern "C" functions, called once per emulated thread.
+ */
+#ifndef KB_EMU_ABI_H
+#define KB_EMU_ABI_H
+
+#include <stddef.h>
+
+#define KB_EMU_ABI_VERSION 1u
+#define KB_EMU_WARP_SIZE 32
+/* Largest per-lane payload of one warp exchange [bytes]: room for WMMA / mma.sync
+ * fragments (an fp32 16x16 accumulator is 8 floats per lane). */
+#define KB_EMU_XCHG_MAX_BYTES 256
+
+typedef struct { unsigned x, y, z; } kb_emu_dim3;
+
+/* What every thread of one block shares. Owned by the runtime, read-only to modules. */
+typedef struct kb_emu_block {
+    kb_emu_dim3 block_idx;
+    kb_emu_dim3 block_dim;
+    kb_emu_dim3 grid_dim;
+    unsigned char *dyn_shared;   /* the launch's dynamic shared memory, 16-byte aligned */
+    size_t dyn_shared_bytes;     /* [bytes] */
+} kb_emu_block;
+
+/* One emulated thread, as a module sees it. The runtime embeds it at the start of
+ * its own per-thread record, so the pointer a module passes back identifies the thread. */
+typedef struct kb_emu_thread {
+    kb_emu_dim3 thread_idx;
+    unsigned linear;             /* x + y*bx + z*bx*by: the order warps are cut in */
+    unsigned lane;               /* linear % 32 */
+    const kb_emu_block *block;
+} kb_emu_thread;
+
+/* Kinds of error a module reports through fault(). */
+enum {
+    KB_EMU_FAULT_MEMORY = 1,     /* a GPU would fault: misaligned vector access, ... -> KB_ERR_FAULT */
+    KB_EMU_FAULT_LAUNCH = 2      /* the launch is invalid: shared memory over the limit -> KB_ERR_LAUNCH */
+};
+
+typedef struct kb_emu_rt {
+    unsigned abi_version;        /* KB_EMU_ABI_VERSION */
+
+    /* Block barrier (__syncthreads). Returns once every thread of the block has
+     * arrived; a barrier some threads never reach fails the launch (the caller never
+     * returns then). */
+    void (*syncthreads)(kb_emu_thread *t);
+
+    /* Warp exchange, the one primitive every warp collective is built on: copy `bytes`
+     * (<= KB_EMU_XCHG_MAX_BYTES) from src into this lane's slot, wait until every lane of
+     * `mask` that exists in the block has done the same, and return the exchange area:
+     * lane i's bytes start at area + i*bytes. *members receives the lanes that took part
+     * (mask & lanes present). The area stays valid until this lane's next call. Every
+     * participating lane must pass the same mask and size; a lane of the mask that exited
+     * or waits elsewhere fails the launch. */
+    const void *(*warp_exchange)(kb_emu_thread *t, unsigned mask, const void *src,
+                                 unsigned bytes, unsigned *members);
+
+    /* Static __shared__ storage of this block for the declaration identified by key
+     * (the address of a static object unique to the declaration). The first thread of
+     * the block to ask allocates it (poisoned with 0xFF); later callers get the same
+     * address. Aligned to max(16, align). Over the arch's per-block limit: fails the
+     * launch with KB_ERR_LAUNCH. */
+    void *(*shared_static)(kb_emu_thread *t, const void *key, size_t bytes, size_t align);
+
+    /* Fail the launch: kind is KB_EMU_FAULT_*, msg says what happened (the runtime
+     * appends the block and thread). Never returns. */
+    void (*fault)(kb_emu_thread *t, int kind, const char *msg);
+} kb_emu_rt;
+
+#endif /* KB_EMU_ABI_H */
