@@ -81,6 +81,54 @@ typedef struct {
     int total, ok, skipped, wrong, failed, resumed;
 } tally;
 
+/* Progress on stderr: rewritten in place on a terminal; on a log (CI) a line at every
+ * tenth of the run, so long runs show where they are without flooding the log. */
+typedef struct {
+    int tty;
+    int64_t n;          /* cases to run */
+    int64_t done;
+    int64_t next_mark;  /* non-tty: print when done reaches this */
+    struct timespec t0;
+} progress;
+
+static double since_s(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static void fmt_dur(char *out, size_t n, double s)
+{
+    long v = (long)(s + 0.5);
+    if (v >= 3600)
+        snprintf(out, n, "%ld:%02ld:%02ld", v / 3600, v / 60 % 60, v % 60);
+    else
+        snprintf(out, n, "%ld:%02ld", v / 60, v % 60);
+}
+
+static void progress_clear(const progress *pg)
+{
+    if (pg->tty)
+        fputs("\r\033[K", stderr);
+}
+
+static void progress_step(progress *pg)
+{
+    pg->done++;
+    if (!pg->tty && pg->done < pg->next_mark && pg->done != pg->n)
+        return;
+    pg->next_mark = pg->done + (pg->n >= 10 ? pg->n / 10 : 1);
+    double el = since_s(&pg->t0);
+    double left = pg->done ? el / pg->done * (pg->n - pg->done) : 0;
+    char a[32], b[32];
+    fmt_dur(a, sizeof a, el);
+    fmt_dur(b, sizeof b, left);
+    fprintf(stderr, "%s[%lld/%lld] %s elapsed, ~%s left%s", pg->tty ? "\r\033[K" : "kbench: progress ",
+            (long long)pg->done, (long long)pg->n, a, b, pg->tty ? "" : "\n");
+    fflush(stderr);
+}
+
 static void print_header(int emu, int quiet)
 {
     if (quiet)
@@ -320,6 +368,14 @@ int kb_cmd_run(const kb_run_opts *o)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    /* the cases this run will execute, for the progress line */
+    progress pg = { isatty(2), 0, 0, 0, { 0, 0 } };
+    for (int64_t i = 0; i < plan.n_cases; i++) {
+        kb_case_id(&plan.cases[i], &id);
+        pg.n += id_selected(o, id.s) && !kb_strset_has(&done, id.s);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &pg.t0);
+
     for (int64_t i = 0; i < plan.n_cases && !interrupted; i++) {
         kb_case_id(&plan.cases[i], &id);
         if (!id_selected(o, id.s))
@@ -329,8 +385,11 @@ int kb_cmd_run(const kb_run_opts *o)
             t.resumed++;
             continue;
         }
+        progress_clear(&pg);
         run_case(o, &plan, (int)i, be, bx, &dev, mods, rec, run_id, id.s, &t);
+        progress_step(&pg);
     }
+    progress_clear(&pg);
 
     fprintf(stderr, "kbench: %d cases: %d ok, %d skipped, %d wrong, %d failed%s; records in %s\n", t.total,
             t.ok, t.skipped, t.wrong, t.failed, t.resumed ? " (some already recorded)" : "", out_path);
