@@ -275,6 +275,7 @@ json_t *kb_record_json(const kb_result *r)
         put(o, "work", json_null(), &bad);
     }
 
+    put(o, "derived", r->have_derived ? kb_derived_json(&r->derived, r->clock) : json_null(), &bad);
     put(o, "compile_ms", jnum(r->compile_ms), &bad);
     put(o, "wall_ms", jnum(r->wall_ms), &bad);
     put(o, "compile_log", r->compile_log ? compile_log_json(r->compile_log) : json_null(), &bad);

@@ -20,7 +20,10 @@
  *   timing {clock "cpu"|"gpu", samples, median_us, mean_us, min_us, max_us, p10_us,
  *   p90_us, cv, noise, timed_out, samples_us [...]},
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
- *   read + written unless the family's work model says more)}, compile_ms, wall_ms,
+ *   read + written unless the family's work model says more)}, derived {clock, tflops,
+ *   gbps, ai, bound "compute"|"memory", roof_tflops, pct_roof, peak_tflops, peak_gbps,
+ *   peak_source "datasheet"|"clock"; see derive.h: roofline fields null without a GPU
+ *   peak}, compile_ms, wall_ms,
  *   compile_log (a longer log keeps its first 3/4 and last 1/4 of KB_RECORD_LOG_MAX
  *   bytes around a "[... N bytes cut ...]" line: first errors and final summaries).
  * JSON has no NaN or infinity: a non-finite number is written as null, except
@@ -33,6 +36,7 @@
 
 #include <jansson.h>
 
+#include "derive.h"
 #include "family.h"
 
 #define KB_RECORD_SCHEMA_VERSION 1
@@ -75,6 +79,9 @@ typedef struct {
 
     double compile_ms;            /* [ms] cache lookup + build, 0 on a hit */
     double wall_ms;               /* [ms] the whole case */
+
+    int have_derived;             /* derived is meaningful (kb_derive from work + median) */
+    kb_derived derived;           /* written with the timing clock as its label */
 } kb_result;
 
 typedef struct kb_recorder kb_recorder;
