@@ -35,6 +35,7 @@ struct kb_backend_ctx {
     kb_emu_exec *exec;                /* started at the first launch */
     struct timespec t0;
     kb_graph *capture;                /* non-NULL between graph_begin and graph_end */
+    int ffi_only;                     /* KBENCH_EMU_FFI=1: every call through libffi */
     char err[1024];
 };
 
@@ -118,6 +119,8 @@ static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *
     x->n_workers = o && o->emu_threads > 0 ? o->emu_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (x->n_workers < 1)
         x->n_workers = 1;
+    const char *ffi = getenv("KBENCH_EMU_FFI");
+    x->ffi_only = ffi && strcmp(ffi, "1") == 0;
     *out = x;
     return KB_OK;
 }
@@ -357,6 +360,35 @@ static kb_status emu_fill(kb_backend_ctx *x, kb_dptr dst, uint8_t byte, size_t b
 }
 
 /* ---- launch ---- */
+/* Classify args for kb_emu_direct: integer-class args fill rdi..r9 then the stack slots
+ * in order, floats fill xmm0..7. More than that (9+ floats, 17+ integers) -> libffi. */
+static void prepare_direct(kb_backend_ctx *x, const kb_arg *args, int nargs, kb_emu_direct *d)
+{
+    int ng = 0, nx = 0;
+    memset(d, 0, sizeof *d);
+#if defined(__x86_64__)
+    if (x->ffi_only)
+        return;
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind == KB_ARG_F32) {
+            uint64_t bits = 0;
+            if (nx == 8)
+                return;
+            memcpy(&bits, &args[i].v.f32, 4);
+            memcpy(&d->sse[nx++], &bits, 8);
+            continue;
+        }
+        if (ng == 6 + KB_EMU_DIRECT_STACK_SLOTS)
+            return;
+        d->gpr[ng++] = args[i].kind == KB_ARG_I32 ? (uint64_t)(int64_t)args[i].v.i32
+                     : args[i].kind == KB_ARG_I64 ? (uint64_t)args[i].v.i64 : args[i].v.ptr;
+    }
+    d->ok = 1;
+#else
+    (void)x; (void)args; (void)nargs; (void)ng; (void)nx;
+#endif
+}
+
 static kb_status launch_now(kb_backend_ctx *x, kb_module *m, const char *entry, const kb_geom *g,
                             const kb_arg *args, int nargs)
 {
@@ -394,6 +426,7 @@ static kb_status launch_now(kb_backend_ctx *x, kb_module *m, const char *entry, 
         .block = { g->block[0], g->block[1], g->block[2] },
         .dyn_shmem_bytes = g->shmem_bytes,
     };
+    prepare_direct(x, args, nargs, &l.direct);
     *(void **)&l.fn = fn;   /* object pointer to function pointer, as dlsym requires */
     st = kb_emu_exec_run(x->exec, &l, x->err, sizeof x->err);
     return st;

@@ -111,6 +111,29 @@ static void make_runnable(kb_emu_worker *w, unsigned i)
 
 static void runner_main(void *arg);
 
+#if defined(__x86_64__)
+typedef void (*direct_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, double, double, double,
+                          double, double, double, double, double, uint64_t, uint64_t, uint64_t, uint64_t,
+                          uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+_Static_assert(KB_EMU_DIRECT_STACK_SLOTS == 10, "direct_fn spells out the stack slots");
+#endif
+
+/* Run the kernel entry for the current thread. */
+static inline void call_entry(const kb_emu_launch *l)
+{
+#if defined(__x86_64__)
+    if (l->direct.ok) {
+        const uint64_t *g = l->direct.gpr;
+        const double *x = l->direct.sse;
+        ((direct_fn)(void (*)(void))l->fn)(g[0], g[1], g[2], g[3], g[4], g[5], x[0], x[1], x[2], x[3], x[4],
+                                            x[5], x[6], x[7], g[6], g[7], g[8], g[9], g[10], g[11], g[12],
+                                            g[13], g[14], g[15]);
+        return;
+    }
+#endif
+    ffi_call(l->cif, l->fn, NULL, l->avalues);
+}
+
 /* Leave the running fiber (its context saved into from) for the next work of the block:
  * a thread ready to resume, else a new runner for threads not started yet, else the
  * scheduler (block over, stuck, or out of stacks). Switching fiber to fiber directly
@@ -145,7 +168,7 @@ static void runner_main(void *arg)
         kb_emu_thr *t = &w->thr[w->next_unstarted++];
         t->fiber = self;
         enter_thread(w, t);
-        ffi_call(l->cif, l->fn, NULL, l->avalues);
+        call_entry(l);
         t->state = KB_EMU_T_DONE;
         w->n_done++;
     }

@@ -51,9 +51,12 @@ void kb_emu_exec_fail(kb_emu_exec *e, kb_status st, const char *fmt, ...)
 int kb_emu_exec_sm(const kb_emu_exec *e) { return e->sm; }
 size_t kb_emu_exec_shmem_limit(const kb_emu_exec *e) { return e->shmem_limit_bytes; }
 
-/* ---- SIGSEGV / SIGBUS inside kernel code ---- */
+/* ---- SIGSEGV, SIGBUS, SIGFPE, SIGILL inside kernel code ---- */
 static __thread kb_emu_worker *tls_worker;  /* the worker this OS thread is, while it is one */
-static struct sigaction old_segv, old_bus;
+/* Signals a kernel thread can raise synchronously, and what they were before us. */
+static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+#define N_FAULT_SIGNALS ((int)(sizeof fault_signals / sizeof fault_signals[0]))
+static struct sigaction old_actions[N_FAULT_SIGNALS];
 static pthread_once_t signals_once = PTHREAD_ONCE_INIT;
 
 static void on_fault_signal(int sig, siginfo_t *si, void *uctx)
@@ -67,7 +70,9 @@ static void on_fault_signal(int sig, siginfo_t *si, void *uctx)
     }
     /* Not raised by a kernel: put the previous disposition back; the faulting
      * instruction runs again and the fault takes its ordinary course. */
-    sigaction(sig, sig == SIGBUS ? &old_bus : &old_segv, NULL);
+    for (int i = 0; i < N_FAULT_SIGNALS; i++)
+        if (fault_signals[i] == sig)
+            sigaction(sig, &old_actions[i], NULL);
 }
 
 static void install_signals(void)
@@ -77,15 +82,18 @@ static void install_signals(void)
     sa.sa_sigaction = on_fault_signal;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;  /* on the alternate stack: the fault may be a stack overflow */
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &old_segv);
-    sigaction(SIGBUS, &sa, &old_bus);
+    for (int i = 0; i < N_FAULT_SIGNALS; i++)
+        sigaction(fault_signals[i], &sa, &old_actions[i]);
 }
 
 static void report_signal(kb_emu_worker *w)
 {
     const kb_emu_dim3 *b = &w->blk.block_idx;
     const kb_emu_dim3 *t = w->cur_thr ? &w->cur_thr->pub.thread_idx : &w->blk.block_dim;
-    const char *what = w->sig == SIGBUS ? "bus error (SIGBUS)" : "segmentation fault (SIGSEGV)";
+    const char *what = w->sig == SIGBUS   ? "bus error (SIGBUS)"
+                     : w->sig == SIGFPE ? "arithmetic exception, e.g. integer division by zero (SIGFPE)"
+                     : w->sig == SIGILL ? "illegal instruction, e.g. __trap() (SIGILL)"
+                                        : "segmentation fault (SIGSEGV)";
     if (kb_emu_fiber_in_guard(w->cur, w->sig_addr))
         kb_emu_exec_fail(w->e, KB_ERR_FAULT,
                          "stack overflow (an emulated thread has %u KiB of stack) in block (%u,%u,%u) thread (%u,%u,%u)",

@@ -7,7 +7,7 @@
  * The engine implements the kb_emu_rt table (kernels/kb_emu_abi.h) that modules call.
  *
  * Errors fail the launch, never the process: a divergent barrier, a misaligned vector
- * access, SIGSEGV/SIGBUS inside kernel code (caught on an alternate signal stack and
+ * access, SIGSEGV/SIGBUS/SIGFPE/SIGILL inside kernel code (caught on an alternate signal stack and
  * unwound to the worker's scheduler), shared memory over the arch's limit. Once one is
  * raised, blocks not yet started are skipped.
  */
@@ -18,6 +18,7 @@
 #include "kb_emu_abi.h"
 
 #include <ffi.h>
+#include <stdint.h>
 
 /* Stack of one emulated thread [bytes]: room for small register arrays in kernels. */
 #define KB_EMU_STACK_BYTES (256u * 1024u)
@@ -25,11 +26,24 @@
 
 typedef struct kb_emu_exec kb_emu_exec;
 
+/* Arguments classified once per launch for a direct call (x86-64 System V only): the
+ * entry is called through a fixed prototype of 6 integer registers, 8 SSE registers and
+ * 10 stack slots, which puts every kb_arg exactly where the real prototype expects it.
+ * libffi re-classifies the arguments at every call, which costs more than a small
+ * kernel thread; it stays the general path. */
+#define KB_EMU_DIRECT_STACK_SLOTS 10
+typedef struct {
+    int ok;                              /* 1: use this instead of ffi_call */
+    uint64_t gpr[6 + KB_EMU_DIRECT_STACK_SLOTS]; /* integer-class args: registers, then stack */
+    double sse[8];                       /* float args, their bits in the low 32 bits */
+} kb_emu_direct;
+
 /* One launch, as the backend prepared it. */
 typedef struct {
     void (*fn)(void);                    /* the kernel entry */
     ffi_cif *cif;                        /* prepared for the entry's argument kinds */
     void **avalues;                      /* argument values (read-only, shared by workers) */
+    kb_emu_direct direct;
     kb_emu_thread **(*tls_slot)(void);   /* the module's kb_emu_tls_slot */
     unsigned grid[3];                    /* blocks */
     unsigned block[3];                   /* threads per block */

@@ -10,7 +10,8 @@
  *                  __device__, __host__, __forceinline__, __noinline__, __restrict__,
  *                  __launch_bounds__(...), __align__(n)
  *   geometry       threadIdx, blockIdx, blockDim, gridDim (.x/.y/.z, unsigned), warpSize
- *   barriers       __syncthreads(), __syncwarp(mask), __threadfence(), __threadfence_block()
+ *   barriers       __syncthreads(), __syncwarp(mask), __threadfence(), __threadfence_block();
+ *                  __trap() fails the launch
  *   warp           __shfl_sync, __shfl_xor_sync, __shfl_down_sync, __shfl_up_sync (optional
  *                  width), __ballot_sync, __any_sync, __all_sync, __reduce_{add,min,max}_sync
  *                  Lanes are threads 32k..32k+31 in linear order x + y*bx + z*bx*by.

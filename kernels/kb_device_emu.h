@@ -62,6 +62,8 @@ inline void __syncthreads(void) { kb_emu_rt_->syncthreads(kb_emu_self_); }
 /* Blocks run on several OS threads: device-wide fences are real fences. */
 inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+/* Fails the launch (the runtime catches the SIGILL), as __trap() does on the GPU. */
+[[noreturn]] inline void __trap(void) { __builtin_trap(); }
 
 /* ---- shared memory ---- */
 /* The address of a static local identifies the declaration (and each template

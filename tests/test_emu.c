@@ -34,25 +34,32 @@ static kb_backend_ctx *open_emu(int threads, int sm)
     return x;
 }
 
-/* Build tests/kernels/<name>.cu into the temp dir and load it. */
-static kb_module *build_load(kb_backend_ctx *x, const char *name)
+/* Build the kernel source src into a fresh file of the temp dir and load it. */
+static kb_module *build_load_src(kb_backend_ctx *x, const char *src)
 {
     static int n_built; /* a fresh file each time: never rewrite a loaded module */
-    char src[512], out[512];
+    char out[512];
     kb_sb log;
     kb_module *m = NULL;
-    snprintf(src, sizeof src, "%s/%s.cu", TEST_KERNELS_DIR, name);
-    snprintf(out, sizeof out, "%s/%s-%d%s", tmpdir, name, n_built++, B->artifact_ext);
+    snprintf(out, sizeof out, "%s/module-%d%s", tmpdir, n_built++, B->artifact_ext);
     kb_compile_req req = { .source_path = src, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 90 };
     kb_sb_init(&log);
     kb_status st = B->build(x, &req, out, &log);
-    CHECK_MSG(st == KB_OK, "build %s: %s\n%s", name, B->last_error(x), log.s);
+    CHECK_MSG(st == KB_OK, "build %s: %s\n%s", src, B->last_error(x), log.s);
     kb_sb_free(&log);
     if (st == KB_OK) {
         st = B->load(x, out, &m);
-        CHECK_MSG(st == KB_OK, "load %s: %s", name, B->last_error(x));
+        CHECK_MSG(st == KB_OK, "load %s: %s", src, B->last_error(x));
     }
     return m;
+}
+
+/* Build tests/kernels/<name>.cu and load it. */
+static kb_module *build_load(kb_backend_ctx *x, const char *name)
+{
+    char src[512];
+    snprintf(src, sizeof src, "%s/%s.cu", TEST_KERNELS_DIR, name);
+    return build_load_src(x, src);
 }
 
 static kb_dptr dalloc(kb_backend_ctx *x, size_t bytes)
@@ -490,6 +497,48 @@ static void test_math(void)
     B->free(X, d_out);
 }
 
+/* Arguments reach the kernel intact through both call paths: the direct x86-64 call and
+ * libffi (forced with KBENCH_EMU_FFI=1, and taken anyway for nine floats). */
+static void run_args(kb_backend_ctx *x, kb_module *m)
+{
+    double out[2 * 11];
+    float f9[2];
+    const long long big = -(1ll << 40) - 3, big2 = (1ll << 50) + 7;
+    const double want[11] = { -5, 1.5f, (double)big, 7, -2.25f, 8, 9, -10, 0.125f, (double)big2, 11 };
+    kb_dptr d = dalloc(x, sizeof out), d9 = dalloc(x, sizeof f9);
+    kb_arg a[] = { kb_arg_ptr(d), kb_arg_i32(-5), kb_arg_f32(1.5f), kb_arg_i64(big), kb_arg_i32(7),
+                   kb_arg_f32(-2.25f), kb_arg_i32(8), kb_arg_i32(9), kb_arg_i32(-10), kb_arg_f32(0.125f),
+                   kb_arg_i64(big2), kb_arg_i32(11) };
+    CHECK(launch(x, m, "many_args", 1, 1, 1, 2, 1, 1, 0, a, 12) == KB_OK);
+    B->download(x, out, d, sizeof out);
+    for (int t = 0; t < 2; t++)
+        for (int n = 0; n < 11; n++)
+            CHECK_MSG(out[t * 11 + n] == want[n], "thread %d arg %d: %g want %g", t, n, out[t * 11 + n], want[n]);
+    kb_arg b[10] = { kb_arg_ptr(d9) };
+    for (int i = 1; i < 10; i++)
+        b[i] = kb_arg_f32((float)i);
+    CHECK(launch(x, m, "nine_floats", 1, 1, 1, 2, 1, 1, 0, b, 10) == KB_OK);
+    B->download(x, f9, d9, sizeof f9);
+    CHECK(f9[0] == 285.0f && f9[1] == 285.0f);   /* sum of i*i, i = 1..9 */
+    B->free(x, d);
+    B->free(x, d9);
+}
+
+static void test_argument_passing(void)
+{
+    run_args(X, M_DATA);
+    setenv("KBENCH_EMU_FFI", "1", 1);
+    kb_backend_ctx *x = open_emu(1, 0);
+    unsetenv("KBENCH_EMU_FFI");
+    kb_module *m = x ? build_load(x, "emu_data") : NULL;
+    if (m) {
+        run_args(x, m);
+        B->unload(x, m);
+    }
+    if (x)
+        B->fini(x);
+}
+
 /* ---- limits and faults ---- */
 static void test_shared_limit(void)
 {
@@ -510,6 +559,22 @@ static void test_shared_limit(void)
     CHECK_MSG(contains(e, "(static 40960 + dynamic 61440)") && contains(e, "sm_89 allows 101376"), "%s", e);
     CHECK(launch(x89, m89, "static_40k", 1, 1, 1, 256, 1, 1, 50 * 1024, a, 1) == KB_OK);
     CHECK(launch(X, M_BLOCK, "static_40k", 1, 1, 1, 256, 1, 1, 228 * 1024, a, 1) == KB_ERR_LAUNCH);
+    /* over 48 KiB of static __shared__ fails as ptxas fails the GPU build, on any arch */
+    char src[512];
+    snprintf(src, sizeof src, "%s/big_static.cu", tmpdir);
+    FILE *f = fopen(src, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("#include \"kb_device.h\"\nextern \"C\" __global__ void big(float *o)\n"
+              "{ KB_SHARED(float, s, [12800]); s[threadIdx.x] = 1.0f; o[threadIdx.x] = s[0]; }\n", f);
+        fclose(f);
+        kb_module *mb = build_load_src(X, src);
+        kb_arg o[] = { kb_arg_ptr(d) };
+        CHECK(mb && launch(X, mb, "big", 1, 1, 1, 32, 1, 1, 0, o, 1) == KB_ERR_LAUNCH);
+        CHECK_MSG(contains(B->last_error(X), "51200 bytes of static shared memory asked"), "%s", B->last_error(X));
+        if (mb)
+            B->unload(X, mb);
+    }
     B->free(X, d);
     B->unload(x89, m89);
     B->fini(x89);
@@ -527,6 +592,14 @@ static void test_segv_caught(void)
         kb_arg ok[] = { kb_arg_ptr(d), kb_arg_i32(64) };
         CHECK(launch(X, M_BLOCK, "divergent_barrier", 1, 1, 1, 64, 1, 1, 0, ok, 2) == KB_OK);
     }
+    kb_arg dz[] = { kb_arg_ptr(d), kb_arg_i32(1), kb_arg_i32(0) };
+    CHECK(launch(X, M_BLOCK, "div_or_trap", 1, 1, 1, 4, 1, 1, 0, dz, 3) == KB_ERR_FAULT);
+    CHECK_MSG(contains(B->last_error(X), "SIGFPE"), "%s", B->last_error(X));
+    dz[2] = kb_arg_i32(-1);
+    CHECK(launch(X, M_BLOCK, "div_or_trap", 1, 1, 1, 4, 1, 1, 0, dz, 3) == KB_ERR_FAULT);
+    CHECK_MSG(contains(B->last_error(X), "__trap()"), "%s", B->last_error(X));
+    dz[2] = kb_arg_i32(3);
+    CHECK(launch(X, M_BLOCK, "div_or_trap", 1, 1, 1, 4, 1, 1, 0, dz, 3) == KB_OK);
     /* a stack overflow hits the guard page of the thread's stack */
     kb_arg s[] = { kb_arg_ptr(d), kb_arg_i32(4000) };
     CHECK(launch(X, M_BLOCK, "stack_hog", 1, 1, 1, 4, 1, 1, 0, s, 2) == KB_ERR_FAULT);
@@ -730,6 +803,7 @@ int main(void)
     RUN(test_convert);
     RUN(test_vector_access);
     RUN(test_math);
+    RUN(test_argument_passing);
     RUN(test_shared_limit);
     RUN(test_segv_caught);
     RUN(test_graph);

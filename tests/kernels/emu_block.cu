@@ -104,6 +104,14 @@ extern "C" __global__ void bad_pointer(float *p, int block, int thread)
         *(volatile float *)p = 1.0f;
 }
 
+/* Integer division by a runtime zero (traps on the CPU), or __trap() when b < 0. */
+extern "C" __global__ void div_or_trap(int *out, int a, int b)
+{
+    if (b < 0)
+        __trap();
+    out[threadIdx.x] = a / b;
+}
+
 /* Recursion deep enough to overflow an emulated thread's stack. */
 __device__ __noinline__ int deep_recursion(int n)
 {

@@ -92,3 +92,19 @@ extern "C" __global__ void math_funcs(float *out, const float *in)
     o[10] = x > 100.0f ? INFINITY : x < -100.0f ? -KB_FLT_MAX : FLT_MAX;
     o[11] = (float)(KB_ARCH + min(i, 3) + max(i, 3));
 }
+
+/* Argument passing: more integer-class arguments than registers hold, mixed with floats
+ * and 64-bit values; and more floats than SSE registers. out gets every value back. */
+extern "C" __global__ void many_args(double *out, int a, float b, long long c, int d, float e, int f, int g,
+                                     int h, float i, long long j, int k)
+{
+    double v[11] = { (double)a, (double)b, (double)c, (double)d, (double)e, (double)f,
+                     (double)g, (double)h, (double)i, (double)j, (double)k };
+    for (int n = 0; n < 11; n++)
+        out[threadIdx.x * 11 + n] = v[n];
+}
+extern "C" __global__ void nine_floats(float *out, float a0, float a1, float a2, float a3, float a4, float a5,
+                                       float a6, float a7, float a8)
+{
+    out[threadIdx.x] = a0 + 2 * a1 + 3 * a2 + 4 * a3 + 5 * a4 + 6 * a5 + 7 * a6 + 8 * a7 + 9 * a8;
+}
