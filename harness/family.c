@@ -4,9 +4,11 @@
 #include <string.h>
 
 extern const kb_family kb_family_gelu;
+extern const kb_family kb_family_softmax;
 
 const kb_family *const kb_families[] = {
     &kb_family_gelu,
+    &kb_family_softmax,
 };
 const int kb_n_families = (int)(sizeof kb_families / sizeof kb_families[0]);
 

@@ -1,0 +1,262 @@
+/* softmax.c - host side of the softmax family: descriptor, legality, work model,
+ * inputs, CPU reference and verification. Device code: softmax.cu.
+ *
+ * x and y are [rows x ld], ld = cols + pad: the pad axis is row-stride padding, and y
+ * also starts pad elements into its allocation. So with pad = 0 and odd cols, x and y
+ * rows are misaligned alike (vector body after a scalar head), and with pad > 0 they
+ * are misaligned differently (the scalar fallback of the normalising pass). The padding
+ * of x holds a huge value and the whole of y starts as a sentinel, so a kernel that
+ * reads or writes outside its row shows up in verification. */
+#include "exec.h"
+#include "verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { V_NAIVE, V_ONLINE };
+enum { P_SCOPE, P_BLOCK, P_VEC };
+enum { SCOPE_BLOCK, SCOPE_WARP };
+enum { D_ROWS, D_COLS };
+
+/* Nominal arithmetic per element, counted once for the operation whatever the variant:
+ * max compare, subtract, exp, add to the sum, multiply by 1/sum = 5 (an exp counts as
+ * one op). The online variant evaluates exp twice per element and naive three reads;
+ * that is implementation cost, not the operation's work. Softmax is memory-bound. */
+#define SOFTMAX_FLOPS_PER_ELEM 5.0
+
+/* In x's row padding. Softmax is shift-invariant, so a moderate value read by mistake
+ * as the max would go unnoticed; 1e4 (finite in fp16) underflows every exp to 0. */
+#define X_PAD_VALUE 1e4f
+#define Y_SENTINEL (-1.0f)   /* y before the kernel: softmax never writes a negative */
+
+#define SOFTMAX_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
+
+static const kb_variant variants[] = {
+    [V_NAIVE] = { "naive", "softmax_naive", SOFTMAX_DTYPES,
+                  "three passes (max, sum of exp, normalise), one row per block, scalar loads" },
+    [V_ONLINE] = { "online", "softmax_online", SOFTMAX_DTYPES,
+                   "online max+sum in one pass, then normalise (2 reads); VEC-wide loads; row per block or per warp" },
+};
+
+static const char *const scopes[] = { "block", "warp", NULL };
+static const char *const dims[] = { [D_ROWS] = "rows", [D_COLS] = "cols" };
+
+static const kb_param params[] = {
+    [P_SCOPE] = { "scope", SCOPE_BLOCK, scopes, 1u << V_ONLINE,
+                  "block: one row per block (long rows); warp: one row per warp, BLOCK/32 rows per block (short rows)" },
+    [P_BLOCK] = { "BLOCK", 256, NULL, 0, "threads per block (multiple of 32, <= 1024)" },
+    [P_VEC] = { "VEC", 4, NULL, 1u << V_ONLINE, "elements per vector access (1, 2, 4, 8; at most 16 bytes)" },
+};
+
+static int64_t rows_per_block(const kb_case *c)
+{
+    if (c->variant == V_ONLINE && c->params[P_SCOPE] == SCOPE_WARP)
+        return c->params[P_BLOCK] / 32;
+    return 1;
+}
+
+static int softmax_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    int64_t block = c->params[P_BLOCK], vec = c->params[P_VEC];
+    size_t esz = kb_dtype_size(c->dtype);
+    if (block < 32 || block > 1024 || block % 32) {
+        snprintf(why, n, "BLOCK=%lld: must be a multiple of 32 between 32 and 1024", (long long)block);
+        return 0;
+    }
+    if (c->variant == V_ONLINE) {
+        if (vec != 1 && vec != 2 && vec != 4 && vec != 8) {
+            snprintf(why, n, "VEC=%lld: must be 1, 2, 4 or 8", (long long)vec);
+            return 0;
+        }
+        if ((size_t)vec * esz > 16) {
+            snprintf(why, n, "VEC=%lld x %s = %zu bytes exceeds the 16-byte (128-bit) maximum vector access",
+                     (long long)vec, kb_dtype_name(c->dtype), (size_t)vec * esz);
+            return 0;
+        }
+    }
+    if (c->dims[D_ROWS] < 1 || c->dims[D_COLS] < 1) {
+        snprintf(why, n, "rows=%lld, cols=%lld: need at least one row of one element", (long long)c->dims[D_ROWS],
+                 (long long)c->dims[D_COLS]);
+        return 0;
+    }
+    int64_t rpb = rows_per_block(c);
+    if ((c->dims[D_ROWS] + rpb - 1) / rpb > 2147483647LL) {
+        snprintf(why, n, "rows=%lld needs more than 2^31-1 blocks of %lld row(s)", (long long)c->dims[D_ROWS],
+                 (long long)rpb);
+        return 0;
+    }
+    return 1;
+}
+
+static kb_work softmax_work(const kb_case *c)
+{
+    double elems = (double)c->dims[D_ROWS] * (double)c->dims[D_COLS];
+    double esz = (double)kb_dtype_size(c->dtype);
+    kb_work w = { 0 };
+    w.flops = elems * SOFTMAX_FLOPS_PER_ELEM;
+    w.bytes_read = elems * esz;
+    w.bytes_written = elems * esz;
+    /* load/store traffic the kernel issues (caches may serve the re-reads of a row):
+     * naive reads the row three times, online twice */
+    w.bytes_moved = (c->variant == V_NAIVE ? 3.0 : 2.0) * w.bytes_read + w.bytes_written;
+    return w;
+}
+
+/* The tolerance, and why it is not kb_tolerance(dtype, cols) as is. That policy's atol
+ * (2u*sqrt(K), floor 1e-5 for fp32) assumes O(1) outputs; a softmax row sums to 1, so
+ * at cols = 131072 the outputs are ~1e-5 and such an atol alone would accept a kernel
+ * that writes zeros. Here the error is relative: every term of the sum is positive (no
+ * cancellation) and the sum is in fp32 for every dtype, so
+ *   rtol = 4u(dtype)                      the output's rounding to the storage type
+ *                                         (kb_tolerance's rtol for an elementwise op)
+ *        + max(1e-4, 2 u_fp32 sqrt(cols)) the fp32 sum over cols, by the policy's own
+ *                                         sqrt(K) rule; 1e-4 is REFERENCE.md's softmax
+ *                                         tolerance and absorbs expf vs exp;
+ *   atol = one subnormal step of the output type (fp16 2^-24, bf16 2^-133, fp32
+ *          2^-149): outputs that underflow into the subnormal range are rounded in
+ *          absolute, not relative, terms. */
+static void softmax_tolerance(kb_dtype dt, int64_t cols, double *atol, double *rtol)
+{
+    double elem_atol, elem_rtol;
+    kb_tolerance(dt, 1, &elem_atol, &elem_rtol);
+    double sum_rel = 2.0 * kb_dtype_unit_roundoff(KB_DT_FP32) * sqrt((double)cols);
+    *rtol = elem_rtol + (sum_rel > 1e-4 ? sum_rel : 1e-4);
+    *atol = dt == KB_DT_FP16 ? ldexp(1.0, -24) : dt == KB_DT_BF16 ? ldexp(1.0, -133) : ldexp(1.0, -149);
+}
+
+typedef struct {
+    kb_dptr d_x, d_y;   /* [rows x ld]; d_y is pad elements into its allocation */
+    int64_t ld;         /* [elements] row stride */
+    float *want;        /* [rows x ld] reference; Y_SENTINEL in the padding */
+    float *row;         /* [ld] scratch for one row in float */
+    void *h_io;         /* [rows x ld] storage-typed host buffer: x on the way up, y on the way down */
+} softmax_state;
+
+static void softmax_free_state(softmax_state *s)
+{
+    if (!s)
+        return;
+    free(s->h_io);
+    free(s->row);
+    free(s->want);
+    free(s);
+}
+
+/* Reference of one row in double from the dequantised inputs. */
+static void softmax_ref_row(const float *x, float *y, int64_t cols)
+{
+    double m = -INFINITY, sum = 0.0;
+    for (int64_t j = 0; j < cols; j++)
+        m = x[j] > m ? x[j] : m;
+    for (int64_t j = 0; j < cols; j++)
+        sum += exp((double)x[j] - m);
+    for (int64_t j = 0; j < cols; j++)
+        y[j] = (float)(exp((double)x[j] - m) / sum);
+}
+
+static kb_status softmax_setup(kb_run *r, void **state)
+{
+    const kb_case *c = r->c;
+    int64_t rows = c->dims[D_ROWS], cols = c->dims[D_COLS], ld = cols + c->pad;
+    size_t esz = kb_dtype_size(c->dtype), bytes = (size_t)(rows * ld) * esz;
+    kb_status st = KB_ERR_OOM;
+    softmax_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return kb_run_fail(r, KB_ERR_OOM, "host allocation of the softmax state");
+    s->ld = ld;
+    s->want = malloc((size_t)(rows * ld) * sizeof(float));
+    s->row = malloc((size_t)ld * sizeof(float));
+    s->h_io = malloc(bytes);
+    if (!s->want || !s->row || !s->h_io) {
+        kb_run_fail(r, KB_ERR_OOM, "host allocation of %lld x %lld elements", (long long)rows, (long long)ld);
+        goto fail;
+    }
+    kb_dptr y;
+    if ((st = kb_run_alloc(r, bytes, &s->d_x)) != KB_OK ||
+        (st = kb_run_alloc(r, bytes + (size_t)c->pad * esz, &y)) != KB_OK)
+        goto fail;
+    s->d_y = y + (size_t)c->pad * esz;
+
+    /* x: uniform in [-8, 8), so a row's outputs span e^16 and the max matters;
+     * quantised row by row, the reference computed from exactly what the kernel reads */
+    kb_rng rng;
+    kb_rng_seed(&rng, c->seed);
+    char *h = s->h_io;
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < ld; j++)
+            s->row[j] = j < cols ? kb_rng_uniform(&rng, -8.0f, 8.0f) : X_PAD_VALUE;
+        kb_host_from_f32(c->dtype, s->row, h + (size_t)(i * ld) * esz, ld);
+        kb_host_to_f32(c->dtype, h + (size_t)(i * ld) * esz, s->row, ld);
+        softmax_ref_row(s->row, s->want + i * ld, cols);
+        for (int64_t j = cols; j < ld; j++)
+            s->want[i * ld + j] = Y_SENTINEL;
+    }
+    if ((st = kb_run_upload(r, s->d_x, s->h_io, bytes)) != KB_OK)
+        goto fail;
+
+    /* y: the sentinel everywhere, so unwritten elements and writes into the padding fail */
+    for (int64_t j = 0; j < ld; j++)
+        s->row[j] = Y_SENTINEL;
+    for (int64_t i = 0; i < rows; i++)
+        kb_host_from_f32(c->dtype, s->row, h + (size_t)(i * ld) * esz, ld);
+    if ((st = kb_run_upload(r, s->d_y, s->h_io, bytes)) != KB_OK)
+        goto fail;
+    *state = s;
+    return KB_OK;
+fail:
+    softmax_free_state(s);
+    return st;
+}
+
+static kb_status softmax_enqueue(kb_run *r, void *state)
+{
+    const kb_case *c = r->c;
+    softmax_state *s = state;
+    int64_t rows = c->dims[D_ROWS], rpb = rows_per_block(c);
+    kb_geom g = { { (unsigned)((rows + rpb - 1) / rpb), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, 0 };
+    kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_y), kb_arg_i64(rows), kb_arg_i64(c->dims[D_COLS]),
+                      kb_arg_i64(s->ld) };
+    return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 5);
+}
+
+static kb_status softmax_check(kb_run *r, void *state, kb_verify *v)
+{
+    const kb_case *c = r->c;
+    softmax_state *s = state;
+    int64_t rows = c->dims[D_ROWS], ld = s->ld;
+    size_t esz = kb_dtype_size(c->dtype);
+    kb_status st = kb_run_download(r, s->h_io, s->d_y, (size_t)(rows * ld) * esz);
+    if (st != KB_OK)
+        return st;
+    double atol, rtol;
+    softmax_tolerance(c->dtype, c->dims[D_COLS], &atol, &rtol);
+    kb_verify_init(v, atol, rtol);
+    /* whole rows including the padding (want = the sentinel there), one row at a time */
+    for (int64_t i = 0; i < rows; i++) {
+        kb_host_to_f32(c->dtype, (char *)s->h_io + (size_t)(i * ld) * esz, s->row, ld);
+        kb_verify_f32(v, s->row, s->want + i * ld, ld);
+    }
+    return KB_OK;
+}
+
+static void softmax_teardown(kb_run *r, void *state)
+{
+    softmax_free_state(state);
+}
+
+const kb_family kb_family_softmax = {
+    .name = "softmax",
+    .source = "softmax.cu",
+    .about = "row softmax: naive three-pass vs online single-pass statistics, fp32 math",
+    .variants = variants, .n_variants = 2,
+    .dims = dims, .n_dims = 2,
+    .params = params, .n_params = 3,
+    .valid = softmax_valid,
+    .defines = NULL,
+    .work = softmax_work,
+    .setup = softmax_setup,
+    .enqueue = softmax_enqueue,
+    .check = softmax_check,
+    .teardown = softmax_teardown,
+};

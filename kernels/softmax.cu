@@ -1,0 +1,264 @@
+/* softmax.cu - row softmax, y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
+ *
+ * Layout: x and y are [rows x ld] with ld = cols + pad (the pad axis is row-stride
+ * padding, so pad = 1 leaves every other row misaligned for vector accesses). Math is
+ * fp32 for every storage type, as llm.c's softmax kernels do.
+ *
+ * Variants (naive first):
+ *   softmax_naive   one row per block, three passes over the row: max, sum of
+ *                   exp(x - max), normalise. Each pass ends in a block reduction (warp
+ *                   shuffles, then one partial per warp through shared memory). The
+ *                   baseline: the row is read three times.
+ *   softmax_online  a single statistics pass keeps the running max m and the running
+ *                   sum s rescaled to it (Milakov & Gimelshein, "Online normalizer
+ *                   calculation for softmax", 2018): when a larger element arrives,
+ *                   s *= exp(m_old - m_new). Partial (m, s) pairs merge the same way,
+ *                   so the reduction needs one pass; then the normalising pass. Two
+ *                   reads of the row instead of three. Loads are VEC elements wide
+ *                   (one 32/64/128-bit access) with a scalar head up to the vector
+ *                   alignment and a scalar tail, so any cols and pad are correct.
+ *                   SCOPE picks who owns a row:
+ *                     SCOPE_BLOCK  one row per block of BLOCK threads, a block
+ *                                  reduction: long rows (vocabulary-sized) keep many
+ *                                  threads busy on one row;
+ *                     SCOPE_WARP   one row per warp (BLOCK/32 rows per block), a warp
+ *                                  reduction only, no shared memory, no barrier: short
+ *                                  rows would leave most of a block idle otherwise.
+ * Rows are never cached in registers or shared memory, every pass loops over the row,
+ * so rows of any length (128k vocabularies) work with the same code.
+ *
+ * Defines (from the harness): KB_T storage type, BLOCK threads per block, VEC elements
+ * per vector access (online only), SCOPE (SCOPE_BLOCK | SCOPE_WARP, online only).
+ */
+#include "kb_device.h"
+
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#ifndef SCOPE_BLOCK
+#define SCOPE_BLOCK 0
+#define SCOPE_WARP 1
+#endif
+#ifndef SCOPE
+#define SCOPE SCOPE_BLOCK
+#endif
+
+#define NWARPS (BLOCK / 32)
+#define FULL_MASK 0xffffffffu
+
+static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024,
+              "BLOCK must be a multiple of the warp size (32), at most 1024: the reductions work warp by warp");
+static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8, "VEC must be 1, 2, 4 or 8 elements");
+static_assert(sizeof(KB_T) * VEC <= 16, "VEC x sizeof(KB_T) must fit one 128-bit access");
+
+/* ---------------------------------- reductions ---------------------------------- */
+
+/* xor butterflies: every lane ends with the result, and since fmaxf and + are
+ * commutative, partners compute bitwise the same value. */
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
+    return v;
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(FULL_MASK, v, o);
+    return v;
+}
+
+/* Block-wide max and sum (blockDim.x == BLOCK): each warp reduces, lane 0 parks the
+ * warp's partial in shared memory, then every warp reduces the NWARPS partials, so
+ * every thread returns the block's result. Each function has its own array and is
+ * called once per kernel, so no trailing barrier is needed before reuse. */
+__device__ float block_max(float v)
+{
+    KB_SHARED(float, part_max, [NWARPS]);
+    v = warp_max(v);
+    if (threadIdx.x % 32 == 0)
+        part_max[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = threadIdx.x % 32 < NWARPS ? part_max[threadIdx.x % 32] : -INFINITY;
+    return warp_max(v);
+}
+
+__device__ float block_sum(float v)
+{
+    KB_SHARED(float, part_sum, [NWARPS]);
+    v = warp_sum(v);
+    if (threadIdx.x % 32 == 0)
+        part_sum[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = threadIdx.x % 32 < NWARPS ? part_sum[threadIdx.x % 32] : 0.0f;
+    return warp_sum(v);
+}
+
+/* ------------------------------- online normaliser ------------------------------- */
+
+/* The empty state is (m, s) = (-FLT_MAX, 0), not -INFINITY: exp(-inf - -inf) is NaN,
+ * while exp(-FLT_MAX - m) is 0 for any finite m, and a -inf element (a mask) adds 0. */
+#define ONLINE_EMPTY_M (-KB_FLT_MAX)
+
+/* Add one element. The max rarely moves after the first few elements, so the branch
+ * is mostly uniform across a warp and each element costs one exp. */
+__device__ __forceinline__ void online_add(float &m, float &s, float v)
+{
+    if (v > m) {
+        s = s * expf(m - v) + 1.0f;
+        m = v;
+    } else {
+        s += expf(v - m);
+    }
+}
+
+/* Merge a partial (m2, s2) into (m, s): both sums rescaled to the larger max.
+ * Symmetric in its two operands, so butterfly partners agree bitwise. */
+__device__ __forceinline__ void online_merge(float &m, float &s, float m2, float s2)
+{
+    float mn = fmaxf(m, m2);
+    s = s * expf(m - mn) + s2 * expf(m2 - mn);
+    m = mn;
+}
+
+__device__ __forceinline__ void warp_online(float &m, float &s)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        float m2 = __shfl_xor_sync(FULL_MASK, m, o);
+        float s2 = __shfl_xor_sync(FULL_MASK, s, o);
+        online_merge(m, s, m2, s2);
+    }
+}
+
+/* Block-wide merge of (m, s), same shape as block_max. Called once per kernel. */
+__device__ void block_online(float &m, float &s)
+{
+    KB_SHARED(float, part_m, [NWARPS]);
+    KB_SHARED(float, part_s, [NWARPS]);
+    warp_online(m, s);
+    if (threadIdx.x % 32 == 0) {
+        part_m[threadIdx.x / 32] = m;
+        part_s[threadIdx.x / 32] = s;
+    }
+    __syncthreads();
+    int lane = threadIdx.x % 32;
+    m = lane < NWARPS ? part_m[lane] : ONLINE_EMPTY_M;
+    s = lane < NWARPS ? part_s[lane] : 0.0f;
+    warp_online(m, s);
+}
+
+/* Elements before p reaches the VEC-element vector alignment. */
+__device__ __forceinline__ long long align_head(const void *p)
+{
+    const unsigned long long vbytes = sizeof(KB_T) * VEC;
+    unsigned long long mis = (unsigned long long)(uintptr_t)p % vbytes;
+    return mis ? (long long)((vbytes - mis) / sizeof(KB_T)) : 0;
+}
+
+/* Thread t of nt accumulates its share of the row into (m, s): scalar head, VEC-wide
+ * body, scalar tail. In the body the vector's own max moves m at most once, so a
+ * vector costs VEC exps plus at most one rescale. */
+__device__ __forceinline__ void row_stats(const KB_T *xr, long long cols, int t, int nt, float &m, float &s)
+{
+    long long head = align_head(xr);
+    if (head > cols)
+        head = cols;
+    for (long long i = t; i < head; i += nt)
+        online_add(m, s, kb_to_float(xr[i]));
+    long long nvec = (cols - head) / VEC;
+    for (long long v = t; v < nvec; v += nt) {
+        kb_vec<KB_T, VEC> in = kb_load_vec<VEC>(xr + head + v * VEC);
+        float f[VEC], mv = m;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            f[j] = kb_to_float(in.v[j]);
+            mv = fmaxf(mv, f[j]);
+        }
+        if (mv > m) {
+            s *= expf(m - mv);
+            m = mv;
+        }
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            s += expf(f[j] - m);
+    }
+    for (long long i = head + nvec * VEC + t; i < cols; i += nt)
+        online_add(m, s, kb_to_float(xr[i]));
+}
+
+/* y = exp(x - m) * inv over the row, same head/body/tail split. x and y rows must share
+ * their misalignment for the vector body; when they do not, the row goes scalar. */
+__device__ __forceinline__ void row_normalise(const KB_T *xr, KB_T *yr, long long cols, int t, int nt, float m,
+                                              float inv)
+{
+    long long head = align_head(xr);
+    if (head != align_head(yr) || head > cols)
+        head = cols;
+    for (long long i = t; i < head; i += nt)
+        yr[i] = kb_from_float<KB_T>(expf(kb_to_float(xr[i]) - m) * inv);
+    long long nvec = (cols - head) / VEC;
+    for (long long v = t; v < nvec; v += nt) {
+        long long i = head + v * VEC;
+        kb_vec<KB_T, VEC> in = kb_load_vec<VEC>(xr + i), out;
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            out.v[j] = kb_from_float<KB_T>(expf(kb_to_float(in.v[j]) - m) * inv);
+        kb_store_vec<VEC>(yr + i, out);
+    }
+    for (long long i = head + nvec * VEC + t; i < cols; i += nt)
+        yr[i] = kb_from_float<KB_T>(expf(kb_to_float(xr[i]) - m) * inv);
+}
+
+/* ------------------------------------ kernels ------------------------------------ */
+
+/* grid.x = rows, block = BLOCK. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+softmax_naive(const KB_T *__restrict__ x, KB_T *__restrict__ y, long long rows, long long cols, long long ld)
+{
+    const KB_T *xr = x + (long long)blockIdx.x * ld;
+    KB_T *yr = y + (long long)blockIdx.x * ld;
+
+    float m = -INFINITY;
+    for (long long i = threadIdx.x; i < cols; i += BLOCK)
+        m = fmaxf(m, kb_to_float(xr[i]));
+    m = block_max(m);
+
+    float s = 0.0f;
+    for (long long i = threadIdx.x; i < cols; i += BLOCK)
+        s += expf(kb_to_float(xr[i]) - m);
+    s = block_sum(s);
+
+    float inv = 1.0f / s;
+    for (long long i = threadIdx.x; i < cols; i += BLOCK)
+        yr[i] = kb_from_float<KB_T>(expf(kb_to_float(xr[i]) - m) * inv);
+}
+
+/* SCOPE_BLOCK: grid.x = rows. SCOPE_WARP: grid.x = ceil(rows / NWARPS). block = BLOCK. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+softmax_online(const KB_T *__restrict__ x, KB_T *__restrict__ y, long long rows, long long cols, long long ld)
+{
+#if SCOPE == SCOPE_WARP
+    long long row = (long long)blockIdx.x * NWARPS + threadIdx.x / 32;
+    if (row >= rows)
+        return; /* the whole warp leaves: it takes part in no barrier and no shuffle */
+    int t = threadIdx.x % 32, nt = 32;
+#else
+    long long row = blockIdx.x;
+    int t = threadIdx.x, nt = BLOCK;
+#endif
+    const KB_T *xr = x + row * ld;
+    KB_T *yr = y + row * ld;
+
+    float m = ONLINE_EMPTY_M, s = 0.0f;
+    row_stats(xr, cols, t, nt, m, s);
+#if SCOPE == SCOPE_WARP
+    warp_online(m, s);
+#else
+    block_online(m, s);
+#endif
+    row_normalise(xr, yr, cols, t, nt, m, 1.0f / s);
+}
