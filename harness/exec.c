@@ -2,8 +2,12 @@
  * routed to the selected backend (see exec.h). */
 #include "exec.h"
 
+#include "fsutil.h"
+#include "npy.h"
+
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 kb_status kb_run_fail(kb_run *r, kb_status st, const char *fmt, ...)
 {
@@ -59,4 +63,40 @@ void kb_run_free_all(kb_run *r)
 {
     while (r->n_bufs > 0)
         r->be->free(r->bx, r->bufs[--r->n_bufs]);
+}
+
+void kb_run_expose(kb_run *r, const char *name, const float *data, const int64_t *shape, int ndim)
+{
+    if (r->n_arrays == KB_RUN_MAX_ARRAYS || ndim < 1 || ndim > 4)
+        return;
+    kb_run_array *a = &r->arrays[r->n_arrays++];
+    a->name = name;
+    a->data = data;
+    a->ndim = ndim;
+    memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
+}
+
+kb_status kb_run_dump(kb_run *r, const char *dir, const char *case_id)
+{
+    kb_sb path;
+    kb_sb_init(&path);
+    kb_sb_printf(&path, "%s/", dir);
+    for (const char *p = case_id; *p; p++) {
+        if (*p == '/')
+            kb_sb_append(&path, "__", 2);
+        else
+            kb_sb_append(&path, p, 1);
+    }
+    kb_status st = kb_fs_mkdir_p(path.s);
+    size_t base = path.len;
+    for (int i = 0; i < r->n_arrays && st == KB_OK; i++) {
+        path.len = base;
+        path.s[base] = 0;
+        kb_sb_printf(&path, "/%s.npy", r->arrays[i].name);
+        st = kb_npy_write_f32(path.s, r->arrays[i].data, r->arrays[i].shape, r->arrays[i].ndim);
+    }
+    if (st != KB_OK)
+        kb_run_fail(r, st, "--dump: cannot write %s", path.s);
+    kb_sb_free(&path);
+    return st;
 }

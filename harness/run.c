@@ -240,6 +240,9 @@ static int run_case(const kb_run_opts *o, const kb_plan *p, int idx, const kb_ba
     if ((st = f->check(&r, state, &res.verify)) != KB_OK)
         goto record;
     res.verified = 1;
+    /* --dump: every selected case when a filter chose them, else the failing ones */
+    if (o->dump_dir && (o->n_filters > 0 || res.verify.n_bad > 0) && kb_run_dump(&r, o->dump_dir, id) != KB_OK)
+        fprintf(stderr, "kbench: %s\n", r.err);
     if (res.verify.n_bad > 0) {
         wrong = 1;
         snprintf(why, sizeof why, "%lld of %lld elements outside tolerance; first at %lld: got %.6g want %.6g",

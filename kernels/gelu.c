@@ -77,6 +77,7 @@ static kb_work gelu_work(const kb_case *c)
 
 typedef struct {
     kb_dptr d_x, d_y;   /* base pointers as launched (offset by pad elements) */
+    float *x;           /* [n] the inputs as the kernel reads them (dequantised) */
     float *want;        /* [n] reference, from the dequantised inputs */
     float *got;         /* [n] scratch for the downloaded output */
     void *h_io;         /* [n] storage-typed host buffer */
@@ -99,10 +100,11 @@ static kb_status gelu_setup(kb_run *r, void **state)
     gelu_state *s = calloc(1, sizeof *s);
     if (!s)
         return kb_run_fail(r, KB_ERR_OOM, "host allocation of the gelu state");
+    s->x = malloc((size_t)n * sizeof(float));
     s->want = malloc((size_t)n * sizeof(float));
     s->got = malloc((size_t)n * sizeof(float));
     s->h_io = malloc((size_t)n * esz);
-    if (!s->want || !s->got || !s->h_io) {
+    if (!s->x || !s->want || !s->got || !s->h_io) {
         kb_run_fail(r, KB_ERR_OOM, "host allocation of %lld elements", (long long)n);
         goto fail;
     }
@@ -116,12 +118,12 @@ static kb_status gelu_setup(kb_run *r, void **state)
     kb_rng rng;
     kb_rng_seed(&rng, c->seed);
     for (int64_t i = 0; i < n; i++)
-        s->got[i] = kb_rng_uniform(&rng, -6.0f, 6.0f);
-    kb_host_from_f32(c->dtype, s->got, s->h_io, n);       /* quantise */
-    kb_host_to_f32(c->dtype, s->h_io, s->got, n);         /* exactly what the kernel reads */
+        s->x[i] = kb_rng_uniform(&rng, -6.0f, 6.0f);
+    kb_host_from_f32(c->dtype, s->x, s->h_io, n);       /* quantise */
+    kb_host_to_f32(c->dtype, s->h_io, s->x, n);         /* exactly what the kernel reads */
     int form = (int)c->params[P_FORM];
     for (int64_t i = 0; i < n; i++)
-        s->want[i] = (float)gelu_ref(s->got[i], form);
+        s->want[i] = (float)gelu_ref(s->x[i], form);
     if ((st = kb_run_upload(r, s->d_x, s->h_io, n * esz)) != KB_OK)
         goto fail;
     *state = s;
@@ -130,6 +132,7 @@ fail:
     free(s->h_io);
     free(s->got);
     free(s->want);
+    free(s->x);
     free(s);
     return st;
 }
@@ -161,6 +164,9 @@ static kb_status gelu_check(kb_run *r, void *state, kb_verify *v)
     if (st != KB_OK)
         return st;
     kb_host_to_f32(c->dtype, s->h_io, s->got, n);
+    kb_run_expose(r, "x", s->x, &n, 1);
+    kb_run_expose(r, "out", s->got, &n, 1);
+    kb_run_expose(r, "ref", s->want, &n, 1);
     double atol, rtol;
     kb_tolerance(c->dtype, 1, &atol, &rtol);
     kb_verify_init(v, atol, rtol);
@@ -176,6 +182,7 @@ static void gelu_teardown(kb_run *r, void *state)
     free(s->h_io);
     free(s->got);
     free(s->want);
+    free(s->x);
     free(s);
 }
 

@@ -178,6 +178,24 @@ static void test_interrupt_keeps_finished_cases(void)
     CHECK(dups == 0);
 }
 
+static void test_dump_writes_npy(void)
+{
+    const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter",
+                        "gelu/naive(form=erf,BLOCK=256)/fp16/31/pad1/eager", "--dump", path_in("dump"),
+                        "--out", path_in("dump.jsonl"), "--max-samples", "1", NULL };
+    CHECK(run_kbench(a, path_in("dump.log")) == 0);
+    const char *names[] = { "x", "out", "ref" };
+    for (int i = 0; i < 3; i++) {
+        char p[700];
+        snprintf(p, sizeof p, "%s/gelu__naive(form=erf,BLOCK=256)__fp16__31__pad1__eager/%s.npy", path_in("dump"),
+                 names[i]);
+        char *s = slurp(p);
+        CHECK_MSG(s && memcmp(s, "\x93NUMPY", 6) == 0, "%s", p);
+        CHECK(s && strstr(s + 10, "'shape': (31,)") != NULL);
+        free(s);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/kbench-cli-XXXXXX");
@@ -191,5 +209,6 @@ int main(void)
     RUN(test_auto_falls_back_to_emulator_and_records);
     RUN(test_resume_repeats_nothing);
     RUN(test_interrupt_keeps_finished_cases);
+    RUN(test_dump_writes_npy);
     TEST_MAIN_END();
 }
