@@ -1,0 +1,388 @@
+/* test_measure.c - the sampling loop against a fake backend (measure_fake.h) whose timer
+ * returns scripted values or a virtual clock: the stopping rule (min_samples, noise,
+ * max_samples, timeout), cold vs hot L2, graph launch mode, failures; the flush size
+ * rules; and the real emulator measuring the empty kernel end to end. */
+#include "check.h"
+#include "measure.h"
+#include "measure_fake.h"
+#include "modules.h"
+#include "nvtx.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static kb_measure_opts opts(int min_samples, int max_samples, double max_noise, double timeout_s, kb_l2_mode l2)
+{
+    kb_measure_opts o;
+    memset(&o, 0, sizeof o);
+    o.warmup = 2;
+    o.min_samples = min_samples;
+    o.max_samples = max_samples;
+    o.max_noise = max_noise;
+    o.timeout_s = timeout_s;
+    o.l2 = l2;
+    return o;
+}
+
+static int samples_follow_script(const kb_measurement *m, const double *s, int n)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->samples_us[i] != s[i % n])
+            return 0;
+    return 1;
+}
+
+/* Quiet samples: exactly min_samples, one Google Benchmark batch, stopped by the noise rule. */
+static void test_stops_at_min_samples_when_quiet(void)
+{
+    static const double s[] = { 10.0, 10.01, 9.99 };
+    fake_reset();
+    fk.script = s;
+    fk.script_n = 3;
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_measure_opts o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK_MSG(m.n == 10, "n = %d", m.n);
+    CHECK(m.stop == KB_STOP_NOISE && !m.timed_out && m.batches == 1);
+    CHECK(m.noise <= 0.005);
+    CHECK(samples_follow_script(&m, s, 3));
+    CHECK(fabs(m.st.median - 10.0) < 1e-12);
+    kb_measurement_free(&m);
+}
+
+/* Noisy samples never meet the target: sampling goes on to max_samples, every sample kept. */
+static void test_keeps_sampling_while_noisy(void)
+{
+    static const double s[] = { 1.0, 100.0 };
+    fake_reset();
+    fk.script = s;
+    fk.script_n = 2;
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_measure_opts o = opts(10, 57, 0.005, 100, KB_L2_HOT);
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK_MSG(m.n == 57, "n = %d", m.n);
+    CHECK(m.stop == KB_STOP_MAX_SAMPLES && !m.timed_out);
+    CHECK(m.noise > 0.005);
+    CHECK(m.batches > 1);
+    CHECK(samples_follow_script(&m, s, 2));
+    kb_measurement_free(&m);
+}
+
+/* Noisy at first, then steady: the loop goes past min_samples and stops within ~10% of
+ * the first sample count at which the rule holds. */
+static void test_stops_once_noise_target_met(void)
+{
+    static double s[4000];
+    for (int i = 0; i < 4000; i++)
+        s[i] = i < 12 ? (i % 2 ? 90.0 : 10.0) : 50.0;
+    /* where the rule first holds, computed here on prefixes */
+    int n0 = 0;
+    for (int n = 10; n <= 4000 && !n0; n++) {
+        kb_stats st;
+        kb_stats_compute(s, n, &st);
+        if (kb_measure_noise(&st) <= 0.005)
+            n0 = n;
+    }
+    CHECK_MSG(n0 > 10, "n0 = %d", n0);
+    fake_reset();
+    fk.script = s;
+    fk.script_n = 4000;
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_measure_opts o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(m.stop == KB_STOP_NOISE && m.noise <= 0.005);
+    CHECK_MSG(m.n >= n0 && m.n <= n0 + n0 / 10 + 1, "stopped at %d, rule holds from %d", m.n, n0);
+    CHECK(samples_follow_script(&m, s, 4000));
+    kb_measurement_free(&m);
+}
+
+/* The timeout ends sampling (min_samples permitting), flagged as timed out. */
+static void test_timeout(void)
+{
+    static const double s[] = { 1.0, 100.0 };
+    fake_reset();
+    fk.script = s;
+    fk.script_n = 2;
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    /* a timeout shorter than any batch: exactly min_samples */
+    kb_measure_opts o = opts(10, 20000, 0.005, 1e-9, KB_L2_HOT);
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK_MSG(m.n == 10, "n = %d", m.n);
+    CHECK(m.stop == KB_STOP_TIMEOUT && m.timed_out == 1);
+    kb_measurement_free(&m);
+
+    /* no max_samples at all: only the (real) timeout can end it */
+    fake_reset();
+    fk.script = s;
+    fk.script_n = 2;
+    fk.sleep_ns = 1000000; /* 1 ms per launch */
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    o = opts(5, 2000, 0.005, 0.03, KB_L2_HOT); /* 2000 would take 4 s */
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(m.stop == KB_STOP_TIMEOUT && m.timed_out == 1);
+    CHECK_MSG(m.n >= 5 && m.n < 1000, "n = %d", m.n);
+    kb_measurement_free(&m);
+}
+
+/* Index of the first sample's timer_start in the log (after warm-up and sync). */
+static const char *after_warmup(void)
+{
+    const char *y = strchr(fk.log, 'Y');
+    return y ? y + 1 : fk.log;
+}
+
+/* Cold: a fill before every sample, never inside the S..E window; its time is not measured. */
+static void test_cold_flushes_outside_window(void)
+{
+    fake_reset();
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_measure_opts o = opts(6, 6, 0, 100, KB_L2_COLD);
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(m.n == 6 && m.l2 == KB_L2_COLD);
+    /* no flush buffer given: one of 2 x L2 allocated for the case, through the run */
+    CHECK(r.n_bufs == 1 && fk.n_allocs == 1);
+    CHECK(m.flush_bytes == 2u << 20 && fk.last_fill_bytes == 2u << 20 && fk.last_fill_dst == r.bufs[0]);
+    CHECK(fk.n_fills == m.n && fake_count('S') == m.n && fake_count('E') == m.n);
+    /* warm-up: 2 executions of 2 launches, unflushed; then F S L L E per sample */
+    CHECK(strncmp(fk.log, "LLLLY", 5) == 0);
+    const char *p = after_warmup();
+    for (int i = 0; i < m.n; i++, p += 5)
+        CHECK_MSG(strncmp(p, "FSLLE", 5) == 0, "sample %d: %.5s", i, p);
+    /* each sample is two launches of (gap 3 + kernel 5): the 100 us fill is outside */
+    for (int i = 0; i < m.n; i++)
+        CHECK_MSG(m.samples_us[i] == 16.0, "sample %d = %g", i, m.samples_us[i]);
+    kb_measurement_free(&m);
+
+    /* a run-wide buffer is used as given, nothing allocated */
+    fake_reset();
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_l2_flush fl = { 0xABC000, 12345 };
+    o.flush = &fl;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(r.n_bufs == 0 && fk.n_allocs == 0);
+    CHECK(fk.last_fill_dst == 0xABC000 && fk.last_fill_bytes == 12345 && m.flush_bytes == 12345);
+    kb_measurement_free(&m);
+}
+
+/* Hot: samples back to back, no flush at all. */
+static void test_hot_never_flushes(void)
+{
+    fake_reset();
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_measure_opts o = opts(5, 5, 0, 100, KB_L2_HOT);
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(m.n == 5 && m.l2 == KB_L2_HOT && m.flush_bytes == 0);
+    CHECK(fk.n_fills == 0 && fk.n_allocs == 0 && !strchr(fk.log, 'F'));
+    CHECK(strcmp(after_warmup(), "SLLESLLESLLESLLESLLE") == 0);
+    kb_measurement_free(&m);
+}
+
+/* Graph mode: one capture of one execution, replayed for warm-up and for every sample. */
+static void test_graph_mode(void)
+{
+    fake_reset();
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_GRAPH);
+    kb_measure_opts o = opts(3, 3, 0, 100, KB_L2_COLD);
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(m.n == 3);
+    CHECK_MSG(strcmp(fk.log, "BCCNGGYFSGEFSGEFSGE") == 0, "log %s", fk.log);
+    /* graph base 8 + 2 nodes x (1 + 5) */
+    CHECK(m.samples_us[0] == 20.0 && m.samples_us[2] == 20.0);
+    kb_measurement_free(&m);
+}
+
+/* A failing timer ends the case with the backend's error; no further sample is attempted. */
+static void test_failure_mid_sampling(void)
+{
+    fake_reset();
+    fk.fail_stop_at = 4;
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_measure_opts o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_ERR_FAULT);
+    CHECK(m.n == 3 && fk.n_stop == 4);
+    CHECK_MSG(strstr(r.err, "timer stop") && strstr(r.err, "fake: scripted fault"), "err %s", r.err);
+    kb_measurement_free(&m);
+}
+
+static void test_bad_opts(void)
+{
+    fake_reset();
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_measurement m;
+    kb_measure_opts o = opts(0, 0, 0.005, 1, KB_L2_HOT);
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_ERR_INPUT);
+    o = opts(10, 5, 0.005, 1, KB_L2_HOT);
+    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_ERR_INPUT);
+    CHECK(fk.n_log == 0 && m.n == 0);
+    kb_measurement_free(&m);
+}
+
+/* ---- flush sizes ---- */
+
+static void put_file(const char *dir, const char *sub, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, sub);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/%s/size", dir, sub);
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void test_flush_bytes(void)
+{
+    kb_device_info d;
+    memset(&d, 0, sizeof d);
+    d.l2_bytes = 50 << 20;
+    CHECK(kb_l2_flush_bytes(&d, NULL) == 100u << 20);
+    d.l2_bytes = 0;
+    CHECK(kb_l2_flush_bytes(&d, NULL) == 256u << 20);
+
+    char dir[] = "/tmp/kb_test_cache_sysfs.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    put_file(dir, "index0", "48K\n");
+    put_file(dir, "index2", "2048K\n");
+    put_file(dir, "index3", "8M\n");
+    put_file(dir, "power", "not a cache\n");
+    CHECK(kb_host_cache_bytes(dir) == 8u << 20);
+    d.is_emulator = 1;
+    CHECK(kb_l2_flush_bytes(&d, dir) == 16u << 20);
+    put_file(dir, "index3", "266240K\n");  /* a server's shared L3: capped */
+    CHECK(kb_host_cache_bytes(dir) == 266240ull << 10);
+    CHECK(kb_l2_flush_bytes(&d, dir) == 64u << 20);
+    CHECK(kb_host_cache_bytes("/nonexistent/cache") == 0);
+    CHECK(kb_l2_flush_bytes(&d, "/nonexistent/cache") == 64u << 20);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void test_opts_and_result(void)
+{
+    kb_plan_entry e;
+    memset(&e, 0, sizeof e);
+    e.min_samples = 12;
+    e.max_noise = 0.01;
+    e.timeout_s = 3;
+    e.warmup = 4;
+    e.l2_cold = 1;
+    kb_measure_opts o = kb_measure_opts_from_entry(&e);
+    CHECK(o.min_samples == 12 && o.max_noise == 0.01 && o.timeout_s == 3 && o.warmup == 4);
+    CHECK(o.l2 == KB_L2_COLD && o.max_samples == 0 && o.flush == NULL);
+    e.l2_cold = 0;
+    CHECK(kb_measure_opts_from_entry(&e).l2 == KB_L2_HOT);
+    CHECK(!strcmp(kb_l2_mode_name(KB_L2_COLD), "cold") && !strcmp(kb_l2_mode_name(KB_L2_HOT), "hot"));
+    CHECK(!strcmp(kb_measure_stop_name(KB_STOP_TIMEOUT), "timeout"));
+
+    double s[] = { 3, 1, 2 };
+    kb_measurement m;
+    memset(&m, 0, sizeof m);
+    m.samples_us = s;
+    m.n = 3;
+    kb_stats_compute(s, 3, &m.st);
+    m.noise = 0.25;
+    m.timed_out = 1;
+    kb_result res;
+    memset(&res, 0, sizeof res);
+    kb_measurement_to_result(&m, "cpu", &res);
+    CHECK(res.have_timing && !strcmp(res.clock, "cpu") && res.n_samples == 3 && res.n_samples_kept == 3);
+    CHECK(res.median_us == 2 && res.min_us == 1 && res.max_us == 3 && res.mean_us == 2);
+    CHECK(res.noise == 0.25 && res.timed_out == 1 && res.samples_us == s);
+}
+
+/* ---- the real emulator: kb_empty.cu built through the cache, measured cold ---- */
+
+static kb_status empty_enqueue(kb_run *r, void *state)
+{
+    static const kb_geom g = { { 2, 1, 1 }, { 32, 1, 1 }, 0 };
+    return kb_run_launch(r, "kb_empty", &g, NULL, 0);
+}
+
+static void test_emulator_end_to_end(void)
+{
+    char err[512] = "";
+    kb_backend_ctx *bx = NULL;
+    kb_backend_opts bo = { .emu_threads = 2 };
+    kb_status st = kb_backend_emu.init(&bo, &bx, err, sizeof err);
+    CHECK_MSG(st == KB_OK, "%s", err);
+    if (st != KB_OK)
+        return;
+    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
+    const kb_module_ref *ref = kb_modules_get(mods, "kb_empty.cu", "", 90);
+    CHECK_MSG(ref->status == KB_OK, "%s", ref->log);
+    kb_device_info dev;
+    CHECK(kb_backend_emu.device_info(bx, &dev) == KB_OK);
+    if (ref->status == KB_OK) {
+        kb_family fam = { .name = "empty", .work = fam_work, .enqueue = empty_enqueue };
+        kb_case c;
+        memset(&c, 0, sizeof c);
+        kb_run r;
+        memset(&r, 0, sizeof r);
+        r.be = &kb_backend_emu;
+        r.bx = bx;
+        r.mod = ref->mod;
+        r.f = &fam;
+        r.c = &c;
+        kb_measure_opts o = opts(3, 5, 0.005, 2, KB_L2_COLD);
+        kb_measurement m;
+        kb_nvtx_push("empty/emu"); /* a no-op without a profiler: must not disturb anything */
+        st = kb_measure_case(&r, NULL, &o, &m);
+        kb_nvtx_pop();
+        CHECK_MSG(st == KB_OK, "%s", r.err);
+        CHECK(m.n >= 3 && m.n <= 5 && m.st.min > 0);
+        CHECK(m.flush_bytes == kb_l2_flush_bytes(&dev, NULL) && r.n_bufs == 1);
+        kb_measurement_free(&m);
+        kb_run_free_all(&r);
+    }
+    kb_modules_free(mods);
+    kb_backend_emu.fini(bx);
+}
+
+int main(void)
+{
+    RUN(test_stops_at_min_samples_when_quiet);
+    RUN(test_keeps_sampling_while_noisy);
+    RUN(test_stops_once_noise_target_met);
+    RUN(test_timeout);
+    RUN(test_cold_flushes_outside_window);
+    RUN(test_hot_never_flushes);
+    RUN(test_graph_mode);
+    RUN(test_failure_mid_sampling);
+    RUN(test_bad_opts);
+    RUN(test_flush_bytes);
+    RUN(test_opts_and_result);
+    RUN(test_emulator_end_to_end);
+    TEST_MAIN_END();
+}
