@@ -1,0 +1,212 @@
+/* test_launch_overhead.c - eager vs graph arithmetic on the fake backend's virtual clock
+ * (measure_fake.h), the empty-kernel floor, error paths, the JSON block; and the real
+ * emulator with kernels/kb_empty.cu, which must also compile with NVRTC for the GPUs. */
+#include "check.h"
+#include "kb_nvrtc.h"
+#include "launch_overhead.h"
+#include "measure_fake.h"
+#include "modules.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int empty_module_tag;
+#define FAKE_EMPTY ((kb_module *)&empty_module_tag)
+
+/* Cost model (fake_reset): eager launch = gap 3 + kernel 5; graph replay = base 8 +
+ * per node (1 + kernel). The fake family launches 2 kernels per execution. */
+static void test_arithmetic(void)
+{
+    fake_reset();
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    ov.empty = FAKE_EMPTY;
+    CHECK_MSG(kb_launch_overhead(&r, NULL, 4, &ov) == KB_OK, "%s", r.err);
+    CHECK(ov.n == 4 && ov.launches == 2 && ov.empty == FAKE_EMPTY);
+    /* eager: 4 executions x 2 launches x (3 + 5) = 64 us -> 16 per execution */
+    CHECK_MSG(ov.eager_us == 16.0, "eager %g", ov.eager_us);
+    /* graph: 8 + 8 nodes x (1 + 5) = 56 us -> 14 per execution */
+    CHECK_MSG(ov.graph_us == 14.0, "graph %g", ov.graph_us);
+    /* (64 - 56) / (4 x 2) */
+    CHECK_MSG(ov.per_launch_us == 1.0, "per launch %g", ov.per_launch_us);
+    /* empty kernel: eager 3 per launch; graph (8 + 4 x 1) / 4 */
+    CHECK_MSG(ov.empty_eager_us == 3.0, "empty eager %g", ov.empty_eager_us);
+    CHECK_MSG(ov.empty_graph_us == 3.0, "empty graph %g", ov.empty_graph_us);
+    CHECK(isfinite(ov.host_enqueue_us) && ov.host_enqueue_us >= 0);
+    /* one capture of 4 executions (8 nodes) for the case, one of 4 empty launches,
+     * each instantiated once and replayed 1 + KB_OVERHEAD_REPS times */
+    CHECK(fake_count('B') == 2 && fake_count('N') == 2);
+    CHECK(fake_count('C') == 8 + 4);
+    CHECK(fake_count('G') == 2 * (1 + KB_OVERHEAD_REPS));
+    CHECK(fake_count('S') == 4 * KB_OVERHEAD_REPS && fake_count('E') == 4 * KB_OVERHEAD_REPS);
+    CHECK(fake_count('F') == 0);
+}
+
+/* A different model, to be sure the formula is not tuned to one set of numbers: a
+ * kernel longer than the launch gap hides it, so eager ~ graph minus the graph's base. */
+static void test_long_kernel_hides_launches(void)
+{
+    fake_reset();
+    fk.kernel_us = 100;
+    fk.gap_us = 2;
+    fk.node_gap_us = 2;
+    fk.graph_base_us = 0;
+    fk.fam_launches = 1;
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    CHECK(kb_launch_overhead(&r, NULL, 10, &ov) == KB_OK);
+    CHECK(ov.launches == 1 && ov.eager_us == 102.0 && ov.graph_us == 102.0 && ov.per_launch_us == 0.0);
+    /* no empty module: no floor */
+    CHECK(isnan(ov.empty_eager_us) && isnan(ov.empty_graph_us));
+    CHECK(fake_count('B') == 1);
+}
+
+static kb_status enqueue_nothing(kb_run *r, void *state) { return KB_OK; }
+
+static void test_errors(void)
+{
+    fake_reset();
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    CHECK(kb_launch_overhead(&r, NULL, 0, &ov) == KB_ERR_INPUT);
+
+    /* a backend without graphs */
+    kb_backend nograph = fake_be;
+    nograph.graph_begin = NULL;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    r.be = &nograph;
+    CHECK(kb_launch_overhead(&r, NULL, 4, &ov) == KB_ERR_LAUNCH);
+    CHECK(strstr(r.err, "cannot capture graphs") != NULL);
+
+    /* a family that launches nothing cannot have a per-launch cost */
+    kb_family fam = fake_family;
+    fam.enqueue = enqueue_nothing;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    r.f = &fam;
+    CHECK(kb_launch_overhead(&r, NULL, 4, &ov) == KB_ERR_INTERNAL);
+
+    /* a failing timer is the case's error */
+    fake_reset();
+    fk.fail_stop_at = 2;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    CHECK(kb_launch_overhead(&r, NULL, 4, &ov) == KB_ERR_FAULT);
+    CHECK(strstr(r.err, "fake: scripted fault") != NULL);
+    CHECK(fk.capturing == 0);
+}
+
+static void test_json(void)
+{
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    ov.n = 100;
+    ov.launches = 2;
+    ov.eager_us = 4.5;
+    ov.graph_us = 2.5;
+    ov.per_launch_us = 1.0;
+    ov.empty_eager_us = NAN;
+    ov.empty_graph_us = NAN;
+    ov.host_enqueue_us = 2.25;
+    json_t *j = kb_overhead_json(&ov, "cpu");
+    CHECK(j != NULL);
+    if (!j)
+        return;
+    CHECK(json_integer_value(json_object_get(j, "n")) == 100);
+    CHECK(json_integer_value(json_object_get(j, "launches")) == 2);
+    CHECK(json_real_value(json_object_get(j, "per_launch_us")) == 1.0);
+    CHECK(json_real_value(json_object_get(j, "host_enqueue_us")) == 2.25);
+    CHECK(json_is_null(json_object_get(j, "empty_eager_us")));
+    CHECK(!strcmp(json_string_value(json_object_get(j, "clock")), "cpu"));
+    json_decref(j);
+}
+
+/* ---- the real emulator and NVRTC with kernels/kb_empty.cu ---- */
+
+static kb_status empty_enqueue(kb_run *r, void *state)
+{
+    static const kb_geom g = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    return kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
+}
+
+static void test_emulator(void)
+{
+    char err[512] = "";
+    kb_backend_ctx *bx = NULL;
+    kb_backend_opts bo = { .emu_threads = 2 };
+    kb_status st = kb_backend_emu.init(&bo, &bx, err, sizeof err);
+    CHECK_MSG(st == KB_OK, "%s", err);
+    if (st != KB_OK)
+        return;
+    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
+    const kb_module_ref *ref = kb_modules_get(mods, KB_EMPTY_SOURCE, "", 90);
+    CHECK_MSG(ref->status == KB_OK, "%s", ref->log);
+    if (ref->status == KB_OK) {
+        kb_family fam = { .name = "empty", .work = fam_work, .enqueue = empty_enqueue };
+        kb_case c;
+        memset(&c, 0, sizeof c);
+        kb_run r;
+        memset(&r, 0, sizeof r);
+        r.be = &kb_backend_emu;
+        r.bx = bx;
+        r.mod = ref->mod;
+        r.f = &fam;
+        r.c = &c;
+        kb_overhead ov;
+        memset(&ov, 0, sizeof ov);
+        ov.empty = ref->mod;
+        st = kb_launch_overhead(&r, NULL, 3, &ov);
+        CHECK_MSG(st == KB_OK, "%s", r.err);
+        /* CPU times: only their presence and sign can be asserted */
+        CHECK(ov.launches == 1 && ov.eager_us > 0 && ov.graph_us > 0 && isfinite(ov.per_launch_us));
+        CHECK(ov.empty_eager_us > 0 && ov.empty_graph_us > 0 && ov.host_enqueue_us > 0);
+    }
+    kb_modules_free(mods);
+    kb_backend_emu.fini(bx);
+}
+
+static void test_nvrtc_compiles_empty(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", kb_kernels_dir(), KB_EMPTY_SOURCE);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    static char src[8192];
+    size_t n = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    src[n] = 0;
+    const char *inc[] = { kb_kernels_dir() };
+    static const int sms[] = { 80, 89, 90 };
+    for (int i = 0; i < 3; i++) {
+        void *cubin = NULL;
+        size_t bytes = 0;
+        kb_sb log;
+        kb_sb_init(&log);
+        kb_status st = kb_nvrtc_compile(src, path, inc, 1, NULL, 0, sms[i], &cubin, &bytes, &log);
+        CHECK_MSG(st == KB_OK && cubin && bytes > 0, "sm_%d: %s", sms[i], log.s);
+        CHECK_MSG(strstr(log.s, KB_EMPTY_ENTRY) != NULL, "sm_%d log names no kb_empty: %s", sms[i], log.s);
+        free(cubin);
+        kb_sb_free(&log);
+    }
+}
+
+int main(void)
+{
+    RUN(test_arithmetic);
+    RUN(test_long_kernel_hides_launches);
+    RUN(test_errors);
+    RUN(test_json);
+    RUN(test_emulator);
+    RUN(test_nvrtc_compiles_empty);
+    TEST_MAIN_END();
+}
