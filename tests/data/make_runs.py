@@ -12,6 +12,7 @@ Run from the repository root: python3 tests/data/make_runs.py  (deterministic ou
 import json
 import math
 import random
+import re
 
 # Ceilings of the fictitious TEST-GPU (clock-based, as for a GPU not in data/peaks.json).
 PEAK_TFLOPS = {"fp32": 60.0, "tf32": 480.0, "fp16": 960.0, "bf16": 960.0,
@@ -152,7 +153,7 @@ def gpu_run(run_id, when, seed, slow=None, fast=None, drop=None, extra=None):
          {"m": 4096, "n": 4096, "k": 4096}, "wrong", "ok", "37 of 16777216 elements outside tolerance",
          verify=verify(16777216, float("1e30"), 1.0, 1e-3, 1e-2, n_bad=37, got="nan", want=0.25))
     fail("softmax/online(block=256)/fp16/4096x32000/pad0/eager", "softmax", "online", "fp16",
-         {"rows": 4096, "cols": 32000}, "fault", "fault", "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access")
+         {"rows": 4096, "cols": 32000}, "fault", "fault", "CUDA_ERROR_ILLEGAL_ADDRESS: \"an illegal memory access was encountered\"")
     fail("layernorm/welford/bf16/8192x8192/pad0/eager", "layernorm", "welford", "bf16",
          {"rows": 8192, "cols": 8192}, "timeout", "timeout", "case exceeded 15 s")
     fail("gemm/wmma(BM=256,BN=128,BK=64)/fp32/4096x4096x4096/pad0/eager", "gemm", "wmma", "fp32",
@@ -198,7 +199,7 @@ def write(path, recs):
         for r in recs:
             # JSON has no NaN: the recorder writes null (and "nan" for got/want_at_bad)
             text = json.dumps(r, separators=(",", ":"), allow_nan=True)
-            text = text.replace("NaN", "null")
+            text = re.sub(r'(?<=[:,\[])NaN(?=[,}\]])', "null", text)
             f.write(text + "\n")
 
 
