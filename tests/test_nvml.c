@@ -1,0 +1,232 @@
+/* test_nvml.c - NVML telemetry without a GPU: the pure parts (throttle rule, reason
+ * names, JSON), the no-library path (KBENCH_LIBNVML=/nonexistent), and the dlopen path
+ * against a fake libnvidia-ml built here from a few lines of C, whose answers come from
+ * environment variables. */
+#include "check.h"
+#include "nvml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- pure parts ---- */
+
+static void test_throttle_rule(void)
+{
+    CHECK(kb_nvml_throttled(1980, 1980, 0) == 0);
+    CHECK(kb_nvml_throttled(1755, 1980, 0) == 0);
+    CHECK(kb_nvml_throttled(1485, 1980, 0) == 0);   /* exactly 75%: not under it */
+    CHECK(kb_nvml_throttled(1484, 1980, 0) == 1);
+    CHECK(kb_nvml_throttled(300, 1980, KB_NVML_REASON_GPU_IDLE) == 1); /* the clock decides */
+    /* every power/thermal reason throttles even at full clock */
+    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_SW_POWER_CAP) == 1);
+    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_HW_SLOWDOWN) == 1);
+    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_SW_THERMAL) == 1);
+    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_HW_THERMAL) == 1);
+    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_HW_POWER_BRAKE) == 1);
+    /* the others do not */
+    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_GPU_IDLE | KB_NVML_REASON_APP_CLOCKS |
+                                            KB_NVML_REASON_SYNC_BOOST | KB_NVML_REASON_DISPLAY_CLOCKS) == 0);
+    /* unknown clocks cannot trip the clock rule */
+    CHECK(kb_nvml_throttled(-1, 1980, 0) == 0);
+    CHECK(kb_nvml_throttled(1000, -1, 0) == 0);
+}
+
+static void test_reason_names(void)
+{
+    char buf[256];
+    CHECK(kb_nvml_reason_names(0, buf, sizeof buf) == 4 && !strcmp(buf, "none"));
+    kb_nvml_reason_names(KB_NVML_REASON_SW_POWER_CAP | KB_NVML_REASON_HW_THERMAL, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "sw_power_cap,hw_thermal_slowdown"), "%s", buf);
+    kb_nvml_reason_names(0x1ff, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "gpu_idle,applications_clocks_setting,sw_power_cap,hw_slowdown,sync_boost,"
+                           "sw_thermal_slowdown,hw_thermal_slowdown,hw_power_brake_slowdown,"
+                           "display_clock_setting"), "%s", buf);
+    kb_nvml_reason_names(KB_NVML_REASON_HW_SLOWDOWN | 0x400, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "hw_slowdown,0x400"), "%s", buf);
+    /* truncation: like snprintf, the full length comes back */
+    char small[8];
+    int need = kb_nvml_reason_names(KB_NVML_REASON_SW_THERMAL, small, sizeof small);
+    CHECK(need == (int)strlen("sw_thermal_slowdown") && !strcmp(small, "sw_ther"));
+}
+
+static void test_json(void)
+{
+    kb_nvml_sample s;
+    memset(&s, 0, sizeof s);
+    s.available = 1;
+    s.sm_clock_mhz = 1400;
+    s.sm_clock_max_mhz = 1980;
+    s.mem_clock_mhz = -1;
+    s.power_w = 300.25;
+    s.temperature_c = 80;
+    s.have_reasons = 1;
+    s.reasons = KB_NVML_REASON_SW_THERMAL;
+    s.throttled = 1;
+    json_t *j = kb_nvml_json(&s, NULL);
+    CHECK(j != NULL);
+    if (j) {
+        CHECK(json_is_true(json_object_get(j, "available")) && json_is_true(json_object_get(j, "throttled")));
+        CHECK(json_integer_value(json_object_get(j, "sm_clock_mhz")) == 1400);
+        CHECK(json_is_null(json_object_get(j, "mem_clock_mhz")));
+        CHECK(json_real_value(json_object_get(j, "power_w")) == 300.25);
+        json_t *r = json_object_get(j, "reasons");
+        CHECK(json_array_size(r) == 1 && !strcmp(json_string_value(json_array_get(r, 0)), "sw_thermal_slowdown"));
+        json_decref(j);
+    }
+    memset(&s, 0, sizeof s);
+    j = kb_nvml_json(&s, "no driver");
+    CHECK(j && json_is_false(json_object_get(j, "available")));
+    CHECK(j && !strcmp(json_string_value(json_object_get(j, "why")), "no driver"));
+    CHECK(j && json_object_get(j, "sm_clock_mhz") == NULL);
+    json_decref(j);
+}
+
+/* ---- without the library ---- */
+
+static void test_no_library(void)
+{
+    setenv("KBENCH_LIBNVML", "/nonexistent", 1);
+    kb_nvml *n = kb_nvml_open("0000:3B:00.0", "GPU-fake");
+    CHECK(n != NULL);
+    CHECK(!kb_nvml_available(n));
+    CHECK_MSG(strstr(kb_nvml_why(n), "NVML unavailable") && strstr(kb_nvml_why(n), "/nonexistent"), "%s",
+              kb_nvml_why(n));
+    kb_nvml_sample s;
+    kb_nvml_read(n, &s);
+    CHECK(s.available == 0 && s.sm_clock_mhz == -1 && s.power_w == -1 && s.throttled == 0);
+    kb_nvml_close(n);
+    kb_nvml_close(NULL);
+}
+
+/* ---- a fake libnvidia-ml ---- */
+
+static const char fake_src[] =
+    "#include <stdlib.h>\n#include <string.h>\n"
+    "static unsigned env(const char *k, unsigned d) { const char *v = getenv(k); return v ? (unsigned)strtoul(v, 0, 0) : d; }\n"
+    "int nvmlInit_v2(void) { return (int)env(\"FAKE_NVML_INIT_RC\", 0); }\n"
+    "int nvmlShutdown(void) { return 0; }\n"
+    "const char *nvmlErrorString(int r) { return r == 9 ? \"Driver Not Loaded\" : \"Not Found\"; }\n"
+    "int nvmlDeviceGetHandleByPciBusId_v2(const char *b, void **d) { if (strcmp(b, \"0000:3B:00.0\")) return 6; *d = (void *)1; return 0; }\n"
+    "int nvmlDeviceGetHandleByUUID(const char *u, void **d) { if (strcmp(u, \"GPU-fake\")) return 6; *d = (void *)2; return 0; }\n"
+    "int nvmlDeviceGetClockInfo(void *d, int t, unsigned *v) { *v = t == 1 ? env(\"FAKE_NVML_SM\", 1755) : 2619; return 0; }\n"
+    "int nvmlDeviceGetMaxClockInfo(void *d, int t, unsigned *v) { *v = 1980; return 0; }\n"
+    "int nvmlDeviceGetPowerUsage(void *d, unsigned *mw) { *mw = 350500; return 0; }\n"
+    "int nvmlDeviceGetTemperature(void *d, int s, unsigned *c) { if (s != 0) return 2; *c = 61; return 0; }\n"
+    "#ifdef OLD_NAME\n"
+    "int nvmlDeviceGetCurrentClocksThrottleReasons(void *d, unsigned long long *r) { *r = env(\"FAKE_NVML_REASONS\", 0); return 0; }\n"
+    "#else\n"
+    "int nvmlDeviceGetCurrentClocksEventReasons(void *d, unsigned long long *r) { *r = env(\"FAKE_NVML_REASONS\", 0); return 0; }\n"
+    "#endif\n";
+
+static char dir[] = "/tmp/kb_test_nvml.XXXXXX";
+static char lib_new[512], lib_old[512];
+
+static int build_fakes(void)
+{
+    char src[600], cmd[4096];
+    if (!mkdtemp(dir))
+        return 0;
+    snprintf(src, sizeof src, "%s/fake_nvml.c", dir);
+    FILE *f = fopen(src, "w");
+    if (!f)
+        return 0;
+    fputs(fake_src, f);
+    fclose(f);
+    snprintf(lib_new, sizeof lib_new, "%s/libnvml-new.so", dir);
+    snprintf(lib_old, sizeof lib_old, "%s/libnvml-old.so", dir);
+    /* the C++ compiler the emulator uses is present wherever kbench builds; -x c: plain C */
+    snprintf(cmd, sizeof cmd, "'%s' -x c -shared -fPIC -o '%s' '%s' && '%s' -x c -DOLD_NAME -shared -fPIC -o '%s' '%s'",
+             KB_CXX_COMPILER, lib_new, src, KB_CXX_COMPILER, lib_old, src);
+    return system(cmd) == 0;
+}
+
+static void test_fake_library(void)
+{
+    setenv("KBENCH_LIBNVML", lib_new, 1);
+    unsetenv("FAKE_NVML_INIT_RC");
+    unsetenv("FAKE_NVML_SM");
+    unsetenv("FAKE_NVML_REASONS");
+    kb_nvml *n = kb_nvml_open("0000:3B:00.0", NULL);
+    CHECK_MSG(kb_nvml_available(n), "%s", kb_nvml_why(n));
+    CHECK(!strcmp(kb_nvml_why(n), ""));
+    kb_nvml_sample s;
+    kb_nvml_read(n, &s);
+    CHECK(s.available && s.sm_clock_mhz == 1755 && s.sm_clock_max_mhz == 1980 && s.mem_clock_mhz == 2619);
+    CHECK(s.power_w == 350.5 && s.temperature_c == 61);
+    CHECK(s.have_reasons && s.reasons == 0 && !s.throttled);
+    /* clocks fall under 75% of the maximum */
+    setenv("FAKE_NVML_SM", "1200", 1);
+    kb_nvml_read(n, &s);
+    CHECK(s.sm_clock_mhz == 1200 && s.throttled);
+    /* full clock, but a thermal reason */
+    setenv("FAKE_NVML_SM", "1980", 1);
+    setenv("FAKE_NVML_REASONS", "0x20", 1);
+    kb_nvml_read(n, &s);
+    CHECK(s.reasons == KB_NVML_REASON_SW_THERMAL && s.throttled);
+    /* idle only: not throttling */
+    setenv("FAKE_NVML_REASONS", "0x1", 1);
+    kb_nvml_read(n, &s);
+    CHECK(s.reasons == KB_NVML_REASON_GPU_IDLE && !s.throttled);
+    kb_nvml_close(n);
+    unsetenv("FAKE_NVML_SM");
+    unsetenv("FAKE_NVML_REASONS");
+}
+
+static void test_fake_library_paths(void)
+{
+    kb_nvml_sample s;
+    /* a driver older than R535 exports only the throttle-reasons name */
+    setenv("KBENCH_LIBNVML", lib_old, 1);
+    setenv("FAKE_NVML_REASONS", "0x4", 1);
+    kb_nvml *n = kb_nvml_open("0000:3B:00.0", NULL);
+    CHECK(kb_nvml_available(n));
+    kb_nvml_read(n, &s);
+    CHECK(s.have_reasons && s.reasons == KB_NVML_REASON_SW_POWER_CAP && s.throttled);
+    kb_nvml_close(n);
+    unsetenv("FAKE_NVML_REASONS");
+
+    /* bus id unknown to NVML: found by UUID */
+    setenv("KBENCH_LIBNVML", lib_new, 1);
+    n = kb_nvml_open("0000:99:00.0", "GPU-fake");
+    CHECK_MSG(kb_nvml_available(n), "%s", kb_nvml_why(n));
+    kb_nvml_close(n);
+
+    /* found by neither: unavailable, with NVML's own words */
+    n = kb_nvml_open("0000:99:00.0", "GPU-other");
+    CHECK(!kb_nvml_available(n));
+    CHECK_MSG(strstr(kb_nvml_why(n), "NVML_ERROR_NOT_FOUND") != NULL, "%s", kb_nvml_why(n));
+    kb_nvml_read(n, &s);
+    CHECK(!s.available);
+    kb_nvml_close(n);
+
+    /* the driver is not loaded: nvmlInit fails, reported in the check macro's shape */
+    setenv("FAKE_NVML_INIT_RC", "9", 1);
+    n = kb_nvml_open("0000:3B:00.0", NULL);
+    CHECK(!kb_nvml_available(n));
+    const char *why = kb_nvml_why(n);
+    CHECK_MSG(strstr(why, "nvml.c:") && strstr(why, "kb_nvml_open") &&
+              strstr(why, "NVML_ERROR_DRIVER_NOT_LOADED: Driver Not Loaded"), "%s", why);
+    kb_nvml_close(n);
+    unsetenv("FAKE_NVML_INIT_RC");
+}
+
+int main(void)
+{
+    RUN(test_throttle_rule);
+    RUN(test_reason_names);
+    RUN(test_json);
+    RUN(test_no_library);
+    int built = build_fakes();
+    CHECK_MSG(built, "could not build the fake NVML library with %s", KB_CXX_COMPILER);
+    if (built) {
+        RUN(test_fake_library);
+        RUN(test_fake_library_paths);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    TEST_MAIN_END();
+}
