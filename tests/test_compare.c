@@ -1,0 +1,208 @@
+/* test_compare.c - the Mann-Whitney U test against known values, case matching and
+ * verdicts between two runs (the recorded TEST-GPU runs A and B, and small runs built
+ * here), and `kbench compare`'s exit codes. */
+#include "check.h"
+#include "compare.h"
+#include "report_cmd.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RUN_A "tests/data/run_gpu.jsonl"
+#define RUN_B "tests/data/run_gpu_b.jsonl"
+#define RUN_EMU "tests/data/run_emu.jsonl"
+#define GEMM(dt) "gemm/wmma(BM=128,BN=128,BK=32)/" dt "/4096x4096x4096/pad0/eager"
+
+static int near(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
+
+static void test_mann_whitney_known_values(void)
+{
+    kb_mwu t;
+    /* by hand: U = 0, mean 12.5, var 25*11/12, z = (12.5 - 0.5) / 4.7871 = 2.5067,
+     * p = erfc(2.5067 / sqrt 2) = 0.012186 */
+    double a1[] = { 1, 2, 3, 4, 5 }, b1[] = { 6, 7, 8, 9, 10 };
+    CHECK(kb_mann_whitney(a1, 5, b1, 5, &t) == 0);
+    CHECK(t.u == 0 && near(t.z, -2.50672, 1e-4) && near(t.p, 0.012185780355344813, 1e-9));
+    /* the other values are scipy.stats.mannwhitneyu(a, b, alternative="two-sided",
+     * method="asymptotic") of scipy 1.10.1 */
+    double a2[] = { 1, 2, 2, 3 }, b2[] = { 2, 3, 3, 4, 5 };               /* ties across groups */
+    CHECK(kb_mann_whitney(a2, 4, b2, 5, &t) == 0);
+    CHECK(t.u == 3 && near(t.p, 0.09934224785346528, 1e-9));
+    double a3[] = { 10.0, 10.5, 11.0, 10.2, 10.8, 10.1 }, b3[] = { 10.4, 10.9, 11.5, 11.2, 10.6 };
+    CHECK(kb_mann_whitney(a3, 6, b3, 5, &t) == 0);
+    CHECK(t.u == 6 && near(t.p, 0.12069080052744556, 1e-9));
+    double a4[] = { 1.5, 2.5, 2.5, 3.5, 4.5, 4.5, 4.5 }, b4[] = { 2.5, 4.5, 5.5, 6.5, 6.5 };
+    CHECK(kb_mann_whitney(a4, 7, b4, 5, &t) == 0);
+    CHECK(t.u == 6.5 && near(t.p, 0.07981647994695878, 1e-9));
+    /* symmetric: swapping the groups keeps p and mirrors U */
+    kb_mwu s;
+    CHECK(kb_mann_whitney(b4, 5, a4, 7, &s) == 0);
+    CHECK(s.u == 35 - 6.5 && near(s.p, t.p, 1e-12) && near(s.z, -t.z, 1e-12));
+    /* everything tied: no evidence */
+    double five[] = { 5, 5, 5, 5 };
+    CHECK(kb_mann_whitney(five, 3, five, 4, &t) == 0 && t.u == 6 && t.p == 1);
+    double a5[] = { 3, 1, 2 }, b5[] = { 2 };
+    CHECK(kb_mann_whitney(a5, 3, b5, 1, &t) == 0 && t.u == 1.5 && t.p == 1);
+    /* no samples */
+    CHECK(kb_mann_whitney(a1, 0, b1, 5, &t) == -1 && t.p == 1);
+}
+
+static int load(const char *path, kb_report_run *run)
+{
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_report_run_load(path, NULL, run, &err);
+    CHECK_MSG(st == KB_OK, "%s", err.s);
+    kb_sb_free(&err);
+    return st == KB_OK;
+}
+
+static const kb_cmp_case *find(const kb_cmp_result *r, const char *id)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->cases[i].case_id, id) == 0) return &r->cases[i];
+    return NULL;
+}
+
+static void test_recorded_runs(void)
+{
+    kb_report_run a, b;
+    if (!load(RUN_A, &a)) return;
+    if (!load(RUN_B, &b)) { kb_report_run_free(&a); return; }
+    kb_cmp_result r;
+    CHECK(kb_compare_runs(&a, &b, 0.05, &r) == KB_OK);
+    CHECK(r.n_compared == 12 && r.n_regressions == 1 && r.n_improvements == 1);
+    CHECK(r.n_only_a == 1 && r.n_only_b == 1 && r.n_not_compared == 6 && !r.clocks_differ);
+    CHECK(r.n == 20);
+    const kb_cmp_case *c = find(&r, GEMM("bf16"));
+    CHECK(c && c->verdict == KB_CMP_REGRESSION && c->have_test && c->test.p < 1e-6);
+    CHECK(c && near(c->ratio, c->b->median_us / c->a->median_us, 1e-15) && c->ratio > 1.05);
+    c = find(&r, GEMM("int8"));
+    CHECK(c && c->verdict == KB_CMP_IMPROVEMENT && c->ratio < 0.95);
+    c = find(&r, GEMM("fp16"));
+    CHECK(c && c->verdict == KB_CMP_SAME && c->test.p > 0.05);
+    c = find(&r, "gelu/vec(VEC=4,form=tanh)/fp32/16777216/pad0/graph");
+    CHECK(c && c->a && !c->b);
+    c = find(&r, "gemm/wmma(BM=128,BN=256,BK=32)/fp16/4096x4096x4096/pad0/eager");
+    CHECK(c && !c->a && c->b);
+    c = find(&r, "softmax/online(block=256)/fp16/4096x32000/pad0/eager");
+    CHECK(c && c->verdict == KB_CMP_NOT_COMPARED);
+    /* the geometric mean of the compared ratios */
+    double log_sum = 0;
+    for (size_t i = 0; i < r.n; i++)
+        if (r.cases[i].a && r.cases[i].b && r.cases[i].verdict != KB_CMP_NOT_COMPARED)
+            log_sum += log(r.cases[i].ratio);
+    CHECK(near(r.geomean, exp(log_sum / 12), 1e-12));
+    /* the printout names the verdicts and lists the one-sided cases */
+    char *text = NULL;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    kb_compare_print(&a, &b, &r, 0.05, out);
+    fclose(out);
+    CHECK(strstr(text, "REGRESSION") && strstr(text, "improvement") && strstr(text, "geometric mean of B/A over 12 cases"));
+    CHECK(strstr(text, "only in A:\n  gelu/vec(VEC=4,form=tanh)/fp32/16777216/pad0/graph\n") != NULL);
+    CHECK(strstr(text, "(A fault, B fault)") != NULL);
+    free(text);
+    kb_compare_free(&r);
+
+    /* a threshold above the 9.5% slow-down: no regression */
+    CHECK(kb_compare_runs(&a, &b, 0.10, &r) == KB_OK);
+    CHECK(r.n_regressions == 0 && find(&r, GEMM("bf16"))->verdict == KB_CMP_SAME);
+    kb_compare_free(&r);
+    /* a run against itself: every ratio 1, nothing significant */
+    CHECK(kb_compare_runs(&a, &a, 0.05, &r) == KB_OK);
+    CHECK(r.n_compared == 13 && r.n_regressions == 0 && r.n_improvements == 0 && r.geomean == 1);
+    kb_compare_free(&r);
+    kb_report_run_free(&a);
+    kb_report_run_free(&b);
+}
+
+/* A run of records built here: one case per (id, median, samples). */
+static json_t *rec(const char *run_id, const char *id, const char *clock, const double *s, int n)
+{
+    json_t *samples = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(samples, json_real(s[i]));
+    double median = n ? s[n / 2] : 0;   /* the samples below are given sorted */
+    return json_pack("{s:s, s:s, s:s, s:{s:s, s:f, s:i, s:o}}", "run_id", run_id, "case_id", id, "status", "ok",
+                     "timing", "clock", clock, "median_us", median, "samples", n, "samples_us", samples);
+}
+
+static void test_built_runs(void)
+{
+    /* 50% slower on 2 samples each: too few for significance (p > 0.05), so not a regression */
+    double fast[] = { 10, 11 }, slow[] = { 15, 16 };
+    /* 20% slower on 8 clearly separated samples each: a regression */
+    double f8[] = { 10, 10.1, 10.2, 10.3, 10.4, 10.5, 10.6, 10.7 }, s8[] = { 12, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.7 };
+    json_t **ra = malloc(4 * sizeof *ra), **rb = malloc(3 * sizeof *rb);
+    ra[0] = rec("A", "few", "gpu", fast, 2);
+    ra[1] = rec("A", "many", "gpu", f8, 8);
+    ra[2] = rec("A", "many", "gpu", s8, 8);      /* a repeated id: the first record counts */
+    ra[3] = rec("A", "once", "gpu", fast, 1);
+    rb[0] = rec("B", "few", "gpu", slow, 2);
+    rb[1] = rec("B", "many", "gpu", s8, 8);
+    rb[2] = rec("B", "once", "cpu", slow, 1);
+    kb_report_run a, b;
+    CHECK(kb_report_run_from(ra, 4, "A", &a) == KB_OK);
+    CHECK(kb_report_run_from(rb, 3, "B", &b) == KB_OK);
+    kb_cmp_result r;
+    CHECK(kb_compare_runs(&a, &b, 0.05, &r) == KB_OK);
+    CHECK(r.n == 3 && r.n_compared == 3);
+    const kb_cmp_case *c = find(&r, "few");
+    CHECK(c && c->have_test && c->test.p > 0.05 && c->ratio > 1.4 && c->verdict == KB_CMP_SAME);
+    c = find(&r, "many");
+    CHECK(c && c->a == &a.rows[1] && c->verdict == KB_CMP_REGRESSION && c->test.p < 0.01);
+    c = find(&r, "once");
+    CHECK(c && !c->have_test && c->verdict == KB_CMP_SAME);   /* one sample: no test, no verdict */
+    CHECK(r.clocks_differ);
+    kb_compare_free(&r);
+    kb_report_run_free(&a);
+    kb_report_run_free(&b);
+}
+
+/* kbench compare with stdout silenced. */
+static int cmd(const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    char *argv[6] = { "compare", (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL };
+    int argc = 1;
+    while (argc < 5 && argv[argc]) argc++;
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *null = fopen("/dev/null", "w");
+    dup2(fileno(null), 1);
+    int rc = kb_cmd_compare(argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    fclose(null);
+    return rc;
+}
+
+static void test_exit_codes(void)
+{
+    CHECK(cmd(RUN_A, RUN_B, NULL, NULL) == KB_EXIT_REGRESS);            /* bf16 GEMM 9.5% slower */
+    CHECK(cmd(RUN_B, RUN_A, NULL, NULL) == KB_EXIT_REGRESS);            /* the int8 GEMM, the other way */
+    CHECK(cmd(RUN_A, RUN_A, NULL, NULL) == KB_EXIT_OK);
+    CHECK(cmd(RUN_A, RUN_B, "--threshold", "0.15") == KB_EXIT_OK);      /* both changes within 15% */
+    CHECK(cmd(RUN_A, RUN_B, "--threshold=0.02", NULL) == KB_EXIT_REGRESS);
+    CHECK(cmd("test-gpu-a-20260102T000000Z-1", "test-gpu-b-20260103T000000Z-1", "--results", "tests/data") == KB_EXIT_REGRESS);
+    CHECK(cmd(RUN_EMU, RUN_A, NULL, NULL) == KB_EXIT_OK);               /* no case in common */
+    CHECK(cmd(RUN_A, NULL, NULL, NULL) == KB_EXIT_INPUT);
+    CHECK(cmd(RUN_A, RUN_B, RUN_A, NULL) == KB_EXIT_INPUT);
+    CHECK(cmd(RUN_A, "tests/data/missing.jsonl", NULL, NULL) == KB_EXIT_INPUT);
+    CHECK(cmd(RUN_A, RUN_B, "--threshold", "five") == KB_EXIT_INPUT);
+    CHECK(cmd(RUN_A, RUN_B, "--threshold", "-0.1") == KB_EXIT_INPUT);
+    CHECK(cmd(RUN_A, RUN_B, "--bogus", NULL) == KB_EXIT_INPUT);
+    CHECK(cmd("--help", NULL, NULL, NULL) == KB_EXIT_OK);
+}
+
+int main(void)
+{
+    RUN(test_mann_whitney_known_values);
+    RUN(test_recorded_runs);
+    RUN(test_built_runs);
+    RUN(test_exit_codes);
+    TEST_MAIN_END();
+}
