@@ -1,0 +1,401 @@
+/* layernorm.c - host side of the layernorm family (LayerNorm and RMSNorm forward):
+ * descriptor, legality, work model, inputs, CPU reference and verification. Device
+ * code: layernorm.cu.
+ *
+ * x and y are [rows x ld], ld = cols + pad: the pad axis is row-stride padding. gamma
+ * and beta are [cols] in the data dtype (rmsnorm has no beta); the kernel also writes
+ * fp32 mean[rows] (layernorm) and rstd[rows] (both kinds). The padding of x holds NaN
+ * and the whole of y starts as a sentinel, so a kernel that reads or writes outside its
+ * row fails verification; mean and rstd start as NaN, so a row whose statistics were
+ * not written fails too. */
+#include "exec.h"
+#include "verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { V_BLOCK, V_WARP, V_VEC };
+enum { P_KIND, P_BLOCK, P_VEC };
+enum { KIND_LAYERNORM, KIND_RMSNORM };
+enum { D_ROWS, D_COLS };
+
+#define LN_EPS 1e-5f
+
+/* Nominal arithmetic per element, counted once for the operation whatever the variant
+ * (Welford's divisions or a re-read of the row are implementation cost, not work):
+ *   layernorm: sum 1, centred square and add 3 (sub, mul, add), normalise and affine 4
+ *              (sub, mul by rstd, mul by gamma, add beta) = 8;
+ *   rmsnorm:   square and add 2, mul by rstd and by gamma 2 = 4.
+ * The per-row division and rsqrt are negligible next to cols elements. */
+#define LAYERNORM_FLOPS_PER_ELEM 8.0
+#define RMSNORM_FLOPS_PER_ELEM 4.0
+
+/* y before the kernel: exact in fp16 and bf16, and far from any output, since
+ * |y| <= |x - mean| * rstd * 1.5 + 1 and the normalised |x - mean| * rstd stays below
+ * ~2 for these uniform inputs (below sqrt(cols) for any input). */
+#define Y_SENTINEL 1000.0f
+
+#define LN_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
+
+static const kb_variant variants[] = {
+    [V_BLOCK] = { "block", "layernorm_block", LN_DTYPES,
+                  "one row per block, two-pass statistics through block reductions; x read 3 times" },
+    [V_WARP] = { "warp", "layernorm_warp", LN_DTYPES,
+                 "one row per warp, single-pass Welford merged with shuffles; x read twice" },
+    [V_VEC] = { "vec", "layernorm_vec", LN_DTYPES,
+                "one row per warp, VEC-wide accesses, row cached in shared memory; x read once" },
+};
+
+static const char *const kinds[] = { [KIND_LAYERNORM] = "layernorm", [KIND_RMSNORM] = "rmsnorm", NULL };
+static const char *const dims[] = { [D_ROWS] = "rows", [D_COLS] = "cols" };
+
+static const kb_param params[] = {
+    [P_KIND] = { "kind", KIND_LAYERNORM, kinds, 0,
+                 "layernorm: (x - mean) * rstd * gamma + beta; rmsnorm: x * rstd * gamma, rstd from mean(x^2)" },
+    [P_BLOCK] = { "BLOCK", 256, NULL, 0,
+                  "threads per block (multiple of 32, <= 1024); warp and vec own BLOCK/32 rows per block" },
+    [P_VEC] = { "VEC", 4, NULL, 1u << V_VEC, "elements per vector access (1, 2, 4, 8; at most 16 bytes)" },
+};
+
+static int64_t rows_per_block(const kb_case *c)
+{
+    return c->variant == V_BLOCK ? 1 : c->params[P_BLOCK] / 32;
+}
+
+/* Elements of one warp's row cache in layernorm_vec: VEC_SLICE(cols) in layernorm.cu. */
+static int64_t vec_slice(int64_t cols, int64_t vec)
+{
+    return (cols + 2 * vec - 2) / vec * vec;
+}
+
+/* Dynamic shared memory of one launch [bytes]: only layernorm_vec has any. */
+static size_t shmem_bytes(const kb_case *c)
+{
+    if (c->variant != V_VEC)
+        return 0;
+    return (size_t)(rows_per_block(c) * vec_slice(c->dims[D_COLS], c->params[P_VEC])) * kb_dtype_size(c->dtype);
+}
+
+static int layernorm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    int64_t block = c->params[P_BLOCK], vec = c->params[P_VEC];
+    int64_t rows = c->dims[D_ROWS], cols = c->dims[D_COLS];
+    size_t esz = kb_dtype_size(c->dtype);
+    if (block < 32 || block > 1024 || block % 32) {
+        snprintf(why, n, "BLOCK=%lld: must be a multiple of 32 between 32 and 1024", (long long)block);
+        return 0;
+    }
+    if (c->variant == V_VEC) {
+        if (vec != 1 && vec != 2 && vec != 4 && vec != 8) {
+            snprintf(why, n, "VEC=%lld: must be 1, 2, 4 or 8", (long long)vec);
+            return 0;
+        }
+        if ((size_t)vec * esz > 16) {
+            snprintf(why, n, "VEC=%lld x %s = %zu bytes exceeds the 16-byte (128-bit) maximum vector access",
+                     (long long)vec, kb_dtype_name(c->dtype), (size_t)vec * esz);
+            return 0;
+        }
+    }
+    if (rows < 1 || cols < 1) {
+        snprintf(why, n, "rows=%lld, cols=%lld: need at least one row of one element", (long long)rows,
+                 (long long)cols);
+        return 0;
+    }
+    /* column indices are int in the kernels, stepped by up to 32 * VEC or BLOCK */
+    if (cols > (1LL << 30)) {
+        snprintf(why, n, "cols=%lld exceeds 2^30: column indices are 32-bit in the kernels", (long long)cols);
+        return 0;
+    }
+    int64_t rpb = rows_per_block(c);
+    if ((rows + rpb - 1) / rpb > 2147483647LL) {
+        snprintf(why, n, "rows=%lld needs more than 2^31-1 blocks of %lld row(s)", (long long)rows, (long long)rpb);
+        return 0;
+    }
+    size_t shmem = shmem_bytes(c);
+    if (shmem > (size_t)t->max_shmem_per_block) {
+        snprintf(why, n,
+                 "vec caches %lld rows of %lld %s (BLOCK/32 warps, one row each) in %zu bytes of shared memory; "
+                 "sm_%d allows %d per block: lower BLOCK",
+                 (long long)rpb, (long long)cols, kb_dtype_name(c->dtype), shmem, t->sm, t->max_shmem_per_block);
+        return 0;
+    }
+    return 1;
+}
+
+/* Compulsory traffic: x read and y written once, gamma (and beta) read once, and the
+ * fp32 statistics written (mean and rstd for layernorm, rstd for rmsnorm) - they are
+ * outputs of the forward pass, kept for the backward pass. bytes_moved is the load and
+ * store traffic each variant issues (caches may serve a row's re-reads): block reads x
+ * three times (twice for rmsnorm), warp twice, vec once. */
+static kb_work layernorm_work(const kb_case *c)
+{
+    double rows = (double)c->dims[D_ROWS], cols = (double)c->dims[D_COLS];
+    double esz = (double)kb_dtype_size(c->dtype), elems = rows * cols;
+    int rms = c->params[P_KIND] == KIND_RMSNORM;
+    kb_work w = { 0 };
+    w.flops = elems * (rms ? RMSNORM_FLOPS_PER_ELEM : LAYERNORM_FLOPS_PER_ELEM);
+    w.bytes_read = elems * esz + (rms ? 1.0 : 2.0) * cols * esz;
+    w.bytes_written = elems * esz + (rms ? 1.0 : 2.0) * rows * sizeof(float);
+    double x_reads = c->variant == V_BLOCK ? (rms ? 2.0 : 3.0) : c->variant == V_WARP ? 2.0 : 1.0;
+    if (x_reads > 1.0)
+        w.bytes_moved = w.bytes_read + (x_reads - 1.0) * elems * esz + w.bytes_written;
+    return w;
+}
+
+/* Tolerances. y: kb_tolerance(dtype, cols), the project's policy for an output that
+ * depends on a reduction over cols. mean and rstd: fp32 results whatever the data
+ * dtype (the inputs are dequantised exactly, the statistics are fp32), so the fp32
+ * policy over cols, with rtol widened by 2 ulp for rsqrtf's error on the GPU (CUDA C
+ * Programming Guide, single-precision intrinsics: rsqrtf max 2 ulp). */
+static void stats_tolerance(int64_t cols, double *atol, double *rtol)
+{
+    kb_tolerance(KB_DT_FP32, cols, atol, rtol);
+    *rtol += 2.0 * kb_dtype_unit_roundoff(KB_DT_FP32) * 2.0;  /* 2 ulp = 4u at most */
+}
+
+typedef struct {
+    kb_dptr d_x, d_y;       /* [rows x ld] */
+    kb_dptr d_gamma, d_beta; /* [cols]; d_beta 0 for rmsnorm */
+    kb_dptr d_mean, d_rstd; /* [rows] fp32; d_mean 0 for rmsnorm */
+    int64_t ld;             /* [elements] row stride */
+    float *x;               /* [rows x ld] the inputs as the kernel reads them; NaN in the padding */
+    float *want;            /* [rows x ld] reference y; Y_SENTINEL in the padding */
+    float *got;             /* [rows x ld] downloaded y */
+    float *want_stats;      /* [2 x rows] reference mean (layernorm only), then rstd */
+    float *got_stats;       /* [2 x rows] downloaded statistics */
+    float *gb;              /* [2 x cols] dequantised gamma, then beta */
+    void *h_io;             /* [rows x ld] storage-typed host buffer: x on the way up, y on the way down */
+} layernorm_state;
+
+static void layernorm_free_state(layernorm_state *s)
+{
+    if (!s)
+        return;
+    free(s->h_io);
+    free(s->gb);
+    free(s->got_stats);
+    free(s->want_stats);
+    free(s->got);
+    free(s->want);
+    free(s->x);
+    free(s);
+}
+
+/* Reference of one row in double from the dequantised inputs: two-pass mean and
+ * centred variance (layernorm) or mean of squares (rmsnorm). */
+static void layernorm_ref_row(const float *x, const float *gamma, const float *beta, int64_t cols, int rms,
+                              float *y, float *mean_out, float *rstd_out)
+{
+    double mean = 0.0, var = 0.0;
+    if (rms) {
+        for (int64_t j = 0; j < cols; j++)
+            var += (double)x[j] * x[j];
+        var /= (double)cols;
+    } else {
+        for (int64_t j = 0; j < cols; j++)
+            mean += x[j];
+        mean /= (double)cols;
+        for (int64_t j = 0; j < cols; j++)
+            var += (x[j] - mean) * (x[j] - mean);
+        var /= (double)cols;
+    }
+    double rstd = 1.0 / sqrt(var + (double)LN_EPS);
+    for (int64_t j = 0; j < cols; j++)
+        y[j] = (float)(rms ? x[j] * rstd * gamma[j] : (x[j] - mean) * rstd * gamma[j] + beta[j]);
+    *mean_out = (float)mean;
+    *rstd_out = (float)rstd;
+}
+
+/* Quantise n floats into storage h and read them back as the kernel will see them. */
+static void quantise(kb_dtype dt, float *v, void *h, int64_t n)
+{
+    kb_host_from_f32(dt, v, h, n);
+    kb_host_to_f32(dt, h, v, n);
+}
+
+static kb_status layernorm_setup(kb_run *r, void **state)
+{
+    const kb_case *c = r->c;
+    int64_t rows = c->dims[D_ROWS], cols = c->dims[D_COLS], ld = cols + c->pad;
+    int rms = c->params[P_KIND] == KIND_RMSNORM;
+    size_t esz = kb_dtype_size(c->dtype), bytes = (size_t)(rows * ld) * esz;
+    size_t pbytes = (size_t)cols * esz, sbytes = (size_t)rows * sizeof(float);
+    kb_status st = KB_ERR_OOM;
+    layernorm_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return kb_run_fail(r, KB_ERR_OOM, "host allocation of the layernorm state");
+    s->ld = ld;
+    s->x = malloc((size_t)(rows * ld) * sizeof(float));
+    s->want = malloc((size_t)(rows * ld) * sizeof(float));
+    s->got = malloc((size_t)(rows * ld) * sizeof(float));
+    s->want_stats = malloc(2 * sbytes);
+    s->got_stats = malloc(2 * sbytes);
+    s->gb = malloc(2 * (size_t)cols * sizeof(float));
+    s->h_io = malloc(bytes > 2 * pbytes ? bytes : 2 * pbytes);
+    if (!s->x || !s->want || !s->got || !s->want_stats || !s->got_stats || !s->gb || !s->h_io) {
+        kb_run_fail(r, KB_ERR_OOM, "host allocation of %lld x %lld elements", (long long)rows, (long long)ld);
+        goto fail;
+    }
+    if ((st = kb_run_alloc(r, bytes, &s->d_x)) != KB_OK || (st = kb_run_alloc(r, bytes, &s->d_y)) != KB_OK ||
+        (st = kb_run_alloc(r, pbytes, &s->d_gamma)) != KB_OK || (st = kb_run_alloc(r, sbytes, &s->d_rstd)) != KB_OK)
+        goto fail;
+    if (!rms && ((st = kb_run_alloc(r, pbytes, &s->d_beta)) != KB_OK ||
+                 (st = kb_run_alloc(r, sbytes, &s->d_mean)) != KB_OK))
+        goto fail;
+
+    /* gamma in [-1.5, 1.5), beta in [-1, 1), quantised to the dtype */
+    kb_rng rng;
+    kb_rng_seed(&rng, c->seed);
+    float *gamma = s->gb, *beta = s->gb + cols;
+    for (int64_t j = 0; j < cols; j++) {
+        gamma[j] = kb_rng_uniform(&rng, -1.5f, 1.5f);
+        beta[j] = rms ? 0.0f : kb_rng_uniform(&rng, -1.0f, 1.0f);
+    }
+    quantise(c->dtype, s->gb, s->h_io, 2 * cols);
+    if ((st = kb_run_upload(r, s->d_gamma, s->h_io, pbytes)) != KB_OK ||
+        (!rms && (st = kb_run_upload(r, s->d_beta, (char *)s->h_io + pbytes, pbytes)) != KB_OK))
+        goto fail;
+
+    /* x: a per-row offset in [-1, 1) plus uniform [-1, 1), so the mean is not ~0 and a
+     * variance taken as E[x^2] - E[x]^2 would show its cancellation; NaN in the padding.
+     * Quantised row by row; the reference is computed from exactly what the kernel reads. */
+    char *h = s->h_io;
+    float *want_mean = s->want_stats, *want_rstd = s->want_stats + rows;
+    for (int64_t i = 0; i < rows; i++) {
+        float offset = kb_rng_uniform(&rng, -1.0f, 1.0f), *xr = s->x + i * ld;
+        for (int64_t j = 0; j < ld; j++)
+            xr[j] = j < cols ? offset + kb_rng_uniform(&rng, -1.0f, 1.0f) : NAN;
+        quantise(c->dtype, xr, h + (size_t)(i * ld) * esz, ld);
+        layernorm_ref_row(xr, gamma, beta, cols, rms, s->want + i * ld, &want_mean[i], &want_rstd[i]);
+        for (int64_t j = cols; j < ld; j++)
+            s->want[i * ld + j] = Y_SENTINEL;
+    }
+    if ((st = kb_run_upload(r, s->d_x, s->h_io, bytes)) != KB_OK)
+        goto fail;
+
+    /* y: the sentinel everywhere, so unwritten elements and writes into the padding
+     * fail; mean and rstd: NaN (all-ones bytes), so unwritten statistics fail */
+    for (int64_t k = 0; k < rows * ld; k++)
+        s->got[k] = Y_SENTINEL;
+    kb_host_from_f32(c->dtype, s->got, s->h_io, rows * ld);
+    if ((st = kb_run_upload(r, s->d_y, s->h_io, bytes)) != KB_OK)
+        goto fail;
+    memset(s->got_stats, 0xff, 2 * sbytes);
+    if ((st = kb_run_upload(r, s->d_rstd, s->got_stats, sbytes)) != KB_OK ||
+        (!rms && (st = kb_run_upload(r, s->d_mean, s->got_stats, sbytes)) != KB_OK))
+        goto fail;
+    *state = s;
+    return KB_OK;
+fail:
+    layernorm_free_state(s);
+    return st;
+}
+
+static kb_status layernorm_enqueue(kb_run *r, void *state)
+{
+    const kb_case *c = r->c;
+    layernorm_state *s = state;
+    int64_t rows = c->dims[D_ROWS], rpb = rows_per_block(c);
+    kb_geom g = { { (unsigned)((rows + rpb - 1) / rpb), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 },
+                  shmem_bytes(c) };
+    kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_gamma), kb_arg_ptr(s->d_beta),
+                      kb_arg_ptr(s->d_y), kb_arg_ptr(s->d_mean), kb_arg_ptr(s->d_rstd),
+                      kb_arg_i64(rows), kb_arg_i32((int32_t)c->dims[D_COLS]), kb_arg_i64(s->ld),
+                      kb_arg_f32(LN_EPS) };
+    return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 10);
+}
+
+/* Fold the comparison w (made after v's elements) into v: counts add up, first_bad
+ * continues v's numbering, the maxima take the larger. v keeps its own tolerance; the
+ * err/tol ratio stays comparable across both since each is relative to its own. */
+static void verify_append(kb_verify *v, const kb_verify *w)
+{
+    if (v->n_bad == 0 && w->n_bad > 0) {
+        v->first_bad = v->n + w->first_bad;
+        v->got_at_bad = w->got_at_bad;
+        v->want_at_bad = w->want_at_bad;
+    }
+    v->n += w->n;
+    v->n_bad += w->n_bad;
+    if (w->max_abs_err > v->max_abs_err)
+        v->max_abs_err = w->max_abs_err;
+    if (w->max_rel_err > v->max_rel_err)
+        v->max_rel_err = w->max_rel_err;
+    if (w->max_err_ratio > v->max_err_ratio)
+        v->max_err_ratio = w->max_err_ratio;
+}
+
+/* Compared, in this order (first_bad indexes it): y as [rows x ld] including the
+ * padding (want = the sentinel there), then mean[rows] (layernorm only), then rstd[rows].
+ * v's atol/rtol are y's; the statistics use stats_tolerance(). Exposed for --dump: x,
+ * gamma, beta (layernorm), out and ref [rows x ld], and the statistics, got and
+ * reference: stats/stats_ref [2 x rows] (mean, rstd) or rstd/rstd_ref [rows]. */
+static kb_status layernorm_check(kb_run *r, void *state, kb_verify *v)
+{
+    const kb_case *c = r->c;
+    layernorm_state *s = state;
+    int64_t rows = c->dims[D_ROWS], cols = c->dims[D_COLS], ld = s->ld;
+    int rms = c->params[P_KIND] == KIND_RMSNORM;
+    size_t esz = kb_dtype_size(c->dtype), sbytes = (size_t)rows * sizeof(float);
+    kb_status st = kb_run_download(r, s->h_io, s->d_y, (size_t)(rows * ld) * esz);
+    if (st != KB_OK)
+        return st;
+    if ((st = kb_run_download(r, s->got_stats + rows, s->d_rstd, sbytes)) != KB_OK ||
+        (!rms && (st = kb_run_download(r, s->got_stats, s->d_mean, sbytes)) != KB_OK))
+        return st;
+
+    kb_host_to_f32(c->dtype, s->h_io, s->got, rows * ld);
+
+    int64_t shape[2] = { rows, ld }, stats_shape[2] = { 2, rows };
+    kb_run_expose(r, "x", s->x, shape, 2);
+    kb_run_expose(r, "gamma", s->gb, &cols, 1);
+    if (!rms)
+        kb_run_expose(r, "beta", s->gb + cols, &cols, 1);
+    kb_run_expose(r, "out", s->got, shape, 2);
+    kb_run_expose(r, "ref", s->want, shape, 2);
+    if (rms) {
+        kb_run_expose(r, "rstd", s->got_stats + rows, &rows, 1);
+        kb_run_expose(r, "rstd_ref", s->want_stats + rows, &rows, 1);
+    } else {
+        kb_run_expose(r, "stats", s->got_stats, stats_shape, 2);
+        kb_run_expose(r, "stats_ref", s->want_stats, stats_shape, 2);
+    }
+
+    double atol, rtol;
+    kb_tolerance(c->dtype, cols, &atol, &rtol);
+    kb_verify_init(v, atol, rtol);
+    kb_verify_f32(v, s->got, s->want, rows * ld);
+
+    kb_verify vs;
+    stats_tolerance(cols, &atol, &rtol);
+    kb_verify_init(&vs, atol, rtol);
+    if (rms)
+        kb_verify_f32(&vs, s->got_stats + rows, s->want_stats + rows, rows);
+    else
+        kb_verify_f32(&vs, s->got_stats, s->want_stats, 2 * rows);
+    verify_append(v, &vs);
+    return KB_OK;
+}
+
+static void layernorm_teardown(kb_run *r, void *state)
+{
+    layernorm_free_state(state);
+}
+
+const kb_family kb_family_layernorm = {
+    .name = "layernorm",
+    .source = "layernorm.cu",
+    .about = "LayerNorm and RMSNorm forward over rows: block two-pass, warp Welford, vectorised row cache",
+    .variants = variants, .n_variants = 3,
+    .dims = dims, .n_dims = 2,
+    .params = params, .n_params = 3,
+    .valid = layernorm_valid,
+    .defines = NULL,
+    .work = layernorm_work,
+    .setup = layernorm_setup,
+    .enqueue = layernorm_enqueue,
+    .check = layernorm_check,
+    .teardown = layernorm_teardown,
+};

@@ -1,0 +1,214 @@
+/* test_layernorm.c - what the layernorm family's suite (tests/suites/kernels_layernorm.yaml)
+ * cannot show: the work model's numbers, valid()'s reasons and their dependence on the
+ * target, and that check() fails a kernel that did not write its outputs (the suite
+ * only ever sees passing kernels). */
+#include "check.h"
+#include "defines.h"
+#include "exec.h"
+#include "modules.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { V_BLOCK, V_WARP, V_VEC };          /* variant order in layernorm.c */
+enum { P_KIND, P_BLOCK, P_VEC };          /* param order */
+enum { KIND_LAYERNORM, KIND_RMSNORM };
+
+static const kb_family *fam;
+static int fam_index;
+
+static kb_case make_case(int variant, kb_dtype dt, int kind, int64_t rows, int64_t cols, int pad)
+{
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.family = fam_index;
+    c.variant = variant;
+    c.dtype = dt;
+    c.dims[0] = rows;
+    c.dims[1] = cols;
+    c.params[P_KIND] = kind;
+    c.params[P_BLOCK] = 256;
+    c.params[P_VEC] = 4;
+    c.pad = pad;
+    c.seed = 7;
+    c.shape_name = -1;
+    return c;
+}
+
+static void test_descriptor(void)
+{
+    CHECK(fam->n_variants == 3 && fam->n_dims == 2 && fam->n_params == 3);
+    CHECK(!strcmp(fam->variants[V_BLOCK].name, "block") && !strcmp(fam->variants[V_WARP].name, "warp") &&
+          !strcmp(fam->variants[V_VEC].name, "vec"));
+    CHECK(!strcmp(fam->params[P_KIND].name, "kind") && !strcmp(fam->params[P_BLOCK].name, "BLOCK") &&
+          !strcmp(fam->params[P_VEC].name, "VEC"));
+    CHECK(kb_param_applies(fam, P_VEC, V_VEC) && !kb_param_applies(fam, P_VEC, V_BLOCK));
+    kb_case c = make_case(V_WARP, KB_DT_BF16, KIND_RMSNORM, 5, 1000, 1);
+    kb_sb b;
+    kb_sb_init(&b);
+    kb_case_id(&c, &b);
+    CHECK_MSG(!strcmp(b.s, "layernorm/warp(kind=rmsnorm,BLOCK=256)/bf16/5x1000/pad1/eager"), "%s", b.s);
+    kb_case_defines(fam, &c, &b);
+    CHECK_MSG(strstr(b.s, "KIND=1\n") && strstr(b.s, "KIND_RMSNORM=1") && strstr(b.s, "KB_T=kb_bf16"), "%s", b.s);
+    kb_sb_free(&b);
+}
+
+/* fp16, 4 rows of 10: x 80 bytes, y 80 bytes, gamma/beta 20 bytes each, fp32 stats 16 bytes each. */
+static void test_work_model(void)
+{
+    kb_case c = make_case(V_BLOCK, KB_DT_FP16, KIND_LAYERNORM, 4, 10, 3);
+    kb_work w = fam->work(&c);
+    CHECK(w.flops == 8.0 * 40);
+    CHECK(w.bytes_read == 80 + 2 * 20);       /* pad is not compulsory traffic */
+    CHECK(w.bytes_written == 80 + 2 * 16);    /* mean and rstd count as written */
+    CHECK(w.bytes_moved == 120 + 2 * 80 + 112); /* block reads x three times */
+
+    c.params[P_KIND] = KIND_RMSNORM;
+    w = fam->work(&c);
+    CHECK(w.flops == 4.0 * 40);
+    CHECK(w.bytes_read == 80 + 20);            /* no beta */
+    CHECK(w.bytes_written == 80 + 16);         /* rstd only */
+    CHECK(w.bytes_moved == 100 + 80 + 96);     /* rmsnorm's block reads x twice */
+
+    c.variant = V_WARP;
+    CHECK(fam->work(&c).bytes_moved == 100 + 80 + 96);
+    c.variant = V_VEC;
+    CHECK(fam->work(&c).bytes_moved == 0);     /* x read once: what it moves is the compulsory traffic */
+}
+
+static void test_valid_reasons(void)
+{
+    kb_target sm90 = { 90, 0, 227 * 1024 }, sm89 = { 89, 0, 99 * 1024 };
+    char why[512];
+
+    kb_case c = make_case(V_BLOCK, KB_DT_FP32, KIND_LAYERNORM, 3, 4099, 1);
+    CHECK(fam->valid(&c, &sm89, why, sizeof why));
+    c.params[P_BLOCK] = 48;
+    why[0] = 0;
+    CHECK(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "BLOCK=48") && strstr(why, "multiple of 32"));
+
+    /* VEC applies to vec only: an illegal VEC leaves the other variants valid */
+    c = make_case(V_WARP, KB_DT_FP32, KIND_LAYERNORM, 3, 4099, 1);
+    c.params[P_VEC] = 8;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    c.variant = V_VEC;
+    why[0] = 0;
+    CHECK(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "32 bytes") && strstr(why, "128-bit"));
+    c.params[P_VEC] = 3;
+    why[0] = 0;
+    CHECK(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "VEC=3"));
+
+    /* vec caches BLOCK/32 rows in shared memory: 8 x 4104 fp32 = 131328 bytes fits
+     * sm_90's 227 KiB but not sm_89's 99 KiB; BLOCK=128 halves it and fits both */
+    c = make_case(V_VEC, KB_DT_FP32, KIND_RMSNORM, 3, 4099, 0);
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    why[0] = 0;
+    CHECK_MSG(!fam->valid(&c, &sm89, why, sizeof why) && strstr(why, "131328 bytes") && strstr(why, "sm_89") &&
+                  strstr(why, "lower BLOCK"), "%s", why);
+    c.params[P_BLOCK] = 128;
+    CHECK(fam->valid(&c, &sm89, why, sizeof why));
+
+    c = make_case(V_WARP, KB_DT_BF16, KIND_LAYERNORM, 3, (1LL << 30) + 1, 0);
+    why[0] = 0;
+    CHECK(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "2^30"));
+}
+
+/* Run one case of the family on the emulator: setup, optionally the kernel, check. */
+static void run_on_emu(const kb_case *c, int launch, kb_verify *v, kb_status *st_out)
+{
+    char err[512] = "";
+    kb_backend_ctx *bx = NULL;
+    kb_backend_opts bo = { .emu_threads = 2 };
+    *st_out = kb_backend_emu.init(&bo, &bx, err, sizeof err);
+    CHECK_MSG(*st_out == KB_OK, "%s", err);
+    if (*st_out != KB_OK)
+        return;
+    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
+    kb_sb defs;
+    kb_sb_init(&defs);
+    kb_case_defines(fam, c, &defs);
+    const kb_module_ref *ref = kb_modules_get(mods, fam->source, defs.s, 90);
+    kb_sb_free(&defs);
+    *st_out = ref->status;
+    CHECK_MSG(ref->status == KB_OK, "%s", ref->log);
+    if (ref->status == KB_OK) {
+        kb_run r;
+        memset(&r, 0, sizeof r);
+        r.be = &kb_backend_emu;
+        r.bx = bx;
+        r.mod = ref->mod;
+        r.f = fam;
+        r.c = c;
+        r.target = (kb_target){ 90, 1, 227 * 1024 };
+        void *state = NULL;
+        kb_status st = fam->setup(&r, &state);
+        if (st == KB_OK && launch)
+            st = fam->enqueue(&r, state);
+        if (st == KB_OK)
+            st = kb_backend_emu.sync(bx);
+        if (st == KB_OK)
+            st = fam->check(&r, state, v);
+        CHECK_MSG(st == KB_OK, "%s", r.err);
+        *st_out = st;
+        if (state)
+            fam->teardown(&r, state);
+        kb_run_free_all(&r);
+    }
+    kb_modules_free(mods);
+    kb_backend_emu.fini(bx);
+}
+
+/* A real run passes and compares y with its padding, mean and rstd: rows x ld + 2 rows. */
+static void test_check_passes_a_real_run(void)
+{
+    kb_case c = make_case(V_VEC, KB_DT_BF16, KIND_LAYERNORM, 5, 37, 1);
+    kb_verify v;
+    kb_status st;
+    memset(&v, 0, sizeof v);
+    run_on_emu(&c, 1, &v, &st);
+    if (st != KB_OK)
+        return;
+    CHECK_MSG(v.n_bad == 0, "%lld bad, first %lld: got %g want %g", (long long)v.n_bad, (long long)v.first_bad,
+              v.got_at_bad, v.want_at_bad);
+    CHECK(v.n == 5 * 38 + 2 * 5);
+    CHECK(v.max_err_ratio <= 1.0 && v.atol > 0 && v.rtol > 0);
+}
+
+/* No kernel: y still holds the sentinel and the statistics their NaN poison. Every y
+ * element and every statistic must fail, the padding (sentinel expected) must not. */
+static void test_check_fails_unwritten_outputs(void)
+{
+    kb_case c = make_case(V_WARP, KB_DT_FP32, KIND_LAYERNORM, 3, 31, 2);
+    kb_verify v;
+    kb_status st;
+    memset(&v, 0, sizeof v);
+    run_on_emu(&c, 0, &v, &st);
+    if (st != KB_OK)
+        return;
+    CHECK(v.n == 3 * 33 + 2 * 3);
+    CHECK_MSG(v.n_bad == 3 * 31 + 2 * 3, "%lld bad", (long long)v.n_bad);
+    CHECK(v.first_bad == 0 && v.got_at_bad == 1000.0);
+
+    c.params[P_KIND] = KIND_RMSNORM;           /* rstd only: rows x ld + rows compared */
+    memset(&v, 0, sizeof v);
+    run_on_emu(&c, 0, &v, &st);
+    if (st != KB_OK)
+        return;
+    CHECK(v.n == 3 * 33 + 3);
+    CHECK_MSG(v.n_bad == 3 * 31 + 3, "%lld bad", (long long)v.n_bad);
+}
+
+int main(void)
+{
+    fam_index = kb_family_find("layernorm");
+    CHECK(fam_index >= 0);
+    if (fam_index < 0)
+        TEST_MAIN_END();
+    fam = kb_families[fam_index];
+    RUN(test_descriptor);
+    RUN(test_work_model);
+    RUN(test_valid_reasons);
+    RUN(test_check_passes_a_real_run);
+    RUN(test_check_fails_unwritten_outputs);
+    TEST_MAIN_END();
+}
