@@ -5,11 +5,13 @@
 
 extern const kb_family kb_family_gelu;
 extern const kb_family kb_family_softmax;
+extern const kb_family kb_family_embedding;
 extern const kb_family kb_family_layernorm;
 
 const kb_family *const kb_families[] = {
     &kb_family_gelu,
     &kb_family_softmax,
+    &kb_family_embedding,
     &kb_family_layernorm,
 };
 const int kb_n_families = (int)(sizeof kb_families / sizeof kb_families[0]);
