@@ -6,29 +6,19 @@
  * Graph capture records launches and replays them in order.
  */
 #include "backend.h"
+#include "emu_build.h"
 #include "emu_exec.h"
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
-#define MAX_CXX_WORDS 16
-
 struct kb_backend_ctx {
-    char *cxx_words;                  /* $CXX or KB_CXX_COMPILER, split on spaces in place */
-    char *cxx_argv[MAX_CXX_WORDS];
-    int n_cxx;
-    char toolchain[256];              /* first line of `cxx --version`, computed once */
+    kb_emu_cxx cxx;                   /* the host C++ compiler */
     int sm;                           /* emulated arch x10 */
     int n_workers;
     size_t shmem_limit_bytes;
@@ -75,44 +65,17 @@ static size_t shmem_limit_for(int sm)
     return 163u * 1024u;
 }
 
-/* 1 when the program named by word can be run: a path, or found on PATH. */
-static int program_exists(const char *word)
-{
-    if (strchr(word, '/'))
-        return access(word, X_OK) == 0;
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/bin:/bin";
-    char buf[4096];
-    for (const char *p = path; *p;) {
-        const char *end = strchr(p, ':');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n > 0 && snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, word) < (int)sizeof buf &&
-            access(buf, X_OK) == 0)
-            return 1;
-        p += n + (end ? 1 : 0);
-    }
-    return 0;
-}
-
 static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
 {
     kb_backend_ctx *x = calloc(1, sizeof *x);
-    const char *cxx = getenv("CXX");
     if (!x) {
         snprintf(err, errlen, "emu: out of memory");
         return KB_ERR_OOM;
     }
-    if (!cxx || !*cxx)
-        cxx = KB_CXX_COMPILER;
-    x->cxx_words = strdup(cxx);
-    for (char *s = strtok(x->cxx_words, " \t"); s && x->n_cxx < MAX_CXX_WORDS - 1; s = strtok(NULL, " \t"))
-        x->cxx_argv[x->n_cxx++] = s;
-    if (x->n_cxx == 0 || !program_exists(x->cxx_argv[0])) {
-        snprintf(err, errlen, "emu: C++ compiler '%s' not found: install g++ or set CXX", cxx);
-        free(x->cxx_words);
+    kb_status st = kb_emu_cxx_init(&x->cxx, err, errlen);   /* no GPU needed, only a compiler */
+    if (st != KB_OK) {
         free(x);
-        return KB_ERR_SETUP;
+        return st;
     }
     x->sm = o && o->sm_override ? o->sm_override : 90;
     x->shmem_limit_bytes = shmem_limit_for(x->sm);
@@ -130,7 +93,7 @@ static void emu_fini(kb_backend_ctx *x)
     if (!x)
         return;
     kb_emu_exec_destroy(x->exec);
-    free(x->cxx_words);
+    kb_emu_cxx_free(&x->cxx);
     free(x);
 }
 
@@ -160,121 +123,11 @@ static kb_status emu_device_info(kb_backend_ctx *x, kb_device_info *out)
     return KB_OK;
 }
 
-/* Run argv, appending its stdout+stderr to log. Returns the exit status (0..255),
- * or -1 with x->err set when it could not be started. */
-static int run_capture(kb_backend_ctx *x, char *const argv[], kb_sb *log)
-{
-    int fds[2], status = 0;
-    pid_t pid;
-    posix_spawn_file_actions_t fa;
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        fail(x, KB_ERR_SETUP, "emu: pipe: %s", strerror(errno));
-        return -1;
-    }
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        fail(x, KB_ERR_SETUP, "emu: cannot run C++ compiler '%s': %s", argv[0], strerror(rc));
-        return -1;
-    }
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof buf)) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        if (log)
-            kb_sb_append(log, buf, (size_t)n);
-    }
-    close(fds[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-static const char *emu_toolchain_id(kb_backend_ctx *x)
-{
-    if (!x->toolchain[0]) {
-        char *argv[MAX_CXX_WORDS + 1];
-        kb_sb out;
-        int i;
-        for (i = 0; i < x->n_cxx; i++)
-            argv[i] = x->cxx_argv[i];
-        argv[i++] = "--version";
-        argv[i] = NULL;
-        kb_sb_init(&out);
-        if (run_capture(x, argv, &out) == 0 && out.len > 0)
-            snprintf(x->toolchain, sizeof x->toolchain, "%.*s", (int)strcspn(out.s, "\n"), out.s);
-        else
-            snprintf(x->toolchain, sizeof x->toolchain, "%s (version unknown)", x->cxx_argv[0]);
-        kb_sb_free(&out);
-    }
-    return x->toolchain;
-}
+static const char *emu_toolchain_id(kb_backend_ctx *x) { return kb_emu_cxx_version(&x->cxx); }
 
 static kb_status emu_build(kb_backend_ctx *x, const kb_compile_req *req, const char *out_path, kb_sb *log)
 {
-    /* argv, never a shell string: paths and defines are passed through untouched */
-    int n_args = x->n_cxx + 16 + req->n_defines;
-    char **argv = calloc((size_t)n_args, sizeof *argv);
-    char **owned = calloc((size_t)req->n_defines + 3, sizeof *owned);
-    int n = 0, n_owned = 0, rc;
-    kb_status st = KB_OK;
-    if (!argv || !owned) {
-        st = fail(x, KB_ERR_OOM, "emu: out of memory");
-        goto done;
-    }
-    for (int i = 0; i < x->n_cxx; i++)
-        argv[n++] = x->cxx_argv[i];
-    argv[n++] = "-std=c++17";
-    argv[n++] = "-O2";
-    argv[n++] = "-fPIC";
-    argv[n++] = "-shared";
-    argv[n++] = "-fno-strict-aliasing";   /* kernels reinterpret memory the way CUDA code does */
-    argv[n++] = "-fvisibility=hidden";    /* only entries (__global__) and the ABI are exported */
-    argv[n++] = "-DKB_EMU";
-    if (asprintf(&owned[n_owned], "-DKB_EMU_ARCH=%d", req->sm ? req->sm : x->sm) < 0)
-        goto oom;
-    argv[n++] = owned[n_owned++];
-    for (int i = 0; i < req->n_defines; i++) {
-        if (asprintf(&owned[n_owned], "-D%s", req->defines[i]) < 0)
-            goto oom;
-        argv[n++] = owned[n_owned++];
-    }
-    if (req->include_dir) {
-        if (asprintf(&owned[n_owned], "-I%s", req->include_dir) < 0)
-            goto oom;
-        argv[n++] = owned[n_owned++];
-    }
-    argv[n++] = "-x";
-    argv[n++] = "c++";
-    argv[n++] = (char *)req->source_path;
-    argv[n++] = "-o";
-    argv[n++] = (char *)out_path;
-    argv[n] = NULL;
-    rc = run_capture(x, argv, log);
-    if (rc < 0)
-        st = KB_ERR_SETUP;
-    else if (rc != 0) {
-        kb_sb_printf(log, "emu: %s exited with status %d compiling %s\n", x->cxx_argv[0], rc, req->source_path);
-        st = fail(x, KB_ERR_COMPILE, "emu: %s failed on %s (status %d), see the compile log", x->cxx_argv[0],
-                  req->source_path, rc);
-    }
-    goto done;
-oom:
-    st = fail(x, KB_ERR_OOM, "emu: out of memory");
-done:
-    for (int i = 0; i < n_owned; i++)
-        free(owned[i]);
-    free(owned);
-    free(argv);
-    return st;
+    return kb_emu_cxx_build(&x->cxx, req, x->sm, out_path, log, x->err, sizeof x->err);
 }
 
 static kb_status emu_load(kb_backend_ctx *x, const char *artifact_path, kb_module **out)
