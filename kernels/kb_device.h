@@ -29,12 +29,23 @@
  *   vectors        kb_vec<T, N> (aligned to sizeof(T)*N, members T v[N]); kb_load_vec<N>(p),
  *                  kb_store_vec<N>(p, v): one 2/4/8/16-byte access on the GPU; the emulator
  *                  reports a misaligned pointer as a fault, as the GPU would.
+ *                  CUDA's float2/float4/int2/int4/uint2/uint4 (+ make_*) exist on both too.
  *   math           expf logf erff tanhf sqrtf rsqrtf fmaxf fminf fabsf fmaf __expf __logf
- *                  __fdividef, min/max, __ldg(p), INFINITY, NAN, FLT_MAX, KB_FLT_MAX
+ *                  __fdividef __saturatef __float2int_rn __int_as_float __float_as_int
+ *                  __uint_as_float __float_as_uint __popc __clz __ffs, min/max, __ldg(p),
+ *                  INFINITY, NAN, FLT_MAX, KB_FLT_MAX
  *   KB_ARCH        target arch x10 (80, 89, 90); usable in #if.
  *   integer types  int8_t ... uint64_t, uintptr_t (NVRTC has no standard headers).
  *
- * One kernel source is one translation unit: include this header once per module.
+ * Not available: a bare __shared__ (write KB_SHARED / KB_DYN_SHARED, which the emulator
+ * can give per-block storage), and arithmetic operators on the narrow types (convert to
+ * float). One kernel source is one translation unit: include this header once per module.
+ *
+ * Under the emulator (see kb_device_emu.h): threads of a block run one after another
+ * until they wait, device and shared memory start as 0xFF bytes (NaN), and a barrier
+ * or warp collective that not every thread reaches, a misaligned vector access, a bad
+ * pointer, an integer division by zero or __trap() fails the launch with a message
+ * naming the block and thread.
  */
 #ifndef KB_DEVICE_H
 #define KB_DEVICE_H
@@ -153,5 +164,7 @@ template <int N, class T> __device__ __forceinline__ void kb_store_vec(T *p, con
     KB_MEMCPY_(&w, &x, sizeof w);
     *reinterpret_cast<word *>(p) = w;
 }
+
+#include "kb_mma.h"   /* mma.sync, ldmatrix, cp.async (both backends) */
 
 #endif /* KB_DEVICE_H */
