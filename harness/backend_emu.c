@@ -17,6 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define EMU_SPARES 4                       /* freed large blocks kept for reuse */
+#define EMU_SPARE_MIN_BYTES (1u << 20)
+
 struct kb_backend_ctx {
     kb_emu_cxx cxx;                   /* the host C++ compiler */
     int sm;                           /* emulated arch x10 */
@@ -26,6 +29,7 @@ struct kb_backend_ctx {
     struct timespec t0;
     kb_graph *capture;                /* non-NULL between graph_begin and graph_end */
     int ffi_only;                     /* KBENCH_EMU_FFI=1: every call through libffi */
+    unsigned char *spare[EMU_SPARES]; /* freed blocks >= EMU_SPARE_MIN_BYTES (header included) */
     char err[1024];
 };
 
@@ -93,6 +97,8 @@ static void emu_fini(kb_backend_ctx *x)
     if (!x)
         return;
     kb_emu_exec_destroy(x->exec);
+    for (int i = 0; i < EMU_SPARES; i++)
+        free(x->spare[i]);
     kb_emu_cxx_free(&x->cxx);
     free(x);
 }
@@ -180,19 +186,45 @@ static kb_status emu_resources(kb_backend_ctx *x, kb_module *m, const char *entr
     return KB_OK;
 }
 
-/* ---- memory: host memory, poisoned ---- */
+/* ---- memory: host memory, poisoned ----
+ * Each block carries its size in a 256-byte header, so that free() can keep large blocks
+ * for reuse: the harness allocates and frees the same big buffers case after case (the
+ * L2-flush buffer is 64 MiB), and fresh pages from the OS cost a page fault each. */
+#define ALLOC_ALIGN 256u                   /* cudaMalloc's alignment */
+
 static kb_status emu_alloc(kb_backend_ctx *x, size_t bytes, kb_dptr *out)
 {
-    size_t n = (bytes + 255) / 256 * 256;   /* cudaMalloc's 256-byte alignment */
-    void *p = aligned_alloc(256, n ? n : 256);
-    if (!p)
+    size_t n = (bytes + ALLOC_ALIGN - 1) / ALLOC_ALIGN * ALLOC_ALIGN;
+    unsigned char *p = NULL;
+    if (n == 0)
+        n = ALLOC_ALIGN;
+    for (int i = 0; i < EMU_SPARES && n >= EMU_SPARE_MIN_BYTES; i++)
+        if (x->spare[i] && *(size_t *)x->spare[i] == n) {
+            p = x->spare[i];
+            x->spare[i] = NULL;
+            break;
+        }
+    if (!p && !(p = aligned_alloc(ALLOC_ALIGN, n + ALLOC_ALIGN)))
         return fail(x, KB_ERR_OOM, "emu: cannot allocate %zu bytes", bytes);
-    memset(p, 0xff, n ? n : 256);
-    *out = (kb_dptr)(uintptr_t)p;
+    *(size_t *)p = n;
+    memset(p + ALLOC_ALIGN, 0xff, n);      /* poison: NaN in every float format */
+    *out = (kb_dptr)(uintptr_t)(p + ALLOC_ALIGN);
     return KB_OK;
 }
 
-static void emu_free(kb_backend_ctx *x, kb_dptr p) { free((void *)(uintptr_t)p); }
+static void emu_free(kb_backend_ctx *x, kb_dptr d)
+{
+    if (!d)
+        return;
+    unsigned char *p = (unsigned char *)(uintptr_t)d - ALLOC_ALIGN;
+    if (*(size_t *)p >= EMU_SPARE_MIN_BYTES)
+        for (int i = 0; i < EMU_SPARES; i++)
+            if (!x->spare[i]) {
+                x->spare[i] = p;
+                return;
+            }
+    free(p);
+}
 
 static kb_status emu_upload(kb_backend_ctx *x, kb_dptr dst, const void *src, size_t bytes)
 {

@@ -114,6 +114,24 @@ static void test_alloc_poison(void)
     CHECK(B->download(X, h, p, 12) == KB_OK);
     CHECK(h[0] == 7 && h[9] == 7 && h[10] == 0xff);
     B->free(X, p);
+    /* a large block freed and allocated again comes back poisoned, and distinct blocks
+     * of the same size never alias */
+    size_t big = 3u << 20;
+    kb_dptr b1 = dalloc(X, big), b2 = dalloc(X, big);
+    CHECK(b1 != b2 && b1 % 256 == 0 && b2 % 256 == 0);
+    CHECK(B->fill(X, b1, 0, big) == KB_OK && B->fill(X, b2, 1, big) == KB_OK);
+    B->free(X, b1);
+    kb_dptr b3 = dalloc(X, big);
+    unsigned char *back = malloc(big);
+    CHECK(B->download(X, back, b3, big) == KB_OK);
+    int poisoned = 1;
+    for (size_t i = 0; i < big; i++)
+        poisoned &= back[i] == 0xff;
+    CHECK(poisoned);
+    CHECK(B->download(X, back, b2, 16) == KB_OK && back[0] == 1 && back[15] == 1);
+    free(back);
+    B->free(X, b2);
+    B->free(X, b3);
 }
 
 static void test_resources_and_geometry(void)
