@@ -218,7 +218,7 @@ static int put_device(kb_store *s, json_t *dev, sqlite3_int64 *id)
 static int put_case_row(kb_store *s, json_t *rec, const char *run_id, const char *case_id, sqlite3_int64 dev_id)
 {
     sqlite3_stmt *st = s->put_case;
-    int i = 1, rc = SQLITE_OK;
+    int i = 1, rc = SQLITE_OK;   /* OR of the bind results: nonzero when any bind failed */
     rc |= bind_str(st, i++, run_id);
     rc |= bind_str(st, i++, case_id);
     for (size_t c = 0; c < N_CASE_COLS; c++) {
