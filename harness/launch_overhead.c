@@ -187,6 +187,16 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
     return KB_OK;
 }
 
+int kb_launch_overhead_n(double median_us, int is_emulator)
+{
+    const double budget_us = 20e3;
+    int cap = is_emulator ? 4 : 100;
+    if (!(median_us > 0))
+        return cap;
+    double n = budget_us / median_us;
+    return n >= cap ? cap : n < 1 ? 1 : (int)n;
+}
+
 static json_t *num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();

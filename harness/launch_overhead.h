@@ -45,6 +45,11 @@ typedef struct {
  * status with the case's error set in r. */
 kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out);
 
+/* A good n for a case whose median execution takes median_us: as many executions as fit
+ * in about 20 ms per timing, at most 100 (4 on the emulator, whose executions are CPU
+ * work), at least 1. So a tiny kernel gets 100 launches and an 8192^3 GEMM a few. */
+int kb_launch_overhead_n(double median_us, int is_emulator);
+
 /* The overhead block of a record: {n, launches, eager_us, graph_us, per_launch_us,
  * empty_eager_us, empty_graph_us, host_enqueue_us, clock} (non-finite numbers as null;
  * clock "gpu" or "cpu"). NULL when out of memory. */

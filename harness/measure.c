@@ -204,6 +204,8 @@ static int sample_iter(void *user, double *elapsed_us, char *msg, size_t msglen)
 /* Rate counters for Google Benchmark from the family's work model (per execution). */
 static void set_counters(const kb_run *r, kb_gbench_case *gc)
 {
+    if (!r->f->work)
+        return;
     kb_work w = r->f->work(r->c);
     double bytes = w.bytes_read + w.bytes_written;
     int n = 0;
@@ -318,7 +320,10 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_opts *o, kb_m
             kb_run_fail(r, st, "Google Benchmark failed to run the samples");
             goto done;
         }
-        kb_stats_compute(m->samples_us, m->n, &m->st);
+        if (kb_stats_compute(m->samples_us, m->n, &m->st) != 0) {
+            st = kb_run_fail(r, KB_ERR_OOM, "statistics of %d samples", m->n);
+            goto done;
+        }
         m->noise = kb_measure_noise(&m->st);
         double elapsed = wall_s() - t0;
         if (m->noise <= o->max_noise) {

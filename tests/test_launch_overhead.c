@@ -129,6 +129,16 @@ static void test_json(void)
     json_decref(j);
 }
 
+static void test_choice_of_n(void)
+{
+    CHECK(kb_launch_overhead_n(2.0, 0) == 100);      /* tiny kernel: the cap */
+    CHECK(kb_launch_overhead_n(1000.0, 0) == 20);    /* 1 ms: 20 fit in 20 ms */
+    CHECK(kb_launch_overhead_n(1.5e6, 0) == 1);      /* longer than the budget: still one */
+    CHECK(kb_launch_overhead_n(0.0, 0) == 100);      /* unknown median */
+    CHECK(kb_launch_overhead_n(2.0, 1) == 4);
+    CHECK(kb_launch_overhead_n(10e3, 1) == 2);
+}
+
 /* ---- the real emulator and NVRTC with kernels/kb_empty.cu ---- */
 
 static kb_status empty_enqueue(kb_run *r, void *state)
@@ -206,6 +216,7 @@ int main(void)
     RUN(test_long_kernel_hides_launches);
     RUN(test_errors);
     RUN(test_json);
+    RUN(test_choice_of_n);
     RUN(test_emulator);
     RUN(test_nvrtc_compiles_empty);
     TEST_MAIN_END();
