@@ -4,12 +4,14 @@
 #include <string.h>
 
 extern const kb_family kb_family_gelu;
+extern const kb_family kb_family_gemm;
 extern const kb_family kb_family_softmax;
 extern const kb_family kb_family_embedding;
 extern const kb_family kb_family_layernorm;
 
 const kb_family *const kb_families[] = {
     &kb_family_gelu,
+    &kb_family_gemm,
     &kb_family_softmax,
     &kb_family_embedding,
     &kb_family_layernorm,

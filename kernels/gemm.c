@@ -1,0 +1,452 @@
+/* gemm.c - host side of the GEMM family: descriptor, legality, work model, inputs,
+ * CPU reference and verification. Device code and the layout convention: gemm.cu.
+ *
+ * Leading dimensions carry the pad axis: lda = (A stored M x K ? K : M) + pad, likewise
+ * ldb, and ldc = N + pad [elements]. The gap elements are filled with 0xFF bytes (NaN
+ * for the float types) so a kernel that reads them shows it. Base addresses stay
+ * 256-byte aligned; pad 1 makes every row after the first misaligned.
+ */
+#include "exec.h"
+#include "verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { V_NAIVE, V_SMEM, V_MMA };
+enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_COUNT };
+enum { L_NN, L_NT, L_TN, L_TT };
+
+#define ALL_DTYPES ((1u << KB_DT_COUNT) - 1u)
+#define SMEM_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
+#define MMA_DTYPES (KB_DT_BIT(KB_DT_TF32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16) | \
+                    KB_DT_BIT(KB_DT_INT8) | KB_DT_BIT(KB_DT_FP8E4M3) | KB_DT_BIT(KB_DT_FP8E5M2))
+#define TILED ((1u << V_SMEM) | (1u << V_MMA))
+
+/* Outputs are checked on at most this many multiply-adds of reference work; bigger
+ * problems are checked on evenly spaced rows (all columns of each). */
+#define REF_MAX_MACS (1LL << 28)
+
+static const kb_variant variants[] = {
+    [V_NAIVE] = { "naive", "gemm_naive", ALL_DTYPES, "one thread per output element, operands straight from global memory" },
+    [V_SMEM] = { "smem", "gemm_smem", SMEM_DTYPES,
+                 "shared-memory tiles BMxBNxBK, TMxTN register micro-tile per thread, vector loads where aligned" },
+    [V_MMA] = { "mma", "gemm_mma", MMA_DTYPES,
+                "tensor cores (mma.sync, ldmatrix), warp tiles WMxWN, STAGES-deep cp.async pipeline" },
+};
+
+static const char *const layouts[] = { "nn", "nt", "tn", "tt", NULL };
+static const char *const dims[] = { "m", "n", "k" };
+
+static const kb_param params[] = {
+    [P_LAYOUT] = { "layout", L_NN, layouts, 0, "A and B stored as is (n) or transposed (t): nn = A @ B, nt = K contiguous in both" },
+    [P_ALPHA] = { "alpha", 1, NULL, 0, "D = alpha*A*B + beta*C (integers keep int8 exact)" },
+    [P_BETA] = { "beta", 0, NULL, 0, "0: C is not read; otherwise C is read and scaled" },
+    [P_BM] = { "BM", 128, NULL, TILED, "block tile rows" },
+    [P_BN] = { "BN", 128, NULL, TILED, "block tile columns" },
+    [P_BK] = { "BK", 32, NULL, TILED, "block tile depth along K" },
+    [P_TM] = { "TM", 8, NULL, 1u << V_SMEM, "micro-tile rows per thread" },
+    [P_TN] = { "TN", 8, NULL, 1u << V_SMEM, "micro-tile columns per thread" },
+    [P_WM] = { "WM", 64, NULL, 1u << V_MMA, "warp tile rows (multiple of 16)" },
+    [P_WN] = { "WN", 64, NULL, 1u << V_MMA, "warp tile columns (multiple of 16)" },
+    [P_STAGES] = { "STAGES", 3, NULL, 1u << V_MMA, "shared-memory pipeline depth (cp.async stages, >= 2)" },
+};
+
+/* ---- geometry every stage agrees on ---- */
+typedef struct {
+    int64_t m, n, k;
+    int a_t, b_t;            /* A stored K x M, B stored N x K */
+    int64_t lda, ldb, ldc;   /* [elements], pad included */
+    int64_t a_rows, b_rows;  /* stored rows of A and B */
+    size_t esz, osz;         /* [bytes] operand and C/D elements */
+} gemm_geo;
+
+static gemm_geo geo_of(const kb_case *c)
+{
+    gemm_geo g;
+    int l = (int)c->params[P_LAYOUT];
+    g.m = c->dims[0], g.n = c->dims[1], g.k = c->dims[2];
+    g.a_t = l == L_TN || l == L_TT;
+    g.b_t = l == L_NT || l == L_TT;
+    g.lda = (g.a_t ? g.m : g.k) + c->pad;
+    g.ldb = (g.b_t ? g.k : g.n) + c->pad;
+    g.ldc = g.n + c->pad;
+    g.a_rows = g.a_t ? g.k : g.m;
+    g.b_rows = g.b_t ? g.n : g.k;
+    g.esz = kb_dtype_size(c->dtype);
+    g.osz = c->dtype == KB_DT_INT8 ? 4 : g.esz;
+    return g;
+}
+
+static int mma_k_of(kb_dtype d)
+{
+    return d == KB_DT_TF32 ? 8 : d == KB_DT_FP16 || d == KB_DT_BF16 ? 16 : 32;
+}
+
+/* Dynamic shared memory of the mma variant [bytes]; must match A_STAGE/B_STAGE in gemm.cu. */
+static int64_t mma_smem_bytes(const kb_case *c)
+{
+    gemm_geo g = geo_of(c);
+    int64_t chunk = 16 / (int64_t)g.esz, bm = c->params[P_BM], bn = c->params[P_BN], bk = c->params[P_BK];
+    int64_t a = g.a_t ? bk * (bm + chunk) : bm * (bk + chunk);
+    int64_t b = g.b_t ? bn * (bk + chunk) : bk * (bn + chunk);
+    return c->params[P_STAGES] * (a + b) * (int64_t)g.esz;
+}
+
+static int64_t threads_of(const kb_case *c)
+{
+    const int64_t *p = c->params;
+    if (c->variant == V_SMEM)
+        return (p[P_BM] / p[P_TM]) * (p[P_BN] / p[P_TN]);
+    if (c->variant == V_MMA)
+        return (p[P_BM] / p[P_WM]) * (p[P_BN] / p[P_WN]) * 32;
+    return 256;
+}
+
+#define REFUSE(...) do { snprintf(why, n, __VA_ARGS__); return 0; } while (0)
+
+static int valid_smem(const kb_case *c, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], tm = p[P_TM], tn = p[P_TN];
+    if (tm < 1 || tn < 1 || bm % tm || bn % tn)
+        REFUSE("BM=%lld, BN=%lld must be multiples of TM=%lld, TN=%lld", (long long)bm, (long long)bn, (long long)tm,
+               (long long)tn);
+    int64_t thr = threads_of(c);
+    if (thr % 32 || thr > 1024)
+        REFUSE("(BM/TM)*(BN/TN) = %lld threads: must be a multiple of 32, at most 1024", (long long)thr);
+    if (tm * tn > 128)
+        REFUSE("TM*TN = %lld accumulators per thread: more than 128 registers of them would spill", (long long)(tm * tn));
+    if ((bm + bn) * bk * 4 > 48 * 1024)
+        REFUSE("(BM+BN)*BK*4 = %lld bytes of float tiles exceed the 48 KiB of static shared memory",
+               (long long)((bm + bn) * bk * 4));
+    return 1;
+}
+
+static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], wm = p[P_WM], wn = p[P_WN], st = p[P_STAGES];
+    int mk = mma_k_of(c->dtype);
+    if ((c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2) && t->sm < 89)
+        REFUSE("fp8 mma.sync (m16n8k32 e4m3/e5m2) needs sm_89 or newer; the target is sm_%d", t->sm);
+    if (wm < 16 || wm % 16)
+        REFUSE("WM=%lld is not a multiple of the mma tile height 16", (long long)wm);
+    if (wn < 16 || wn % 16)
+        REFUSE("WN=%lld is not a multiple of 16 (B fragments of two n8 tiles per ldmatrix.x4)", (long long)wn);
+    if (bm % wm)
+        REFUSE("BM=%lld is not a multiple of WM=%lld", (long long)bm, (long long)wm);
+    if (bn % wn)
+        REFUSE("BN=%lld is not a multiple of WN=%lld", (long long)bn, (long long)wn);
+    if (bk < mk || bk % mk)
+        REFUSE("BK=%lld is not a multiple of the %s mma depth %d", (long long)bk, kb_dtype_name(c->dtype), mk);
+    if (threads_of(c) > 1024)
+        REFUSE("(BM/WM)*(BN/WN) = %lld warps exceed 1024 threads", (long long)(threads_of(c) / 32));
+    if (st < 2 || st > 8)
+        REFUSE("STAGES=%lld: the pipeline needs 2 to 8 stages", (long long)st);
+    int64_t acc = wm / 16 * (wn / 8) * 4;
+    if (acc > 128)
+        REFUSE("warp tile %lldx%lld holds %lld accumulators per thread: more than 128 registers of them would spill",
+               (long long)wm, (long long)wn, (long long)acc);
+    int64_t smem = mma_smem_bytes(c);
+    if (t->max_shmem_per_block > 0 && smem > t->max_shmem_per_block)
+        REFUSE("STAGES*(A+B tiles) = %lld bytes of shared memory; sm_%d allows %d per block", (long long)smem, t->sm,
+               t->max_shmem_per_block);
+    return 1;
+}
+
+static int gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    gemm_geo g = geo_of(c);
+    const int64_t *p = c->params;
+    if (c->pad < 0)
+        REFUSE("pad=%d: must be >= 0", c->pad);
+    /* kernels index rows and leading dimensions with int, offsets with 64 bits */
+    if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX || g.lda > INT32_MAX || g.ldb > INT32_MAX ||
+        g.ldc > INT32_MAX)
+        REFUSE("dims and leading dimensions must fit in 32-bit int");
+    if (p[P_ALPHA] < -16777216 || p[P_ALPHA] > 16777216 || p[P_BETA] < -16777216 || p[P_BETA] > 16777216)
+        REFUSE("alpha and beta must be exact in fp32 (|x| <= 2^24)");
+    if (c->variant == V_NAIVE) {
+        if ((g.m + 7) / 8 > 65535)
+            REFUSE("m=%lld needs more than 65535 blocks of 8 rows in grid.y", (long long)g.m);
+        return 1;
+    }
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK];
+    if (bm < 1 || bn < 1 || bk < 1)
+        REFUSE("BM, BN, BK must be >= 1");
+    if ((g.m + bm - 1) / bm > 65535)
+        REFUSE("m=%lld needs more than 65535 row blocks of BM=%lld in grid.y", (long long)g.m, (long long)bm);
+    return c->variant == V_SMEM ? valid_smem(c, why, n) : valid_mma(c, t, why, n);
+}
+
+static void gemm_defines(const kb_case *c, kb_sb *out)
+{
+    /* one kernel per module: only the case's variant is compiled (and static_asserted) */
+    kb_sb_printf(out, "GEMM_VARIANT=%d\n", c->variant);
+}
+
+static kb_work gemm_work(const kb_case *c)
+{
+    gemm_geo g = geo_of(c);
+    double m = (double)g.m, nn = (double)g.n, k = (double)g.k;
+    int beta = c->params[P_BETA] != 0;
+    kb_work w = { 0 };
+    w.flops = 2.0 * m * nn * k + (beta ? 2.0 * m * nn : 0.0);
+    w.bytes_read = (m * k + k * nn) * (double)g.esz + (beta ? m * nn * (double)g.osz : 0.0);
+    w.bytes_written = m * nn * (double)g.osz;
+    return w;
+}
+
+
+/* ---- execution: inputs, reference, launch, check ---- */
+typedef struct {
+    gemm_geo g;
+    float scale_a, scale_b;     /* fp8 per-tensor scales (powers of two), else 1 */
+    kb_dptr d_a, d_b, d_c, d_d;
+    float *a, *b;               /* dequantised logical A [m][k] and B [k][n] */
+    float *want;                /* [ref_rows][n] reference of the checked rows */
+    int64_t *rows;              /* [ref_rows] which rows of D are checked */
+    int64_t ref_rows;
+    void *h_d;                  /* [m * ldc] download buffer of D */
+} gemm_state;
+
+static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
+
+/* Per-tensor scale of an fp8 operand: the smallest power of two s with amax / s within
+ * the format's largest finite value, as a delayed-scaling quantiser would pick it. A
+ * power of two keeps the dequantised value q * s exact. */
+static float fp8_scale(kb_dtype d, float amax)
+{
+    double fmax = d == KB_DT_FP8E4M3 ? 448.0 : 57344.0;
+    return amax > 0 ? (float)ldexp(1.0, (int)ceil(log2(amax / fmax))) : 1.0f;
+}
+
+/* Fill a stored matrix (rows x cols logical, element (r, j) at r*ld + j, or j*ld + r when
+ * trans) with seeded values; logical[r*cols + j] receives each value as the kernel sees it.
+ * The gap elements of the padded rows keep the 0xFF poison. Returns the fp8 scale used. */
+static float fill_operand(kb_rng *rng, kb_dtype dt, void *h, int64_t ld, int trans, int64_t rows, int64_t cols,
+                          float *logical)
+{
+    size_t esz = kb_dtype_size(dt);
+    int64_t n = rows * cols;
+    float scale = 1.0f, amax = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        float x = dt == KB_DT_INT8 ? (float)((int)(kb_rng_u32(rng) % 256u) - 128) : kb_rng_uniform(rng, -1.0f, 1.0f);
+        logical[i] = x;
+        amax = fabsf(x) > amax ? fabsf(x) : amax;
+    }
+    if (is_fp8(dt))
+        scale = fp8_scale(dt, amax);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = i / cols, j = i % cols;
+        unsigned char *e = (unsigned char *)h + (size_t)(trans ? j * ld + r : r * ld + j) * esz;
+        float q = logical[i] / scale;
+        kb_host_from_f32(dt, &q, e, 1);
+        kb_host_to_f32(dt, e, &logical[i], 1);
+        logical[i] *= scale;
+    }
+    return scale;
+}
+
+/* C/D element (stored in the output type) to float. */
+static float out_to_f32(kb_dtype dt, const void *p)
+{
+    float f;
+    if (dt == KB_DT_INT8) {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return (float)v;
+    }
+    kb_host_to_f32(dt, p, &f, 1);
+    return f;
+}
+
+static kb_status upload_new(kb_run *r, const void *h, size_t bytes, kb_dptr *d)
+{
+    kb_status st = kb_run_alloc(r, bytes, d);
+    return st == KB_OK ? kb_run_upload(r, *d, h, bytes) : st;
+}
+
+static void state_free(gemm_state *s)
+{
+    if (!s)
+        return;
+    free(s->a);
+    free(s->b);
+    free(s->want);
+    free(s->rows);
+    free(s->h_d);
+    free(s);
+}
+
+static kb_status gemm_setup(kb_run *r, void **state)
+{
+    const kb_case *c = r->c;
+    kb_status st = KB_ERR_OOM;
+    gemm_state *s = calloc(1, sizeof *s);
+    void *h_a = NULL, *h_b = NULL, *h_c = NULL;
+    float *cf = NULL;
+    if (!s)
+        return kb_run_fail(r, KB_ERR_OOM, "host allocation of the gemm state");
+    gemm_geo g = s->g = geo_of(c);
+    int beta = c->params[P_BETA] != 0;
+    size_t a_bytes = (size_t)(g.a_rows * g.lda) * g.esz, b_bytes = (size_t)(g.b_rows * g.ldb) * g.esz;
+    size_t d_bytes = (size_t)(g.m * g.ldc) * g.osz;
+    s->a = malloc((size_t)(g.m * g.k) * sizeof(float));
+    s->b = malloc((size_t)(g.k * g.n) * sizeof(float));
+    s->h_d = malloc(d_bytes);
+    h_a = malloc(a_bytes);
+    h_b = malloc(b_bytes);
+    if (beta) {
+        h_c = malloc(d_bytes);
+        cf = malloc((size_t)(g.m * g.n) * sizeof(float));
+    }
+    if (!s->a || !s->b || !s->h_d || !h_a || !h_b || (beta && (!h_c || !cf))) {
+        kb_run_fail(r, KB_ERR_OOM, "host allocation of %lldx%lldx%lld operands", (long long)g.m, (long long)g.n,
+                    (long long)g.k);
+        goto fail;
+    }
+    memset(h_a, 0xff, a_bytes);
+    memset(h_b, 0xff, b_bytes);
+    memset(s->h_d, 0xff, d_bytes);
+
+    kb_rng rng;
+    kb_rng_seed(&rng, c->seed);
+    s->scale_a = fill_operand(&rng, c->dtype, h_a, g.lda, g.a_t, g.m, g.k, s->a);
+    s->scale_b = fill_operand(&rng, c->dtype, h_b, g.ldb, g.b_t, g.k, g.n, s->b);
+    if (beta) {
+        /* C in the output type: int32 for int8 (values in [-1000, 1000]), else [-1, 1) */
+        memset(h_c, 0xff, d_bytes);
+        kb_dtype odt = c->dtype == KB_DT_TF32 ? KB_DT_FP32 : c->dtype;
+        for (int64_t i = 0; i < g.m * g.n; i++) {
+            unsigned char *e = (unsigned char *)h_c + (size_t)((i / g.n) * g.ldc + i % g.n) * g.osz;
+            if (c->dtype == KB_DT_INT8) {
+                int32_t v = (int32_t)(kb_rng_u32(&rng) % 2001u) - 1000;
+                memcpy(e, &v, 4);
+            } else {
+                float x = kb_rng_uniform(&rng, -1.0f, 1.0f);
+                kb_host_from_f32(odt, &x, e, 1);
+            }
+            cf[i] = out_to_f32(c->dtype, e);
+        }
+    }
+
+    /* Reference in double from the dequantised inputs, on every row when that is cheap,
+     * else on evenly spaced rows (first and last included). */
+    int64_t macs_per_row = g.n * g.k, max_rows = REF_MAX_MACS / (macs_per_row ? macs_per_row : 1);
+    s->ref_rows = g.m < max_rows ? g.m : max_rows < 2 ? (g.m < 2 ? g.m : 2) : max_rows;
+    s->rows = malloc((size_t)s->ref_rows * sizeof *s->rows);
+    s->want = malloc((size_t)(s->ref_rows * g.n) * sizeof(float));
+    double *acc = malloc((size_t)g.n * sizeof(double));
+    if (!s->rows || !s->want || !acc) {
+        free(acc);
+        kb_run_fail(r, KB_ERR_OOM, "host allocation of the reference");
+        goto fail;
+    }
+    double alpha = (double)c->params[P_ALPHA], bv = (double)c->params[P_BETA];
+    for (int64_t i = 0; i < s->ref_rows; i++) {
+        int64_t m = s->ref_rows == g.m ? i : (s->ref_rows > 1 ? i * (g.m - 1) / (s->ref_rows - 1) : 0);
+        s->rows[i] = m;
+        for (int64_t j = 0; j < g.n; j++)
+            acc[j] = 0.0;
+        for (int64_t k = 0; k < g.k; k++) {
+            double a = s->a[m * g.k + k];
+            const float *brow = s->b + k * g.n;
+            for (int64_t j = 0; j < g.n; j++)
+                acc[j] += a * brow[j];
+        }
+        for (int64_t j = 0; j < g.n; j++)
+            s->want[i * g.n + j] = (float)(alpha * acc[j] + (beta ? bv * cf[m * g.n + j] : 0.0));
+    }
+    free(acc);
+
+    if ((st = upload_new(r, h_a, a_bytes, &s->d_a)) != KB_OK || (st = upload_new(r, h_b, b_bytes, &s->d_b)) != KB_OK ||
+        (st = upload_new(r, s->h_d, d_bytes, &s->d_d)) != KB_OK)   /* D starts as poison: unwritten shows */
+        goto fail;
+    s->d_c = s->d_d;   /* never read when beta == 0 */
+    if (beta && (st = upload_new(r, h_c, d_bytes, &s->d_c)) != KB_OK)
+        goto fail;
+    free(cf);
+    free(h_c);
+    free(h_b);
+    free(h_a);
+    *state = s;
+    return KB_OK;
+fail:
+    free(cf);
+    free(h_c);
+    free(h_b);
+    free(h_a);
+    state_free(s);
+    return st;
+}
+
+static kb_status gemm_enqueue(kb_run *r, void *state)
+{
+    const kb_case *c = r->c;
+    gemm_state *s = state;
+    const gemm_geo *g = &s->g;
+    kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    if (c->variant == V_NAIVE) {
+        geom.block[0] = 32, geom.block[1] = 8;
+        geom.grid[0] = (unsigned)((g->n + 31) / 32), geom.grid[1] = (unsigned)((g->m + 7) / 8);
+    } else {
+        int64_t bm = c->params[P_BM], bn = c->params[P_BN];
+        geom.block[0] = (unsigned)threads_of(c);
+        geom.grid[0] = (unsigned)((g->n + bn - 1) / bn), geom.grid[1] = (unsigned)((g->m + bm - 1) / bm);
+        if (c->variant == V_MMA)
+            geom.shmem_bytes = (size_t)mma_smem_bytes(c);
+    }
+    kb_arg args[] = {
+        kb_arg_ptr(s->d_a), kb_arg_ptr(s->d_b), kb_arg_ptr(s->d_c), kb_arg_ptr(s->d_d),
+        kb_arg_i32((int32_t)g->m), kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->k),
+        kb_arg_i32((int32_t)g->lda), kb_arg_i32((int32_t)g->ldb), kb_arg_i32((int32_t)g->ldc),
+        kb_arg_f32((float)c->params[P_ALPHA]), kb_arg_f32((float)c->params[P_BETA]),
+        kb_arg_f32(s->scale_a), kb_arg_f32(s->scale_b),
+    };
+    return kb_run_launch(r, r->f->variants[c->variant].entry, &geom, args, (int)(sizeof args / sizeof args[0]));
+}
+
+static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
+{
+    const kb_case *c = r->c;
+    gemm_state *s = state;
+    const gemm_geo *g = &s->g;
+    kb_status st = kb_run_download(r, s->h_d, s->d_d, (size_t)(g->m * g->ldc) * g->osz);
+    if (st != KB_OK)
+        return st;
+    float *got = malloc((size_t)g->n * sizeof(float));
+    if (!got)
+        return kb_run_fail(r, KB_ERR_OOM, "host allocation of one output row");
+    double atol, rtol;
+    kb_tolerance(c->dtype, g->k, &atol, &rtol);   /* int8: exact */
+    kb_verify_init(v, atol, rtol);
+    for (int64_t i = 0; i < s->ref_rows; i++) {
+        const unsigned char *row = (const unsigned char *)s->h_d + (size_t)(s->rows[i] * g->ldc) * g->osz;
+        for (int64_t j = 0; j < g->n; j++)
+            got[j] = out_to_f32(c->dtype, row + (size_t)j * g->osz);
+        kb_verify_f32(v, got, s->want + i * g->n, g->n);
+    }
+    free(got);
+    return KB_OK;
+}
+
+static void gemm_teardown(kb_run *r, void *state) { state_free(state); }
+
+const kb_family kb_family_gemm = {
+    .name = "gemm",
+    .source = "gemm.cu",
+    .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async)",
+    .variants = variants, .n_variants = 3,
+    .dims = dims, .n_dims = 3,
+    .params = params, .n_params = P_COUNT,
+    .valid = gemm_valid,
+    .defines = gemm_defines,
+    .work = gemm_work,
+    .setup = gemm_setup,
+    .enqueue = gemm_enqueue,
+    .check = gemm_check,
+    .teardown = gemm_teardown,
+};

@@ -1,0 +1,552 @@
+/* gemm.cu - D = alpha * op(A) * op(B) + beta * C, with M, N, K.
+ *
+ * Operands (LAYOUT: nn, nt, tn, tt; first letter A, second B; "t" = stored transposed):
+ *   A is M x K:  n: A(m,k) = A[m * lda + k] (row-major, K contiguous)
+ *                t: A(m,k) = A[k * lda + m] (stored K x M, M contiguous)
+ *   B is K x N:  n: B(k,n) = B[k * ldb + n] (row-major, N contiguous)
+ *                t: B(k,n) = B[n * ldb + k] (stored N x K, K contiguous)
+ *   C and D are M x N row-major with leading dimension ldc.
+ *   "nn" is numpy's A @ B; "nt" (both K contiguous) is the tensor cores' native form.
+ * Accumulation in fp32 (int32 for int8). C and D are stored in the case's dtype (fp32
+ * for tf32, int32 for int8). fp8: D = alpha * scale_a * scale_b * (A*B) + beta * C with
+ * per-tensor scales of A and B; the other dtypes get scale_a = scale_b = 1.
+ *
+ * Variants (naive first; the siboehm/SGEMM_CUDA progression, then tensor cores):
+ *   gemm_naive  one thread per output element, K loop straight from global memory.
+ *               Consecutive threads take consecutive n, so B ('n') and D accesses
+ *               coalesce; A is a broadcast. Arithmetic intensity ~1 FMA per 2 loads:
+ *               bandwidth-bound by a wide margin. Every dtype.
+ *   gemm_smem   block tile BM x BN staged through shared memory in BK-deep slices,
+ *               each thread computing a TM x TN micro-tile in registers (2D block
+ *               tiling): a shared element feeds TM or TN FMAs from a register instead
+ *               of one, and each global element is read by BN/TN or BM/TM fewer threads.
+ *               Global loads are 16-byte vectors when the leading dimension and base
+ *               allow, scalar (predicated) otherwise; the tile is stored as float, with
+ *               A transposed to [k][m] so a thread reads its TM values contiguously.
+ *               fp32/fp16/bf16 storage, fp32 math.
+ *   gemm_mma    tensor cores through mma.sync (kb_mma.h): block tile BM x BN x BK, warp
+ *               tile WM x WN made of 16 x 8 mma tiles, fragments loaded with ldmatrix
+ *               (16-bit types, and K-contiguous tiles of every type), STAGES-deep cp.async
+ *               pipeline: while the warps multiply tile k, tiles k+1..k+STAGES-1 are
+ *               in flight, hiding global latency behind tensor-core work. Shared rows
+ *               carry a 16-byte pad so the 8 rows an ldmatrix reads hit distinct banks.
+ *               fp16/bf16 m16n8k16, tf32 m16n8k8 (operands rounded with cvt.rna),
+ *               int8 m16n8k32 (s32, exact), fp8 e4m3/e5m2 m16n8k32 (sm_89+).
+ *               cp.async needs 16-byte aligned rows; when lda/ldb * element size is not
+ *               a multiple of 16 (pad 1, odd K...) tiles are copied element by element
+ *               instead, synchronously - correct on every shape, slower.
+ * Edges: every variant predicates loads (zero fill) and stores, so M, N, K need not be
+ * multiples of any tile.
+ *
+ * Defines (from the harness): KB_T, KB_DTYPE_<X>, LAYOUT (+ LAYOUT_NN..TT), BM, BN, BK,
+ * TM, TN (smem), WM, WN, STAGES (mma); GEMM_VARIANT (gemm.c) selects the one kernel a
+ * module holds, so only its tile constraints (static_asserts) apply; without it every
+ * variant is compiled. BROKEN_NO_SYNC=1 (tests only) drops the smem variant's barrier
+ * after the tile loads, to prove that verification catches the race.
+ */
+#include "kb_device.h"
+
+#ifndef LAYOUT
+#define LAYOUT_NN 0
+#define LAYOUT_NT 1
+#define LAYOUT_TN 2
+#define LAYOUT_TT 3
+#define LAYOUT LAYOUT_NN
+#endif
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN
+#define TN 8
+#endif
+#ifndef WM
+#define WM 64
+#endif
+#ifndef WN
+#define WN 64
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef BROKEN_NO_SYNC
+#define BROKEN_NO_SYNC 0
+#endif
+
+#define GEMM_V_NAIVE 0
+#define GEMM_V_SMEM 1
+#define GEMM_V_MMA 2
+#ifdef GEMM_VARIANT
+#define GEMM_HAS(v) (GEMM_VARIANT == (v))
+#else
+#define GEMM_HAS(v) 1
+#endif
+
+#define A_T (LAYOUT == LAYOUT_TN || LAYOUT == LAYOUT_TT)
+#define B_T (LAYOUT == LAYOUT_NT || LAYOUT == LAYOUT_TT)
+
+#if defined(KB_DTYPE_INT8)
+typedef int out_t;
+typedef int acc_t;
+__device__ __forceinline__ int to_acc(int8_t x) { return x; }
+#else
+typedef KB_T out_t;
+typedef float acc_t;
+__device__ __forceinline__ float to_acc(KB_T x) { return kb_to_float(x); }
+#endif
+
+#define GEMM_ARGS                                                                                   \
+    const KB_T *__restrict__ A, const KB_T *__restrict__ B, const out_t *__restrict__ C,            \
+        out_t *__restrict__ D, int M, int N, int K, int lda, int ldb, int ldc, float alpha, float beta, \
+        float scale_a, float scale_b
+
+__device__ __forceinline__ long long a_off(int m, int k, int lda)
+{
+    return A_T ? (long long)k * lda + m : (long long)m * lda + k;
+}
+__device__ __forceinline__ long long b_off(int k, int n, int ldb)
+{
+    return B_T ? (long long)n * ldb + k : (long long)k * ldb + n;
+}
+
+/* D element from its accumulator. ab = alpha * scale_a * scale_b. int8: integral alpha
+ * and beta stay in integer arithmetic, so the result is exact (wrapping like the mma). */
+__device__ __forceinline__ out_t epilogue(acc_t acc, const out_t *C, long long ci, float alpha, float beta, float ab)
+{
+#if defined(KB_DTYPE_INT8)
+    int ia = (int)alpha, ib = (int)beta;
+    if ((float)ia == alpha && (float)ib == beta)
+        return (int)((unsigned)ia * (unsigned)acc + (ib ? (unsigned)ib * (unsigned)C[ci] : 0u));
+    float v = alpha * (float)acc;
+    if (beta != 0.0f)
+        v += beta * (float)C[ci];
+    return __float2int_rn(v);
+#else
+    float v = ab * acc;
+    if (beta != 0.0f)
+        v += beta * kb_to_float(C[ci]);
+    return kb_from_float<out_t>(v);
+#endif
+}
+
+/* =============================== 1. naive ================================ */
+#if GEMM_HAS(GEMM_V_NAIVE)
+extern "C" __global__ void __launch_bounds__(256) gemm_naive(GEMM_ARGS)
+{
+    int n = blockIdx.x * blockDim.x + threadIdx.x;
+    int m = blockIdx.y * blockDim.y + threadIdx.y;
+    if (m >= M || n >= N)
+        return;
+    acc_t acc = 0;
+    for (int k = 0; k < K; k++)
+        acc += to_acc(A[a_off(m, k, lda)]) * to_acc(B[b_off(k, n, ldb)]);
+    long long ci = (long long)m * ldc + n;
+    D[ci] = epilogue(acc, C, ci, alpha, beta, alpha * scale_a * scale_b);
+}
+#endif
+
+/* ============================ 2. smem (SIMT) ============================= */
+#if GEMM_HAS(GEMM_V_SMEM)
+#define SMEM_THREADS ((BM / TM) * (BN / TN))
+static_assert(BM % TM == 0 && BN % TN == 0, "smem: BM must be a multiple of TM and BN of TN (threads own whole micro-tiles)");
+static_assert(SMEM_THREADS % 32 == 0 && SMEM_THREADS <= 1024,
+              "smem: (BM/TM)*(BN/TN) threads must be whole warps, at most 1024");
+static_assert((BM + BN) * BK * 4 <= 48 * 1024, "smem: the float tiles (BM+BN)*BK*4 bytes exceed 48 KiB of static shared memory");
+
+/* Widest vector (at most 16 bytes) whose element count divides the tile row length L. */
+__host__ __device__ constexpr int vec_elems(int L)
+{
+    int v = 16 / (int)sizeof(KB_T);
+    while (v > 1 && L % v)
+        v /= 2;
+    return v;
+}
+
+/* Copy an R x L tile (L contiguous in global memory, rows ld apart, `rows` x `cols` of it
+ * inside the matrix) into float shared memory: element (r, j) goes to s[j*SLD + r] when
+ * TRANS, else s[r*SLD + j]; outside the matrix it is zero. Consecutive threads take
+ * consecutive chunks of a row, so global reads coalesce; the transposed store of A
+ * ('n' layout) then conflicts in shared-memory banks, the price siboehm's kernel 6
+ * pays too for reading A contiguously in the inner loop. */
+template <int R, int L, bool TRANS, int SLD>
+__device__ __forceinline__ void smem_load_tile(float *s, const KB_T *g, int ld, int rows, int cols)
+{
+    constexpr int V = vec_elems(L), CPR = L / V, CHUNKS = R * CPR;
+    const bool vec_ok = (uintptr_t)g % (V * sizeof(KB_T)) == 0 && ((long long)ld * sizeof(KB_T)) % (V * sizeof(KB_T)) == 0;
+#pragma unroll
+    for (int i = 0; i < (CHUNKS + SMEM_THREADS - 1) / SMEM_THREADS; i++) {
+        int c = (int)threadIdx.x + i * SMEM_THREADS;
+        if (CHUNKS % SMEM_THREADS != 0 && c >= CHUNKS)
+            break;
+        int r = c / CPR, j = (c % CPR) * V;
+        float v[V];
+        if (V > 1 && vec_ok && r < rows && j + V <= cols) {
+            kb_vec<KB_T, V> x = kb_load_vec<V>(g + (long long)r * ld + j);
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                v[e] = kb_to_float(x.v[e]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; e++)
+                v[e] = r < rows && j + e < cols ? kb_to_float(g[(long long)r * ld + j + e]) : 0.0f;
+        }
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            s[TRANS ? (j + e) * SLD + r : r * SLD + j + e] = v[e];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SMEM_THREADS) gemm_smem(GEMM_ARGS)
+{
+    KB_SHARED(float, As, [BK][BM]);   /* A(m, k) at As[k][m] */
+    KB_SHARED(float, Bs, [BK][BN]);   /* B(k, n) at Bs[k][n] */
+    const int tx = (int)threadIdx.x % (BN / TN), ty = (int)threadIdx.x / (BN / TN);
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+            acc[i][j] = 0.0f;
+
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#if A_T
+        smem_load_tile<BK, BM, false, BM>(&As[0][0], A + (long long)k0 * lda + m0, lda, K - k0, M - m0);
+#else
+        smem_load_tile<BM, BK, true, BM>(&As[0][0], A + (long long)m0 * lda + k0, lda, M - m0, K - k0);
+#endif
+#if B_T
+        smem_load_tile<BN, BK, true, BN>(&Bs[0][0], B + (long long)n0 * ldb + k0, ldb, N - n0, K - k0);
+#else
+        smem_load_tile<BK, BN, false, BN>(&Bs[0][0], B + (long long)k0 * ldb + n0, ldb, K - k0, N - n0);
+#endif
+#if !BROKEN_NO_SYNC
+        __syncthreads();   /* the whole tile is in shared memory before anyone reads it */
+#endif
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            float ra[TM], rb[TN];
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+                ra[i] = As[k][ty * TM + i];
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                rb[j] = Bs[k][tx * TN + j];
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+        __syncthreads();   /* everyone is done with the tile before it is overwritten */
+    }
+
+    const float ab = alpha * scale_a * scale_b;
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        int m = m0 + ty * TM + i;
+        if (m >= M)
+            break;
+#pragma unroll
+        for (int j = 0; j < TN; j++) {
+            int n = n0 + tx * TN + j;
+            if (n < N) {
+                long long ci = (long long)m * ldc + n;
+                D[ci] = epilogue((acc_t)acc[i][j], C, ci, alpha, beta, ab);
+            }
+        }
+    }
+}
+#endif /* smem */
+
+/* ========================= 3. mma (tensor cores) ========================= */
+#if defined(KB_DTYPE_FP16)
+#define MMA_K 16
+#define MMA_OP kb_mma_m16n8k16_f32_f16
+#elif defined(KB_DTYPE_BF16)
+#define MMA_K 16
+#define MMA_OP kb_mma_m16n8k16_f32_bf16
+#elif defined(KB_DTYPE_TF32)
+#define MMA_K 8
+#define MMA_OP kb_mma_m16n8k8_f32_tf32
+#elif defined(KB_DTYPE_INT8)
+#define MMA_K 32
+#define MMA_OP kb_mma_m16n8k32_s32_s8
+#elif defined(KB_DTYPE_FP8E4M3) && KB_ARCH >= 89
+#define MMA_K 32
+#define MMA_OP kb_mma_m16n8k32_f32_e4m3
+#define FP8_WIDEN kb_cvt_f16x2_e4m3x2
+#elif defined(KB_DTYPE_FP8E5M2) && KB_ARCH >= 89
+#define MMA_K 32
+#define MMA_OP kb_mma_m16n8k32_f32_e5m2
+#define FP8_WIDEN kb_cvt_f16x2_e5m2x2
+#endif
+/* On sm_90 ptxas spills the fp8 m16n8k32 form at the default 64x64 warp tile (seen with
+ * kbench compile; sm_89 does not). There the kernel widens each fp8 fragment once to f16
+ * (exact) and issues two m16n8k16 f16 mmas, which Hopper runs natively: see mma_tile. */
+#if defined(FP8_WIDEN) && KB_ARCH >= 90
+#define FP8_VIA_F16 1
+#else
+#define FP8_VIA_F16 0
+#endif
+
+/* fp32 has no mma form here (tf32 is the fp32 tensor-core path); fp8 needs sm_89. */
+#if GEMM_HAS(GEMM_V_MMA) && defined(MMA_K)
+#define MMA_WARPS_N (BN / WN)
+#define MMA_THREADS ((BM / WM) * (BN / WN) * 32)
+#define MT (WM / 16)                 /* mma tiles per warp along M */
+#define NTL (WN / 8)                 /* mma tiles per warp along N */
+#define ESZ ((int)sizeof(KB_T))
+#define CHUNK (16 / ESZ)             /* elements per 16-byte chunk (cp.async, ldmatrix row) */
+static_assert(BM % WM == 0 && BN % WN == 0, "mma: BM and BN must be multiples of the warp tile WM x WN");
+static_assert(WM % 16 == 0, "mma: WM must be a multiple of the mma tile height 16");
+static_assert(WN % 16 == 0, "mma: WN must be a multiple of 16 (B fragments of two n8 tiles per ldmatrix.x4)");
+static_assert(BK % MMA_K == 0, "mma: BK must be a multiple of the mma depth (16 fp16/bf16, 8 tf32, 32 int8/fp8)");
+static_assert(MMA_THREADS <= 1024, "mma: (BM/WM)*(BN/WN) warps exceed 1024 threads");
+static_assert(STAGES >= 2, "mma: the pipeline needs at least 2 stages (one computing, one loading)");
+
+/* Shared tiles, one per stage. K-contiguous global layouts (A 'n', B 't') are kept K-major
+ * ([m][k], [n][k]); the others M/N-major ([k][m], [k][n]). Every row is padded by 16 bytes. */
+#define A_ROWS (A_T ? BK : BM)
+#define A_LEN (A_T ? BM : BK)
+#define A_SLD (A_LEN + CHUNK)
+#define B_ROWS (B_T ? BN : BK)
+#define B_LEN (B_T ? BK : BN)
+#define B_SLD (B_LEN + CHUNK)
+#define A_STAGE (A_ROWS * A_SLD)
+#define B_STAGE (B_ROWS * B_SLD)
+
+/* Copy a ROWS x LEN tile (LEN contiguous; `rows` x `cols` inside the matrix) into shared
+ * memory. async: 16-byte cp.async chunks, a chunk crossing the matrix edge copies only
+ * its inside bytes and zero-fills the rest. Otherwise element by element. */
+template <int ROWS, int LEN, int SLD>
+__device__ __forceinline__ void mma_load_tile(KB_T *s, const KB_T *g, int ld, int rows, int cols, bool async)
+{
+    constexpr int CPR = LEN / CHUNK, CHUNKS = ROWS * CPR;
+    static_assert(LEN % CHUNK == 0, "mma: a tile row must be whole 16-byte chunks");
+    if (async) {
+#pragma unroll
+        for (int i = 0; i < (CHUNKS + MMA_THREADS - 1) / MMA_THREADS; i++) {
+            int c = (int)threadIdx.x + i * MMA_THREADS;
+            if (CHUNKS % MMA_THREADS != 0 && c >= CHUNKS)
+                break;
+            int r = c / CPR, j = (c % CPR) * CHUNK, left = cols - j;
+            int bytes = r >= rows || left <= 0 ? 0 : left >= CHUNK ? 16 : left * ESZ;
+            kb_cp_async_16_zfill(s + r * SLD + j, bytes ? g + (long long)r * ld + j : g, bytes);
+        }
+    } else {
+        for (int e = (int)threadIdx.x; e < ROWS * LEN; e += MMA_THREADS) {
+            int r = e / LEN, j = e % LEN;
+            s[r * SLD + j] = r < rows && j < cols ? g[(long long)r * ld + j] : kb_from_float<KB_T>(0.0f);
+        }
+    }
+}
+
+/* Raw bits of shared element (r, c) of a tile with row length sld. */
+__device__ __forceinline__ uint32_t sbits(const KB_T *s, int r, int c, int sld)
+{
+    const unsigned char *p = reinterpret_cast<const unsigned char *>(s + r * sld + c);
+    if (ESZ == 4)
+        return *reinterpret_cast<const uint32_t *>(p);
+    return *p;   /* only 8-bit tiles take the scalar path below */
+}
+
+/* A fragment of the 16 x MMA_K tile at (m, k) of this stage (layouts in kb_mma.h). */
+__device__ __forceinline__ void load_a_frag(uint32_t a[4], const KB_T *s, int m, int k, int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+    if (!A_T) {
+        /* [m][k]: matrix j of the x4 = rows m + 8*(j&1), 16 bytes at k + CHUNK*(j>>1) */
+        kb_ldmatrix_x4(a, s + (m + (lane & 7) + 8 * ((lane >> 3) & 1)) * A_SLD + k + CHUNK * (lane >> 4));
+    } else if (ESZ == 2) {
+        /* [k][m]: the transposed load hands each lane two k-neighbours of one m */
+        kb_ldmatrix_x4_trans(a, s + (k + (lane & 7) + 8 * (lane >> 4)) * A_SLD + m + 8 * ((lane >> 3) & 1));
+    } else if (ESZ == 4) {
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            a[r] = sbits(s, k + t + 4 * (r >> 1), m + g + 8 * (r & 1), A_SLD);
+    } else {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            uint32_t w = 0;
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                w |= sbits(s, k + 4 * t + e + 16 * (r >> 1), m + g + 8 * (r & 1), A_SLD) << (8 * e);
+            a[r] = w;
+        }
+    }
+}
+
+/* B fragments of the two MMA_K x 8 tiles at (k, n) and (k, n + 8). */
+__device__ __forceinline__ void load_b_frag2(uint32_t b0[2], uint32_t b1[2], const KB_T *s, int k, int n, int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+    uint32_t r4[4];
+    if (B_T) {
+        /* [n][k]: matrices (n, k lo), (n, k hi), (n+8, k lo), (n+8, k hi) */
+        kb_ldmatrix_x4(r4, s + (n + (lane & 7) + 8 * (lane >> 4)) * B_SLD + k + CHUNK * ((lane >> 3) & 1));
+    } else if (ESZ == 2) {
+        kb_ldmatrix_x4_trans(r4, s + (k + (lane & 7) + 8 * ((lane >> 3) & 1)) * B_SLD + n + 8 * (lane >> 4));
+    } else {
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                uint32_t w = 0;
+                if (ESZ == 4)
+                    w = sbits(s, k + t + 4 * r, n + 8 * h + g, B_SLD);
+                else
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        w |= sbits(s, k + 4 * t + e + 16 * r, n + 8 * h + g, B_SLD) << (8 * e);
+                r4[2 * h + r] = w;
+            }
+    }
+    b0[0] = r4[0], b0[1] = r4[1], b1[0] = r4[2], b1[1] = r4[3];
+}
+
+/* min 1 block per SM: lets ptxas keep the whole warp tile in registers (without it, NVRTC
+ * aimed lower and spilled on sm_80 int8); 2 blocks still fit at the default tiles */
+extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
+{
+    KB_DYN_SHARED(KB_T, smem);
+    KB_T *As = smem, *Bs = smem + STAGES * A_STAGE;
+    const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
+    const int wm0 = warp / MMA_WARPS_N * WM, wn0 = warp % MMA_WARPS_N * WN;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN, KT = (K + BK - 1) / BK;
+    const bool a_async = (uintptr_t)A % 16 == 0 && (long long)lda * ESZ % 16 == 0;
+    const bool b_async = (uintptr_t)B % 16 == 0 && (long long)ldb * ESZ % 16 == 0;
+
+    acc_t acc[MT][NTL][4];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NTL; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                acc[i][j][r] = 0;
+
+    /* Issue the copies of k-tile kt into stage st (nothing past the last tile). */
+    auto load_stage = [&](int st, int kt) {
+        if (kt >= KT)
+            return;
+        int k0 = kt * BK;
+        if (A_T)
+            mma_load_tile<A_ROWS, A_LEN, A_SLD>(As + st * A_STAGE, A + (long long)k0 * lda + m0, lda, K - k0, M - m0, a_async);
+        else
+            mma_load_tile<A_ROWS, A_LEN, A_SLD>(As + st * A_STAGE, A + (long long)m0 * lda + k0, lda, M - m0, K - k0, a_async);
+        if (B_T)
+            mma_load_tile<B_ROWS, B_LEN, B_SLD>(Bs + st * B_STAGE, B + (long long)n0 * ldb + k0, ldb, N - n0, K - k0, b_async);
+        else
+            mma_load_tile<B_ROWS, B_LEN, B_SLD>(Bs + st * B_STAGE, B + (long long)k0 * ldb + n0, ldb, K - k0, N - n0, b_async);
+    };
+
+    /* Prologue: STAGES-1 tiles in flight. One commit per tile slot, even an empty one,
+     * keeps "groups pending" equal to "tiles ahead" for the wait below. */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        load_stage(s, s);
+        kb_cp_async_commit();
+    }
+
+    for (int kt = 0; kt < KT; kt++) {
+        kb_cp_async_wait<STAGES - 2>();   /* tile kt has landed (this thread's copies) */
+        __syncthreads();                  /* ... everyone's; and stage kt-1 is free again */
+        load_stage((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+        kb_cp_async_commit();
+
+        const KB_T *sa = As + kt % STAGES * A_STAGE, *sb = Bs + kt % STAGES * B_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += MMA_K) {
+            /* all A fragments of the warp tile, then B two n8 tiles at a time: the A
+             * fragments are reused across WN, only 4 B registers are live at once */
+            uint32_t af[MT][4];
+#pragma unroll
+            for (int i = 0; i < MT; i++) {
+                load_a_frag(af[i], sa, wm0 + 16 * i, kk, lane);
+#if defined(KB_DTYPE_TF32)
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+                    af[i][r] = kb_cvt_tf32(af[i][r]);
+#endif
+            }
+#if FP8_VIA_F16
+            uint32_t ah[MT][2][4];   /* real k = 4t + 2q + e sits at f16 k = 2t + e + 8q */
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int r = 0; r < 2; r++) {
+                        ah[i][h][r] = FP8_WIDEN(af[i][2 * h + r]);
+                        ah[i][h][r + 2] = FP8_WIDEN(af[i][2 * h + r] >> 16);
+                    }
+#endif
+#pragma unroll
+            for (int j = 0; j < NTL; j += 2) {
+                uint32_t bf[2][2];
+                load_b_frag2(bf[0], bf[1], sb, kk, wn0 + 8 * j, lane);
+#pragma unroll
+                for (int jj = 0; jj < 2; jj++) {
+#if defined(KB_DTYPE_TF32)
+                    bf[jj][0] = kb_cvt_tf32(bf[jj][0]), bf[jj][1] = kb_cvt_tf32(bf[jj][1]);
+#endif
+#if FP8_VIA_F16
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        uint32_t bh[2] = { FP8_WIDEN(bf[jj][h]), FP8_WIDEN(bf[jj][h] >> 16) };
+#pragma unroll
+                        for (int i = 0; i < MT; i++)
+                            kb_mma_m16n8k16_f32_f16(acc[i][j + jj], ah[i][h], bh, acc[i][j + jj]);
+                    }
+#else
+#pragma unroll
+                    for (int i = 0; i < MT; i++)
+                        MMA_OP(acc[i][j + jj], af[i], bf[jj], acc[i][j + jj]);
+#endif
+                }
+            }
+        }
+    }
+
+    /* Epilogue straight from the accumulator fragments: c0,c1 are two adjacent columns of
+     * row g, c2,c3 the same of row g+8; stored as one pair when ldc keeps pairs aligned. */
+    const float ab = alpha * scale_a * scale_b;
+    const bool pair_ok = ldc % 2 == 0;
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int m = m0 + wm0 + 16 * i + g + 8 * h;
+            if (m >= M)
+                continue;
+#pragma unroll
+            for (int j = 0; j < NTL; j++) {
+                int n = n0 + wn0 + 8 * j + 2 * t;
+                if (n >= N)
+                    continue;
+                long long ci = (long long)m * ldc + n;
+                out_t v0 = epilogue(acc[i][j][2 * h], C, ci, alpha, beta, ab);
+                if (pair_ok && n + 1 < N) {
+                    kb_vec<out_t, 2> p;
+                    p.v[0] = v0;
+                    p.v[1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
+                    kb_store_vec<2>(D + ci, p);
+                } else {
+                    D[ci] = v0;
+                    if (n + 1 < N)
+                        D[ci + 1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
+                }
+            }
+        }
+}
+#endif /* mma */
