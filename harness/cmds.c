@@ -1,4 +1,5 @@
 /* cmds.c - `kbench list` and `kbench devices`. */
+#include "peaks.h"
 #include "plan.h"
 #include "run.h"
 
@@ -140,6 +141,16 @@ int kb_cmd_devices(const kb_run_opts *o)
     printf("smem/block     %d KiB (opt-in)\n", d.max_shmem_per_block_optin / 1024);
     if (d.is_emulator)
         printf("note           the emulator executes kernels on the CPU; its timings are CPU time\n");
+    kb_peaks peaks;
+    kb_sb note;
+    kb_sb_init(&note);
+    if (kb_peaks_for_device(&d, NULL, &peaks, &note) == KB_OK) {
+        printf("\n");
+        kb_peaks_print(stdout, &peaks);
+    } else {
+        printf("peaks          %s\n", note.s);
+    }
+    kb_sb_free(&note);
     be->fini(bx);
     return KB_EXIT_OK;
 }

@@ -1,5 +1,6 @@
 /* main.c - the kbench command line: parse flags into kb_run_opts, dispatch. */
 #include "kb.h"
+#include "report_cmd.h"
 #include "run.h"
 
 #include <stdio.h>
@@ -14,12 +15,16 @@ static const char usage_main[] =
     "  list [SUITE]    the families with their variants and axes, or the planned cases of SUITE\n"
     "  devices         the device the selected backend drives, with its properties\n"
     "  compile SUITE   JIT every module of SUITE with NVRTC for --arch (offline), show registers and spills\n"
+    "  report RUN      a recorded run as markdown, CSV, HTML (roofline), Google Benchmark JSON or JUnit\n"
+    "  query SQL       SQL over the results store (results/kbench.db)\n"
+    "  compare A B     two runs side by side: ratio of medians, Mann-Whitney U, regressions (exit 4)\n"
     "\n"
     "  kbench <command> --help   options of a command\n"
     "  kbench --version\n"
     "\n"
     "exit codes: 0 all cases ok or skipped; 1 a case was wrong, faulted or failed to compile or launch;\n"
-    "            2 bad command line or suite; 3 no device, driver or toolchain; 130 interrupted\n";
+    "            2 bad command line or suite; 3 no device, driver or toolchain; 4 compare found a regression;\n"
+    "            130 interrupted\n";
 
 static const char usage_run[] =
     "usage: kbench run SUITE [options]\n"
@@ -94,6 +99,12 @@ int main(int argc, char **argv)
         printf("kbench %s\n", KB_VERSION);
         return KB_EXIT_OK;
     }
+    if (!strcmp(cmd, "report"))
+        return kb_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "query"))
+        return kb_cmd_query(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return kb_cmd_compare(argc - 1, argv + 1);
     const char *usage = !strcmp(cmd, "run") ? usage_run : !strcmp(cmd, "list") ? usage_list
                       : !strcmp(cmd, "devices") ? usage_devices : !strcmp(cmd, "compile") ? usage_compile : NULL;
     if (!usage) {

@@ -107,6 +107,7 @@ const char *kb_result_status(const kb_result *r)
     case KB_ERR_COMPILE: return "compile_error";
     case KB_ERR_FAULT: return "fault";
     case KB_ERR_TIMEOUT: return "timeout";
+    case KB_ERR_INPUT: return "input_error";
     default: return "launch_error";
     }
 }
@@ -245,6 +246,12 @@ json_t *kb_record_json(const kb_result *r)
             put(j, "cv", jnum(r->cv), &bad);
             put(j, "noise", jnum(r->noise), &bad);
             put(j, "timed_out", json_boolean(r->timed_out), &bad);
+            if (r->l2_mode)
+                put(j, "l2", jstr(r->l2_mode), &bad);
+            if (r->l2_mode)
+                put(j, "flush_bytes", jnum(r->flush_bytes), &bad);
+            if (r->stop_reason)
+                put(j, "stop", jstr(r->stop_reason), &bad);
             for (int i = 0; r->samples_us && i < r->n_samples_kept; i++) {
                 json_t *x = jnum(r->samples_us[i]);
                 if (!x || json_array_append_new(s, x) != 0)
@@ -276,6 +283,8 @@ json_t *kb_record_json(const kb_result *r)
     }
 
     put(o, "derived", r->have_derived ? kb_derived_json(&r->derived, r->clock) : json_null(), &bad);
+    put(o, "launch_overhead", r->launch_overhead ? json_incref(r->launch_overhead) : json_null(), &bad);
+    put(o, "telemetry", r->telemetry ? json_incref(r->telemetry) : json_null(), &bad);
     put(o, "compile_ms", jnum(r->compile_ms), &bad);
     put(o, "wall_ms", jnum(r->wall_ms), &bad);
     put(o, "compile_log", r->compile_log ? compile_log_json(r->compile_log) : json_null(), &bad);

@@ -12,7 +12,7 @@
  *   family, variant, dtype, dims {<dim name>: n}, params {<param name>: int or choice
  *   name; only params that apply to the variant}, pad, launch, seed, check_shape,
  *   backend, device {name, uuid, pci_bus_id, sm, emulator},
- *   status ("ok", "skipped", "compile_error", "launch_error", "wrong", "fault",
+ *   status ("ok", "skipped", "compile_error", "launch_error", "input_error", "wrong", "fault",
  *   "timeout"), error (kb_status_name of the status code), reason,
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, atol, rtol, got_at_bad,
  *   want_at_bad}, resources {registers, spill_store_bytes, spill_load_bytes,
@@ -82,14 +82,25 @@ typedef struct {
 
     int have_derived;             /* derived is meaningful (kb_derive from work + median) */
     kb_derived derived;           /* written with the timing clock as its label */
+
+    /* measurement context, written in the timing block when have_timing */
+    const char *l2_mode;          /* "cold" | "hot", NULL: not written */
+    double flush_bytes;           /* [bytes] L2 flush buffer per sample (cold) */
+    const char *stop_reason;      /* why sampling stopped ("noise", "timeout", "max_samples"), NULL: not written */
+
+    /* optional blocks, borrowed (the record takes its own reference); NULL: null */
+    json_t *launch_overhead;      /* kb_overhead_json: eager vs graph per-launch cost */
+    json_t *telemetry;            /* kb_nvml_json: clocks, power, temperature, throttling */
 } kb_result;
 
 typedef struct kb_recorder kb_recorder;
 
 /* The status word of a result: status_name_override when set; else "wrong" for KB_OK
  * with verified && verify.n_bad > 0; else by status: KB_OK "ok", KB_ERR_COMPILE
- * "compile_error", KB_ERR_FAULT "fault", KB_ERR_TIMEOUT "timeout", and every other
- * failure (launch, out of memory, input, setup, io, internal) "launch_error": the case
+ * "compile_error", KB_ERR_FAULT "fault", KB_ERR_TIMEOUT "timeout", KB_ERR_INPUT
+ * "input_error" (the case's own data is invalid, e.g. an embedding id out of range,
+ * caught on the host before launch), and every other failure (launch, out of memory,
+ * setup, io, internal) "launch_error": the case
  * could not be run; the record's "error" field keeps the exact code. */
 const char *kb_result_status(const kb_result *r);
 

@@ -37,7 +37,8 @@ static int nget(json_t *o, const char *k, double *v)
 
 static int status_failed(const char *s)
 {
-    static const char *const bad[] = { "wrong", "fault", "compile_error", "launch_error", "timeout" };
+    static const char *const bad[] = { "wrong", "fault", "compile_error", "launch_error", "input_error",
+                                       "timeout" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (strcmp(s, bad[i]) == 0) return 1;
     return 0;
@@ -316,7 +317,7 @@ void kb_report_verified_text(const kb_report_row *row, char *buf, size_t n)
 void kb_report_summary(const kb_report_run *run, kb_sb *out)
 {
     static const char *const words[] = { "ok", "wrong", "fault", "compile_error", "launch_error",
-                                         "timeout", "skipped" };
+                                         "input_error", "timeout", "skipped" };
     size_t nw = sizeof words / sizeof words[0];
     int first = 1;
     kb_sb_printf(out, "%zu case%s", run->n, run->n == 1 ? "" : "s");

@@ -1,6 +1,6 @@
 /* report_junit.c - JUnit XML for CI dashboards: one <testsuite> per device, one
  * <testcase> per case (classname kbench.<family>.<variant>, name the case id, time the
- * case's wall time in seconds). wrong, fault, compile_error, launch_error and timeout
+ * case's wall time in seconds). wrong, fault, compile_error, launch_error, input_error and timeout
  * are <failure type="status" message="reason"> with the details (max error, the compile
  * log) as text; skipped is <skipped message="reason"/>; an ok case carries its timing
  * and rates in <system-out>. */

@@ -214,6 +214,7 @@ static void test_status_names(void)
     struct { kb_status s; const char *want; } map[] = {
         { KB_OK, "ok" }, { KB_ERR_COMPILE, "compile_error" }, { KB_ERR_LAUNCH, "launch_error" },
         { KB_ERR_OOM, "launch_error" }, { KB_ERR_FAULT, "fault" }, { KB_ERR_TIMEOUT, "timeout" },
+        { KB_ERR_INPUT, "input_error" },
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         r.status = map[i].s;
