@@ -1,0 +1,363 @@
+/* test_mma.c - kb_mma.h proven, not assumed: every emulated mma.sync shape against a
+ * plain CPU product of one 16 x 8 x K tile (fragments built from the PTX tables in
+ * tests/kernels/mma_tile.cu, independently of the emulator's own layout code), ldmatrix
+ * in all six forms, cp.async zero fill, and the tf32 / fp8 conversions. The same kernels
+ * are compiled with NVRTC for sm_80, sm_89 and sm_90 and their PTX inspected. */
+#include "backend.h"
+#include "check.h"
+#include "kb_convert.h"
+
+#include <math.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MMA_CU KB_SOURCE_KERNELS_DIR "/../tests/kernels/mma_tile.cu"
+
+static const kb_backend *B = &kb_backend_emu;
+static kb_backend_ctx *X;
+static kb_module *M;
+static char tmpdir[64];
+
+static kb_dptr upload(const void *h, size_t bytes)
+{
+    kb_dptr d = 0;
+    CHECK(B->alloc(X, bytes, &d) == KB_OK);
+    CHECK(B->upload(X, d, h, bytes) == KB_OK);
+    return d;
+}
+
+/* One warp runs entry(args); returns the launch status. */
+static kb_status launch_warp(const char *entry, const kb_arg *args, int n)
+{
+    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    kb_status st = B->launch(X, M, entry, &g, args, n);
+    CHECK_MSG(st == KB_OK, "%s: %s", entry, B->last_error(X));
+    return st;
+}
+
+typedef enum { E_F16, E_BF16, E_TF32, E_S8, E_E4M3, E_E5M2 } elem;
+
+static size_t elem_size(elem e) { return e == E_F16 || e == E_BF16 ? 2 : e == E_TF32 ? 4 : 1; }
+
+/* The value the tensor core uses for raw bits of kind e (tf32: the low 13 bits ignored). */
+static double decode(elem e, uint32_t bits)
+{
+    switch (e) {
+    case E_F16: return kb_f16_bits_to_f32((uint16_t)bits);
+    case E_BF16: return kb_bf16_bits_to_f32((uint16_t)bits);
+    case E_TF32: { uint32_t u = bits & 0xffffe000u; float f; memcpy(&f, &u, 4); return f; }
+    case E_S8: return (int8_t)bits;
+    case E_E4M3: return kb_e4m3_bits_to_f32((uint8_t)bits);
+    case E_E5M2: return kb_e5m2_bits_to_f32((uint8_t)bits);
+    }
+    return 0;
+}
+
+/* Random finite bits of kind e, magnitudes around 1 (integers for s8). */
+static uint32_t random_bits(elem e, unsigned *seed)
+{
+    for (;;) {
+        uint32_t r = (uint32_t)rand_r(seed) << 16 ^ (uint32_t)rand_r(seed);
+        float x = (float)(r % 2001u) / 1000.0f - 1.0f;
+        uint32_t u;
+        switch (e) {
+        case E_F16: return kb_f32_to_f16_bits(x);
+        case E_BF16: return kb_f32_to_bf16_bits(x);
+        case E_TF32: memcpy(&u, &x, 4); return u | (r & 0x1fffu);   /* junk in the ignored bits */
+        case E_S8: return r & 0xffu;
+        case E_E4M3: case E_E5M2:
+            u = r & 0xffu;
+            if (isfinite(decode(e, u)))
+                return u;
+        }
+    }
+}
+
+static void put(void *p, size_t i, size_t esz, uint32_t v) { memcpy((char *)p + i * esz, &v, esz); }
+
+/* D = A*B + C on one tile through the emulator, against the CPU in double. Returns the
+ * number of wrong elements. swap_ref: the reference reads A with k and k^1 exchanged, as
+ * if the two halves of a register were swapped, to show such an error is caught. */
+static int run_mma(const char *entry, elem e, int K, int swap_ref)
+{
+    size_t esz = elem_size(e);
+    unsigned seed = 12345u + (unsigned)K * 7u + (unsigned)e;
+    void *a = calloc((size_t)16 * K, esz), *b = calloc((size_t)K * 8, esz);
+    uint32_t abits[16 * 32], bbits[32 * 8];
+    float c[128], d[128];
+    int ci[128], di[128];
+    for (int i = 0; i < 16 * K; i++)
+        put(a, (size_t)i, esz, abits[i] = random_bits(e, &seed));
+    for (int i = 0; i < K * 8; i++)
+        put(b, (size_t)i, esz, bbits[i] = random_bits(e, &seed));
+    for (int i = 0; i < 128; i++) {
+        ci[i] = (int)(rand_r(&seed) % 20001u) - 10000;
+        c[i] = (float)ci[i] / 4096.0f;
+    }
+    int is_int = e == E_S8, n_bad = -1;
+    kb_dptr da = upload(a, (size_t)16 * K * esz), db = upload(b, (size_t)K * 8 * esz);
+    kb_dptr dc = upload(is_int ? (void *)ci : (void *)c, 512), dd = 0;
+    CHECK(B->alloc(X, 512, &dd) == KB_OK);
+    kb_arg args[] = { kb_arg_ptr(da), kb_arg_ptr(db), kb_arg_ptr(dc), kb_arg_ptr(dd) };
+    if (launch_warp(entry, args, 4) == KB_OK) {
+        CHECK(B->download(X, is_int ? (void *)di : (void *)d, dd, 512) == KB_OK);
+        int bad = 0;
+        for (int m = 0; m < 16; m++)
+            for (int n = 0; n < 8; n++) {
+                double s = is_int ? ci[m * 8 + n] : c[m * 8 + n];
+                for (int k = 0; k < K; k++)
+                    s += decode(e, abits[m * K + (swap_ref ? k ^ 1 : k)]) * decode(e, bbits[k * 8 + n]);
+                double got = is_int ? di[m * 8 + n] : d[m * 8 + n];
+                /* fp32 accumulation of K exact products: a few ulps of the terms' size */
+                if (fabs(got - s) > (is_int ? 0.0 : 1e-5 * (1.0 + fabs(s)))) {
+                    if (bad++ < 3 && !swap_ref)
+                        fprintf(stderr, "%s: D[%d][%d] = %.9g, want %.9g\n", entry, m, n, got, s);
+                }
+            }
+        n_bad = bad;
+    }
+    B->free(X, dd);
+    B->free(X, dc);
+    B->free(X, db);
+    B->free(X, da);
+    free(b);
+    free(a);
+    return n_bad;
+}
+
+static void check_mma(const char *entry, elem e, int K)
+{
+    int bad = run_mma(entry, e, K, 0);
+    CHECK_MSG(bad == 0, "%s: %d of 128 elements wrong", entry, bad);
+}
+
+static void test_mma_f16(void) { check_mma("mma_f16", E_F16, 16); }
+static void test_mma_bf16(void) { check_mma("mma_bf16", E_BF16, 16); }
+static void test_mma_tf32_ignores_low_bits(void) { check_mma("mma_tf32", E_TF32, 8); }
+static void test_mma_s8_exact(void) { check_mma("mma_s8", E_S8, 32); }
+static void test_mma_e4m3(void) { check_mma("mma_e4m3", E_E4M3, 32); }
+static void test_mma_e5m2(void) { check_mma("mma_e5m2", E_E5M2, 32); }
+
+/* The comparison is not blind: two neighbouring k of A exchanged fail nearly everywhere. */
+static void test_swapped_layout_is_caught(void)
+{
+    CHECK(run_mma("mma_f16", E_F16, 16, 1) > 100);
+    CHECK(run_mma("mma_s8", E_S8, 32, 1) > 100);
+}
+
+/* s8 accumulation wraps modulo 2^32 (no .satfinite): 32 products of 127 * 127 on top of
+ * C = INT32_MAX - 1000 come out negative. */
+static void test_s8_accumulates_wrapping(void)
+{
+    uint8_t a[16 * 32], b[32 * 8];
+    int c[128], d[128];
+    memset(a, 127, sizeof a);
+    memset(b, 127, sizeof b);
+    for (int i = 0; i < 128; i++)
+        c[i] = 2147483647 - 1000;
+    kb_dptr da = upload(a, sizeof a), db = upload(b, sizeof b), dc = upload(c, sizeof c), dd = 0;
+    CHECK(B->alloc(X, sizeof d, &dd) == KB_OK);
+    kb_arg args[] = { kb_arg_ptr(da), kb_arg_ptr(db), kb_arg_ptr(dc), kb_arg_ptr(dd) };
+    if (launch_warp("mma_s8", args, 4) == KB_OK) {
+        B->download(X, d, dd, sizeof d);
+        uint32_t want = (uint32_t)(2147483647 - 1000) + 32u * 127u * 127u;
+        CHECK_MSG((uint32_t)d[0] == want && (uint32_t)d[127] == want, "%d", d[0]);
+        CHECK(d[0] < 0);
+    }
+    B->free(X, dd), B->free(X, dc), B->free(X, db), B->free(X, da);
+}
+
+static void test_ldmatrix(void)
+{
+    uint16_t src[4 * 64];
+    uint32_t out[6 * 32 * 4];
+    for (int i = 0; i < 4 * 64; i++)
+        src[i] = (uint16_t)(0x1000 + i);   /* matrix m, row r, col c -> 0x1000 + 64m + 8r + c */
+    kb_dptr ds = upload(src, sizeof src), dout = 0;
+    CHECK(B->alloc(X, sizeof out, &dout) == KB_OK);
+    kb_arg args[] = { kb_arg_ptr(ds), kb_arg_ptr(dout) };
+    if (launch_warp("ldsm", args, 2) == KB_OK) {
+        B->download(X, out, dout, sizeof out);
+        int bad = 0;
+        for (int mode = 0; mode < 6; mode++) {
+            int nmat = mode % 3 == 0 ? 1 : mode % 3 == 1 ? 2 : 4, trans = mode >= 3;
+            for (int lane = 0; lane < 32; lane++)
+                for (int j = 0; j < 4; j++) {
+                    int g = lane >> 2, t = lane & 3;
+                    uint32_t want = 0;
+                    if (j < nmat) {
+                        /* lane holds (row g, cols 2t, 2t+1) of matrix j, or of its transpose */
+                        uint32_t lo = trans ? src[64 * j + 8 * (2 * t) + g] : src[64 * j + 8 * g + 2 * t];
+                        uint32_t hi = trans ? src[64 * j + 8 * (2 * t + 1) + g] : src[64 * j + 8 * g + 2 * t + 1];
+                        want = lo | hi << 16;
+                    }
+                    uint32_t got = out[(mode * 32 + lane) * 4 + j];
+                    if (got != want && bad++ < 3)
+                        fprintf(stderr, "ldmatrix mode %d lane %d reg %d: 0x%08x want 0x%08x\n", mode, lane, j, got, want);
+                }
+        }
+        CHECK(bad == 0);
+    }
+    B->free(X, dout), B->free(X, ds);
+}
+
+static void test_cp_async_zero_fill(void)
+{
+    uint8_t src[512], out[512];
+    for (int i = 0; i < 512; i++)
+        src[i] = (uint8_t)(i * 7 + 1);   /* never 0 */
+    kb_dptr ds = upload(src, sizeof src), dout = 0;
+    CHECK(B->alloc(X, sizeof out, &dout) == KB_OK);
+    kb_arg args[] = { kb_arg_ptr(ds), kb_arg_ptr(dout) };
+    if (launch_warp("cp_async", args, 2) == KB_OK) {
+        B->download(X, out, dout, sizeof out);
+        int bad = 0;
+        for (int i = 0; i < 512; i++)
+            bad += out[i] != (i % 16 < (i / 16) % 17 ? src[i] : 0);
+        CHECK_MSG(bad == 0, "%d bytes wrong", bad);
+    }
+    /* a misaligned source faults, as on the GPU */
+    kb_arg bad_args[] = { kb_arg_ptr(ds + 4), kb_arg_ptr(dout) };
+    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    CHECK(B->launch(X, M, "cp_async", &g, bad_args, 2) == KB_ERR_FAULT);
+    CHECK(strstr(B->last_error(X), "cp.async") != NULL);
+    B->free(X, dout), B->free(X, ds);
+}
+
+static void test_conversions(void)
+{
+    /* tf32: round half away from zero on the 13 dropped bits (cvt.rna) */
+    uint32_t in[4] = { 0x3f800fffu, 0x3f801000u, 0xbf801000u, 0x3f803000u }, out[4];
+    uint32_t want[4] = { 0x3f800000u, 0x3f802000u, 0xbf802000u, 0x3f804000u };
+    kb_dptr di = upload(in, sizeof in), dout = 0;
+    CHECK(B->alloc(X, 1024, &dout) == KB_OK);
+    kb_arg args[] = { kb_arg_ptr(di), kb_arg_ptr(dout), kb_arg_i32(4) };
+    if (launch_warp("cvt_tf32", args, 3) == KB_OK) {
+        B->download(X, out, dout, sizeof out);
+        for (int i = 0; i < 4; i++)
+            CHECK_MSG(out[i] == want[i], "tf32 0x%08x -> 0x%08x, want 0x%08x", in[i], out[i], want[i]);
+    }
+    /* fp8 pairs widen to f16 exactly, low byte to low half: every e4m3 and e5m2 code */
+    uint16_t pairs[256];
+    uint32_t wide[256];
+    for (int i = 0; i < 128; i++) {
+        pairs[i] = (uint16_t)((2 * i) | (2 * i + 1) << 8);
+        pairs[128 + i] = pairs[i];
+    }
+    kb_dptr dp = upload(pairs, sizeof pairs);
+    kb_arg a2[] = { kb_arg_ptr(dp), kb_arg_ptr(dout), kb_arg_i32(256) };
+    if (launch_warp("cvt_fp8x2", a2, 3) == KB_OK) {
+        B->download(X, wide, dout, sizeof wide);
+        int bad = 0;
+        for (int i = 0; i < 256; i++)
+            for (int h = 0; h < 2; h++) {
+                uint8_t code = (uint8_t)(pairs[i] >> (8 * h));
+                float want_f = i < 128 ? kb_e4m3_bits_to_f32(code) : kb_e5m2_bits_to_f32(code);
+                float got_f = kb_f16_bits_to_f32((uint16_t)(wide[i] >> (16 * h)));
+                bad += !(got_f == want_f || (isnan(got_f) && isnan(want_f)));
+            }
+        CHECK_MSG(bad == 0, "%d fp8 codes widened wrong", bad);
+    }
+    B->free(X, dp), B->free(X, dout), B->free(X, di);
+}
+
+/* ---- NVRTC: the CUDA side assembles, with the instructions it promises ---- */
+static char *nvrtc_ptx(const char *arch)
+{
+    FILE *f = fopen(MMA_CU, "rb");
+    if (!f)
+        return NULL;
+    char src[16384];
+    size_t n = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    src[n] = 0;
+    char opt_arch[64];
+    snprintf(opt_arch, sizeof opt_arch, "--gpu-architecture=%s", arch);
+    const char *opts[] = { opt_arch, "-std=c++17", "-I" KB_SOURCE_KERNELS_DIR, "-I" KB_CUDA_INCLUDE_DIR };
+    nvrtcProgram p;
+    char *ptx = NULL;
+    if (nvrtcCreateProgram(&p, src, "mma_tile.cu", 0, NULL, NULL) != NVRTC_SUCCESS)
+        return NULL;
+    if (nvrtcCompileProgram(p, 4, opts) == NVRTC_SUCCESS) {
+        size_t ps = 0;
+        nvrtcGetPTXSize(p, &ps);
+        ptx = calloc(ps + 1, 1);
+        nvrtcGetPTX(p, ptx);
+    } else {
+        size_t ls = 0;
+        nvrtcGetProgramLogSize(p, &ls);
+        char *log = calloc(ls + 1, 1);
+        nvrtcGetProgramLog(p, log);
+        fprintf(stderr, "NVRTC %s:\n%s\n", arch, log);
+        free(log);
+    }
+    nvrtcDestroyProgram(&p);
+    return ptx;
+}
+
+static void test_nvrtc_ptx(void)
+{
+    const char *archs[] = { "sm_80", "sm_89", "sm_90" };
+    for (int i = 0; i < 3; i++) {
+        char *ptx = nvrtc_ptx(archs[i]);
+        CHECK_MSG(ptx != NULL, "mma_tile.cu does not compile for %s", archs[i]);
+        if (!ptx)
+            continue;
+        CHECK(strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+        CHECK(strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+        CHECK(strstr(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+        CHECK(strstr(ptx, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"));
+        CHECK(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
+        CHECK(strstr(ptx, "cp.async.cg.shared.global") && strstr(ptx, "cp.async.wait_group 0"));
+        CHECK(strstr(ptx, "cvt.rna.tf32.f32"));
+        int fp8 = strstr(ptx, "e4m3.e4m3.f32") != NULL;
+        CHECK_MSG(fp8 == (i > 0), "%s: fp8 mma %s", archs[i], fp8 ? "present" : "absent");
+        free(ptx);
+    }
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/kb_test_mma_XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char err[512] = "", so[128];
+    kb_backend_opts o = { .emu_threads = 1, .sm_override = 90 };
+    CHECK_MSG(B->init(&o, &X, err, sizeof err) == KB_OK, "%s", err);
+    if (X) {
+        kb_compile_req req = { .source_path = MMA_CU, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 90 };
+        kb_sb log;
+        kb_sb_init(&log);
+        snprintf(so, sizeof so, "%s/mma_tile%s", tmpdir, B->artifact_ext);
+        kb_status st = B->build(X, &req, so, &log);
+        CHECK_MSG(st == KB_OK, "build: %s\n%s", B->last_error(X), log.s);
+        if (st == KB_OK)
+            CHECK_MSG(B->load(X, so, &M) == KB_OK, "load: %s", B->last_error(X));
+        kb_sb_free(&log);
+    }
+    if (M) {
+        RUN(test_mma_f16);
+        RUN(test_mma_bf16);
+        RUN(test_mma_tf32_ignores_low_bits);
+        RUN(test_mma_s8_exact);
+        RUN(test_mma_e4m3);
+        RUN(test_mma_e5m2);
+        RUN(test_swapped_layout_is_caught);
+        RUN(test_s8_accumulates_wrapping);
+        RUN(test_ldmatrix);
+        RUN(test_cp_async_zero_fill);
+        RUN(test_conversions);
+        B->unload(X, M);
+    }
+    RUN(test_nvrtc_ptx);
+    if (X)
+        B->fini(X);
+    unlink(so);
+    rmdir(tmpdir);
+    TEST_MAIN_END();
+}
