@@ -21,7 +21,7 @@ struct kb_modules {
     kb_backend_ctx *bx;
     const char *cache_dir;
     const char *kernels_dir;
-    slot *slots;
+    slot **slots;       /* each slot allocated alone: refs handed out stay valid as the table grows */
     int n, cap;
 };
 
@@ -57,21 +57,23 @@ const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const ch
     kb_sb_init(&key);
     kb_sb_printf(&key, "%s\n%d\n%s", source, sm, defines);
     for (int i = 0; i < ms->n; i++)
-        if (!strcmp(ms->slots[i].key, key.s)) {
+        if (!strcmp(ms->slots[i]->key, key.s)) {
             kb_sb_free(&key);
-            ms->slots[i].ref.compile_ms = 0;
-            return &ms->slots[i].ref;
+            ms->slots[i]->ref.compile_ms = 0;
+            return &ms->slots[i]->ref;
         }
     if (ms->n == ms->cap) {
         int cap = ms->cap ? ms->cap * 2 : 16;
-        slot *s = realloc(ms->slots, (size_t)cap * sizeof *s);
-        if (!s)
+        slot **grown = realloc(ms->slots, (size_t)cap * sizeof *grown);
+        if (!grown)
             abort();
-        ms->slots = s;
+        ms->slots = grown;
         ms->cap = cap;
     }
-    slot *s = &ms->slots[ms->n++];
-    memset(s, 0, sizeof *s);
+    slot *s = calloc(1, sizeof *s);
+    if (!s)
+        abort();
+    ms->slots[ms->n++] = s;
     s->key = key.s; /* owned by the slot now */
 
     double t0 = now_ms();
@@ -109,10 +111,11 @@ void kb_modules_free(kb_modules *ms)
     if (!ms)
         return;
     for (int i = ms->n - 1; i >= 0; i--) {
-        if (ms->slots[i].ref.mod)
-            ms->be->unload(ms->bx, ms->slots[i].ref.mod);
-        free(ms->slots[i].key);
-        free(ms->slots[i].log);
+        if (ms->slots[i]->ref.mod)
+            ms->be->unload(ms->bx, ms->slots[i]->ref.mod);
+        free(ms->slots[i]->key);
+        free(ms->slots[i]->log);
+        free(ms->slots[i]);
     }
     free(ms->slots);
     free(ms);
