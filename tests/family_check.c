@@ -4,14 +4,15 @@
  *      against the CPU reference; exit 0, every record ok or skipped with a reason, and
  *      every ok record verified over at least one element.
  *   2. `kbench compile SUITE --arch sm_80 | sm_89 | sm_90`: every case's module compiles
- *      with NVRTC and ptxas reports its resources.
- * usage: family_check SUITE.yaml */
+ *      with NVRTC and ptxas reports its resources (with --no-spills: and none spills).
+ * usage: family_check SUITE.yaml [--no-spills] */
 #include "check.h"
 #include "spawn.h"
 
 #include <jansson.h>
 
 static const char *suite;
+static int no_spills;
 static char dir[256];
 
 static void test_emulator_run_verifies_every_case(void)
@@ -66,7 +67,8 @@ static void compile_for(const char *arch)
 {
     char log[512];
     snprintf(log, sizeof log, "%s/compile_%s.log", dir, arch);
-    const char *argv[] = { "kbench", "compile", suite, "--arch", arch, "--quiet", NULL };
+    const char *argv[] = { "kbench", "compile", suite, "--arch", arch, "--quiet",
+                           no_spills ? "--fail-on-spill" : NULL, NULL };
     int rc = run_kbench(argv, log);
     CHECK_MSG(rc == 0, "kbench compile %s --arch %s exited %d", suite, arch, rc);
     if (rc != 0)
@@ -79,11 +81,12 @@ static void test_nvrtc_sm90(void) { compile_for("sm_90"); }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: family_check SUITE.yaml\n");
+    if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--no-spills"))) {
+        fprintf(stderr, "usage: family_check SUITE.yaml [--no-spills]\n");
         return 2;
     }
     suite = argv[1];
+    no_spills = argc == 3;
     snprintf(dir, sizeof dir, "/tmp/kbench-family-check-XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
