@@ -5,6 +5,7 @@
 
 extern const kb_family kb_family_gelu;
 extern const kb_family kb_family_gemm;
+extern const kb_family kb_family_attention;
 extern const kb_family kb_family_softmax;
 extern const kb_family kb_family_embedding;
 extern const kb_family kb_family_layernorm;
@@ -12,6 +13,7 @@ extern const kb_family kb_family_layernorm;
 const kb_family *const kb_families[] = {
     &kb_family_gelu,
     &kb_family_gemm,
+    &kb_family_attention,
     &kb_family_softmax,
     &kb_family_embedding,
     &kb_family_layernorm,

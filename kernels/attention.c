@@ -1,0 +1,431 @@
+/* attention.c - host side of the attention family: descriptor, legality, work model,
+ * inputs, CPU reference and verification. Device code: attention.cu.
+ *
+ * O = softmax(Q K^T / sqrt(d) [+ causal mask]) V with Q, K, V, O laid out [b, h, s, d]
+ * contiguous (dims b, h, s, d in that order; queries and keys share the length s).
+ */
+#include "exec.h"
+#include "verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { V_NAIVE, V_FUSED };
+enum { P_CAUSAL, P_BLOCK, P_BQ, P_BKV, P_KC, P_TPR, P_RQ };
+enum { CAUSAL_NO, CAUSAL_YES };
+enum { D_B, D_H, D_S, D_D };
+
+#define ATTN_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
+
+/* The fused kernel holds RQ*(2*d/TPR + KC) floats per thread (q, accumulator, a chunk
+ * of scores); past the register file they would live in local memory, which defeats the
+ * point of the variant. Same bound as the device-side static_assert. */
+#define FUSED_MAX_THREAD_FLOATS 255
+
+/* The CPU reference costs b*h*s*s*d multiply-adds in double. Up to this many it covers
+ * every row (every check shape does); beyond, an evenly spaced sample of rows, so a
+ * full-size GPU case verifies in about a second instead of minutes. */
+#define REF_BUDGET_MADDS (256.0 * 1024 * 1024)
+
+static const kb_variant variants[] = {
+    [V_NAIVE] = { "naive", "attn_naive_scores", ATTN_DTYPES,
+                  "materialised: S = QK^T*scale to global fp32, 3-pass row softmax in place, O = PV (3 launches)" },
+    [V_FUSED] = { "fused", "attn_fused", ATTN_DTYPES,
+                  "FlashAttention-2 style: K/V tiles through shared memory, online softmax in registers, one launch" },
+};
+
+static const char *const causal_choices[] = { "no", "yes", NULL };
+static const char *const dims[] = { "b", "h", "s", "d" };
+
+#define FUSED_ONLY (1u << V_FUSED)
+static const kb_param params[] = {
+    [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0, "yes: query i attends to keys j <= i only" },
+    [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
+    [P_BQ] = { "BQ", 32, NULL, FUSED_ONLY, "query rows per block" },
+    [P_BKV] = { "BKV", 32, NULL, FUSED_ONLY, "key/value rows per shared-memory tile" },
+    [P_KC] = { "KC", 8, NULL, FUSED_ONLY, "keys per register chunk (online-softmax step; divides BKV)" },
+    [P_TPR] = { "TPR", 4, NULL, FUSED_ONLY, "lanes per query row, splitting the head dim (power of two <= 32)" },
+    [P_RQ] = { "RQ", 1, NULL, FUSED_ONLY, "query rows per thread (register blocking: a K/V element feeds RQ rows)" },
+};
+
+/* Elements per 16-byte K/V load of the fused kernel. */
+static int64_t fused_lvec(kb_dtype dt) { return 16 / (int64_t)kb_dtype_size(dt); }
+
+/* Dynamic shared memory of the fused kernel: fp32 K and V tiles [bytes]. */
+static int64_t fused_shmem_bytes(const kb_case *c) { return 2 * c->params[P_BKV] * c->dims[D_D] * 4; }
+
+static int valid_naive(const kb_case *c, char *why, size_t n)
+{
+    int64_t block = c->params[P_BLOCK], s = c->dims[D_S], d = c->dims[D_D];
+    if (block < 32 || block > 1024 || block % 32) {
+        snprintf(why, n, "BLOCK=%lld: must be a multiple of 32 between 32 and 1024", (long long)block);
+        return 0;
+    }
+    /* the score kernel has one thread per element of the s x s matrix in grid.x */
+    if ((s * s + block - 1) / block > 2147483647LL || (s * d + block - 1) / block > 2147483647LL) {
+        snprintf(why, n, "s=%lld: s*s scores need more than 2^31-1 blocks of %lld threads", (long long)s,
+                 (long long)block);
+        return 0;
+    }
+    return 1;
+}
+
+static int valid_fused(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    int64_t bq = c->params[P_BQ], bkv = c->params[P_BKV], kc = c->params[P_KC];
+    int64_t tpr = c->params[P_TPR], rq = c->params[P_RQ];
+    int64_t d = c->dims[D_D], lvec = fused_lvec(c->dtype);
+    if (d % lvec || d > 256) {
+        snprintf(why, n, "d=%lld: the fused variant takes head dims that are multiples of %lld (16-byte %s K/V "
+                 "loads) up to 256", (long long)d, (long long)lvec, kb_dtype_name(c->dtype));
+        return 0;
+    }
+    if (bq < 1 || bkv < 1 || kc < 1 || rq < 1) {
+        snprintf(why, n, "BQ=%lld, BKV=%lld, KC=%lld, RQ=%lld: tile sizes must be >= 1", (long long)bq,
+                 (long long)bkv, (long long)kc, (long long)rq);
+        return 0;
+    }
+    if (bkv % kc) {
+        snprintf(why, n, "BKV=%lld is not a multiple of KC=%lld (a K/V tile is consumed in whole chunks)",
+                 (long long)bkv, (long long)kc);
+        return 0;
+    }
+    if (tpr < 1 || tpr > 32 || (tpr & (tpr - 1))) {
+        snprintf(why, n, "TPR=%lld: must be a power of two <= 32 (a row's lanes reduce inside one warp)",
+                 (long long)tpr);
+        return 0;
+    }
+    if (d % tpr) {
+        snprintf(why, n, "d=%lld is not a multiple of TPR=%lld (each lane owns d/TPR columns)", (long long)d,
+                 (long long)tpr);
+        return 0;
+    }
+    if (bq % rq) {
+        snprintf(why, n, "BQ=%lld is not a multiple of RQ=%lld (each thread owns RQ whole rows)", (long long)bq,
+                 (long long)rq);
+        return 0;
+    }
+    int64_t threads = bq / rq * tpr;
+    if (threads % 32 || threads > 1024) {
+        snprintf(why, n, "BQ/RQ*TPR = %lld threads: must be a multiple of 32 (full-warp shuffles) and <= 1024",
+                 (long long)threads);
+        return 0;
+    }
+    int64_t floats = rq * (2 * d / tpr + kc);
+    if (floats > FUSED_MAX_THREAD_FLOATS) {
+        snprintf(why, n, "RQ*(2*d/TPR + KC) = %lld floats per thread exceed the %d-register file", (long long)floats,
+                 FUSED_MAX_THREAD_FLOATS);
+        return 0;
+    }
+    int64_t smem = fused_shmem_bytes(c);
+    if (smem > t->max_shmem_per_block) {
+        snprintf(why, n, "K/V tiles need 2*BKV*d*4 = %lld bytes of shared memory, over the %d-byte limit of sm_%d",
+                 (long long)smem, t->max_shmem_per_block, t->sm);
+        return 0;
+    }
+    return 1;
+}
+
+static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    int64_t bh = c->dims[D_B] * c->dims[D_H], s = c->dims[D_S], d = c->dims[D_D];
+    if (c->pad != 0) {
+        snprintf(why, n, "pad=%d: attention has no padding axis (Q, K, V, O are dense [b,h,s,d])", c->pad);
+        return 0;
+    }
+    if (bh > 65535) {
+        snprintf(why, n, "b*h=%lld: one (batch, head) per grid.y, limited to 65535", (long long)bh);
+        return 0;
+    }
+    if (s > 2147483647LL || d > 2147483647LL) {
+        snprintf(why, n, "s=%lld, d=%lld: the kernels take s and d as 32-bit ints", (long long)s, (long long)d);
+        return 0;
+    }
+    return c->variant == V_NAIVE ? valid_naive(c, why, n) : valid_fused(c, t, why, n);
+}
+
+static void attn_defines(const kb_case *c, kb_sb *out)
+{
+    if (c->variant == V_FUSED)
+        kb_sb_printf(out, "HEAD_D=%lld\n", (long long)c->dims[D_D]);
+}
+
+/* Scores the causal mask keeps, per (batch, head): s*(s+1)/2 of s*s. */
+static double n_scores(const kb_case *c)
+{
+    double s = (double)c->dims[D_S];
+    return c->params[P_CAUSAL] == CAUSAL_YES ? s * (s + 1) / 2 : s * s;
+}
+
+/* FLOPs 4*b*h*s*s*d (QK^T and PV, 2 each per multiply-add), halved for causal, as the
+ * CUTLASS profiler counts; bytes Q+K+V read and O written. The naive variant also moves
+ * the fp32 score matrix: written by the score kernel (1), read three times and written
+ * once by the 3-pass softmax (3 + 1), read by PV (1): 6 x 4 bytes per kept score. Its
+ * repeated reads of Q and K rows from cache are not counted. */
+static kb_work attn_work(const kb_case *c)
+{
+    double b = (double)c->dims[D_B], h = (double)c->dims[D_H], s = (double)c->dims[D_S];
+    double d = (double)c->dims[D_D], esz = (double)kb_dtype_size(c->dtype);
+    kb_work w = { 0 };
+    w.flops = 4.0 * b * h * s * s * d;
+    if (c->params[P_CAUSAL] == CAUSAL_YES)
+        w.flops /= 2;
+    w.bytes_read = 3.0 * b * h * s * d * esz;
+    w.bytes_written = b * h * s * d * esz;
+    if (c->variant == V_NAIVE)
+        w.bytes_moved = w.bytes_read + w.bytes_written + 6.0 * 4.0 * b * h * n_scores(c);
+    return w;
+}
+
+typedef struct {
+    kb_dptr d_q, d_k, d_v, d_o;
+    kb_dptr d_s;        /* naive: fp32 [b,h,s,s] scores, then probabilities */
+    int64_t n;          /* elements of each of Q, K, V, O */
+    int64_t *rows;      /* [n_rows] flattened (bh*s + i) query rows the reference covers */
+    int64_t n_rows;
+    float *want;        /* [n_rows * d] reference rows */
+    float *got;         /* [n_rows * d] the same rows of the downloaded output */
+    float *o_f32;       /* [n] downloaded output, dequantised */
+    void *h_io;         /* [n] storage-typed host buffer */
+} attn_state;
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Rows of the output the reference covers: all of them within REF_BUDGET_MADDS,
+ * otherwise every stride-th flattened row plus the last one, with the stride coprime
+ * to s so that the sample walks through every query position rather than one. */
+static kb_status pick_rows(attn_state *st, int64_t total_rows, int64_t s, int64_t d)
+{
+    double per_row = (double)s * (double)d;
+    int64_t max_rows = (int64_t)(REF_BUDGET_MADDS / per_row);
+    if (max_rows < 2)
+        max_rows = 2;
+    int64_t stride = 1;
+    if (total_rows > max_rows) {
+        stride = (total_rows + max_rows - 2) / (max_rows - 1);
+        while (gcd64(stride, s) != 1)
+            stride++;
+    }
+    int64_t n = (total_rows - 1) / stride + 1;
+    int last_extra = (total_rows - 1) % stride != 0;
+    st->rows = malloc((size_t)(n + last_extra) * sizeof *st->rows);
+    if (!st->rows)
+        return KB_ERR_OOM;
+    for (int64_t k = 0; k < n; k++)
+        st->rows[k] = k * stride;
+    if (last_extra)
+        st->rows[n++] = total_rows - 1;
+    st->n_rows = n;
+    return KB_OK;
+}
+
+/* One output row in double: softmax over the kept keys of q.k * scale, times V. */
+static void ref_row(const float *q, const float *k, const float *v, int64_t s, int64_t d, int64_t i, int causal,
+                    double *p, float *out)
+{
+    int64_t nk = causal ? i + 1 : s;
+    double scale = 1.0 / sqrt((double)d), mx = -INFINITY, sum = 0.0;
+    for (int64_t j = 0; j < nk; j++) {
+        double dot = 0.0;
+        for (int64_t c = 0; c < d; c++)
+            dot += (double)q[c] * (double)k[j * d + c];
+        p[j] = dot * scale;
+        if (p[j] > mx)
+            mx = p[j];
+    }
+    for (int64_t j = 0; j < nk; j++) {
+        p[j] = exp(p[j] - mx);
+        sum += p[j];
+    }
+    for (int64_t c = 0; c < d; c++) {
+        double acc = 0.0;
+        for (int64_t j = 0; j < nk; j++)
+            acc += p[j] * (double)v[j * d + c];
+        out[c] = (float)(acc / sum);
+    }
+}
+
+/* Quantise n uniform values in [lo, hi) to the dtype, upload them, and keep the
+ * dequantised values (exactly what the kernel reads) in f. */
+static kb_status make_input(kb_run *r, kb_rng *rng, float lo, float hi, int64_t n, void *h_io, float *f,
+                            kb_dptr dst)
+{
+    kb_dtype dt = r->c->dtype;
+    for (int64_t i = 0; i < n; i++)
+        f[i] = kb_rng_uniform(rng, lo, hi);
+    kb_host_from_f32(dt, f, h_io, n);
+    kb_host_to_f32(dt, h_io, f, n);
+    return kb_run_upload(r, dst, h_io, (size_t)n * kb_dtype_size(dt));
+}
+
+static void state_free(attn_state *s)
+{
+    if (!s)
+        return;
+    free(s->h_io);
+    free(s->o_f32);
+    free(s->got);
+    free(s->want);
+    free(s->rows);
+    free(s);
+}
+
+static kb_status attn_setup(kb_run *r, void **state)
+{
+    const kb_case *c = r->c;
+    int64_t bh = c->dims[D_B] * c->dims[D_H], s = c->dims[D_S], d = c->dims[D_D], n = bh * s * d;
+    size_t esz = kb_dtype_size(c->dtype);
+    kb_status st = KB_ERR_OOM;
+    float *fq = NULL, *fk = NULL, *fv = NULL;
+    double *p = NULL;
+    attn_state *a = calloc(1, sizeof *a);
+    if (!a)
+        return kb_run_fail(r, KB_ERR_OOM, "host allocation of the attention state");
+    a->n = n;
+    fq = malloc((size_t)n * sizeof(float));
+    fk = malloc((size_t)n * sizeof(float));
+    fv = malloc((size_t)n * sizeof(float));
+    p = malloc((size_t)s * sizeof(double));
+    a->o_f32 = malloc((size_t)n * sizeof(float));
+    a->h_io = malloc((size_t)n * esz);
+    if (!fq || !fk || !fv || !p || !a->o_f32 || !a->h_io || pick_rows(a, bh * s, s, d) != KB_OK) {
+        kb_run_fail(r, KB_ERR_OOM, "host allocation for %lld elements per tensor", (long long)n);
+        goto fail;
+    }
+    a->want = malloc((size_t)(a->n_rows * d) * sizeof(float));
+    a->got = malloc((size_t)(a->n_rows * d) * sizeof(float));
+    if (!a->want || !a->got) {
+        kb_run_fail(r, KB_ERR_OOM, "host allocation of %lld reference rows", (long long)a->n_rows);
+        goto fail;
+    }
+    if ((st = kb_run_alloc(r, (size_t)n * esz, &a->d_q)) != KB_OK ||
+        (st = kb_run_alloc(r, (size_t)n * esz, &a->d_k)) != KB_OK ||
+        (st = kb_run_alloc(r, (size_t)n * esz, &a->d_v)) != KB_OK ||
+        (st = kb_run_alloc(r, (size_t)n * esz, &a->d_o)) != KB_OK)
+        goto fail;
+    if (c->variant == V_NAIVE && (st = kb_run_alloc(r, (size_t)(bh * s * s) * sizeof(float), &a->d_s)) != KB_OK)
+        goto fail;
+
+    /* Q and K span [-2, 2], so scores q.k/sqrt(d) have a standard deviation near 1.3 and
+     * each softmax row is far from uniform: a missed rescale or a mask off by one key
+     * moves the output well past the tolerance. V spans [-1, 1]. */
+    kb_rng rng;
+    kb_rng_seed(&rng, c->seed);
+    if ((st = make_input(r, &rng, -2.0f, 2.0f, n, a->h_io, fq, a->d_q)) != KB_OK ||
+        (st = make_input(r, &rng, -2.0f, 2.0f, n, a->h_io, fk, a->d_k)) != KB_OK ||
+        (st = make_input(r, &rng, -1.0f, 1.0f, n, a->h_io, fv, a->d_v)) != KB_OK)
+        goto fail;
+
+    int causal = c->params[P_CAUSAL] == CAUSAL_YES;
+    for (int64_t k = 0; k < a->n_rows; k++) {
+        int64_t row = a->rows[k], head = row / s, i = row % s;
+        const float *base_k = fk + head * s * d, *base_v = fv + head * s * d;
+        ref_row(fq + row * d, base_k, base_v, s, d, i, causal, p, a->want + k * d);
+    }
+    free(p);
+    free(fv);
+    free(fk);
+    free(fq);
+    *state = a;
+    return KB_OK;
+fail:
+    free(p);
+    free(fv);
+    free(fk);
+    free(fq);
+    state_free(a);
+    return st;
+}
+
+static kb_status attn_enqueue(kb_run *r, void *state)
+{
+    const kb_case *c = r->c;
+    attn_state *a = state;
+    int64_t s = c->dims[D_S], d = c->dims[D_D];
+    unsigned bh = (unsigned)(c->dims[D_B] * c->dims[D_H]);
+    float scale = (float)(1.0 / sqrt((double)d));
+    kb_status st;
+    if (c->variant == V_FUSED) {
+        int64_t bq = c->params[P_BQ];
+        unsigned threads = (unsigned)(bq / c->params[P_RQ] * c->params[P_TPR]);
+        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 }, (size_t)fused_shmem_bytes(c) };
+        kb_arg args[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o),
+                          kb_arg_i32((int32_t)s), kb_arg_f32(scale) };
+        return kb_run_launch(r, "attn_fused", &g, args, 6);
+    }
+    /* naive: three launches, one case */
+    int64_t block = c->params[P_BLOCK];
+    kb_geom g1 = { { (unsigned)((s * s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_arg a1[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_s), kb_arg_i32((int32_t)s),
+                    kb_arg_i32((int32_t)d), kb_arg_f32(scale) };
+    if ((st = kb_run_launch(r, "attn_naive_scores", &g1, a1, 6)) != KB_OK)
+        return st;
+    kb_geom g2 = { { (unsigned)((s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_arg a2[] = { kb_arg_ptr(a->d_s), kb_arg_i32((int32_t)s) };
+    if ((st = kb_run_launch(r, "attn_naive_softmax", &g2, a2, 2)) != KB_OK)
+        return st;
+    kb_geom g3 = { { (unsigned)((s * d + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_arg a3[] = { kb_arg_ptr(a->d_s), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o), kb_arg_i32((int32_t)s),
+                    kb_arg_i32((int32_t)d) };
+    return kb_run_launch(r, "attn_naive_pv", &g3, a3, 5);
+}
+
+/* Tolerance: inputs are exact in the dtype and every intermediate is fp32, so the dtype
+ * enters once, in the rounding of O (kb_tolerance(dtype, 1): fp16 atol 9.8e-4, bf16
+ * 7.8e-3, within REFERENCE.md's 1e-3..1e-2 for attention). The fp32 sums over d (QK^T)
+ * and s (PV), and __expf, add kb_tolerance(fp32, max(s, d)) (1e-5 at these sizes). */
+static void attn_tolerance(const kb_case *c, double *atol, double *rtol)
+{
+    double a1, r1, a2, r2;
+    int64_t s = c->dims[D_S], d = c->dims[D_D];
+    kb_tolerance(c->dtype, 1, &a1, &r1);
+    kb_tolerance(KB_DT_FP32, s > d ? s : d, &a2, &r2);
+    *atol = a1 + a2;
+    *rtol = r1 + r2;
+}
+
+static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
+{
+    const kb_case *c = r->c;
+    attn_state *a = state;
+    int64_t d = c->dims[D_D];
+    kb_status st = kb_run_download(r, a->h_io, a->d_o, (size_t)a->n * kb_dtype_size(c->dtype));
+    if (st != KB_OK)
+        return st;
+    kb_host_to_f32(c->dtype, a->h_io, a->o_f32, a->n);
+    for (int64_t k = 0; k < a->n_rows; k++)
+        for (int64_t e = 0; e < d; e++)
+            a->got[k * d + e] = a->o_f32[a->rows[k] * d + e];
+    double atol, rtol;
+    attn_tolerance(c, &atol, &rtol);
+    kb_verify_init(v, atol, rtol);
+    kb_verify_f32(v, a->got, a->want, a->n_rows * d);
+    return KB_OK;
+}
+
+static void attn_teardown(kb_run *r, void *state) { state_free(state); }
+
+const kb_family kb_family_attention = {
+    .name = "attention",
+    .source = "attention.cu",
+    .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax",
+    .variants = variants, .n_variants = 2,
+    .dims = dims, .n_dims = 4,
+    .params = params, .n_params = 7,
+    .valid = attn_valid,
+    .defines = attn_defines,
+    .work = attn_work,
+    .setup = attn_setup,
+    .enqueue = attn_enqueue,
+    .check = attn_check,
+    .teardown = attn_teardown,
+};

@@ -1,0 +1,351 @@
+/* test_attention.c - what the kernels_attention suite cannot show: the work model,
+ * valid() against different targets, the launch geometry of each variant, and the
+ * verification path (reference, tolerance, causal mask, row sampling of large shapes),
+ * driven through the family descriptor with a host-memory fake backend and no kernel. */
+#include "check.h"
+#include "exec.h"
+#include "verify.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const kb_family kb_family_attention;
+static const kb_family *F = &kb_family_attention;
+
+enum { P_CAUSAL, P_BLOCK, P_BQ, P_BKV, P_KC, P_TPR, P_RQ };   /* the family's param order */
+
+/* ---- a fake backend: device memory is host memory, launches are recorded ---- */
+#define MAX_LAUNCH 4
+static struct {
+    int n;
+    char entry[MAX_LAUNCH][64];
+    kb_geom g[MAX_LAUNCH];
+    kb_arg args[MAX_LAUNCH][8];
+    int nargs[MAX_LAUNCH];
+} launches;
+
+static kb_status fake_alloc(kb_backend_ctx *x, size_t bytes, kb_dptr *out)
+{
+    void *p = malloc(bytes);
+    if (!p)
+        return KB_ERR_OOM;
+    memset(p, 0xff, bytes);   /* NaN in every float dtype, like the emulator's poison */
+    *out = (kb_dptr)(uintptr_t)p;
+    return KB_OK;
+}
+static void fake_free(kb_backend_ctx *x, kb_dptr p) { free((void *)(uintptr_t)p); }
+static kb_status fake_copy_in(kb_backend_ctx *x, kb_dptr dst, const void *src, size_t n)
+{
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return KB_OK;
+}
+static kb_status fake_copy_out(kb_backend_ctx *x, void *dst, kb_dptr src, size_t n)
+{
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return KB_OK;
+}
+static kb_status fake_launch(kb_backend_ctx *x, kb_module *m, const char *entry, const kb_geom *g,
+                             const kb_arg *args, int nargs)
+{
+    if (launches.n == MAX_LAUNCH || nargs > 8)
+        return KB_ERR_LAUNCH;
+    int i = launches.n++;
+    snprintf(launches.entry[i], sizeof launches.entry[i], "%s", entry);
+    launches.g[i] = *g;
+    memcpy(launches.args[i], args, (size_t)nargs * sizeof *args);
+    launches.nargs[i] = nargs;
+    return KB_OK;
+}
+static const char *fake_last_error(kb_backend_ctx *x) { return "fake"; }
+
+static const kb_backend fake = {
+    .name = "fake",
+    .last_error = fake_last_error,
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .upload = fake_copy_in,
+    .download = fake_copy_out,
+    .launch = fake_launch,
+};
+
+static kb_case make_case(const char *variant, kb_dtype dt, int64_t b, int64_t h, int64_t s, int64_t d, int causal)
+{
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.family = kb_family_find("attention");
+    c.variant = kb_family_variant_find(F, variant);
+    c.dtype = dt;
+    c.dims[0] = b;
+    c.dims[1] = h;
+    c.dims[2] = s;
+    c.dims[3] = d;
+    for (int p = 0; p < F->n_params; p++)
+        c.params[p] = F->params[p].def;
+    c.params[P_CAUSAL] = causal;
+    c.seed = 42;
+    c.shape_name = -1;
+    return c;
+}
+
+static const kb_target sm89 = { 89, 0, 99 * 1024 }, sm90 = { 90, 0, 227 * 1024 };
+
+static int valid_says(const kb_case *c, const kb_target *t, const char *needle)
+{
+    char why[256] = "";
+    int ok = F->valid(c, t, why, sizeof why);
+    if (!needle)
+        return ok;
+    if (ok || !strstr(why, needle)) {
+        fprintf(stderr, "  valid: %d, reason '%s', expected '%s'\n", ok, why, needle);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_registered(void)
+{
+    CHECK(kb_family_find("attention") >= 0);
+    CHECK(F->n_variants == 2 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused"));
+    CHECK(F->n_dims == 4 && !strcmp(F->dims[2], "s") && !strcmp(F->dims[3], "d"));
+    CHECK(kb_family_param_find(F, "KC") == P_KC && kb_family_param_find(F, "causal") == P_CAUSAL);
+}
+
+static void test_work_model(void)
+{
+    kb_case c = make_case("fused", KB_DT_BF16, 2, 3, 100, 64, 0);
+    kb_work w = F->work(&c);
+    CHECK(w.flops == 4.0 * 2 * 3 * 100 * 100 * 64);
+    CHECK(w.bytes_read == 3.0 * 2 * 3 * 100 * 64 * 2 && w.bytes_written == 2.0 * 3 * 100 * 64 * 2);
+    CHECK(w.bytes_moved == 0);      /* fused: what it moves is the compulsory traffic */
+
+    c.params[P_CAUSAL] = 1;
+    CHECK(F->work(&c).flops == w.flops / 2);
+
+    /* naive: + 6 fp32 accesses per kept score (1 write, 3 reads + 1 write in softmax, 1 read) */
+    kb_case n = make_case("naive", KB_DT_FP16, 2, 3, 100, 64, 0);
+    kb_work wn = F->work(&n);
+    CHECK(wn.flops == w.flops && wn.bytes_read == w.bytes_read);
+    CHECK(wn.bytes_moved == wn.bytes_read + wn.bytes_written + 24.0 * 6 * 100 * 100);
+    n.params[P_CAUSAL] = 1;
+    wn = F->work(&n);
+    CHECK(wn.bytes_moved == wn.bytes_read + wn.bytes_written + 24.0 * 6 * 100 * 101 / 2);
+}
+
+static void test_valid_reasons(void)
+{
+    kb_case c = make_case("fused", KB_DT_FP16, 1, 32, 2048, 128, 1);
+    CHECK(valid_says(&c, &sm89, NULL));
+    c.params[P_TPR] = 3;
+    CHECK(valid_says(&c, &sm90, "TPR=3"));
+    c.params[P_TPR] = 4;
+    c.params[P_RQ] = 3;
+    CHECK(valid_says(&c, &sm90, "not a multiple of RQ=3"));
+    c.params[P_RQ] = 1;
+    c.params[P_KC] = 12;
+    CHECK(valid_says(&c, &sm90, "not a multiple of KC=12"));
+    c.params[P_KC] = 8;
+    c.params[P_BQ] = 4;                 /* 4 rows x 4 lanes = 16 threads: half a warp */
+    CHECK(valid_says(&c, &sm90, "16 threads"));
+    c.params[P_BQ] = 32;
+    c.params[P_TPR] = 1;                /* 2*128 + 8 floats per thread */
+    CHECK(valid_says(&c, &sm90, "264 floats"));
+    c.params[P_TPR] = 4;
+    /* 2 x 128 keys x 128 x 4 bytes = 128 KiB of K/V tiles: fits sm_90, not sm_89 */
+    c.params[P_BKV] = 128;
+    CHECK(valid_says(&c, &sm90, NULL));
+    CHECK(valid_says(&c, &sm89, "131072 bytes"));
+    c.params[P_BKV] = 32;
+    c.dims[3] = 36;                     /* 72 bytes: no 16-byte loads */
+    CHECK(valid_says(&c, &sm90, "d=36"));
+    c.dims[3] = 264;
+    CHECK(valid_says(&c, &sm90, "up to 256"));
+    c.dims[3] = 128;
+    c.pad = 1;
+    CHECK(valid_says(&c, &sm90, "pad=1"));
+    c.pad = 0;
+    c.dims[1] = 70000;
+    CHECK(valid_says(&c, &sm90, "65535"));
+
+    kb_case n = make_case("naive", KB_DT_BF16, 1, 1, 37, 36, 0);
+    CHECK(valid_says(&n, &sm89, NULL));     /* the naive kernels take any head dim */
+    n.params[P_BLOCK] = 48;
+    CHECK(valid_says(&n, &sm89, "BLOCK=48"));
+}
+
+static void test_defines_only_for_fused(void)
+{
+    kb_sb sb;
+    kb_sb_init(&sb);
+    kb_case c = make_case("fused", KB_DT_FP16, 1, 1, 8, 96, 0);
+    F->defines(&c, &sb);
+    CHECK(strstr(sb.s, "HEAD_D=96") != NULL);
+    kb_sb_clear(&sb);
+    c = make_case("naive", KB_DT_FP16, 1, 1, 8, 96, 0);
+    F->defines(&c, &sb);
+    CHECK(sb.len == 0);   /* naive modules do not depend on d */
+    kb_sb_free(&sb);
+}
+
+static void run_init(kb_run *r, const kb_case *c)
+{
+    memset(r, 0, sizeof *r);
+    r->be = &fake;
+    r->f = F;
+    r->c = c;
+    r->target = sm90;
+    launches.n = 0;
+}
+
+static void test_launch_geometry(void)
+{
+    kb_case c = make_case("naive", KB_DT_FP16, 2, 3, 37, 40, 1);
+    c.params[P_BLOCK] = 64;
+    kb_run r;
+    run_init(&r, &c);
+    void *st = NULL;
+    CHECK(F->setup(&r, &st) == KB_OK);
+    CHECK(F->enqueue(&r, st) == KB_OK);
+    CHECK(launches.n == 3);
+    CHECK(!strcmp(launches.entry[0], "attn_naive_scores") && !strcmp(launches.entry[1], "attn_naive_softmax") &&
+          !strcmp(launches.entry[2], "attn_naive_pv"));
+    CHECK(launches.g[0].grid[0] == (37 * 37 + 63) / 64 && launches.g[0].grid[1] == 6 && launches.g[0].block[0] == 64);
+    CHECK(launches.g[1].grid[0] == 1 && launches.g[1].grid[1] == 6);
+    CHECK(launches.g[2].grid[0] == (37 * 40 + 63) / 64 && launches.g[2].grid[1] == 6);
+    /* the score buffer is the softmax's input and the PV's P */
+    CHECK(launches.args[0][2].v.ptr == launches.args[1][0].v.ptr && launches.args[1][0].v.ptr == launches.args[2][0].v.ptr);
+    CHECK(fabsf(launches.args[0][5].v.f32 - 1.0f / sqrtf(40.0f)) < 1e-7f);
+    F->teardown(&r, st);
+    kb_run_free_all(&r);
+
+    c = make_case("fused", KB_DT_BF16, 2, 3, 37, 64, 0);
+    c.params[P_BQ] = 64;
+    c.params[P_RQ] = 2;
+    c.params[P_TPR] = 8;
+    c.params[P_BKV] = 16;
+    run_init(&r, &c);
+    CHECK(F->setup(&r, &st) == KB_OK);
+    CHECK(F->enqueue(&r, st) == KB_OK);
+    CHECK(launches.n == 1 && !strcmp(launches.entry[0], "attn_fused"));
+    CHECK(launches.g[0].grid[0] == 1 && launches.g[0].grid[1] == 6);
+    CHECK(launches.g[0].block[0] == 64 / 2 * 8);
+    CHECK(launches.g[0].shmem_bytes == 2 * 16 * 64 * 4);
+    CHECK(launches.args[0][4].v.i32 == 37 && fabsf(launches.args[0][5].v.f32 - 0.125f) < 1e-7f);
+    F->teardown(&r, st);
+    kb_run_free_all(&r);
+}
+
+/* Attention in double for row i of head bh, computed here independently of the family. */
+static void attention_row(const float *q, const float *k, const float *v, int64_t s, int64_t d, int64_t bh,
+                          int64_t i, int causal, float *out)
+{
+    const float *qi = q + (bh * s + i) * d, *kh = k + bh * s * d, *vh = v + bh * s * d;
+    int64_t nk = causal ? i + 1 : s;
+    double *p = malloc((size_t)s * sizeof *p), mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < nk; j++) {
+        double dot = 0;
+        for (int64_t c = 0; c < d; c++)
+            dot += (double)qi[c] * kh[j * d + c];
+        p[j] = dot / sqrt((double)d);
+        mx = p[j] > mx ? p[j] : mx;
+    }
+    for (int64_t j = 0; j < nk; j++)
+        sum += (p[j] = exp(p[j] - mx));
+    for (int64_t c = 0; c < d; c++) {
+        double acc = 0;
+        for (int64_t j = 0; j < nk; j++)
+            acc += p[j] * vh[j * d + c];
+        out[c] = (float)(acc / sum);
+    }
+    free(p);
+}
+
+/* The fused launch's arguments are q, k, v, o: the test reads the inputs the family
+ * uploaded and writes the "kernel output" itself. fp32 storage, so no decoding. */
+static void test_check_against_independent_attention(void)
+{
+    const int64_t b = 1, h = 2, s = 9, d = 8, n = b * h * s * d;
+    for (int causal = 0; causal < 2; causal++) {
+        kb_case c = make_case("fused", KB_DT_FP32, b, h, s, d, causal);
+        kb_run r;
+        run_init(&r, &c);
+        void *st = NULL;
+        CHECK(F->setup(&r, &st) == KB_OK);
+        CHECK(F->enqueue(&r, st) == KB_OK);
+        const float *q = (const float *)(uintptr_t)launches.args[0][0].v.ptr;
+        const float *k = (const float *)(uintptr_t)launches.args[0][1].v.ptr;
+        const float *v = (const float *)(uintptr_t)launches.args[0][2].v.ptr;
+        float *o = (float *)(uintptr_t)launches.args[0][3].v.ptr;
+        /* the inputs are spread: Q and K in [-2, 2], V in [-1, 1] */
+        float qmax = 0, vmax = 0;
+        for (int64_t e = 0; e < n; e++) {
+            qmax = fmaxf(qmax, fabsf(q[e]));
+            vmax = fmaxf(vmax, fabsf(v[e]));
+        }
+        CHECK(qmax > 1.5f && qmax <= 2.0f && vmax > 0.75f && vmax <= 1.0f);
+
+        kb_verify vr;
+        CHECK(F->check(&r, st, &vr) == KB_OK);
+        CHECK(vr.n == n && vr.n_bad == n);      /* still poison: every element is bad */
+
+        for (int64_t row = 0; row < b * h * s; row++)
+            attention_row(q, k, v, s, d, row / s, row % s, causal, o + row * d);
+        CHECK(F->check(&r, st, &vr) == KB_OK);
+        CHECK(vr.n == n && vr.n_bad == 0 && vr.max_abs_err < 1e-6);
+        CHECK(vr.atol > 1e-5 && vr.atol < 1e-4);   /* fp32: the 1e-5 floor, twice */
+
+        o[5 * d + 3] += (float)(3 * vr.atol);      /* one element off by 3x the tolerance */
+        CHECK(F->check(&r, st, &vr) == KB_OK);
+        CHECK(vr.n_bad == 1 && vr.first_bad == 5 * d + 3);
+
+        /* the other mask's answer must fail: rows differ wherever a key was masked */
+        for (int64_t row = 0; row < b * h * s; row++)
+            attention_row(q, k, v, s, d, row / s, row % s, !causal, o + row * d);
+        CHECK(F->check(&r, st, &vr) == KB_OK);
+        CHECK(vr.n_bad > n / 2);
+        F->teardown(&r, st);
+        kb_run_free_all(&r);
+    }
+}
+
+/* Past the reference budget (256M multiply-adds) the check covers a sample of rows that
+ * includes the first and the last. 4 x 4096 x 4096 x 64 = 4.3G: about 1/16 of the rows. */
+static void test_large_shape_samples_rows(void)
+{
+    const int64_t b = 1, h = 4, s = 4096, d = 64, rows = b * h * s;
+    kb_case c = make_case("fused", KB_DT_FP32, b, h, s, d, 1);
+    kb_run r;
+    run_init(&r, &c);
+    void *st = NULL;
+    CHECK(F->setup(&r, &st) == KB_OK);
+    CHECK(F->enqueue(&r, st) == KB_OK);
+    const float *q = (const float *)(uintptr_t)launches.args[0][0].v.ptr;
+    const float *k = (const float *)(uintptr_t)launches.args[0][1].v.ptr;
+    const float *v = (const float *)(uintptr_t)launches.args[0][2].v.ptr;
+    float *o = (float *)(uintptr_t)launches.args[0][3].v.ptr;
+
+    kb_verify vr;
+    CHECK(F->check(&r, st, &vr) == KB_OK);     /* poison everywhere */
+    CHECK(vr.n % d == 0 && vr.n == vr.n_bad);
+    int64_t sampled = vr.n / d;
+    CHECK(sampled >= rows / 32 && sampled <= rows / 8);
+
+    attention_row(q, k, v, s, d, 0, 0, 1, o);
+    attention_row(q, k, v, s, d, h - 1, s - 1, 1, o + (rows - 1) * d);
+    CHECK(F->check(&r, st, &vr) == KB_OK);
+    CHECK(vr.n_bad == vr.n - 2 * d);           /* both rows were among the sampled ones */
+    F->teardown(&r, st);
+    kb_run_free_all(&r);
+}
+
+int main(void)
+{
+    RUN(test_registered);
+    RUN(test_work_model);
+    RUN(test_valid_reasons);
+    RUN(test_defines_only_for_fused);
+    RUN(test_launch_geometry);
+    RUN(test_check_against_independent_attention);
+    RUN(test_large_shape_samples_rows);
+    TEST_MAIN_END();
+}
