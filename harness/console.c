@@ -51,18 +51,18 @@ void kb_progress_step(kb_progress *pg)
     fflush(stderr);
 }
 
-void kb_console_header(int emulator)
+void kb_console_header(int emulator, int id_width)
 {
-    printf("%-11s %-64s %-13s %10s %8s %14s %10s\n", "", "case", "status", "max_abs", "err/tol",
+    printf("%-11s %-*s %-13s %10s %8s %14s %10s\n", "", id_width, "case", "status", "max_abs", "err/tol",
            emulator ? "cpu_median_us" : "median_us", emulator ? "cpu_GB/s" : "GB/s");
 }
 
-void kb_console_row(int64_t i, int64_t n, const char *id, const char *status, const kb_verify *v,
+void kb_console_row(int id_width, int64_t i, int64_t n, const char *id, const char *status, const kb_verify *v,
                     const kb_measurement *m, double gbps, const char *reason)
 {
     char pos[32];
     snprintf(pos, sizeof pos, "[%lld/%lld]", (long long)i + 1, (long long)n);
-    printf("%-11s %-64s %-13s", pos, id, status);
+    printf("%-11s %-*s %-13s", pos, id_width, id, status);
     if (v)
         printf(" %10.2e %8.3f", v->max_abs_err, v->max_err_ratio);
     else

@@ -23,9 +23,10 @@ void kb_progress_clear(const kb_progress *pg);  /* before printing a row */
 void kb_progress_step(kb_progress *pg);         /* after a case */
 
 /* The table: a header naming the clock (cpu_median_us on the emulator), then a row per
- * case: position, id, status, max abs error and err/tol, median, rate, reason. */
-void kb_console_header(int emulator);
-void kb_console_row(int64_t i, int64_t n, const char *id, const char *status, const kb_verify *v,
+ * case: position, id (padded to id_width, the longest id of the run), status, max abs
+ * error and err/tol, median, rate, reason. */
+void kb_console_header(int emulator, int id_width);
+void kb_console_row(int id_width, int64_t i, int64_t n, const char *id, const char *status, const kb_verify *v,
                     const kb_measurement *m, double gbps, const char *reason);
 
 #endif

@@ -49,6 +49,7 @@ typedef struct {
     kb_store *store;            /* NULL when the store cannot be opened (records still written) */
     const char *out_path;
     char run_id[40];
+    int id_width;               /* console column: the longest id of the run */
     int ok, skipped, wrong, failed, resumed;
 } run_ctx;
 
@@ -231,7 +232,7 @@ record:
         kb_sb_free(&err);
     }
     if (!o->quiet)
-        kb_console_row(idx, x->plan->n_cases, id, status, res.verified ? &res.verify : NULL,
+        kb_console_row(x->id_width, idx, x->plan->n_cases, id, status, res.verified ? &res.verify : NULL,
                        res.have_timing ? &m : NULL, res.derived.have_rates ? res.derived.gbps : 0, why);
     kb_nvtx_pop();
     json_decref(res.launch_overhead);
@@ -347,8 +348,6 @@ int kb_cmd_run(const kb_run_opts *o)
             check_shapes ? "; the emulator runs the suite's check shapes" : "");
     if (x.dev.is_emulator)
         fprintf(stderr, "kbench: emulator timings are CPU time, not GPU numbers\n");
-    if (!o->quiet)
-        kb_console_header(x.dev.is_emulator);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -358,10 +357,17 @@ int kb_cmd_run(const kb_run_opts *o)
 
     kb_progress pg;
     int64_t todo = 0;
+    x.id_width = 4;
     for (int64_t i = 0; i < plan.n_cases; i++) {
         kb_case_id(&plan.cases[i], &id);
-        todo += id_selected(o, id.s) && !kb_strset_has(&done, id.s);
+        if (id_selected(o, id.s) && !kb_strset_has(&done, id.s)) {
+            todo++;
+            if ((int)id.len > x.id_width)
+                x.id_width = (int)id.len;
+        }
     }
+    if (!o->quiet)
+        kb_console_header(x.dev.is_emulator, x.id_width);
     kb_progress_start(&pg, todo);
     for (int64_t i = 0; i < plan.n_cases && !interrupted; i++) {
         kb_case_id(&plan.cases[i], &id);
