@@ -1,0 +1,260 @@
+/* test_gemm.c - what the GEMM suite (tests/suites/kernels_gemm.yaml) cannot show: the
+ * descriptor and work model, valid()'s reasons and their dependence on the target, that
+ * verification catches a broken kernel (the smem variant without its barrier after the
+ * tile loads, BROKEN_NO_SYNC=1) and unwritten outputs, the native fp8 mma path (the
+ * emulator's default sm_90 takes the f16 route), and the sampled reference of big shapes. */
+#include "check.h"
+#include "defines.h"
+#include "exec.h"
+#include "modules.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { V_NAIVE, V_SMEM, V_MMA };   /* variant order in gemm.c */
+enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES };
+enum { L_NN, L_NT, L_TN, L_TT };
+
+static const kb_family *fam;
+static int fam_index;
+
+static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_t n, int64_t k, int pad)
+{
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.family = fam_index;
+    c.variant = variant;
+    c.dtype = dt;
+    c.dims[0] = m, c.dims[1] = n, c.dims[2] = k;
+    for (int p = 0; p < fam->n_params; p++)
+        c.params[p] = fam->params[p].def;
+    c.params[P_LAYOUT] = layout;
+    c.pad = pad;
+    c.seed = 11;
+    c.shape_name = -1;
+    return c;
+}
+
+static void test_descriptor(void)
+{
+    CHECK(fam->n_variants == 3 && fam->n_dims == 3 && fam->n_params == 11);
+    CHECK(!strcmp(fam->variants[V_NAIVE].name, "naive") && !strcmp(fam->variants[V_SMEM].name, "smem") &&
+          !strcmp(fam->variants[V_MMA].name, "mma"));
+    CHECK(!(fam->variants[V_SMEM].dtypes & KB_DT_BIT(KB_DT_INT8)));
+    CHECK(!(fam->variants[V_MMA].dtypes & KB_DT_BIT(KB_DT_FP32)));
+    CHECK(kb_param_applies(fam, P_TM, V_SMEM) && !kb_param_applies(fam, P_TM, V_MMA));
+    CHECK(kb_param_applies(fam, P_STAGES, V_MMA) && !kb_param_applies(fam, P_BM, V_NAIVE));
+    kb_sb b;
+    kb_sb_init(&b);
+    kb_case c = make_case(V_MMA, KB_DT_BF16, L_NT, 37, 45, 29, 8);
+    kb_case_id(&c, &b);
+    CHECK_MSG(!strcmp(b.s, "gemm/mma(layout=nt,alpha=1,beta=0,BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3)/bf16/37x45x29/pad8/eager"),
+              "%s", b.s);
+    kb_case_defines(fam, &c, &b);
+    CHECK_MSG(strstr(b.s, "LAYOUT=1\n") && strstr(b.s, "LAYOUT_NT=1") && strstr(b.s, "GEMM_VARIANT=2") &&
+                  strstr(b.s, "KB_T=kb_bf16"), "%s", b.s);
+    kb_sb_free(&b);
+}
+
+/* 2*M*N*K (+2*M*N with beta); A + B read (+ C with beta), D written; pad is not work. */
+static void test_work_model(void)
+{
+    kb_case c = make_case(V_SMEM, KB_DT_FP16, L_NN, 4, 6, 10, 8);
+    kb_work w = fam->work(&c);
+    CHECK(w.flops == 2.0 * 4 * 6 * 10);
+    CHECK(w.bytes_read == (4 * 10 + 10 * 6) * 2.0 && w.bytes_written == 4 * 6 * 2.0);
+    c.params[P_BETA] = 1;
+    w = fam->work(&c);
+    CHECK(w.flops == 2.0 * 4 * 6 * 10 + 2.0 * 4 * 6);
+    CHECK(w.bytes_read == (4 * 10 + 10 * 6) * 2.0 + 4 * 6 * 2.0);
+    c.dtype = KB_DT_INT8;   /* int8 operands, int32 C and D */
+    w = fam->work(&c);
+    CHECK(w.bytes_read == (4 * 10 + 10 * 6) * 1.0 + 4 * 6 * 4.0 && w.bytes_written == 4 * 6 * 4.0);
+}
+
+static int refused(const kb_case *c, const kb_target *t, const char *needle)
+{
+    char why[512] = "";
+    int ok = fam->valid(c, t, why, sizeof why);
+    if (ok || !strstr(why, needle))
+        fprintf(stderr, "valid=%d, reason '%s' lacks '%s'\n", ok, why, needle);
+    return !ok && strstr(why, needle) != NULL;
+}
+
+static void test_valid_reasons(void)
+{
+    kb_target sm80 = { 80, 0, 163 * 1024 }, sm89 = { 89, 0, 99 * 1024 }, sm90 = { 90, 0, 227 * 1024 };
+    char why[512];
+    kb_case c = make_case(V_MMA, KB_DT_FP8E4M3, L_NT, 37, 45, 29, 1);
+    CHECK(fam->valid(&c, &sm89, why, sizeof why) && fam->valid(&c, &sm90, why, sizeof why));
+    CHECK(refused(&c, &sm80, "needs sm_89"));
+
+    /* tf32 at the default tiles: 3 x (128x36 + 32x132) x 4 = 105984 bytes (nn) */
+    c = make_case(V_MMA, KB_DT_TF32, L_NN, 37, 45, 29, 0);
+    CHECK(fam->valid(&c, &sm90, why, sizeof why) && fam->valid(&c, &sm80, why, sizeof why));
+    CHECK(refused(&c, &sm89, "105984 bytes"));
+    c.params[P_STAGES] = 2;
+    CHECK(fam->valid(&c, &sm89, why, sizeof why));
+
+    c = make_case(V_MMA, KB_DT_FP16, L_NN, 37, 45, 29, 0);
+    c.params[P_BM] = 96;
+    CHECK(refused(&c, &sm90, "BM=96 is not a multiple of WM=64"));
+    c = make_case(V_MMA, KB_DT_FP16, L_NN, 37, 45, 29, 0);
+    c.params[P_WN] = 8;
+    CHECK(refused(&c, &sm90, "WN=8"));
+    c = make_case(V_MMA, KB_DT_INT8, L_NN, 37, 45, 29, 0);
+    c.params[P_BK] = 16;
+    CHECK(refused(&c, &sm90, "int8 mma depth 32"));
+    c = make_case(V_MMA, KB_DT_FP16, L_NN, 37, 45, 29, 0);
+    c.params[P_WN] = 128;
+    CHECK(refused(&c, &sm90, "256 accumulators"));
+    c = make_case(V_MMA, KB_DT_FP16, L_NN, 37, 45, 29, 0);
+    c.params[P_STAGES] = 1;
+    CHECK(refused(&c, &sm90, "STAGES=1"));
+
+    c = make_case(V_SMEM, KB_DT_FP32, L_TT, 37, 45, 29, 0);
+    CHECK(fam->valid(&c, &sm80, why, sizeof why));
+    c.params[P_TM] = 16;
+    c.params[P_TN] = 16;
+    CHECK(refused(&c, &sm80, "TM*TN = 256"));
+    c = make_case(V_SMEM, KB_DT_FP32, L_TT, 37, 45, 29, 0);
+    c.params[P_TN] = 3;
+    CHECK(refused(&c, &sm80, "multiples of TM=8, TN=3"));
+    c = make_case(V_SMEM, KB_DT_FP32, L_TT, 37, 45, 29, 0);
+    c.params[P_BK] = 64;
+    CHECK(refused(&c, &sm80, "48 KiB"));
+
+    c = make_case(V_NAIVE, KB_DT_FP32, L_NN, 8 * 65535 + 1, 1, 1, 0);
+    CHECK(refused(&c, &sm80, "65535"));
+    c = make_case(V_NAIVE, KB_DT_FP32, L_NN, 3, 3, 3, 0);
+    c.params[P_ALPHA] = 1 << 25;
+    CHECK(refused(&c, &sm80, "exact in fp32"));
+}
+
+/* One case on the emulator for arch sm, with extra defines appended: setup, the kernel
+ * (when launch), check. *fault receives a launch failure instead of a CHECK. */
+static void run_on_emu(const kb_case *c, int sm, const char *extra, int launch, kb_verify *v, kb_status *st_out)
+{
+    char err[512] = "";
+    kb_backend_ctx *bx = NULL;
+    kb_backend_opts bo = { .emu_threads = 2, .sm_override = sm };
+    memset(v, 0, sizeof *v);
+    *st_out = kb_backend_emu.init(&bo, &bx, err, sizeof err);
+    CHECK_MSG(*st_out == KB_OK, "%s", err);
+    if (*st_out != KB_OK)
+        return;
+    kb_device_info dev;
+    kb_backend_emu.device_info(bx, &dev);
+    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
+    kb_sb defs;
+    kb_sb_init(&defs);
+    kb_case_defines(fam, c, &defs);
+    if (extra)
+        kb_sb_printf(&defs, "\n%s", extra);
+    const kb_module_ref *ref = kb_modules_get(mods, fam->source, defs.s, sm);
+    kb_sb_free(&defs);
+    *st_out = ref->status;
+    CHECK_MSG(ref->status == KB_OK, "%s", ref->log);
+    if (ref->status == KB_OK) {
+        kb_run r;
+        memset(&r, 0, sizeof r);
+        r.be = &kb_backend_emu;
+        r.bx = bx;
+        r.mod = ref->mod;
+        r.f = fam;
+        r.c = c;
+        r.target = (kb_target){ sm, 1, dev.max_shmem_per_block_optin };
+        char why[256];
+        CHECK_MSG(fam->valid(c, &r.target, why, sizeof why), "%s", why);
+        void *state = NULL;
+        kb_status st = fam->setup(&r, &state);
+        if (st == KB_OK && launch)
+            st = fam->enqueue(&r, state);
+        if (st == KB_OK)
+            st = kb_backend_emu.sync(bx);
+        if (st == KB_OK)
+            st = fam->check(&r, state, v);
+        *st_out = st;
+        if (state)
+            fam->teardown(&r, state);
+        kb_run_free_all(&r);
+    }
+    kb_modules_free(mods);
+    kb_backend_emu.fini(bx);
+}
+
+/* Without the barrier after the tile loads, threads read tile elements others have not
+ * written yet (poisoned NaN on the emulator): verification must call the case wrong. The
+ * same case with the barrier passes, so it is the barrier that matters. */
+static void test_broken_no_sync_is_caught(void)
+{
+    kb_case c = make_case(V_SMEM, KB_DT_FP32, L_NN, 37, 45, 29, 0);
+    c.params[P_BM] = 32, c.params[P_BN] = 64, c.params[P_BK] = 8, c.params[P_TM] = 4, c.params[P_TN] = 4;
+    kb_verify v;
+    kb_status st;
+    run_on_emu(&c, 90, NULL, 1, &v, &st);
+    CHECK_MSG(st == KB_OK && v.n == 37 * 45 && v.n_bad == 0, "%s, %lld bad", kb_status_name(st), (long long)v.n_bad);
+    run_on_emu(&c, 90, "BROKEN_NO_SYNC=1", 1, &v, &st);
+    CHECK_MSG(st == KB_ERR_FAULT || (st == KB_OK && v.n_bad > 0), "%s, %lld bad of %lld", kb_status_name(st),
+              (long long)v.n_bad, (long long)v.n);
+    printf("     without the barrier: %lld of %lld elements wrong\n", (long long)v.n_bad, (long long)v.n);
+}
+
+/* No kernel: D keeps its 0xFF poison (NaN, or -1 for int32): every element fails. */
+static void test_unwritten_output_fails(void)
+{
+    kb_case c = make_case(V_NAIVE, KB_DT_BF16, L_TN, 5, 7, 3, 1);
+    kb_verify v;
+    kb_status st;
+    run_on_emu(&c, 90, NULL, 0, &v, &st);
+    CHECK(st == KB_OK && v.n == 35 && v.n_bad == 35);
+    c.dtype = KB_DT_INT8;
+    run_on_emu(&c, 90, NULL, 0, &v, &st);
+    CHECK(st == KB_OK && v.n == 35 && v.n_bad >= 30 && v.atol == 0.0 && v.rtol == 0.0);
+}
+
+/* fp8 through the native m16n8k32 e4m3/e5m2 mma (sm_89) and through the f16 widening
+ * (sm_90), with beta: both verify. */
+static void test_fp8_native_and_widened(void)
+{
+    for (int sm = 89; sm <= 90; sm++)
+        for (kb_dtype dt = KB_DT_FP8E4M3; dt <= KB_DT_FP8E5M2; dt++) {
+            kb_case c = make_case(V_MMA, dt, L_TT, 37, 53, 70, 0);
+            c.params[P_BM] = 32, c.params[P_BN] = 64, c.params[P_WM] = 32, c.params[P_WN] = 32, c.params[P_STAGES] = 2;
+            c.params[P_ALPHA] = 3, c.params[P_BETA] = 1;
+            kb_verify v;
+            kb_status st;
+            run_on_emu(&c, sm, NULL, 1, &v, &st);
+            CHECK_MSG(st == KB_OK && v.n == 37 * 53 && v.n_bad == 0, "sm_%d %s: %s, %lld bad (got %g want %g)", sm,
+                      kb_dtype_name(dt), kb_status_name(st), (long long)v.n_bad, v.got_at_bad, v.want_at_bad);
+        }
+}
+
+/* Beyond 2^28 reference multiply-adds the check samples evenly spaced rows. */
+static void test_big_shapes_check_sampled_rows(void)
+{
+    kb_case c = make_case(V_NAIVE, KB_DT_FP16, L_NN, 9000, 128, 512, 0);   /* 590M MACs */
+    kb_verify v;
+    kb_status st;
+    run_on_emu(&c, 90, NULL, 0, &v, &st);
+    int64_t rows = (1LL << 28) / (128 * 512);   /* 4096 rows of 128 */
+    CHECK_MSG(st == KB_OK && v.n == rows * 128, "%lld compared", (long long)v.n);
+    CHECK(v.n_bad == v.n);   /* nothing ran */
+}
+
+int main(void)
+{
+    fam_index = kb_family_find("gemm");
+    CHECK(fam_index >= 0);
+    if (fam_index < 0)
+        TEST_MAIN_END();
+    fam = kb_families[fam_index];
+    RUN(test_descriptor);
+    RUN(test_work_model);
+    RUN(test_valid_reasons);
+    RUN(test_broken_no_sync_is_caught);
+    RUN(test_unwritten_output_fails);
+    RUN(test_fp8_native_and_widened);
+    RUN(test_big_shapes_check_sampled_rows);
+    TEST_MAIN_END();
+}
