@@ -25,7 +25,8 @@ enum { L_NN, L_NT, L_TN, L_TT };
 #define TILED ((1u << V_SMEM) | (1u << V_MMA))
 
 /* Outputs are checked on at most this many multiply-adds of reference work; bigger
- * problems are checked on evenly spaced rows (all columns of each). */
+ * problems are checked on evenly spaced rows (all columns of each), and the verify
+ * record's first_bad then indexes the compared rows, not D. */
 #define REF_MAX_MACS (1LL << 28)
 
 static const kb_variant variants[] = {

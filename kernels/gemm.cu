@@ -25,13 +25,16 @@
  *               A transposed to [k][m] so a thread reads its TM values contiguously.
  *               fp32/fp16/bf16 storage, fp32 math.
  *   gemm_mma    tensor cores through mma.sync (kb_mma.h): block tile BM x BN x BK, warp
- *               tile WM x WN made of 16 x 8 mma tiles, fragments loaded with ldmatrix
- *               (16-bit types, and K-contiguous tiles of every type), STAGES-deep cp.async
- *               pipeline: while the warps multiply tile k, tiles k+1..k+STAGES-1 are
+ *               tile WM x WN made of 16 x 8 mma tiles, fragments loaded with ldmatrix,
+ *               and a STAGES-deep cp.async pipeline: while the warps multiply tile k, tiles k+1..k+STAGES-1 are
  *               in flight, hiding global latency behind tensor-core work. Shared rows
  *               carry a 16-byte pad so the 8 rows an ldmatrix reads hit distinct banks.
  *               fp16/bf16 m16n8k16, tf32 m16n8k8 (operands rounded with cvt.rna),
  *               int8 m16n8k32 (s32, exact), fp8 e4m3/e5m2 m16n8k32 (sm_89+).
+ *               Fragments of K-contiguous tiles load with ldmatrix for every dtype;
+ *               M/N-contiguous tiles use ldmatrix.trans for 16-bit types, but 8/32-bit
+ *               elements have no transposing ldmatrix and are gathered with scalar
+ *               shared loads: for tf32, int8 and fp8, "nt" is the fast layout.
  *               cp.async needs 16-byte aligned rows; when lda/ldb * element size is not
  *               a multiple of 16 (pad 1, odd K...) tiles are copied element by element
  *               instead, synchronously - correct on every shape, slower.
@@ -291,7 +294,8 @@ extern "C" __global__ void __launch_bounds__(SMEM_THREADS) gemm_smem(GEMM_ARGS)
 #endif
 /* On sm_90 ptxas spills the fp8 m16n8k32 form at the default 64x64 warp tile (seen with
  * kbench compile; sm_89 does not). There the kernel widens each fp8 fragment once to f16
- * (exact) and issues two m16n8k16 f16 mmas, which Hopper runs natively: see mma_tile. */
+ * (exact for every e4m3/e5m2 value, tests/test_mma.c) and issues two m16n8k16 f16 mmas,
+ * which Hopper runs natively; products and fp32 accumulation are the same. */
 #if defined(FP8_WIDEN) && KB_ARCH >= 90
 #define FP8_VIA_F16 1
 #else
