@@ -11,17 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { V_NAIVE, V_FUSED };
+enum { V_NAIVE, V_FUSED, V_MMA };
 enum { P_CAUSAL, P_BLOCK, P_BQ, P_BKV, P_KC, P_TPR, P_RQ };
 enum { CAUSAL_NO, CAUSAL_YES };
 enum { D_B, D_H, D_S, D_D };
 
 #define ATTN_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
+#define MMA_DTYPES (KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
 
 /* The fused kernel holds RQ*(2*d/TPR + KC) floats per thread (q, accumulator, a chunk
- * of scores); past the register file they would live in local memory, which defeats the
- * point of the variant. Same bound as the device-side static_assert. */
-#define FUSED_MAX_THREAD_FLOATS 255
+ * of scores), the mma kernel d/4 + d/2 + BKV/2 words (Q fragments, O accumulators, the
+ * S tile); past the register file they would live in local memory, which defeats the
+ * point of the variants. Same bounds as the device-side static_asserts. */
+#define MAX_THREAD_WORDS 255
 
 /* The CPU reference costs b*h*s*s*d multiply-adds in double. Up to this many it covers
  * every row (every check shape does); beyond, an evenly spaced sample of rows, so a
@@ -33,17 +35,20 @@ static const kb_variant variants[] = {
                   "materialised: S = QK^T*scale to global fp32, 3-pass row softmax in place, O = PV (3 launches)" },
     [V_FUSED] = { "fused", "attn_fused", ATTN_DTYPES,
                   "FlashAttention-2 style: K/V tiles through shared memory, online softmax in registers, one launch" },
+    [V_MMA] = { "mma", "attn_mma", MMA_DTYPES,
+                "FlashAttention-2 on tensor cores: mma.sync QK^T and PV per warp, cp.async double-buffered K/V" },
 };
 
 static const char *const causal_choices[] = { "no", "yes", NULL };
 static const char *const dims[] = { "b", "h", "s", "d" };
 
 #define FUSED_ONLY (1u << V_FUSED)
+#define FUSED_MMA ((1u << V_FUSED) | (1u << V_MMA))
 static const kb_param params[] = {
     [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0, "yes: query i attends to keys j <= i only" },
     [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
-    [P_BQ] = { "BQ", 32, NULL, FUSED_ONLY, "query rows per block" },
-    [P_BKV] = { "BKV", 32, NULL, FUSED_ONLY, "key/value rows per shared-memory tile" },
+    [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp)" },
+    [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma: multiple of 16)" },
     [P_KC] = { "KC", 8, NULL, FUSED_ONLY, "keys per register chunk (online-softmax step; divides BKV)" },
     [P_TPR] = { "TPR", 4, NULL, FUSED_ONLY, "lanes per query row, splitting the head dim (power of two <= 32)" },
     [P_RQ] = { "RQ", 1, NULL, FUSED_ONLY, "query rows per thread (register blocking: a K/V element feeds RQ rows)" },
@@ -52,8 +57,26 @@ static const kb_param params[] = {
 /* Elements per 16-byte K/V load of the fused kernel. */
 static int64_t fused_lvec(kb_dtype dt) { return 16 / (int64_t)kb_dtype_size(dt); }
 
-/* Dynamic shared memory of the fused kernel: fp32 K and V tiles [bytes]. */
-static int64_t fused_shmem_bytes(const kb_case *c) { return 2 * c->params[P_BKV] * c->dims[D_D] * 4; }
+/* Dynamic shared memory [bytes]. fused: fp32 K and V tiles. mma: the Q tile and two
+ * stages of K and V tiles in the input dtype, rows padded by 8 elements (16 bytes). */
+static int64_t shmem_bytes(const kb_case *c)
+{
+    int64_t d = c->dims[D_D], bq = c->params[P_BQ], bkv = c->params[P_BKV];
+    if (c->variant == V_MMA)
+        return (bq + 4 * bkv) * (d + 8) * (int64_t)kb_dtype_size(c->dtype);
+    return 2 * bkv * d * 4;
+}
+
+static int shmem_fits(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    int64_t smem = shmem_bytes(c);
+    if (smem <= t->max_shmem_per_block)
+        return 1;
+    snprintf(why, n, "%s needs %lld bytes of shared memory, over the %d-byte limit of sm_%d",
+             c->variant == V_MMA ? "(BQ + 4*BKV)*(d+8)*2 (Q tile, two K/V stages)" : "2*BKV*d*4 (K/V tiles)",
+             (long long)smem, t->max_shmem_per_block, t->sm);
+    return 0;
+}
 
 static int valid_naive(const kb_case *c, char *why, size_t n)
 {
@@ -113,18 +136,37 @@ static int valid_fused(const kb_case *c, const kb_target *t, char *why, size_t n
         return 0;
     }
     int64_t floats = rq * (2 * d / tpr + kc);
-    if (floats > FUSED_MAX_THREAD_FLOATS) {
+    if (floats > MAX_THREAD_WORDS) {
         snprintf(why, n, "RQ*(2*d/TPR + KC) = %lld floats per thread exceed the %d-register file", (long long)floats,
-                 FUSED_MAX_THREAD_FLOATS);
+                 MAX_THREAD_WORDS);
         return 0;
     }
-    int64_t smem = fused_shmem_bytes(c);
-    if (smem > t->max_shmem_per_block) {
-        snprintf(why, n, "K/V tiles need 2*BKV*d*4 = %lld bytes of shared memory, over the %d-byte limit of sm_%d",
-                 (long long)smem, t->max_shmem_per_block, t->sm);
+    return shmem_fits(c, t, why, n);
+}
+
+static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    int64_t bq = c->params[P_BQ], bkv = c->params[P_BKV], d = c->dims[D_D];
+    if (d % 16) {
+        snprintf(why, n, "d=%lld: the mma variant takes head dims that are multiples of 16 (the mma k-step)",
+                 (long long)d);
         return 0;
     }
-    return 1;
+    if (bq < 16 || bq % 16 || bq > 512) {
+        snprintf(why, n, "BQ=%lld: must be a multiple of 16 (one warp per 16 query rows) up to 512", (long long)bq);
+        return 0;
+    }
+    if (bkv < 16 || bkv % 16) {
+        snprintf(why, n, "BKV=%lld: must be a multiple of 16 (the k-step of P V)", (long long)bkv);
+        return 0;
+    }
+    int64_t words = d / 4 + d / 2 + bkv / 2;
+    if (words > MAX_THREAD_WORDS) {
+        snprintf(why, n, "d/4 + d/2 + BKV/2 = %lld fragment words per thread exceed the %d-register file",
+                 (long long)words, MAX_THREAD_WORDS);
+        return 0;
+    }
+    return shmem_fits(c, t, why, n);
 }
 
 static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
@@ -142,13 +184,18 @@ static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         snprintf(why, n, "s=%lld, d=%lld: the kernels take s and d as 32-bit ints", (long long)s, (long long)d);
         return 0;
     }
+    if (c->variant == V_MMA)
+        return valid_mma(c, t, why, n);
     return c->variant == V_NAIVE ? valid_naive(c, why, n) : valid_fused(c, t, why, n);
 }
 
 static void attn_defines(const kb_case *c, kb_sb *out)
 {
-    if (c->variant == V_FUSED)
-        kb_sb_printf(out, "HEAD_D=%lld\n", (long long)c->dims[D_D]);
+    /* each tiled kernel is compiled only into its own variant's modules; naive modules
+     * do not depend on d */
+    if (c->variant != V_NAIVE)
+        kb_sb_printf(out, "%s=1\nHEAD_D=%lld\n", c->variant == V_MMA ? "ATTN_MMA" : "ATTN_FUSED",
+                     (long long)c->dims[D_D]);
 }
 
 /* Scores the causal mask keeps, per (batch, head): s*(s+1)/2 of s*s. */
@@ -162,7 +209,9 @@ static double n_scores(const kb_case *c)
  * CUTLASS profiler counts; bytes Q+K+V read and O written. The naive variant also moves
  * the fp32 score matrix: written by the score kernel (1), read three times and written
  * once by the 3-pass softmax (3 + 1), read by PV (1): 6 x 4 bytes per kept score. Its
- * repeated reads of Q and K rows from cache are not counted. */
+ * repeated reads of Q and K rows from cache are not counted. The fused variants re-read
+ * K and V once per block of BQ queries, mostly from L2; bytes_moved stays 0 (= the
+ * compulsory traffic) for them. */
 static kb_work attn_work(const kb_case *c)
 {
     double b = (double)c->dims[D_B], h = (double)c->dims[D_H], s = (double)c->dims[D_S];
@@ -354,13 +403,14 @@ static kb_status attn_enqueue(kb_run *r, void *state)
     unsigned bh = (unsigned)(c->dims[D_B] * c->dims[D_H]);
     float scale = (float)(1.0 / sqrt((double)d));
     kb_status st;
-    if (c->variant == V_FUSED) {
+    if (c->variant != V_NAIVE) {
         int64_t bq = c->params[P_BQ];
-        unsigned threads = (unsigned)(bq / c->params[P_RQ] * c->params[P_TPR]);
-        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 }, (size_t)fused_shmem_bytes(c) };
+        unsigned threads = c->variant == V_MMA ? (unsigned)(bq / 16 * 32)
+                                               : (unsigned)(bq / c->params[P_RQ] * c->params[P_TPR]);
+        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 }, (size_t)shmem_bytes(c) };
         kb_arg args[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o),
                           kb_arg_i32((int32_t)s), kb_arg_f32(scale) };
-        return kb_run_launch(r, "attn_fused", &g, args, 6);
+        return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 6);
     }
     /* naive: three launches, one case */
     int64_t block = c->params[P_BLOCK];
@@ -382,14 +432,17 @@ static kb_status attn_enqueue(kb_run *r, void *state)
 /* Tolerance: inputs are exact in the dtype and every intermediate is fp32, so the dtype
  * enters once, in the rounding of O (kb_tolerance(dtype, 1): fp16 atol 9.8e-4, bf16
  * 7.8e-3, within REFERENCE.md's 1e-3..1e-2 for attention). The fp32 sums over d (QK^T)
- * and s (PV), and __expf, add kb_tolerance(fp32, max(s, d)) (1e-5 at these sizes). */
+ * and s (PV), and __expf, add kb_tolerance(fp32, max(s, d)) (1e-5 at these sizes). The
+ * mma variant also rounds P to the dtype before P V: each p_j gains a relative error
+ * <= u, which moves O = sum p_j v_j / l by at most u * max|v| = u (V is in [-1, 1]),
+ * so its atol grows by u. */
 static void attn_tolerance(const kb_case *c, double *atol, double *rtol)
 {
     double a1, r1, a2, r2;
     int64_t s = c->dims[D_S], d = c->dims[D_D];
     kb_tolerance(c->dtype, 1, &a1, &r1);
     kb_tolerance(KB_DT_FP32, s > d ? s : d, &a2, &r2);
-    *atol = a1 + a2;
+    *atol = a1 + a2 + (c->variant == V_MMA ? kb_dtype_unit_roundoff(c->dtype) : 0.0);
     *rtol = r1 + r2;
 }
 
@@ -417,8 +470,8 @@ static void attn_teardown(kb_run *r, void *state) { state_free(state); }
 const kb_family kb_family_attention = {
     .name = "attention",
     .source = "attention.cu",
-    .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax",
-    .variants = variants, .n_variants = 2,
+    .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax (SIMT, mma)",
+    .variants = variants, .n_variants = 3,
     .dims = dims, .n_dims = 4,
     .params = params, .n_params = 7,
     .valid = attn_valid,

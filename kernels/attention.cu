@@ -1,8 +1,8 @@
 /* attention.cu - forward attention, O = softmax(Q K^T * scale [+ causal mask]) V.
  *
- * Q, K, V, O are [b, h, s, d] contiguous in the storage type KB_T (fp16/bf16; fp32 too);
- * scores, softmax and accumulation are fp32. The grid's y index is the (batch, head)
- * pair, so every kernel sees one [s, d] slice per block row.
+ * Q, K, V, O are [b, h, s, d] contiguous in the storage type KB_T (fp16/bf16; fp32 too
+ * for naive and fused); softmax and accumulation are fp32. The grid's y index is the
+ * (batch, head) pair, so every kernel sees one [s, d] slice per block row.
  *
  * Variants (naive first):
  *   naive   materialised, llm.c's attention_forward1 in three launches:
@@ -12,26 +12,32 @@
  *                                 exp, normalise in place), so S becomes P;
  *             attn_naive_pv       O = P V, one thread per output element.
  *           The baseline: the s x s matrix goes to memory and back four more times,
- *           which is the traffic the fused variant exists to remove. With the causal
+ *           which is the traffic the fused variants exist to remove. With the causal
  *           mask only the lower triangle is written or read.
- *   fused   FlashAttention-2 style, one launch: a block owns BQ query rows of one
- *           (batch, head) and streams K/V through shared memory in tiles of BKV rows.
- *           Each query row is handled by TPR adjacent lanes that split the head dim:
- *           a lane keeps d/TPR elements of its row's q (pre-scaled) and of its output
- *           accumulator in registers, forms partial dot products with each key and
- *           completes them with an xor-butterfly over the TPR lanes, so every lane of
- *           the row holds the scores of a chunk of KC keys. The online softmax (running
- *           max m, running sum l, accumulator rescaled by exp(m_old - m_new), once per
- *           chunk) then needs no communication and no shared-memory score tile. A thread owns RQ rows, so a
- *           K/V element read from shared memory feeds RQ rows (register blocking, as in
- *           a SIMT GEMM). O is written once, divided by l. With the causal mask a block
- *           stops at its last row's key: the K/V tiles it would fully mask are skipped.
- *           SIMT fp32 math, exp through __expf as FlashAttention does.
+ *   fused   FlashAttention-2 style in one launch, SIMT fp32: a block owns BQ query rows
+ *           of one (batch, head) and streams K/V through shared memory in tiles of BKV
+ *           rows, so S never leaves the chip. Each query row is handled by TPR adjacent
+ *           lanes that split the head dim: a lane keeps d/TPR elements of its row's q
+ *           (pre-scaled) and of its output accumulator in registers, forms partial dot
+ *           products with each key and completes them with an xor-butterfly over the
+ *           TPR lanes, so every lane of the row holds the scores of a chunk of KC keys.
+ *           The online softmax (running max m, running sum l, accumulator rescaled by
+ *           exp(m_old - m_new) once per chunk) then needs no further communication and
+ *           no shared-memory score tile. A thread owns RQ rows, so a K/V element read
+ *           from shared memory feeds RQ rows (register blocking, as in a SIMT GEMM). O
+ *           is written once, divided by l. With the causal mask a block stops at its
+ *           last row's key: the K/V tiles it would fully mask are never loaded.
+ *   mma     the same algorithm on the tensor cores (fp16/bf16): one warp per 16 query
+ *           rows, S = Q K^T and O += P V by mma.sync m16n8k16 with fp32 accumulation,
+ *           operands by ldmatrix, K/V tiles double-buffered by cp.async so the next
+ *           tile loads while the current one is consumed. P is rounded to the input
+ *           dtype for the second product, as FlashAttention does.
+ * exp is __expf in both fused variants, as FlashAttention's exp2f fast path.
  *
- * Defines (from the harness): KB_T storage type; CAUSAL (CAUSAL_NO | CAUSAL_YES);
- * naive: BLOCK threads per block; fused: HEAD_D head dim, BQ query rows per block,
- * BKV key rows per K/V tile, KC keys per register chunk, TPR lanes per query row, RQ
- * query rows per thread.
+ * Defines (from the harness): KB_T storage type; KB_DTYPE_<X>; CAUSAL (CAUSAL_NO |
+ * CAUSAL_YES); naive: BLOCK threads per block; fused (ATTN_FUSED): HEAD_D head dim, BQ
+ * query rows per block, BKV key rows per K/V tile, KC keys per register chunk, TPR lanes
+ * per query row, RQ query rows per thread; mma (ATTN_MMA): HEAD_D, BQ (16 per warp), BKV.
  */
 #include "kb_device.h"
 
@@ -122,9 +128,9 @@ attn_naive_pv(const float *__restrict__ p, const KB_T *__restrict__ v, KB_T *__r
 
 /* ================================ fused ================================ */
 
-/* The host defines HEAD_D for fused cases only, so a naive module does not pay for
- * compiling (and checking) a fused kernel it never launches. */
-#ifdef HEAD_D
+/* The host defines ATTN_FUSED (and HEAD_D) for fused cases only, so no other module pays
+ * for compiling (and checking) a kernel it never launches. */
+#ifdef ATTN_FUSED
 #ifndef BQ
 #define BQ 32
 #endif
@@ -194,23 +200,30 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
 #endif
     for (int kv0 = 0; kv0 < kv_end; kv0 += BKV) {
         /* K/V tile: BKV consecutive rows are one contiguous run of BKV*HEAD_D elements,
-         * loaded 16 bytes per thread per step (coalesced); rows past s become zeros. */
+         * loaded 16 bytes per thread per step (coalesced) and stored as 16-byte float4s
+         * (scalar stores at a lane stride of 8 floats would conflict 8 ways); rows past
+         * s become zeros. */
         for (int e = tid; e < BKV * HEAD_D / FUSED_LVEC; e += FUSED_THREADS) {
             int r = e / (HEAD_D / FUSED_LVEC), c = (e % (HEAD_D / FUSED_LVEC)) * FUSED_LVEC;
-            float *kd = ks + r * HEAD_D + c, *vd = vs + r * HEAD_D + c;
+            kb_vec<float, 4> kf[FUSED_LVEC / 4], vf[FUSED_LVEC / 4];
             if (kv0 + r < s) {
                 long long off = (long long)(kv0 + r) * HEAD_D + c;
                 kb_vec<KB_T, FUSED_LVEC> kx = kb_load_vec<FUSED_LVEC>(k + off);
                 kb_vec<KB_T, FUSED_LVEC> vx = kb_load_vec<FUSED_LVEC>(v + off);
 #pragma unroll
                 for (int j = 0; j < FUSED_LVEC; j++) {
-                    kd[j] = kb_to_float(kx.v[j]);
-                    vd[j] = kb_to_float(vx.v[j]);
+                    kf[j / 4].v[j % 4] = kb_to_float(kx.v[j]);
+                    vf[j / 4].v[j % 4] = kb_to_float(vx.v[j]);
                 }
             } else {
 #pragma unroll
                 for (int j = 0; j < FUSED_LVEC; j++)
-                    kd[j] = vd[j] = 0.0f;
+                    kf[j / 4].v[j % 4] = vf[j / 4].v[j % 4] = 0.0f;
+            }
+#pragma unroll
+            for (int j = 0; j < FUSED_LVEC / 4; j++) {
+                kb_store_vec<4>(ks + r * HEAD_D + c + 4 * j, kf[j]);
+                kb_store_vec<4>(vs + r * HEAD_D + c + 4 * j, vf[j]);
             }
         }
         __syncthreads();
@@ -295,4 +308,232 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
     }
 }
 
-#endif /* HEAD_D */
+#endif /* ATTN_FUSED */
+
+/* ================================= mma ================================= */
+
+#ifdef ATTN_MMA
+#ifndef BQ
+#define BQ 64
+#endif
+#ifndef BKV
+#define BKV 32
+#endif
+
+#define MMA_THREADS (BQ / 16 * 32)   /* one warp per 16 query rows */
+#define MMA_LD (HEAD_D + 8)          /* shared row stride [elements]: +16 bytes puts the 8 rows of an
+                                      * ldmatrix on 8 different 4-bank groups */
+#define MMA_DK (HEAD_D / 16)         /* k-steps of S = Q K^T */
+#define MMA_DN (HEAD_D / 8)          /* n-tiles of O = P V */
+#define MMA_NT (BKV / 8)             /* n-tiles of S */
+
+static_assert(sizeof(KB_T) == 2, "the mma variant takes fp16 or bf16 operands (m16n8k16)");
+static_assert(HEAD_D % 16 == 0, "HEAD_D must be a multiple of 16: the k-step of Q K^T and a pair of PV n-tiles");
+static_assert(BQ % 16 == 0 && BQ / 16 <= 32, "BQ must be a multiple of 16 (one warp per 16 rows), at most 512");
+static_assert(BKV % 16 == 0, "BKV must be a multiple of 16: the k-step of P V");
+static_assert(MMA_DK * 4 + MMA_DN * 4 + MMA_NT * 4 <= 255,
+              "Q fragments + O accumulators + S tile (HEAD_D*3/4 + BKV/2 words) exceed the 255-register file");
+
+#if defined(KB_DTYPE_BF16)
+#define MMA_OP kb_mma_m16n8k16_f32_bf16
+#else
+#define MMA_OP kb_mma_m16n8k16_f32_f16
+#endif
+
+/* Two floats as one 32-bit register of two KB_T, low half first (an A-fragment word). */
+__device__ __forceinline__ uint32_t mma_pack2(float lo, float hi)
+{
+    kb_vec<KB_T, 2> p;
+    p.v[0] = kb_from_float<KB_T>(lo);
+    p.v[1] = kb_from_float<KB_T>(hi);
+    uint32_t w;
+    memcpy(&w, &p, sizeof w);
+    return w;
+}
+
+/* Rows [r0, r0 + nrows) of one [s, HEAD_D] slice into shared rows of stride MMA_LD, 16
+ * bytes per cp.async; rows past s are zero-filled (src is then not read). */
+__device__ __forceinline__ void mma_load_rows(KB_T *dst, const KB_T *src, int r0, int nrows, int s)
+{
+    const int chunks = HEAD_D / 8;   /* 16-byte chunks per row */
+    for (int e = threadIdx.x; e < nrows * chunks; e += MMA_THREADS) {
+        int r = e / chunks, c = (e % chunks) * 8;
+        bool in = r0 + r < s;
+        kb_cp_async_16_zfill(dst + r * MMA_LD + c, in ? src + (long long)(r0 + r) * HEAD_D + c : src, in ? 16 : 0);
+    }
+}
+
+/* FlashAttention-2 on the tensor cores. A block owns BQ query rows, one warp per 16 of
+ * them; the warp keeps its Q rows as A fragments in registers for the whole kernel. K/V
+ * tiles of BKV rows arrive by cp.async into two shared-memory stages, so the next tile
+ * is in flight while the current one is consumed. Per tile each warp computes its
+ * 16 x BKV scores with mma.sync (K tile read by ldmatrix as the column-major B operand),
+ * updates the online softmax on the accumulator fragments (a row's values sit in the 4
+ * lanes of a quad: two shuffles per max), turns the fp32 probabilities into fp16/bf16 A
+ * fragments in place (the m16n8 accumulator layout of two n-tiles is the m16k16 A
+ * layout) and accumulates P V with mma.sync (V by ldmatrix.trans). The running sum l
+ * stays per lane and is summed over the quad once, at the end. With the causal mask a
+ * block stops at its last row's key and a warp skips the tiles past its own rows. */
+extern "C" __global__ void __launch_bounds__(MMA_THREADS)
+attn_mma(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *__restrict__ v,
+         KB_T *__restrict__ o, int s, float scale)
+{
+    KB_DYN_SHARED(KB_T, smem);
+    KB_T *qs = smem;                  /* [BQ][MMA_LD] */
+    KB_T *kvs = smem + BQ * MMA_LD;   /* [2 stages][K, V][BKV][MMA_LD] */
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int g = lane >> 2, t = lane & 3;          /* fragment row group and column pair */
+    const int lj = lane >> 3, li = lane & 7;        /* ldmatrix: this lane addresses row li of matrix lj */
+    const int q0 = blockIdx.x * BQ, wr = warp * 16;
+    const int row_a = q0 + wr + g, row_b = row_a + 8;
+    const long long base = (long long)blockIdx.y * s * HEAD_D;
+    q += base;
+    k += base;
+    v += base;
+    o += base;
+
+    int kv_end = s;
+#if CAUSAL == CAUSAL_YES
+    kv_end = min(s, q0 + BQ);        /* keys after the block's last row are masked for every row */
+#endif
+    const int ntiles = (kv_end + BKV - 1) / BKV;
+
+    mma_load_rows(qs, q, q0, BQ, s);
+    kb_cp_async_commit();
+    mma_load_rows(kvs, k, 0, BKV, s);
+    mma_load_rows(kvs + BKV * MMA_LD, v, 0, BKV, s);
+    kb_cp_async_commit();
+    kb_cp_async_wait<1>();           /* Q has landed; the first K/V tile may still be in flight */
+    __syncthreads();
+
+    uint32_t qf[MMA_DK][4];
+#pragma unroll
+    for (int kt = 0; kt < MMA_DK; kt++)
+        kb_ldmatrix_x4(qf[kt], qs + (wr + (lj & 1) * 8 + li) * MMA_LD + kt * 16 + (lj >> 1) * 8);
+
+    float oacc[MMA_DN][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+#pragma unroll
+    for (int dn = 0; dn < MMA_DN; dn++)
+        oacc[dn][0] = oacc[dn][1] = oacc[dn][2] = oacc[dn][3] = 0.0f;
+
+    for (int it = 0; it < ntiles; it++) {
+        const int kv0 = it * BKV;
+        const KB_T *ks = kvs + (it & 1) * 2 * BKV * MMA_LD, *vs = ks + BKV * MMA_LD;
+        if (it + 1 < ntiles) {
+            /* the other stage was consumed in the previous iteration (barrier at its end) */
+            KB_T *kn = kvs + ((it + 1) & 1) * 2 * BKV * MMA_LD;
+            mma_load_rows(kn, k, kv0 + BKV, BKV, s);
+            mma_load_rows(kn + BKV * MMA_LD, v, kv0 + BKV, BKV, s);
+            kb_cp_async_commit();
+            kb_cp_async_wait<1>();
+        } else {
+            kb_cp_async_wait<0>();
+        }
+        __syncthreads();
+
+        bool skip = false;
+#if CAUSAL == CAUSAL_YES
+        skip = kv0 > q0 + wr + 15;   /* every key of the tile is after the warp's last row */
+#endif
+        if (!skip) {
+            float sc[MMA_NT][4];
+#pragma unroll
+            for (int nt = 0; nt < MMA_NT; nt++)
+                sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
+#pragma unroll
+            for (int kt = 0; kt < MMA_DK; kt++) {
+#pragma unroll
+                for (int nt = 0; nt < MMA_NT; nt += 2) {
+                    /* matrices: keys nt*8.. (d lo, d hi), keys nt*8+8.. (d lo, d hi) */
+                    uint32_t b[4];
+                    kb_ldmatrix_x4(b, ks + (nt * 8 + (lj >> 1) * 8 + li) * MMA_LD + kt * 16 + (lj & 1) * 8);
+                    MMA_OP(sc[nt], qf[kt], b, sc[nt]);
+                    MMA_OP(sc[nt + 1], qf[kt], b + 2, sc[nt + 1]);
+                }
+            }
+
+            /* scale and mask; c[0], c[1] are row g, c[2], c[3] row g+8; keys 2t, 2t+1 */
+            float mt[2] = { m[0], m[1] };
+#pragma unroll
+            for (int nt = 0; nt < MMA_NT; nt++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int key = kv0 + nt * 8 + 2 * t + (e & 1);
+                    bool masked = key >= s;
+#if CAUSAL == CAUSAL_YES
+                    masked = masked || key > (e < 2 ? row_a : row_b);
+#endif
+                    sc[nt][e] = masked ? -INFINITY : sc[nt][e] * scale;
+                    mt[e >> 1] = fmaxf(mt[e >> 1], sc[nt][e]);
+                }
+            }
+            float alpha[2], rs[2] = { 0.0f, 0.0f };
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                mt[h] = fmaxf(mt[h], __shfl_xor_sync(0xffffffffu, mt[h], 1));
+                mt[h] = fmaxf(mt[h], __shfl_xor_sync(0xffffffffu, mt[h], 2));
+                /* mt is finite: the first tile holds key 0, which no row masks */
+                alpha[h] = __expf(m[h] - mt[h]);
+                m[h] = mt[h];
+            }
+#pragma unroll
+            for (int nt = 0; nt < MMA_NT; nt++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    sc[nt][e] = __expf(sc[nt][e] - mt[e >> 1]);
+                    rs[e >> 1] += sc[nt][e];
+                }
+            }
+            l[0] = l[0] * alpha[0] + rs[0];
+            l[1] = l[1] * alpha[1] + rs[1];
+#pragma unroll
+            for (int dn = 0; dn < MMA_DN; dn++) {
+                oacc[dn][0] *= alpha[0];
+                oacc[dn][1] *= alpha[0];
+                oacc[dn][2] *= alpha[1];
+                oacc[dn][3] *= alpha[1];
+            }
+
+#pragma unroll
+            for (int kk = 0; kk < BKV / 16; kk++) {
+                uint32_t a[4] = { mma_pack2(sc[2 * kk][0], sc[2 * kk][1]), mma_pack2(sc[2 * kk][2], sc[2 * kk][3]),
+                                  mma_pack2(sc[2 * kk + 1][0], sc[2 * kk + 1][1]),
+                                  mma_pack2(sc[2 * kk + 1][2], sc[2 * kk + 1][3]) };
+#pragma unroll
+                for (int dn = 0; dn < MMA_DN; dn += 2) {
+                    /* matrices: keys lo/hi of the k-step for d tile dn, then for dn+1; transposed */
+                    uint32_t b[4];
+                    kb_ldmatrix_x4_trans(b, vs + (kk * 16 + (lj & 1) * 8 + li) * MMA_LD + dn * 8 + (lj >> 1) * 8);
+                    MMA_OP(oacc[dn], a, b, oacc[dn]);
+                    MMA_OP(oacc[dn + 1], a, b + 2, oacc[dn + 1]);
+                }
+            }
+        }
+        __syncthreads();   /* this stage is consumed: the next iteration's prefetch may reuse it */
+    }
+
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+    const float inv_a = 1.0f / l[0], inv_b = 1.0f / l[1];
+#pragma unroll
+    for (int dn = 0; dn < MMA_DN; dn++) {
+        int col = dn * 8 + 2 * t;
+        kb_vec<KB_T, 2> w;
+        if (row_a < s) {
+            w.v[0] = kb_from_float<KB_T>(oacc[dn][0] * inv_a);
+            w.v[1] = kb_from_float<KB_T>(oacc[dn][1] * inv_a);
+            kb_store_vec<2>(o + (long long)row_a * HEAD_D + col, w);
+        }
+        if (row_b < s) {
+            w.v[0] = kb_from_float<KB_T>(oacc[dn][2] * inv_b);
+            w.v[1] = kb_from_float<KB_T>(oacc[dn][3] * inv_b);
+            kb_store_vec<2>(o + (long long)row_b * HEAD_D + col, w);
+        }
+    }
+}
+
+#endif /* ATTN_MMA */

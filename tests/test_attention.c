@@ -106,7 +106,11 @@ static int valid_says(const kb_case *c, const kb_target *t, const char *needle)
 static void test_registered(void)
 {
     CHECK(kb_family_find("attention") >= 0);
-    CHECK(F->n_variants == 2 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused"));
+    CHECK(F->n_variants == 3 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
+          !strcmp(F->variants[2].name, "mma"));
+    /* the tensor-core variant has fp16/bf16 operands only */
+    CHECK(F->variants[2].dtypes == (KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16)));
+    CHECK(kb_param_applies(F, P_BQ, 2) && kb_param_applies(F, P_BKV, 2) && !kb_param_applies(F, P_TPR, 2));
     CHECK(F->n_dims == 4 && !strcmp(F->dims[2], "s") && !strcmp(F->dims[3], "d"));
     CHECK(kb_family_param_find(F, "KC") == P_KC && kb_family_param_find(F, "causal") == P_CAUSAL);
 }
@@ -118,6 +122,8 @@ static void test_work_model(void)
     CHECK(w.flops == 4.0 * 2 * 3 * 100 * 100 * 64);
     CHECK(w.bytes_read == 3.0 * 2 * 3 * 100 * 64 * 2 && w.bytes_written == 2.0 * 3 * 100 * 64 * 2);
     CHECK(w.bytes_moved == 0);      /* fused: what it moves is the compulsory traffic */
+    kb_case m = make_case("mma", KB_DT_BF16, 2, 3, 100, 64, 0);
+    CHECK(F->work(&m).flops == w.flops && F->work(&m).bytes_moved == 0);
 
     c.params[P_CAUSAL] = 1;
     CHECK(F->work(&c).flops == w.flops / 2);
@@ -171,15 +177,40 @@ static void test_valid_reasons(void)
     CHECK(valid_says(&n, &sm89, NULL));     /* the naive kernels take any head dim */
     n.params[P_BLOCK] = 48;
     CHECK(valid_says(&n, &sm89, "BLOCK=48"));
+
+    kb_case m = make_case("mma", KB_DT_FP16, 1, 32, 2048, 128, 1);
+    CHECK(valid_says(&m, &sm89, NULL));
+    m.params[P_BQ] = 24;
+    CHECK(valid_says(&m, &sm90, "BQ=24"));
+    m.params[P_BQ] = 64;
+    m.params[P_BKV] = 40;
+    CHECK(valid_says(&m, &sm90, "BKV=40"));
+    m.params[P_BKV] = 32;
+    m.params[P_TPR] = 3;                /* fused-only params do not concern mma */
+    CHECK(valid_says(&m, &sm90, NULL));
+    m.dims[3] = 40;
+    CHECK(valid_says(&m, &sm90, "multiples of 16"));
+    m.dims[3] = 256;
+    m.params[P_BKV] = 144;              /* 64 + 128 + 72 words */
+    CHECK(valid_says(&m, &sm90, "264 fragment words"));
+    m.dims[3] = 128;
+    m.params[P_BQ] = 128;
+    m.params[P_BKV] = 128;              /* (128 + 512) x 136 x 2 = 174080 bytes */
+    CHECK(valid_says(&m, &sm90, NULL));
+    CHECK(valid_says(&m, &sm89, "174080 bytes"));
 }
 
-static void test_defines_only_for_fused(void)
+static void test_defines_per_variant(void)
 {
     kb_sb sb;
     kb_sb_init(&sb);
     kb_case c = make_case("fused", KB_DT_FP16, 1, 1, 8, 96, 0);
     F->defines(&c, &sb);
-    CHECK(strstr(sb.s, "HEAD_D=96") != NULL);
+    CHECK(strstr(sb.s, "HEAD_D=96") != NULL && strstr(sb.s, "ATTN_FUSED=1") != NULL && !strstr(sb.s, "ATTN_MMA"));
+    kb_sb_clear(&sb);
+    c = make_case("mma", KB_DT_FP16, 1, 1, 8, 96, 0);
+    F->defines(&c, &sb);
+    CHECK(strstr(sb.s, "HEAD_D=96") != NULL && strstr(sb.s, "ATTN_MMA=1") != NULL && !strstr(sb.s, "ATTN_FUSED"));
     kb_sb_clear(&sb);
     c = make_case("naive", KB_DT_FP16, 1, 1, 8, 96, 0);
     F->defines(&c, &sb);
@@ -231,6 +262,18 @@ static void test_launch_geometry(void)
     CHECK(launches.g[0].block[0] == 64 / 2 * 8);
     CHECK(launches.g[0].shmem_bytes == 2 * 16 * 64 * 4);
     CHECK(launches.args[0][4].v.i32 == 37 && fabsf(launches.args[0][5].v.f32 - 0.125f) < 1e-7f);
+    F->teardown(&r, st);
+    kb_run_free_all(&r);
+
+    c = make_case("mma", KB_DT_FP16, 1, 2, 100, 64, 1);
+    c.params[P_BQ] = 48;
+    c.params[P_BKV] = 16;
+    run_init(&r, &c);
+    CHECK(F->setup(&r, &st) == KB_OK);
+    CHECK(F->enqueue(&r, st) == KB_OK);
+    CHECK(launches.n == 1 && !strcmp(launches.entry[0], "attn_mma"));
+    CHECK(launches.g[0].grid[0] == 3 && launches.g[0].grid[1] == 2 && launches.g[0].block[0] == 3 * 32);
+    CHECK(launches.g[0].shmem_bytes == (48 + 4 * 16) * (64 + 8) * 2);   /* Q + 2 stages of K, V */
     F->teardown(&r, st);
     kb_run_free_all(&r);
 }
@@ -308,6 +351,34 @@ static void test_check_against_independent_attention(void)
     }
 }
 
+/* The tolerance a case is verified with (from a check of the poisoned output). */
+static double atol_of(const char *variant, kb_dtype dt)
+{
+    kb_case c = make_case(variant, dt, 1, 1, 9, 16, 0);
+    kb_run r;
+    run_init(&r, &c);
+    void *st = NULL;
+    kb_verify v = { 0 };
+    if (F->setup(&r, &st) != KB_OK || F->check(&r, st, &v) != KB_OK)
+        v.atol = -1;
+    F->teardown(&r, st);
+    kb_run_free_all(&r);
+    return v.atol;
+}
+
+static void test_tolerance_per_dtype_and_variant(void)
+{
+    double u16 = ldexp(1.0, -11), ubf = ldexp(1.0, -8);
+    /* output rounding (2u) plus the fp32 floor (1e-5): about REFERENCE.md's 1e-3..1e-2 */
+    CHECK(fabs(atol_of("fused", KB_DT_FP16) - (2 * u16 + 1e-5)) < 1e-12);
+    CHECK(fabs(atol_of("fused", KB_DT_BF16) - (2 * ubf + 1e-5)) < 1e-12);
+    CHECK(atol_of("naive", KB_DT_BF16) == atol_of("fused", KB_DT_BF16));
+    CHECK(atol_of("fused", KB_DT_FP16) > 9e-4 && atol_of("fused", KB_DT_BF16) < 1e-2);
+    /* mma rounds P to the dtype: one more u */
+    CHECK(fabs(atol_of("mma", KB_DT_FP16) - atol_of("fused", KB_DT_FP16) - u16) < 1e-12);
+    CHECK(fabs(atol_of("mma", KB_DT_BF16) - atol_of("fused", KB_DT_BF16) - ubf) < 1e-12);
+}
+
 /* Past the reference budget (256M multiply-adds) the check covers a sample of rows that
  * includes the first and the last. 4 x 4096 x 4096 x 64 = 4.3G: about 1/16 of the rows. */
 static void test_large_shape_samples_rows(void)
@@ -343,9 +414,10 @@ int main(void)
     RUN(test_registered);
     RUN(test_work_model);
     RUN(test_valid_reasons);
-    RUN(test_defines_only_for_fused);
+    RUN(test_defines_per_variant);
     RUN(test_launch_geometry);
     RUN(test_check_against_independent_attention);
+    RUN(test_tolerance_per_dtype_and_variant);
     RUN(test_large_shape_samples_rows);
     TEST_MAIN_END();
 }
