@@ -207,10 +207,39 @@ __device__ __forceinline__ void smem_load_tile(float *s, const KB_T *g, int ld, 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(SMEM_THREADS) gemm_smem(GEMM_ARGS)
+/* The block's tiles, 16-byte aligned so that a thread's TM (TN) values load as float4s:
+ * a quarter of the shared-load instructions of scalar reads (siboehm's kernel 6). */
+struct __align__(16) smem_tiles {
+    float a[BK][BM];   /* A(m, k) at a[k][m] */
+    float b[BK][BN];   /* B(k, n) at b[k][n] */
+};
+
+/* r[0..L) = p[0..L), shared memory, in 16-byte loads when L allows (p is then aligned:
+ * BM and BN are multiples of TM and TN). */
+template <int L> __device__ __forceinline__ void smem_read(float *r, const float *p)
 {
-    KB_SHARED(float, As, [BK][BM]);   /* A(m, k) at As[k][m] */
-    KB_SHARED(float, Bs, [BK][BN]);   /* B(k, n) at Bs[k][n] */
+    if constexpr (L % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < L; i += 4) {
+            kb_vec<float, 4> v = kb_load_vec<4>(p + i);
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                r[i + e] = v.v[e];
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < L; i++)
+            r[i] = p[i];
+    }
+}
+
+/* min 1 block per SM: without it ptxas aims at more blocks than shared memory allows
+ * anyway and spilled some small-tile configurations */
+extern "C" __global__ void __launch_bounds__(SMEM_THREADS, 1) gemm_smem(GEMM_ARGS)
+{
+    KB_SHARED(smem_tiles, tile, );
+    float(&As)[BK][BM] = tile.a;
+    float(&Bs)[BK][BN] = tile.b;
     const int tx = (int)threadIdx.x % (BN / TN), ty = (int)threadIdx.x / (BN / TN);
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     float acc[TM][TN];
@@ -237,12 +266,8 @@ extern "C" __global__ void __launch_bounds__(SMEM_THREADS) gemm_smem(GEMM_ARGS)
 #pragma unroll
         for (int k = 0; k < BK; k++) {
             float ra[TM], rb[TN];
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-                ra[i] = As[k][ty * TM + i];
-#pragma unroll
-            for (int j = 0; j < TN; j++)
-                rb[j] = Bs[k][tx * TN + j];
+            smem_read<TM>(ra, &As[k][ty * TM]);
+            smem_read<TN>(rb, &Bs[k][tx * TN]);
 #pragma unroll
             for (int i = 0; i < TM; i++)
 #pragma unroll
