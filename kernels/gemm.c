@@ -224,31 +224,61 @@ static float fp8_scale(kb_dtype d, float amax)
     return amax > 0 ? (float)ldexp(1.0, (int)ceil(log2(amax / fmax))) : 1.0f;
 }
 
-/* Fill a stored matrix (rows x cols logical, element (r, j) at r*ld + j, or j*ld + r when
- * trans) with seeded values; logical[r*cols + j] receives each value as the kernel sees it.
- * The gap elements of the padded rows keep the 0xFF poison. Returns the fp8 scale used. */
-static float fill_operand(kb_rng *rng, kb_dtype dt, void *h, int64_t ld, int trans, int64_t rows, int64_t cols,
-                          float *logical)
+/* Inputs are drawn from a table of VALUES seeded values, each quantised once: converting
+ * every element of a 4096^3 problem one by one would cost seconds per case, and 4096
+ * distinct values still make any misplaced or dropped element show in the result. */
+#define VALUES 4096
+
+typedef struct {
+    uint32_t bits[VALUES];   /* storage bits (low esz bytes) */
+    float val[VALUES];       /* the value the kernel computes with (times the fp8 scale) */
+} value_table;
+
+/* Operands (output = 0): uniform in [-1, 1), int8 integers in [-128, 127], fp8 scaled per
+ * tensor. C (output = 1): in the output type, unscaled; int8's C is int32 in [-1000, 1000].
+ * Returns the scale. */
+static float make_table(kb_rng *rng, kb_dtype dt, int output, value_table *t)
 {
-    size_t esz = kb_dtype_size(dt);
-    int64_t n = rows * cols;
-    float scale = 1.0f, amax = 0.0f;
-    for (int64_t i = 0; i < n; i++) {
-        float x = dt == KB_DT_INT8 ? (float)((int)(kb_rng_u32(rng) % 256u) - 128) : kb_rng_uniform(rng, -1.0f, 1.0f);
-        logical[i] = x;
-        amax = fabsf(x) > amax ? fabsf(x) : amax;
+    float x[VALUES], amax = 0.0f, scale = 1.0f;
+    int int32 = output && dt == KB_DT_INT8;
+    if (output && dt == KB_DT_TF32)
+        dt = KB_DT_FP32;   /* C and D are plain fp32 */
+    for (int i = 0; i < VALUES; i++) {
+        uint32_t u = kb_rng_u32(rng);
+        x[i] = int32 ? (float)((int)(u % 2001u) - 1000)
+             : dt == KB_DT_INT8 ? (float)((int)(u % 256u) - 128) : kb_rng_uniform(rng, -1.0f, 1.0f);
+        amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
     }
-    if (is_fp8(dt))
+    if (is_fp8(dt) && !output)
         scale = fp8_scale(dt, amax);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t r = i / cols, j = i % cols;
-        unsigned char *e = (unsigned char *)h + (size_t)(trans ? j * ld + r : r * ld + j) * esz;
-        float q = logical[i] / scale;
-        kb_host_from_f32(dt, &q, e, 1);
-        kb_host_to_f32(dt, e, &logical[i], 1);
-        logical[i] *= scale;
+    for (int i = 0; i < VALUES; i++) {
+        t->bits[i] = 0;
+        if (int32) {
+            int32_t v = (int32_t)x[i];
+            memcpy(&t->bits[i], &v, 4);
+            t->val[i] = x[i];
+            continue;
+        }
+        float q = x[i] / scale;
+        kb_host_from_f32(dt, &q, &t->bits[i], 1);   /* little-endian: the low bytes */
+        kb_host_to_f32(dt, &t->bits[i], &t->val[i], 1);
+        t->val[i] *= scale;
     }
     return scale;
+}
+
+/* Fill a stored matrix (rows x cols logical, element (r, j) at r*ld + j, or j*ld + r when
+ * trans) from the table; logical[r*cols + j] receives each value as the kernel sees it.
+ * The gap elements of padded rows keep their 0xFF poison. */
+static void fill_matrix(kb_rng *rng, const value_table *t, size_t esz, void *h, int64_t ld, int trans, int64_t rows,
+                        int64_t cols, float *logical)
+{
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < cols; j++) {
+            uint32_t v = kb_rng_u32(rng) % VALUES;
+            memcpy((unsigned char *)h + (size_t)(trans ? j * ld + r : r * ld + j) * esz, &t->bits[v], esz);
+            logical[r * cols + j] = t->val[v];
+        }
 }
 
 /* C/D element (stored in the output type) to float. */
@@ -315,24 +345,21 @@ static kb_status gemm_setup(kb_run *r, void **state)
 
     kb_rng rng;
     kb_rng_seed(&rng, c->seed);
-    s->scale_a = fill_operand(&rng, c->dtype, h_a, g.lda, g.a_t, g.m, g.k, s->a);
-    s->scale_b = fill_operand(&rng, c->dtype, h_b, g.ldb, g.b_t, g.k, g.n, s->b);
-    if (beta) {
-        /* C in the output type: int32 for int8 (values in [-1000, 1000]), else [-1, 1) */
-        memset(h_c, 0xff, d_bytes);
-        kb_dtype odt = c->dtype == KB_DT_TF32 ? KB_DT_FP32 : c->dtype;
-        for (int64_t i = 0; i < g.m * g.n; i++) {
-            unsigned char *e = (unsigned char *)h_c + (size_t)((i / g.n) * g.ldc + i % g.n) * g.osz;
-            if (c->dtype == KB_DT_INT8) {
-                int32_t v = (int32_t)(kb_rng_u32(&rng) % 2001u) - 1000;
-                memcpy(e, &v, 4);
-            } else {
-                float x = kb_rng_uniform(&rng, -1.0f, 1.0f);
-                kb_host_from_f32(odt, &x, e, 1);
-            }
-            cf[i] = out_to_f32(c->dtype, e);
-        }
+    value_table *tab = malloc(sizeof *tab);
+    if (!tab) {
+        kb_run_fail(r, KB_ERR_OOM, "host allocation of the value table");
+        goto fail;
     }
+    s->scale_a = make_table(&rng, c->dtype, 0, tab);
+    fill_matrix(&rng, tab, g.esz, h_a, g.lda, g.a_t, g.m, g.k, s->a);
+    s->scale_b = make_table(&rng, c->dtype, 0, tab);
+    fill_matrix(&rng, tab, g.esz, h_b, g.ldb, g.b_t, g.k, g.n, s->b);
+    if (beta) {
+        memset(h_c, 0xff, d_bytes);
+        make_table(&rng, c->dtype, 1, tab);
+        fill_matrix(&rng, tab, g.osz, h_c, g.ldc, 0, g.m, g.n, cf);
+    }
+    free(tab);
 
     /* Reference in double from the dequantised inputs, on every row when that is cheap,
      * else on evenly spaced rows (first and last included). */
