@@ -312,6 +312,40 @@ static void state_free(gemm_state *s)
     free(s);
 }
 
+/* Reference in double from the dequantised inputs (cf: C, or NULL when beta is 0), on
+ * every row when that is cheap, else on evenly spaced rows (first and last included).
+ * Returns -1 when out of memory. */
+static int reference(gemm_state *s, const kb_case *c, const float *cf)
+{
+    const gemm_geo *g = &s->g;
+    int64_t macs_per_row = g->n * g->k, max_rows = REF_MAX_MACS / (macs_per_row ? macs_per_row : 1);
+    s->ref_rows = g->m < max_rows ? g->m : max_rows < 2 ? (g->m < 2 ? g->m : 2) : max_rows;
+    s->rows = malloc((size_t)s->ref_rows * sizeof *s->rows);
+    s->want = malloc((size_t)(s->ref_rows * g->n) * sizeof(float));
+    double *acc = malloc((size_t)g->n * sizeof(double));
+    if (!s->rows || !s->want || !acc) {
+        free(acc);
+        return -1;
+    }
+    double alpha = (double)c->params[P_ALPHA], beta = (double)c->params[P_BETA];
+    for (int64_t i = 0; i < s->ref_rows; i++) {
+        int64_t m = s->ref_rows == g->m ? i : (s->ref_rows > 1 ? i * (g->m - 1) / (s->ref_rows - 1) : 0);
+        s->rows[i] = m;
+        for (int64_t j = 0; j < g->n; j++)
+            acc[j] = 0.0;
+        for (int64_t k = 0; k < g->k; k++) {
+            double a = s->a[m * g->k + k];
+            const float *brow = s->b + k * g->n;
+            for (int64_t j = 0; j < g->n; j++)
+                acc[j] += a * brow[j];
+        }
+        for (int64_t j = 0; j < g->n; j++)
+            s->want[i * g->n + j] = (float)(alpha * acc[j] + (cf ? beta * cf[m * g->n + j] : 0.0));
+    }
+    free(acc);
+    return 0;
+}
+
 static kb_status gemm_setup(kb_run *r, void **state)
 {
     const kb_case *c = r->c;
@@ -361,34 +395,10 @@ static kb_status gemm_setup(kb_run *r, void **state)
     }
     free(tab);
 
-    /* Reference in double from the dequantised inputs, on every row when that is cheap,
-     * else on evenly spaced rows (first and last included). */
-    int64_t macs_per_row = g.n * g.k, max_rows = REF_MAX_MACS / (macs_per_row ? macs_per_row : 1);
-    s->ref_rows = g.m < max_rows ? g.m : max_rows < 2 ? (g.m < 2 ? g.m : 2) : max_rows;
-    s->rows = malloc((size_t)s->ref_rows * sizeof *s->rows);
-    s->want = malloc((size_t)(s->ref_rows * g.n) * sizeof(float));
-    double *acc = malloc((size_t)g.n * sizeof(double));
-    if (!s->rows || !s->want || !acc) {
-        free(acc);
+    if (reference(s, c, cf) != 0) {
         kb_run_fail(r, KB_ERR_OOM, "host allocation of the reference");
         goto fail;
     }
-    double alpha = (double)c->params[P_ALPHA], bv = (double)c->params[P_BETA];
-    for (int64_t i = 0; i < s->ref_rows; i++) {
-        int64_t m = s->ref_rows == g.m ? i : (s->ref_rows > 1 ? i * (g.m - 1) / (s->ref_rows - 1) : 0);
-        s->rows[i] = m;
-        for (int64_t j = 0; j < g.n; j++)
-            acc[j] = 0.0;
-        for (int64_t k = 0; k < g.k; k++) {
-            double a = s->a[m * g.k + k];
-            const float *brow = s->b + k * g.n;
-            for (int64_t j = 0; j < g.n; j++)
-                acc[j] += a * brow[j];
-        }
-        for (int64_t j = 0; j < g.n; j++)
-            s->want[i * g.n + j] = (float)(alpha * acc[j] + (beta ? bv * cf[m * g.n + j] : 0.0));
-    }
-    free(acc);
 
     if ((st = upload_new(r, h_a, a_bytes, &s->d_a)) != KB_OK || (st = upload_new(r, h_b, b_bytes, &s->d_b)) != KB_OK ||
         (st = upload_new(r, s->h_d, d_bytes, &s->d_d)) != KB_OK)   /* D starts as poison: unwritten shows */
