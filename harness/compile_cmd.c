@@ -1,6 +1,8 @@
 /* compile_cmd.c - `kbench compile SUITE --arch sm_XX`: JIT every distinct module of a
- * suite with NVRTC for one architecture, offline (no driver or GPU needed), and show
- * each case's kernel resources: registers, spills, stack, static shared memory. */
+ * suite with NVRTC for one architecture, offline (no driver or GPU needed), through the
+ * same compile cache as `kbench run`, and show each case's kernel resources from the
+ * ptxas report: registers, spills, stack, static shared memory. */
+#include "cache.h"
 #include "defines.h"
 #include "modules.h"
 #include "kb_nvrtc.h"
@@ -19,22 +21,10 @@ typedef struct {
     char *log;
 } built;
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    kb_sb b;
-    kb_sb_init(&b);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        kb_sb_append(&b, buf, n);
-    fclose(f);
-    return b.s;
-}
-
-static built *build_one(built **tab, int *n, const kb_family *f, const char *defines, int sm)
+/* Build one module through the compile cache, as a run would: the cuda backend's build
+ * is NVRTC alone and needs no context, so this works without a driver. */
+static built *build_one(built **tab, int *n, const kb_family *f, const char *defines, int sm,
+                        const char *cache_dir)
 {
     kb_sb key;
     kb_sb_init(&key);
@@ -44,30 +34,24 @@ static built *build_one(built **tab, int *n, const kb_family *f, const char *def
             kb_sb_free(&key);
             return &(*tab)[i];
         }
-    *tab = realloc(*tab, (size_t)(*n + 1) * sizeof **tab);
+    built *grown = realloc(*tab, (size_t)(*n + 1) * sizeof **tab);
+    if (!grown)
+        abort();
+    *tab = grown;
     built *b = &(*tab)[(*n)++];
     b->key = key.s;
-    kb_sb path, log;
+    kb_sb path;
     kb_sb_init(&path);
-    kb_sb_init(&log);
     kb_sb_printf(&path, "%s/%s", kb_kernels_dir(), f->source);
-    char *src = read_file(path.s);
-    if (!src) {
-        b->st = KB_ERR_IO;
-        kb_sb_printf(&log, "cannot read %s", path.s);
-    } else {
-        char *defs = strdup(defines);
-        const char *dv[MAX_DEFINES];
-        int nd = kb_defines_split(defs, dv, MAX_DEFINES);
-        const char *inc[] = { kb_kernels_dir() };
-        void *cubin = NULL;
-        size_t bytes = 0;
-        b->st = kb_nvrtc_compile(src, f->source, inc, 1, dv, nd, sm, &cubin, &bytes, &log);
-        free(cubin);
-        free(defs);
-        free(src);
-    }
-    b->log = log.s;
+    char *defs = strdup(defines);
+    const char *dv[MAX_DEFINES];
+    int nd = kb_defines_split(defs, dv, MAX_DEFINES);
+    kb_compile_req req = { path.s, kb_kernels_dir(), dv, nd, sm };
+    kb_cache_entry ce;
+    b->st = kb_cache_get(&kb_backend_cuda, NULL, &req, cache_dir, &ce);
+    b->log = strdup(ce.log ? ce.log : "");
+    kb_cache_entry_free(&ce);
+    free(defs);
     kb_sb_free(&path);
     return b;
 }
@@ -111,7 +95,7 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
             continue;
         }
         kb_case_defines(f, c, &defs);
-        built *b = build_one(&tab, &nb, f, defs.s, sm);
+        built *b = build_one(&tab, &nb, f, defs.s, sm, o->cache_dir);
         if (b->st != KB_OK) {
             n_err++;
             printf("%-72s %-13s\n%s\n", id.s, "compile_error", b->log);
