@@ -51,6 +51,7 @@ typedef struct {
     char run_id[40];
     int id_width;               /* console column: the longest id of the run */
     int ok, skipped, wrong, failed, resumed;
+    int record_failed;          /* a record could not be written: the run stops */
 } run_ctx;
 
 static int id_selected(const kb_run_opts *o, const char *id)
@@ -127,7 +128,7 @@ static kb_status measure(run_ctx *x, kb_run *r, void *state, kb_measurement *m, 
     return KB_OK;
 }
 
-/* Run one case to its record. */
+/* Run one case to its record (x->record_failed when it could not be written). */
 static void run_case(run_ctx *x, int64_t idx, const char *id)
 {
     const kb_run_opts *o = x->o;
@@ -223,7 +224,8 @@ record:
     res.status = st;
     res.reason = why;
     const char *status = kb_result_status(&res);
-    kb_record_write(x->rec, &res);
+    if (kb_record_write(x->rec, &res) != KB_OK)
+        x->record_failed = 1; /* kb_record_write said why on stderr */
     if (x->store) {
         kb_sb err;
         kb_sb_init(&err);
@@ -352,6 +354,8 @@ int kb_cmd_run(const kb_run_opts *o)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    /* the case in flight runs to its record: blocking calls must not fail with EINTR */
+    sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
@@ -369,6 +373,7 @@ int kb_cmd_run(const kb_run_opts *o)
     if (!o->quiet)
         kb_console_header(x.dev.is_emulator, x.id_width);
     kb_progress_start(&pg, todo);
+    int device_lost = 0;
     for (int64_t i = 0; i < plan.n_cases && !interrupted; i++) {
         kb_case_id(&plan.cases[i], &id);
         if (!id_selected(o, id.s))
@@ -380,6 +385,22 @@ int kb_cmd_run(const kb_run_opts *o)
         kb_progress_clear(&pg);
         run_case(&x, i, id.s);
         kb_progress_step(&pg);
+        if (x.record_failed) {
+            kb_progress_clear(&pg);
+            fprintf(stderr, "kbench: the record of %s could not be written; stopping the run\n", id.s);
+            break;
+        }
+        /* A sticky fault (illegal address, launch timeout, ...) leaves the CUDA context
+         * unusable: every later call would fail with the same error, and each later case
+         * would be recorded as a fault of its own. The case that faulted is recorded; the
+         * rest are left for a new process (--resume). On the emulator sync always works. */
+        if (x.be->sync(x.bx) != KB_OK) {
+            kb_progress_clear(&pg);
+            fprintf(stderr, "kbench: the device is unusable after %s (%s); the remaining cases were not run\n",
+                    id.s, x.be->last_error(x.bx));
+            device_lost = 1;
+            break;
+        }
     }
     kb_progress_clear(&pg);
 
@@ -392,6 +413,11 @@ int kb_cmd_run(const kb_run_opts *o)
         fprintf(stderr, "kbench: interrupted; every finished case is recorded. Continue with --resume %s\n",
                 x.out_path);
         rc = KB_EXIT_INTERRUPTED;
+    } else if (device_lost) {
+        fprintf(stderr, "kbench: continue in a new process with --resume %s\n", x.out_path);
+        rc = KB_EXIT_WRONG;
+    } else if (x.record_failed) {
+        rc = KB_EXIT_SETUP;
     } else {
         rc = (x.wrong || x.failed) ? KB_EXIT_WRONG : KB_EXIT_OK;
     }

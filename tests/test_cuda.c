@@ -5,6 +5,8 @@
 #include "check.h"
 #include "cuda_api.h"
 #include "fsutil.h"
+#include "record.h"
+#include "spawn.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -309,6 +311,65 @@ static void test_build_without_driver(void)
     unlink(out);
 }
 
+/* ---- a whole run against a fake driver (tests/fake_libcuda.c) ---- */
+
+/* Build tests/fake_libcuda.c into dir/libcuda.so.1; 0 on success. */
+static int build_fake_driver(const char *dir, char *lib, size_t n)
+{
+    snprintf(lib, n, "%s/libcuda.so.1", dir);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -I'%.*s' tests/fake_libcuda.c -o '%s'",
+             (int)strcspn(KB_CUDA_INCLUDE_DIR, ";"), KB_CUDA_INCLUDE_DIR, lib);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* After a sticky fault every driver call fails with the same error: the faulting case
+ * is recorded as a fault and the run stops there, instead of recording every later case
+ * as a fault of its own; --resume in a new process picks up the rest. */
+static void test_sticky_fault_stops_the_run(void)
+{
+    char dir[] = "/tmp/kb_test_cuda_run_XXXXXX", lib[1024], out[1100], log[1100];
+    CHECK(mkdtemp(dir) != NULL);
+    if (build_fake_driver(dir, lib, sizeof lib) != 0) {
+        printf("     (no C compiler to build the fake driver: not checked)\n");
+        return;
+    }
+    snprintf(out, sizeof out, "%s/r.jsonl", dir);
+    snprintf(log, sizeof log, "%s/r.log", dir);
+    setenv("KBENCH_LIBCUDA", lib, 1);
+    setenv("FAKE_CUDA_FAULT", "1", 1);
+    const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "cuda", "--filter", "/31/",
+                        "--out", out, "--max-samples", "1", NULL };
+    int rc = run_kbench(a, log);
+    unsetenv("FAKE_CUDA_FAULT");
+    unsetenv("KBENCH_LIBCUDA");
+    CHECK_MSG(rc == KB_EXIT_WRONG, "exit %d", rc);
+
+    json_t **recs = NULL;
+    size_t n = 0;
+    CHECK(kb_record_load(out, &recs, &n, NULL) == KB_OK);
+    int faults = 0;
+    for (size_t i = 0; i < n; i++)
+        faults += !strcmp(json_string_value(json_object_get(recs[i], "status")), "fault");
+    CHECK_MSG(faults == 1 && n >= 1, "%zu records, %d faults", n, faults);
+    if (n >= 1) {
+        const char *last = json_string_value(json_object_get(recs[n - 1], "status"));
+        const char *why = json_string_value(json_object_get(recs[n - 1], "reason"));
+        CHECK_MSG(!strcmp(last, "fault"), "last record: %s", last);
+        CHECK_MSG(why && strstr(why, "CUDA_ERROR_ILLEGAL_ADDRESS"), "%s", why ? why : "(no reason)");
+    }
+    kb_record_free_all(recs, n);
+    char *text = slurp(log);
+    CHECK_MSG(text && strstr(text, "device is unusable") && strstr(text, "--resume"), "%s", text ? text : "");
+    if (rc != KB_EXIT_WRONG)
+        print_tail(log, 2000);
+    free(text);
+    unlink(out);
+    unlink(log);
+    unlink(lib);
+    rmdir(dir);
+}
+
 int main(void)
 {
     RUN(test_no_driver);
@@ -320,5 +381,6 @@ int main(void)
     RUN(test_uuid);
     RUN(test_marshal);
     RUN(test_build_without_driver);
+    RUN(test_sticky_fault_stops_the_run);
     TEST_MAIN_END();
 }
