@@ -373,6 +373,8 @@ kb_status kb_record_write(kb_recorder *w, const kb_result *r)
 
     kb_status st = KB_OK;
     flock(w->fd, LOCK_EX);  /* best effort: some file systems do not lock */
+    struct stat before;
+    int have_before = fstat(w->fd, &before) == 0 && S_ISREG(before.st_mode);
     size_t done = 0;
     while (done < n) {
         ssize_t k = write(w->fd, line + done, n - done);
@@ -385,9 +387,15 @@ kb_status kb_record_write(kb_recorder *w, const kb_result *r)
     }
     if (st == KB_OK && fsync(w->fd) != 0 && errno != EINVAL) /* EINVAL: a pipe or /dev/... */
         st = KB_ERR_IO;
+    int why = errno;
+    /* A write that failed part-way (disk full, file size limit) must not leave half a
+     * line: the next record would be glued to it, and one malformed line in the middle
+     * makes the whole file unreadable (kb_record_load). Cut back to where it started. */
+    if (st != KB_OK && done > 0 && have_before)
+        (void)ftruncate(w->fd, before.st_size);
     flock(w->fd, LOCK_UN);
     if (st != KB_OK)
-        fprintf(stderr, "kbench: cannot write to %s: %s\n", w->path, strerror(errno));
+        fprintf(stderr, "kbench: cannot write to %s: %s\n", w->path, strerror(why));
     free(line);
     return st;
 }

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -414,6 +417,42 @@ static void test_strset_and_finished(void)
     kb_sb_free(&err);
 }
 
+/* A write that fails part-way (here: the file size limit, as a full disk would) leaves
+ * no half line behind, so the records before it and the ones written after it stay
+ * loadable (a half line in the middle would make the whole file unreadable). */
+static void test_failed_write_leaves_no_partial_line(void)
+{
+    char path[256];
+    path_in(path, sizeof path, "partial.jsonl");
+    write_n(path, 2, "before-");
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);   /* write() returns EFBIG instead of killing */
+        struct rlimit rl = { (rlim_t)sb.st_size + 40, (rlim_t)sb.st_size + 40 };
+        kb_recorder *w;
+        kb_case c = toy_case(0, 1);
+        kb_result r;
+        memset(&r, 0, sizeof r);
+        r.family = &toy; r.c = &c; r.case_id = "too-big-for-the-disk";
+        if (kb_record_open(path, &w) != KB_OK || setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(2);
+        _exit(kb_record_write(w, &r) == KB_ERR_IO ? 0 : 1);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat sa;
+    CHECK(stat(path, &sa) == 0 && sa.st_size == sb.st_size);
+    write_n(path, 1, "after-");
+    json_t **objs = load_n(path, 3);
+    if (objs) {
+        CHECK(streq(str(objs[2], "case_id"), "after-0"));
+        kb_record_free_all(objs, 3);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/kb_test_record.XXXXXX");
@@ -425,6 +464,7 @@ int main(void)
     RUN(test_append_across_opens);
     RUN(test_truncated_and_malformed);
     RUN(test_record_survives_abrupt_exit);
+    RUN(test_failed_write_leaves_no_partial_line);
     RUN(test_strset_and_finished);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
