@@ -87,6 +87,9 @@ static kb_measure_opts measure_opts(const run_ctx *x, const kb_plan_entry *e)
     }
     if (o->min_samples > 0) m.min_samples = o->min_samples;
     if (o->max_samples > 0) m.max_samples = o->max_samples;
+    /* an explicit --max-samples below the suite's min_samples is a bound, not a hint */
+    if (o->max_samples > 0 && o->min_samples <= 0 && m.min_samples > m.max_samples)
+        m.min_samples = m.max_samples;
     if (o->timeout_s > 0) m.timeout_s = o->timeout_s;
     if (m.max_samples > 0 && m.max_samples < m.min_samples) m.max_samples = m.min_samples;
     m.flush = x->have_flush ? &x->flush : NULL;
@@ -359,24 +362,37 @@ int kb_cmd_run(const kb_run_opts *o)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    /* Overlapping entries can plan the same case twice: it runs once (a second record
+     * with the same id would also make --resume ambiguous). */
     kb_progress pg;
-    int64_t todo = 0;
+    int64_t todo = 0, repeats = 0;
+    kb_strset seen;
+    kb_strset_init(&seen);
     x.id_width = 4;
     for (int64_t i = 0; i < plan.n_cases; i++) {
         kb_case_id(&plan.cases[i], &id);
+        if (!kb_strset_add(&seen, id.s)) {
+            repeats++;
+            continue;
+        }
         if (id_selected(o, id.s) && !kb_strset_has(&done, id.s)) {
             todo++;
             if ((int)id.len > x.id_width)
                 x.id_width = (int)id.len;
         }
     }
+    kb_strset_free(&seen);
+    kb_strset_init(&seen);
+    if (repeats)
+        fprintf(stderr, "kbench: %lld planned cases repeat an earlier entry's case; each runs once\n",
+                (long long)repeats);
     if (!o->quiet)
         kb_console_header(x.dev.is_emulator, x.id_width);
     kb_progress_start(&pg, todo);
     int device_lost = 0;
     for (int64_t i = 0; i < plan.n_cases && !interrupted; i++) {
         kb_case_id(&plan.cases[i], &id);
-        if (!id_selected(o, id.s))
+        if (!id_selected(o, id.s) || !kb_strset_add(&seen, id.s))
             continue;
         if (kb_strset_has(&done, id.s)) {
             x.resumed++;
@@ -403,6 +419,7 @@ int kb_cmd_run(const kb_run_opts *o)
         }
     }
     kb_progress_clear(&pg);
+    kb_strset_free(&seen);
 
     fprintf(stderr, "kbench: %d cases: %d ok, %d skipped, %d wrong, %d failed; records in %s\n",
             x.ok + x.skipped + x.wrong + x.failed, x.ok, x.skipped, x.wrong, x.failed, x.out_path);
