@@ -1,6 +1,7 @@
 /* cmds.c - `kbench list` and `kbench devices`. */
 #include "peaks.h"
 #include "plan.h"
+#include "record.h"
 #include "run.h"
 
 #include <stdio.h>
@@ -77,10 +78,16 @@ int kb_cmd_list(const kb_run_opts *o)
     for (int i = 0; i < plan.n_warnings; i++)
         fprintf(stderr, "kbench: warning: %s\n", plan.warnings[i]);
     kb_target tgt = { o->sm_override ? o->sm_override : 90, check, 227 * 1024 };
-    int64_t shown = 0, invalid = 0;
+    int64_t shown = 0, invalid = 0, repeats = 0;
+    kb_strset seen;  /* overlapping entries: a repeated case is listed (and run) once */
+    kb_strset_init(&seen);
     for (int64_t i = 0; i < plan.n_cases; i++) {
         const kb_case *c = &plan.cases[i];
         kb_case_id(c, &id);
+        if (!kb_strset_add(&seen, id.s)) {
+            repeats++;
+            continue;
+        }
         int keep = o->n_filters == 0;
         for (int k = 0; k < o->n_filters && !keep; k++)
             keep = strstr(id.s, o->filters[k]) != NULL;
@@ -95,8 +102,11 @@ int kb_cmd_list(const kb_run_opts *o)
             printf("%s  [skipped on sm_%d: %s]\n", id.s, tgt.sm, why);
         }
     }
+    kb_strset_free(&seen);
     fprintf(stderr, "%lld cases (%lld would be skipped on sm_%d)%s\n", (long long)shown, (long long)invalid, tgt.sm,
             check ? "; shapes are the emulator's check shapes (--full-shapes for the full ones)" : "");
+    if (repeats)
+        fprintf(stderr, "%lld planned cases repeat an earlier entry's case and are listed once\n", (long long)repeats);
     kb_plan_free(&plan);
     kb_sb_free(&err);
     kb_sb_free(&id);

@@ -41,7 +41,7 @@ static void test_emulator_run_verifies_every_case(void)
         if (!j)
             continue;
         n++;
-        const char *id = json_string_value(json_object_get(j, "case"));
+        const char *id = json_string_value(json_object_get(j, "case_id"));
         const char *st = json_string_value(json_object_get(j, "status"));
         CHECK_MSG(st && (!strcmp(st, "ok") || !strcmp(st, "skipped")), "%s: status %s (%s)", id ? id : "?",
                   st ? st : "?", json_string_value(json_object_get(j, "reason")));

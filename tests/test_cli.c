@@ -46,7 +46,12 @@ static int count_records(const char *path, int *dups)
             n = -1;
             break;
         }
-        const char *id = json_string_value(json_object_get(j, "case"));
+        const char *id = json_string_value(json_object_get(j, "case_id"));
+        if (!id) {   /* every record names its case */
+            json_decref(j);
+            n = -1;
+            break;
+        }
         for (int i = 0; i < n; i++)
             if (id && !strcmp(ids[i], id))
                 (*dups)++;
@@ -178,6 +183,21 @@ static void test_interrupt_keeps_finished_cases(void)
     CHECK(dups == 0);
 }
 
+static void test_repeated_case_runs_once(void)
+{
+    FILE *f = fopen(path_in("dup.yaml"), "w");
+    fputs("suite: dup\nbenchmarks:\n"
+          "  - {family: gelu, variant: naive, dtype: fp32, shape: {n: 5}}\n"
+          "  - {family: gelu, variant: naive, dtype: [fp32, fp16], shape: {n: 5}}\n", f);
+    fclose(f);
+    const char *a[] = { "kbench", "run", path_in("dup.yaml"), "--backend", "emu", "--out", path_in("dup.jsonl"),
+                        "--max-samples", "1", NULL };
+    CHECK(run_kbench(a, path_in("dup.log")) == 0);
+    int dups, n = count_records(path_in("dup.jsonl"), &dups);
+    CHECK_MSG(n == 2 && dups == 0, "%d records, %d repeated", n, dups);
+    CHECK(contains(path_in("dup.log"), "repeat an earlier entry"));
+}
+
 static void test_dump_writes_npy(void)
 {
     const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter",
@@ -210,5 +230,6 @@ int main(void)
     RUN(test_resume_repeats_nothing);
     RUN(test_interrupt_keeps_finished_cases);
     RUN(test_dump_writes_npy);
+    RUN(test_repeated_case_runs_once);
     TEST_MAIN_END();
 }
