@@ -207,7 +207,7 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
     w->next_unstarted = w->n_done = w->n_wait_block = 0;
     w->rq_head = w->rq_len = 0;
     for (unsigned k = 0; k < w->n_warps; k++)
-        w->warp[k].arrived = w->warp[k].gen = 0;
+        w->warp[k].arrived = w->warp[k].gen = w->warp[k].unread[0] = w->warp[k].unread[1] = 0;
     /* poison: a read of shared memory before any write shows as NaN */
     memset(w->smem, 0xff, l->dyn_shmem_bytes);
     w->smem_used = l->dyn_shmem_bytes;
@@ -284,6 +284,17 @@ static const void *rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void 
         snprintf(msg, sizeof msg, "warp exchange of %u bytes per lane (at most %d)", bytes, KB_EMU_XCHG_MAX_BYTES);
         rt_fault_fmt(t, KB_ERR_FAULT, msg);
     }
+    /* Two halves, alternating: lanes released from exchange g read its half when they
+     * resume, and the last lane in runs on meanwhile. With a full mask no lane reaches
+     * g+2 before every lane arrived at g+1, i.e. read g; but a subset of the warp can
+     * run g+1 and g+2 alone. So a lane about to write a half that released lanes have
+     * not read yet lets them (they are ahead in the run queue) go first. */
+    unsigned h;
+    while (wp->unread[h = wp->gen & 1u]) {
+        make_runnable(w, p->linear);
+        t->state = KB_EMU_T_WAIT_WARP;
+        suspend(w, t);
+    }
     if (!wp->arrived) {
         wp->mask = need;
         wp->bytes = bytes;
@@ -292,9 +303,7 @@ static const void *rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void 
                  "%u vs %u bytes)", need, wp->mask, bytes, wp->bytes);
         rt_fault_fmt(t, KB_ERR_FAULT, msg);
     }
-    /* Two halves, alternating: a lane released from exchange g may start g+1 before the
-     * others have read g, but it cannot reach g+2 until they all arrived at g+1. */
-    unsigned char *area = wp->area + (size_t)(wp->gen & 1u) * KB_EMU_WARP_SIZE * KB_EMU_XCHG_MAX_BYTES;
+    unsigned char *area = wp->area + (size_t)h * KB_EMU_WARP_SIZE * KB_EMU_XCHG_MAX_BYTES;
     if (bytes)
         memcpy(area + (size_t)p->lane * bytes, src, bytes);
     wp->arrived |= me;
@@ -305,11 +314,13 @@ static const void *rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void 
             if (((need & ~me) >> l) & 1u)
                 make_runnable(w, base + l);
         wp->arrived = 0;
+        wp->unread[h] = need & ~me;
         wp->gen++;
         return area;
     }
     t->state = KB_EMU_T_WAIT_WARP;
     suspend(w, t);
+    wp->unread[h] &= ~me;          /* the caller reads the area before anything else runs */
     return area;
 }
 

@@ -39,6 +39,8 @@ typedef struct {
     unsigned mask;                /* lanes the current exchange waits for */
     unsigned bytes;               /* per-lane payload of the current exchange [bytes] */
     unsigned gen;                 /* completed exchanges; gen & 1 picks the half of area */
+    unsigned unread[2];           /* lanes released from the last exchange on each half that
+                                   * have not resumed yet (they read the half first thing) */
     unsigned char *area;          /* 2 halves x 32 lanes x KB_EMU_XCHG_MAX_BYTES */
 } kb_emu_warp;
 

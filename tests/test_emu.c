@@ -368,6 +368,28 @@ static void test_warp_sum(void)
     B->free(X, d_out);
 }
 
+/* Lanes released from one exchange read it after the last lane in has run on: a subset
+ * of the warp exchanging again meanwhile must not overwrite what they have yet to read. */
+static void test_warp_subset(void)
+{
+    enum { NT = 64 };
+    int out[NT * 3];
+    kb_dptr d = dalloc(X, sizeof out);
+    kb_arg a[] = { kb_arg_ptr(d) };
+    CHECK(launch(X, M_WARP, "warp_subset", 2, 1, 1, NT, 1, 1, 0, a, 1) == KB_OK);
+    B->download(X, out, d, sizeof out);
+    int bad = 0;
+    for (int t = 0; t < NT; t++) {
+        int lane = t % 32, pair = lane == 0 || lane == 31;
+        int want[3] = { 1000, pair ? 31 - lane : 0, pair ? -(31 - lane) - 7 : 0 };
+        for (int k = 0; k < 3; k++)
+            if (out[3 * t + k] != want[k] && bad++ < 5)
+                fprintf(stderr, "  thread %d result %d: %d want %d\n", t, k, out[3 * t + k], want[k]);
+    }
+    CHECK_MSG(bad == 0, "%d wrong results", bad);
+    B->free(X, d);
+}
+
 /* ---- data ---- */
 static void test_atomics(void)
 {
@@ -817,6 +839,7 @@ int main(void)
     RUN(test_divergent_barrier);
     RUN(test_shuffles);
     RUN(test_warp_sum);
+    RUN(test_warp_subset);
     RUN(test_atomics);
     RUN(test_convert);
     RUN(test_vector_access);

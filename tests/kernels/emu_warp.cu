@@ -50,3 +50,21 @@ extern "C" __global__ void warp_divergent(int *out)
         return;
     out[threadIdx.x] = __shfl_down_sync(FULL, (int)threadIdx.x, 1);
 }
+
+/* A full-warp broadcast from lane 0, then lanes 0 and 31 alone run two more exchanges
+ * before the others have read the broadcast (the emulator resumes lanes in order, and
+ * lane 31, the last to arrive, runs on). out[3 lane .. 3 lane + 2] = broadcast value,
+ * the partner's lane, the partner's second value (0 for lanes outside the pair). */
+extern "C" __global__ void warp_subset(int *out)
+{
+    int lane = (int)(threadIdx.x & 31);
+    int v = __shfl_sync(FULL, 1000 + lane, 0), a = 0, b = 0;
+    if (lane == 0 || lane == 31) {
+        a = __shfl_xor_sync(0x80000001u, lane, 31);
+        b = __shfl_xor_sync(0x80000001u, -lane - 7, 31);
+    }
+    int *o = out + 3 * threadIdx.x;
+    o[0] = v;
+    o[1] = a;
+    o[2] = b;
+}
