@@ -38,6 +38,7 @@
  *
  * Defines (from the harness): KB_T storage type, KIND (KIND_LAYERNORM | KIND_RMSNORM),
  * BLOCK threads per block, VEC elements per vector access (layernorm_vec only).
+ * BROKEN_Y_SCALE (tests only) scales every y, to prove that verification catches it.
  * Launch: block: grid.x = rows; warp and vec: grid.x = ceil(rows / (BLOCK / 32));
  * vec: dynamic shared memory = BLOCK / 32 * VEC_SLICE(cols) * sizeof(KB_T).
  */
@@ -142,13 +143,19 @@ __device__ __forceinline__ float beta_at(const KB_T *beta, int i)
 #endif
 }
 
+/* Tests only (tests/test_layernorm.c): a factor on every y, so a kernel a few percent off
+ * can be shown to fail verification. 1 (the default) is folded away. */
+#ifndef BROKEN_Y_SCALE
+#define BROKEN_Y_SCALE 1.0f
+#endif
+
 /* One output element; rmsnorm ignores mean and b. */
 __device__ __forceinline__ float norm_out(float v, float mean, float rstd, float g, float b)
 {
 #if KIND == KIND_RMSNORM
-    return v * rstd * g;
+    return v * rstd * g * BROKEN_Y_SCALE;
 #else
-    return (v - mean) * rstd * g + b;
+    return ((v - mean) * rstd * g + b) * BROKEN_Y_SCALE;
 #endif
 }
 

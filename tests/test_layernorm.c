@@ -113,8 +113,9 @@ static void test_valid_reasons(void)
     CHECK(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "2^30"));
 }
 
-/* Run one case of the family on the emulator: setup, optionally the kernel, check. */
-static void run_on_emu(const kb_case *c, int launch, kb_verify *v, kb_status *st_out)
+/* Run one case of the family on the emulator: setup, optionally the kernel (its module
+ * built with the extra defines, when given), check. */
+static void run_on_emu_with(const kb_case *c, const char *extra, int launch, kb_verify *v, kb_status *st_out)
 {
     char err[512] = "";
     kb_backend_ctx *bx = NULL;
@@ -127,6 +128,8 @@ static void run_on_emu(const kb_case *c, int launch, kb_verify *v, kb_status *st
     kb_sb defs;
     kb_sb_init(&defs);
     kb_case_defines(fam, c, &defs);
+    if (extra)
+        kb_sb_printf(&defs, "\n%s", extra);
     const kb_module_ref *ref = kb_modules_get(mods, fam->source, defs.s, 90);
     kb_sb_free(&defs);
     *st_out = ref->status;
@@ -156,6 +159,11 @@ static void run_on_emu(const kb_case *c, int launch, kb_verify *v, kb_status *st
     }
     kb_modules_free(mods);
     kb_backend_emu.fini(bx);
+}
+
+static void run_on_emu(const kb_case *c, int launch, kb_verify *v, kb_status *st_out)
+{
+    run_on_emu_with(c, NULL, launch, v, st_out);
 }
 
 /* A real run passes and compares y with its padding, mean and rstd: rows x ld + 2 rows. */
@@ -198,6 +206,31 @@ static void test_check_fails_unwritten_outputs(void)
     CHECK_MSG(v.n_bad == 3 * 31 + 3, "%lld bad", (long long)v.n_bad);
 }
 
+/* y's tolerance is its rounding to the dtype plus the fp32 statistics' error; it does
+ * not grow like the dtype's u * sqrt(cols). At cols = 4096 a bf16 kernel whose every
+ * output is 3% too large must fail (with kb_tolerance(bf16, 4096), atol 0.5, it passed). */
+static void test_y_tolerance_catches_a_few_percent(void)
+{
+    kb_case c = make_case(V_WARP, KB_DT_BF16, KIND_LAYERNORM, 2, 4096, 0);
+    kb_verify v;
+    kb_status st;
+    memset(&v, 0, sizeof v);
+    run_on_emu(&c, 1, &v, &st);
+    if (st != KB_OK)
+        return;
+    CHECK_MSG(v.n_bad == 0, "%lld bad, first %lld: got %g want %g", (long long)v.n_bad, (long long)v.first_bad,
+              v.got_at_bad, v.want_at_bad);
+    CHECK_MSG(v.atol < 0.01 && v.rtol < 0.02, "atol %g rtol %g", v.atol, v.rtol);
+
+    memset(&v, 0, sizeof v);
+    run_on_emu_with(&c, "BROKEN_Y_SCALE=1.03f", 1, &v, &st);
+    if (st != KB_OK)
+        return;
+    CHECK_MSG(v.n_bad > 2 * 4096 / 4, "y 3%% too large: only %lld of %lld elements bad", (long long)v.n_bad,
+              (long long)v.n);
+    printf("     y 3%% too large: %lld of %lld elements wrong\n", (long long)v.n_bad, (long long)v.n);
+}
+
 int main(void)
 {
     fam_index = kb_family_find("layernorm");
@@ -210,5 +243,6 @@ int main(void)
     RUN(test_valid_reasons);
     RUN(test_check_passes_a_real_run);
     RUN(test_check_fails_unwritten_outputs);
+    RUN(test_y_tolerance_catches_a_few_percent);
     TEST_MAIN_END();
 }
