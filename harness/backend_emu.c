@@ -129,7 +129,7 @@ static kb_status emu_device_info(kb_backend_ctx *x, kb_device_info *out)
     return KB_OK;
 }
 
-static const char *emu_toolchain_id(kb_backend_ctx *x) { return kb_emu_cxx_version(&x->cxx); }
+static const char *emu_toolchain_id(kb_backend_ctx *x) { return kb_emu_cxx_id(&x->cxx); }
 
 static kb_status emu_build(kb_backend_ctx *x, const kb_compile_req *req, const char *out_path, kb_sb *log)
 {

@@ -12,6 +12,20 @@
 
 extern char **environ;
 
+/* The flags of every build (the -D of the arch and the defines follow). They are part of
+ * kb_emu_cxx_id, so a change here misses the compile cache instead of reusing modules
+ * built without it. */
+static const char *const fixed_flags[] = {
+    "-std=c++17", "-O2", "-fPIC", "-shared",
+    "-fno-strict-aliasing",      /* kernels reinterpret memory the way CUDA code does */
+    "-fvisibility=hidden",       /* only entries (__global__) and the ABI are exported */
+    "-fstack-clash-protection",  /* a frame bigger than a page is probed on the way down, so
+                                  * it hits the guard page below a fiber's stack instead of
+                                  * landing in whatever is mapped beyond it */
+    "-DKB_EMU",
+};
+#define N_FIXED_FLAGS ((int)(sizeof fixed_flags / sizeof fixed_flags[0]))
+
 /* 1 when the program named by word can be run: a path, or found on PATH. */
 static int program_exists(const char *word)
 {
@@ -97,30 +111,35 @@ static int run_capture(char *const argv[], kb_sb *log, char *err, size_t errlen)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-const char *kb_emu_cxx_version(kb_emu_cxx *c)
+const char *kb_emu_cxx_id(kb_emu_cxx *c)
 {
-    if (!c->version[0]) {
+    if (!c->id[0]) {
         char *argv[KB_EMU_CXX_MAX_WORDS + 1], err[256];
-        kb_sb out;
+        kb_sb out, id;
         int i;
         for (i = 0; i < c->n; i++)
             argv[i] = c->argv[i];
         argv[i++] = "--version";
         argv[i] = NULL;
         kb_sb_init(&out);
+        kb_sb_init(&id);
         if (run_capture(argv, &out, err, sizeof err) == 0 && out.len > 0)
-            snprintf(c->version, sizeof c->version, "%.*s", (int)strcspn(out.s, "\n"), out.s);
+            kb_sb_printf(&id, "%.*s", (int)strcspn(out.s, "\n"), out.s);
         else
-            snprintf(c->version, sizeof c->version, "%s (version unknown)", c->argv[0]);
+            kb_sb_printf(&id, "%s (version unknown)", c->argv[0]);
+        for (i = 0; i < N_FIXED_FLAGS; i++)
+            kb_sb_printf(&id, " %s", fixed_flags[i]);
+        snprintf(c->id, sizeof c->id, "%s", id.s);
         kb_sb_free(&out);
+        kb_sb_free(&id);
     }
-    return c->version;
+    return c->id;
 }
 
 kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default_sm, const char *out_path,
                            kb_sb *log, char *err, size_t errlen)
 {
-    int n_args = c->n + 16 + req->n_defines;
+    int n_args = c->n + N_FIXED_FLAGS + 9 + req->n_defines;   /* 9: arch, -I, -x c++ src -o out, NULL */
     char **argv = calloc((size_t)n_args, sizeof *argv);
     char **owned = calloc((size_t)req->n_defines + 2, sizeof *owned);  /* strings made here */
     int n = 0, n_owned = 0, rc;
@@ -129,13 +148,8 @@ kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default
         goto oom;
     for (int i = 0; i < c->n; i++)
         argv[n++] = c->argv[i];
-    argv[n++] = "-std=c++17";
-    argv[n++] = "-O2";
-    argv[n++] = "-fPIC";
-    argv[n++] = "-shared";
-    argv[n++] = "-fno-strict-aliasing";   /* kernels reinterpret memory the way CUDA code does */
-    argv[n++] = "-fvisibility=hidden";    /* only entries (__global__) and the ABI are exported */
-    argv[n++] = "-DKB_EMU";
+    for (int i = 0; i < N_FIXED_FLAGS; i++)
+        argv[n++] = (char *)fixed_flags[i];
     if (asprintf(&owned[n_owned], "-DKB_EMU_ARCH=%d", req->sm ? req->sm : default_sm) < 0)
         goto oom;
     argv[n++] = owned[n_owned++];

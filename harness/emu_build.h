@@ -13,7 +13,7 @@ typedef struct {
     char *words;                          /* the command, split on blanks in place */
     char *argv[KB_EMU_CXX_MAX_WORDS];     /* e.g. {"ccache", "g++"} */
     int n;
-    char version[256];                    /* first line of `cxx --version`, once asked */
+    char id[512];                         /* kb_emu_cxx_id, once asked */
 } kb_emu_cxx;
 
 /* Take the compiler from $CXX, else KB_CXX_COMPILER (the one CMake found). KB_ERR_SETUP
@@ -21,9 +21,10 @@ typedef struct {
 kb_status kb_emu_cxx_init(kb_emu_cxx *c, char *err, size_t errlen);
 void kb_emu_cxx_free(kb_emu_cxx *c);
 
-/* First line of `cxx --version` (run once, then cached); "<cxx> (version unknown)" when
- * it says nothing. Never NULL. */
-const char *kb_emu_cxx_version(kb_emu_cxx *c);
+/* What a module's build depends on besides its source and defines: the first line of
+ * `cxx --version` ("<cxx> (version unknown)" when it says nothing) followed by the flags
+ * every build passes. Run once, then cached. Never NULL. */
+const char *kb_emu_cxx_id(kb_emu_cxx *c);
 
 /* Compile req into the shared object out_path for arch req->sm (default_sm when 0), its
  * defines passed as -D. Appends the compiler's output to log. KB_ERR_COMPILE when the

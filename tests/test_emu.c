@@ -93,6 +93,7 @@ static void test_device_info(void)
     CHECK(d.sm == 89 && d.sm_count == 3 && d.max_shmem_per_block_optin == 99 * 1024);
     const char *tc = B->toolchain_id(X);
     CHECK(tc && tc[0] && !contains(tc, "unknown"));
+    CHECK_MSG(contains(tc, " -O2 ") && contains(tc, "-fstack-clash-protection"), "%s", tc); /* flags key the cache */
     CHECK(strcmp(B->artifact_ext, ".so") == 0);
     B->fini(x89);
 }
@@ -643,6 +644,11 @@ static void test_segv_caught(void)
     /* a stack overflow hits the guard page of the thread's stack */
     kb_arg s[] = { kb_arg_ptr(d), kb_arg_i32(4000) };
     CHECK(launch(X, M_BLOCK, "stack_hog", 1, 1, 1, 4, 1, 1, 0, s, 2) == KB_ERR_FAULT);
+    CHECK_MSG(contains(B->last_error(X), "stack overflow"), "%s", B->last_error(X));
+    /* ... and so does one frame bigger than the stack, which would skip the guard page
+     * (into a neighbouring mapping, e.g. another thread's stack) without stack probes */
+    kb_arg bf[] = { kb_arg_ptr(d), kb_arg_i32(0) };
+    CHECK(launch(X, M_BLOCK, "big_frame", 1, 1, 1, 4, 1, 1, 0, bf, 2) == KB_ERR_FAULT);
     CHECK_MSG(contains(B->last_error(X), "stack overflow"), "%s", B->last_error(X));
     s[1] = kb_arg_i32(10);
     CHECK(launch(X, M_BLOCK, "stack_hog", 1, 1, 1, 4, 1, 1, 0, s, 2) == KB_OK);

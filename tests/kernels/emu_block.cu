@@ -124,6 +124,15 @@ extern "C" __global__ void stack_hog(int *out, int depth)
     out[threadIdx.x] = deep_recursion(depth);
 }
 
+/* One frame larger than an emulated thread's whole stack: its first access lies far
+ * below the guard page unless the frame is probed page by page on the way down. */
+extern "C" __global__ void big_frame(int *out, int i)
+{
+    volatile char frame[300 * 1024];
+    frame[i] = 1;
+    out[threadIdx.x] = frame[i];
+}
+
 /* x[i] += v, for graph capture. */
 extern "C" __global__ void add_scalar(float *x, float v, int n)
 {
