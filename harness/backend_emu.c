@@ -194,8 +194,11 @@ static kb_status emu_resources(kb_backend_ctx *x, kb_module *m, const char *entr
 
 static kb_status emu_alloc(kb_backend_ctx *x, size_t bytes, kb_dptr *out)
 {
-    size_t n = (bytes + ALLOC_ALIGN - 1) / ALLOC_ALIGN * ALLOC_ALIGN;
+    size_t n;
     unsigned char *p = NULL;
+    if (bytes > SIZE_MAX - 2 * ALLOC_ALIGN)   /* the rounding and the header would wrap */
+        return fail(x, KB_ERR_OOM, "emu: cannot allocate %zu bytes", bytes);
+    n = (bytes + ALLOC_ALIGN - 1) / ALLOC_ALIGN * ALLOC_ALIGN;
     if (n == 0)
         n = ALLOC_ALIGN;
     for (int i = 0; i < EMU_SPARES && n >= EMU_SPARE_MIN_BYTES; i++)

@@ -133,6 +133,11 @@ static void test_alloc_poison(void)
     free(back);
     B->free(X, b2);
     B->free(X, b3);
+    /* sizes whose rounding up to 256 bytes (plus the header) would wrap around */
+    kb_dptr huge = 0;
+    CHECK(B->alloc(X, SIZE_MAX, &huge) == KB_ERR_OOM);
+    CHECK(B->alloc(X, SIZE_MAX - 300, &huge) == KB_ERR_OOM);
+    CHECK(B->alloc(X, (size_t)1 << 62, &huge) == KB_ERR_OOM);
 }
 
 static void test_resources_and_geometry(void)
