@@ -566,6 +566,18 @@ static void run_args(kb_backend_ctx *x, kb_module *m)
     CHECK(launch(x, m, "nine_floats", 1, 1, 1, 2, 1, 1, 0, b, 10) == KB_OK);
     B->download(x, f9, d9, sizeof f9);
     CHECK(f9[0] == 285.0f && f9[1] == 285.0f);   /* sum of i*i, i = 1..9 */
+    /* 16-byte stack alignment in the entry; two pointers among the stack arguments */
+    unsigned al[64];
+    kb_dptr dal = dalloc(x, sizeof al);
+    kb_arg s[] = { kb_arg_ptr(dal), kb_arg_i32(1), kb_arg_i32(2), kb_arg_i32(3), kb_arg_i32(4), kb_arg_i32(5),
+                   kb_arg_ptr(d9), kb_arg_ptr(d9) };
+    CHECK(launch(x, m, "stack_align", 3, 1, 1, 64, 1, 1, 0, s, 8) == KB_OK);
+    B->download(x, al, dal, sizeof al);
+    int bad = 0;
+    for (int t = 0; t < 64; t++)
+        bad += al[t] != 0;
+    CHECK_MSG(bad == 0, "%d threads saw a misaligned stack or wrong arguments (first: %u)", bad, al[0]);
+    B->free(x, dal);
     B->free(x, d);
     B->free(x, d9);
 }

@@ -108,3 +108,15 @@ extern "C" __global__ void nine_floats(float *out, float a0, float a1, float a2,
 {
     out[threadIdx.x] = a0 + 2 * a1 + 3 * a2 + 4 * a3 + 5 * a4 + 6 * a5 + 7 * a6 + 8 * a7 + 9 * a8;
 }
+
+/* The stack alignment the ABI promises at a function's entry (16 bytes on x86-64), seen
+ * from a kernel entry with stack arguments: the compiler aligns a 16-byte local by it,
+ * so out[t] = the local's address mod 16 is 0 unless the fiber's first frame or the call
+ * into the entry broke it. The volatile pointer keeps the compiler from folding it. */
+extern "C" __global__ void stack_align(unsigned *out, int a, int b, int c, int d, int e, void *f, void *g)
+{
+    __align__(16) volatile char buf[16];
+    volatile char *volatile p = buf;
+    buf[0] = (char)(a + b + c + d + e);
+    out[threadIdx.x] = (unsigned)((uintptr_t)p % 16u) + (f == g ? 0u : 100u) + (buf[0] == 15 ? 0u : 1000u);
+}
