@@ -208,10 +208,12 @@ __device__ __forceinline__ void smem_load_tile(float *s, const KB_T *g, int ld, 
 }
 
 /* The block's tiles, 16-byte aligned so that a thread's TM (TN) values load as float4s:
- * a quarter of the shared-load instructions of scalar reads (siboehm's kernel 6). */
+ * a quarter of the shared-load instructions of scalar reads (siboehm's kernel 6). b is
+ * aligned on its own: when BM*BK is not a multiple of 4 (TM = 2, BM = 6, BK = 5) it
+ * would otherwise start 8 bytes off, and TN % 4 == 0 still reads it as float4s. */
 struct __align__(16) smem_tiles {
-    float a[BK][BM];   /* A(m, k) at a[k][m] */
-    float b[BK][BN];   /* B(k, n) at b[k][n] */
+    float a[BK][BM];              /* A(m, k) at a[k][m] */
+    alignas(16) float b[BK][BN];  /* B(k, n) at b[k][n] */
 };
 
 /* r[0..L) = p[0..L), shared memory, in 16-byte loads when L allows (p is then aligned:

@@ -200,6 +200,18 @@ static void test_broken_no_sync_is_caught(void)
     printf("     without the barrier: %lld of %lld elements wrong\n", (long long)v.n_bad, (long long)v.n);
 }
 
+/* smem with TM = 2 but TN = 4: A is read scalar, B as float4s. With BM*BK = 30 floats
+ * the B tile must still start 16-byte aligned (it faulted: misaligned vector load). */
+static void test_smem_b_tile_aligned_after_odd_a_tile(void)
+{
+    kb_case c = make_case(V_SMEM, KB_DT_FP32, L_NN, 37, 45, 29, 0);
+    c.params[P_BM] = 6, c.params[P_BN] = 128, c.params[P_BK] = 5, c.params[P_TM] = 2, c.params[P_TN] = 4;
+    kb_verify v;
+    kb_status st;
+    run_on_emu(&c, 90, NULL, 1, &v, &st);
+    CHECK_MSG(st == KB_OK && v.n == 37 * 45 && v.n_bad == 0, "%s, %lld bad", kb_status_name(st), (long long)v.n_bad);
+}
+
 /* No kernel: D keeps its 0xFF poison (NaN, or -1 for int32): every element fails. */
 static void test_unwritten_output_fails(void)
 {
@@ -253,6 +265,7 @@ int main(void)
     RUN(test_work_model);
     RUN(test_valid_reasons);
     RUN(test_broken_no_sync_is_caught);
+    RUN(test_smem_b_tile_aligned_after_odd_a_tile);
     RUN(test_unwritten_output_fails);
     RUN(test_fp8_native_and_widened);
     RUN(test_big_shapes_check_sampled_rows);
