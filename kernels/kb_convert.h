@@ -91,7 +91,7 @@ static inline uint16_t kb_f32_to_bf16_bits(float x)
     uint32_t u;
     memcpy(&u, &x, 4);
     if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((u >> 16) | 0x40u);            /* quiet NaN, keep sign */
+        return 0x7fffu;  /* canonical NaN, as kb_fmt_encode gives fp16 and CUDA's __float2bfloat16_rn */
     u += 0x7fffu + ((u >> 16) & 1u);                     /* round to nearest even */
     return (uint16_t)(u >> 16);
 }

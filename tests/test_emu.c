@@ -479,7 +479,8 @@ static void test_convert(void)
     CHECK(ii32[16] == INT32_MAX && ii32[17] == INT32_MIN && ii32[24] == 0);
     CHECK(ee4[12] == 0x7e && ee4[22] == 0x7e);   /* e4m3 saturates to 448 */
     CHECK(ee5[16] == 0x7b);                       /* e5m2 saturates to 57344 */
-    CHECK(hh[15] == 0x7c00 && bb[24] == 0x7fc0);  /* fp16 overflows to inf; bf16 NaN stays NaN */
+    CHECK(hh[15] == 0x7c00 && bb[24] == 0x7fff);  /* fp16 overflows to inf; bf16 NaN is canonical */
+    CHECK(kb_f32_to_bf16_bits(-NAN) == 0x7fff && kb_f32_to_f16_bits(-NAN) == 0x7fff);
     kb_dptr ps[] = { d_in, h, b, e4, e5, i8, i32, back };
     for (int i = 0; i < 8; i++)
         B->free(X, ps[i]);
