@@ -462,6 +462,10 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
     attn_tolerance(c, &atol, &rtol);
     kb_verify_init(v, atol, rtol);
     kb_verify_f32(v, a->got, a->want, a->n_rows * d);
+    /* for --dump: the checked rows of O (every row at emulator sizes) and their reference */
+    int64_t shape[2] = { a->n_rows, d };
+    kb_run_expose(r, "out", a->got, shape, 2);
+    kb_run_expose(r, "ref", a->want, shape, 2);
     return KB_OK;
 }
 

@@ -80,6 +80,7 @@ typedef struct {
     int64_t ld;         /* [elements] row stride of table and out */
     float *want;        /* [tokens x ld] the gathered rows; OUT_SENTINEL in the padding */
     float *row;         /* [ld] scratch for one row in float */
+    float *got;         /* [tokens x ld] the output in float, made only for --dump (kb_run_expose) */
     void *h_io;         /* storage-typed host buffer: the table on the way up, out on the way down */
     int32_t *ids;       /* [tokens] */
 } embedding_state;
@@ -90,6 +91,7 @@ static void embedding_free_state(embedding_state *s)
         return;
     free(s->ids);
     free(s->h_io);
+    free(s->got);
     free(s->row);
     free(s->want);
     free(s);
@@ -203,6 +205,13 @@ static kb_status embedding_check(kb_run *r, void *state, kb_verify *v)
         kb_host_to_f32(c->dtype, (char *)s->h_io + (size_t)(t * ld) * esz, s->row, ld);
         kb_verify_f32(v, s->row, s->want + t * ld, ld);
     }
+    /* for --dump: the whole output beside the reference, padding included */
+    int64_t shape[2] = { tokens, ld };
+    if (!s->got && (s->got = malloc((size_t)(tokens * ld) * sizeof(float))) != NULL)
+        kb_host_to_f32(c->dtype, s->h_io, s->got, tokens * ld);
+    if (s->got)
+        kb_run_expose(r, "out", s->got, shape, 2);
+    kb_run_expose(r, "ref", s->want, shape, 2);
     return KB_OK;
 }
 

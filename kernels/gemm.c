@@ -211,6 +211,7 @@ typedef struct {
     int64_t *rows;              /* [ref_rows] which rows of D are checked */
     int64_t ref_rows;
     void *h_d;                  /* [m * ldc] download buffer of D */
+    float *got;                 /* [ref_rows][n] the checked rows of D in float (kept for --dump) */
 } gemm_state;
 
 static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
@@ -309,6 +310,7 @@ static void state_free(gemm_state *s)
     free(s->want);
     free(s->rows);
     free(s->h_d);
+    free(s->got);
     free(s);
 }
 
@@ -455,19 +457,22 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
     kb_status st = kb_run_download(r, s->h_d, s->d_d, (size_t)(g->m * g->ldc) * g->osz);
     if (st != KB_OK)
         return st;
-    float *got = malloc((size_t)g->n * sizeof(float));
-    if (!got)
-        return kb_run_fail(r, KB_ERR_OOM, "host allocation of one output row");
+    if (!s->got && !(s->got = malloc((size_t)(s->ref_rows * g->n) * sizeof(float))))
+        return kb_run_fail(r, KB_ERR_OOM, "host allocation of the checked output rows");
     double atol, rtol;
     kb_tolerance(c->dtype, g->k, &atol, &rtol);   /* int8: exact */
     kb_verify_init(v, atol, rtol);
     for (int64_t i = 0; i < s->ref_rows; i++) {
         const unsigned char *row = (const unsigned char *)s->h_d + (size_t)(s->rows[i] * g->ldc) * g->osz;
+        float *got = s->got + i * g->n;
         for (int64_t j = 0; j < g->n; j++)
             got[j] = out_to_f32(c->dtype, row + (size_t)j * g->osz);
         kb_verify_f32(v, got, s->want + i * g->n, g->n);
     }
-    free(got);
+    /* for --dump: the checked rows of D (every row at emulator sizes) and their reference */
+    int64_t shape[2] = { s->ref_rows, g->n };
+    kb_run_expose(r, "out", s->got, shape, 2);
+    kb_run_expose(r, "ref", s->want, shape, 2);
     return KB_OK;
 }
 

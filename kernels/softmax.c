@@ -130,6 +130,7 @@ typedef struct {
     int64_t ld;         /* [elements] row stride */
     float *want;        /* [rows x ld] reference; Y_SENTINEL in the padding */
     float *row;         /* [ld] scratch for one row in float */
+    float *got;         /* [rows x ld] the output in float, made only for --dump (kb_run_expose) */
     void *h_io;         /* [rows x ld] storage-typed host buffer: x on the way up, y on the way down */
 } softmax_state;
 
@@ -138,6 +139,7 @@ static void softmax_free_state(softmax_state *s)
     if (!s)
         return;
     free(s->h_io);
+    free(s->got);
     free(s->row);
     free(s->want);
     free(s);
@@ -237,6 +239,13 @@ static kb_status softmax_check(kb_run *r, void *state, kb_verify *v)
         kb_host_to_f32(c->dtype, (char *)s->h_io + (size_t)(i * ld) * esz, s->row, ld);
         kb_verify_f32(v, s->row, s->want + i * ld, ld);
     }
+    /* for --dump: the whole output beside the reference, padding included */
+    int64_t shape[2] = { rows, ld };
+    if (!s->got && (s->got = malloc((size_t)(rows * ld) * sizeof(float))) != NULL)
+        kb_host_to_f32(c->dtype, s->h_io, s->got, rows * ld);
+    if (s->got)
+        kb_run_expose(r, "out", s->got, shape, 2);
+    kb_run_expose(r, "ref", s->want, shape, 2);
     return KB_OK;
 }
 

@@ -14,6 +14,7 @@
 static const char *suite;
 static int no_spills;
 static char dir[256];
+static char first_ok[1024];   /* id of the first ok case, for the --dump check */
 
 static void test_emulator_run_verifies_every_case(void)
 {
@@ -51,6 +52,8 @@ static void test_emulator_run_verifies_every_case(void)
         }
         if (st && !strcmp(st, "ok")) {
             n_ok++;
+            if (!first_ok[0] && id)
+                snprintf(first_ok, sizeof first_ok, "%s", id);
             json_int_t ne = json_integer_value(json_object_get(json_object_get(j, "verify"), "n"));
             CHECK_MSG(ne > 0, "%s: ok but nothing verified", id ? id : "?");
             CHECK(!strcmp(json_string_value(json_object_get(json_object_get(j, "timing"), "clock")), "cpu"));
@@ -61,6 +64,33 @@ static void test_emulator_run_verifies_every_case(void)
     fclose(f);
     CHECK_MSG(n_ok > 0, "%s: no case ran ok (%d records)", suite, n);
     printf("     %s: %d records, %d ok\n", suite, n, n_ok);
+}
+
+/* --dump on a chosen case writes its output and reference as .npy (every family exposes them) */
+static void test_dump_of_a_chosen_case(void)
+{
+    CHECK(first_ok[0] != 0);
+    if (!first_ok[0])
+        return;
+    char out[512], log[512], dump[512], path[2048];
+    snprintf(out, sizeof out, "%s/dump.jsonl", dir);
+    snprintf(log, sizeof log, "%s/dump.log", dir);
+    snprintf(dump, sizeof dump, "%s/dump", dir);
+    const char *argv[] = { "kbench", "run", suite, "--backend", "emu", "--out", out, "--quiet", "--filter", first_ok,
+                           "--dump", dump, "--min-samples", "1", "--max-samples", "1", NULL };
+    CHECK(run_kbench(argv, log) == 0);
+    char name[1024];
+    size_t k = 0;
+    for (const char *p = first_ok; *p && k + 3 < sizeof name; p++) {
+        if (*p == '/') { name[k++] = '_'; name[k++] = '_'; }
+        else name[k++] = *p;
+    }
+    name[k] = 0;
+    const char *files[] = { "out.npy", "ref.npy" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s/%s", dump, name, files[i]);
+        CHECK_MSG(access(path, R_OK) == 0, "%s was not written", path);
+    }
 }
 
 static void compile_for(const char *arch)
@@ -93,6 +123,7 @@ int main(int argc, char **argv)
         return 2;
     }
     RUN(test_emulator_run_verifies_every_case);
+    RUN(test_dump_of_a_chosen_case);
     RUN(test_nvrtc_sm80);
     RUN(test_nvrtc_sm89);
     RUN(test_nvrtc_sm90);
