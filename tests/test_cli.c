@@ -198,6 +198,43 @@ static void test_repeated_case_runs_once(void)
     CHECK(contains(path_in("dup.log"), "repeat an earlier entry"));
 }
 
+/* The outputs of issue "reports" from a fresh run: every report format, the store, compare. */
+static void test_reports_query_compare_from_a_run(void)
+{
+    const char *ra[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/31/pad0",
+                         "--out", path_in("ra/a.jsonl"), "--max-samples", "3", "--quiet", NULL };
+    const char *rb[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/31/pad0",
+                         "--out", path_in("rb/b.jsonl"), "--max-samples", "3", "--quiet", NULL };
+    CHECK(run_kbench(ra, path_in("ra.log")) == 0);
+    CHECK(run_kbench(rb, path_in("rb.log")) == 0);
+    const char *fmts[] = { "md", "csv", "html", "gbench-json", "junit" };
+    const char *marks[] = { "| case |", "case,", "<svg", "\"benchmarks\"", "<testsuite" };
+    for (int i = 0; i < 5; i++) {
+        char out[600];
+        snprintf(out, sizeof out, "%s.%s", path_in("report"), fmts[i]);
+        const char *a[] = { "kbench", "report", path_in("ra/a.jsonl"), "--format", fmts[i], "--out", out, NULL };
+        CHECK_MSG(run_kbench(a, path_in("rep.log")) == 0, "report --format %s", fmts[i]);
+        if (i == 2) {  /* an emulator run: the page says so and draws no GPU roofline */
+            CHECK(contains(out, "CPU"));
+        } else {
+            CHECK_MSG(contains(out, marks[i]), "%s lacks %s", out, marks[i]);
+        }
+    }
+    const char *q[] = { "kbench", "query", "--db", path_in("ra/kbench.db"),
+                        "SELECT count(*) AS n FROM results WHERE status = 'ok' AND family = 'gelu'", NULL };
+    CHECK(run_kbench(q, path_in("q.log")) == 0);
+    int dups, n = count_records(path_in("ra/a.jsonl"), &dups);
+    char want[32];
+    snprintf(want, sizeof want, "%d", n);
+    CHECK(n > 0 && contains(path_in("q.log"), want));
+    const char *same[] = { "kbench", "compare", path_in("ra/a.jsonl"), path_in("ra/a.jsonl"), NULL };
+    CHECK(run_kbench(same, path_in("cmp0.log")) == 0);
+    const char *two[] = { "kbench", "compare", path_in("ra/a.jsonl"), path_in("rb/b.jsonl"), NULL };
+    int rc = run_kbench(two, path_in("cmp1.log"));
+    CHECK_MSG(rc == 0 || rc == 4, "compare exited %d", rc);   /* CPU noise may flag a regression */
+    CHECK(contains(path_in("cmp1.log"), "geomean") || contains(path_in("cmp1.log"), "geometric"));
+}
+
 static void test_dump_writes_npy(void)
 {
     const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter",
@@ -230,6 +267,7 @@ int main(void)
     RUN(test_resume_repeats_nothing);
     RUN(test_interrupt_keeps_finished_cases);
     RUN(test_dump_writes_npy);
+    RUN(test_reports_query_compare_from_a_run);
     RUN(test_repeated_case_runs_once);
     TEST_MAIN_END();
 }
