@@ -88,10 +88,7 @@ int kb_cmd_list(const kb_run_opts *o)
             repeats++;
             continue;
         }
-        int keep = o->n_filters == 0;
-        for (int k = 0; k < o->n_filters && !keep; k++)
-            keep = strstr(id.s, o->filters[k]) != NULL;
-        if (!keep)
+        if (!kb_run_selects(o, id.s))
             continue;
         char why[512];
         shown++;

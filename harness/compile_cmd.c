@@ -2,7 +2,6 @@
  * suite with NVRTC for one architecture, offline (no driver or GPU needed), through the
  * same compile cache as `kbench run`, and show each case's kernel resources from the
  * ptxas report: registers, spills, stack, static shared memory. */
-#include "cache.h"
 #include "defines.h"
 #include "modules.h"
 #include "kb_nvrtc.h"
@@ -12,49 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_DEFINES 128
-
-typedef struct {
-    char *key;          /* source \n defines */
-    kb_status st;
-    char *log;
-} built;
-
-/* Build one module through the compile cache, as a run would: the cuda backend's build
- * is NVRTC alone and needs no context, so this works without a driver. */
-static built *build_one(built **tab, int *n, const kb_family *f, const char *defines, int sm,
-                        const char *cache_dir)
-{
-    kb_sb key;
-    kb_sb_init(&key);
-    kb_sb_printf(&key, "%s\n%s", f->source, defines);
-    for (int i = 0; i < *n; i++)
-        if (!strcmp((*tab)[i].key, key.s)) {
-            kb_sb_free(&key);
-            return &(*tab)[i];
-        }
-    built *grown = realloc(*tab, (size_t)(*n + 1) * sizeof **tab);
-    if (!grown)
-        abort();
-    *tab = grown;
-    built *b = &(*tab)[(*n)++];
-    b->key = key.s;
-    kb_sb path;
-    kb_sb_init(&path);
-    kb_sb_printf(&path, "%s/%s", kb_kernels_dir(), f->source);
-    char *defs = strdup(defines);
-    const char *dv[MAX_DEFINES];
-    int nd = kb_defines_split(defs, dv, MAX_DEFINES);
-    kb_compile_req req = { path.s, kb_kernels_dir(), dv, nd, sm };
-    kb_cache_entry ce;
-    b->st = kb_cache_get(&kb_backend_cuda, NULL, &req, cache_dir, &ce);
-    b->log = strdup(ce.log ? ce.log : "");
-    kb_cache_entry_free(&ce);
-    free(defs);
-    kb_sb_free(&path);
-    return b;
-}
 
 int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
 {
@@ -73,8 +29,9 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
         kb_sb_free(&defs);
         return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
     }
-    built *tab = NULL;
-    int nb = 0, n_err = 0, n_spill = 0, n_skip = 0, n_ok = 0;
+    /* the cuda backend's build is NVRTC alone: no context, no driver */
+    kb_modules *mods = kb_modules_new_build_only(&kb_backend_cuda, NULL, o->cache_dir, kb_kernels_dir());
+    int n_err = 0, n_spill = 0, n_skip = 0, n_ok = 0;
     kb_target tgt = { sm, 0, sm == 90 ? 227 * 1024 : sm == 80 ? 163 * 1024 : 99 * 1024 };
     printf("%-72s %-13s %5s %7s %7s %6s %8s\n", "case", "status", "regs", "spill_st", "spill_ld", "stack",
            "smem_B");
@@ -82,10 +39,7 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
         const kb_case *c = &plan.cases[i];
         const kb_family *f = kb_families[c->family];
         kb_case_id(c, &id);
-        int keep = o->n_filters == 0;
-        for (int k = 0; k < o->n_filters && !keep; k++)
-            keep = strstr(id.s, o->filters[k]) != NULL;
-        if (!keep)
+        if (!kb_run_selects(o, id.s))
             continue;
         char why[512];
         if (!f->valid(c, &tgt, why, sizeof why)) {
@@ -95,8 +49,8 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
             continue;
         }
         kb_case_defines(f, c, &defs);
-        built *b = build_one(&tab, &nb, f, defs.s, sm, o->cache_dir);
-        if (b->st != KB_OK) {
+        const kb_module_ref *b = kb_modules_get(mods, f->source, defs.s, sm);
+        if (b->status != KB_OK) {
             n_err++;
             printf("%-72s %-13s\n%s\n", id.s, "compile_error", b->log);
             continue;
@@ -116,12 +70,8 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
                    r.spill_store_bytes, r.spill_load_bytes, r.stack_bytes, r.static_shmem_bytes);
     }
     fprintf(stderr, "kbench compile: sm_%d: %d cases compiled (%d modules), %d with spills, %d failed, %d skipped\n",
-            sm, n_ok, nb, n_spill, n_err, n_skip);
-    for (int i = 0; i < nb; i++) {
-        free(tab[i].key);
-        free(tab[i].log);
-    }
-    free(tab);
+            sm, n_ok, kb_modules_count(mods), n_spill, n_err, n_skip);
+    kb_modules_free(mods);
     kb_plan_free(&plan);
     kb_sb_free(&err);
     kb_sb_free(&id);

@@ -21,6 +21,7 @@ struct kb_modules {
     kb_backend_ctx *bx;
     const char *cache_dir;
     const char *kernels_dir;
+    int load;           /* 0: build into the cache only */
     slot **slots;       /* each slot allocated alone: refs handed out stay valid as the table grows */
     int n, cap;
 };
@@ -31,8 +32,8 @@ const char *kb_kernels_dir(void)
     return d && *d ? d : KB_SOURCE_KERNELS_DIR;
 }
 
-kb_modules *kb_modules_new(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
-                           const char *kernels_dir)
+static kb_modules *modules_new(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
+                               const char *kernels_dir, int load)
 {
     kb_modules *ms = calloc(1, sizeof *ms);
     if (!ms)
@@ -41,6 +42,7 @@ kb_modules *kb_modules_new(const kb_backend *be, kb_backend_ctx *bx, const char 
     ms->bx = bx;
     ms->cache_dir = cache_dir;
     ms->kernels_dir = kernels_dir;
+    ms->load = load;
     return ms;
 }
 
@@ -88,7 +90,7 @@ const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const ch
     s->ref.status = kb_cache_get(ms->be, ms->bx, &req, ms->cache_dir, &ce);
     s->ref.cache_hit = ce.hit;
     s->log = ce.log ? strdup(ce.log) : strdup("");
-    if (s->ref.status == KB_OK) {
+    if (s->ref.status == KB_OK && ms->load) {
         s->ref.status = ms->be->load(ms->bx, ce.path, &s->ref.mod);
         if (s->ref.status != KB_OK) {
             kb_sb l;
@@ -105,6 +107,20 @@ const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const ch
     free(defs);
     return &s->ref;
 }
+
+kb_modules *kb_modules_new(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
+                           const char *kernels_dir)
+{
+    return modules_new(be, bx, cache_dir, kernels_dir, 1);
+}
+
+kb_modules *kb_modules_new_build_only(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
+                                      const char *kernels_dir)
+{
+    return modules_new(be, bx, cache_dir, kernels_dir, 0);
+}
+
+int kb_modules_count(const kb_modules *ms) { return ms->n; }
 
 void kb_modules_free(kb_modules *ms)
 {

@@ -18,9 +18,16 @@ typedef struct {
 /* A run's module table over backend be. cache_dir NULL: the default cache. */
 kb_modules *kb_modules_new(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
                            const char *kernels_dir);
+/* The same, building into the cache only and never loading — `kbench compile`, which
+ * needs no device (bx may be NULL for the cuda backend, whose build is NVRTC alone).
+ * Its refs carry the status and the compile log, with mod NULL. */
+kb_modules *kb_modules_new_build_only(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
+                                      const char *kernels_dir);
 /* Get (compile and load on first use) the module of source (relative to kernels_dir)
  * with the given "\n"-joined defines for sm. The returned ref lives as long as ms. */
 const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const char *defines, int sm);
+/* Distinct modules asked for so far. */
+int kb_modules_count(const kb_modules *ms);
 /* Unload every module and free the table. */
 void kb_modules_free(kb_modules *ms);
 

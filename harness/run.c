@@ -54,7 +54,7 @@ typedef struct {
     int record_failed;          /* a record could not be written: the run stops */
 } run_ctx;
 
-static int id_selected(const kb_run_opts *o, const char *id)
+int kb_run_selects(const kb_run_opts *o, const char *id)
 {
     if (o->n_filters == 0)
         return 1;
@@ -375,7 +375,7 @@ int kb_cmd_run(const kb_run_opts *o)
             repeats++;
             continue;
         }
-        if (id_selected(o, id.s) && !kb_strset_has(&done, id.s)) {
+        if (kb_run_selects(o, id.s) && !kb_strset_has(&done, id.s)) {
             todo++;
             if ((int)id.len > x.id_width)
                 x.id_width = (int)id.len;
@@ -392,7 +392,7 @@ int kb_cmd_run(const kb_run_opts *o)
     int device_lost = 0;
     for (int64_t i = 0; i < plan.n_cases && !interrupted; i++) {
         kb_case_id(&plan.cases[i], &id);
-        if (!id_selected(o, id.s) || !kb_strset_add(&seen, id.s))
+        if (!kb_run_selects(o, id.s) || !kb_strset_add(&seen, id.s))
             continue;
         if (kb_strset_has(&done, id.s)) {
             x.resumed++;

@@ -23,6 +23,9 @@ typedef struct {
     double timeout_s;           /* override when > 0 */
 } kb_run_opts;
 
+/* 1 when a case id is selected by o's --filter values (any contained in id; none: all). */
+int kb_run_selects(const kb_run_opts *o, const char *id);
+
 /* Each returns a process exit code (KB_EXIT_*). */
 int kb_cmd_run(const kb_run_opts *o);
 int kb_cmd_list(const kb_run_opts *o);      /* families, or the planned cases of o->suite_path */

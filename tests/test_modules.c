@@ -76,11 +76,23 @@ static void test_compile_failure_is_kept(void)
     kb_modules_free(ms);
 }
 
+static void test_build_only_never_loads(void)
+{
+    int before_loads = loads, before_builds = builds;
+    kb_modules *ms = kb_modules_new_build_only(&fake, NULL, cache, "tests/kernels");
+    const kb_module_ref *r = kb_modules_get(ms, "emu_block.cu", "B=1", 90);
+    CHECK(r->status == KB_OK && r->mod == NULL && loads == before_loads);
+    CHECK(strstr(r->log, "built with") != NULL && builds == before_builds + 1);
+    CHECK(kb_modules_count(ms) == 1);
+    kb_modules_free(ms);
+}
+
 int main(void)
 {
     if (!mkdtemp(cache))
         return 2;
     RUN(test_refs_survive_growth_and_repeats_compile_once);
     RUN(test_compile_failure_is_kept);
+    RUN(test_build_only_never_loads);
     TEST_MAIN_END();
 }
