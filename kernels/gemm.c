@@ -63,6 +63,8 @@ typedef struct {
     size_t esz, osz;         /* [bytes] operand and C/D elements */
 } gemm_geo;
 
+static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
+
 static gemm_geo geo_of(const kb_case *c)
 {
     gemm_geo g;
@@ -76,7 +78,7 @@ static gemm_geo geo_of(const kb_case *c)
     g.a_rows = g.a_t ? g.k : g.m;
     g.b_rows = g.b_t ? g.n : g.k;
     g.esz = kb_dtype_size(c->dtype);
-    g.osz = c->dtype == KB_DT_INT8 ? 4 : g.esz;
+    g.osz = c->dtype == KB_DT_INT8 ? 4 : is_fp8(c->dtype) ? 2 : g.esz;   /* int32; fp8: bf16 C/D */
     return g;
 }
 
@@ -214,7 +216,6 @@ typedef struct {
     float *got;                 /* [ref_rows][n] the checked rows of D in float (kept for --dump) */
 } gemm_state;
 
-static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
 
 /* Per-tensor scale of an fp8 operand: the smallest power of two s with amax / s within
  * the format's largest finite value, as a delayed-scaling quantiser would pick it. A
@@ -244,6 +245,8 @@ static float make_table(kb_rng *rng, kb_dtype dt, int output, value_table *t)
     int int32 = output && dt == KB_DT_INT8;
     if (output && dt == KB_DT_TF32)
         dt = KB_DT_FP32;   /* C and D are plain fp32 */
+    if (output && is_fp8(dt))
+        dt = KB_DT_BF16;   /* fp8 GEMMs read C and write D in bf16 */
     for (int i = 0; i < VALUES; i++) {
         uint32_t u = kb_rng_u32(rng);
         x[i] = int32 ? (float)((int)(u % 2001u) - 1000)
@@ -286,6 +289,8 @@ static void fill_matrix(kb_rng *rng, const value_table *t, size_t esz, void *h, 
 static float out_to_f32(kb_dtype dt, const void *p)
 {
     float f;
+    if (is_fp8(dt))
+        dt = KB_DT_BF16;   /* fp8 GEMMs write bf16 */
     if (dt == KB_DT_INT8) {
         int32_t v;
         memcpy(&v, p, 4);
@@ -449,6 +454,39 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
     return kb_run_launch(r, r->f->variants[c->variant].entry, &geom, args, (int)(sizeof args / sizeof args[0]));
 }
 
+/* Tolerance of D. The reference is exact (double) from the very operand values the
+ * kernel reads, so only two errors remain, and the tolerance is built from them rather
+ * than from kb_tolerance's "summed in the dtype" model, which at K = 4096 would let an
+ * fp8 kernel drop a whole K tile unnoticed:
+ *   - the fp32 accumulation of K products, each at most P = |alpha| max|a| max|b|: a
+ *     rounding of u per addition onto partial sums that grow like a random walk gives
+ *     about u K P / sqrt(2); we allow 4 u K P with u = 2^-22 (one bit of slack for tensor
+ *     cores that truncate rather than round), and u = 2^-13 for fp8, whose tensor-core
+ *     accumulation has been reported to keep only about 14 bits on Hopper (DeepSeek-V3
+ *     technical report, section 3.3.2) - unverified here, no GPU;
+ *   - the rounding of D to its storage type: relative, 2 u_out (C enters the reference
+ *     as the stored values, so beta C adds no error of its own).
+ * int8 accumulates in int32 and is exact. */
+static void gemm_tolerance(const kb_case *c, const gemm_state *s, double *atol, double *rtol)
+{
+    const gemm_geo *g = &s->g;
+    if (c->dtype == KB_DT_INT8) {
+        *atol = *rtol = 0.0;
+        return;
+    }
+    double amax = 0, bmax = 0;
+    for (int64_t i = 0; i < g->m * g->k; i++)
+        amax = fmax(amax, fabs(s->a[i]));
+    for (int64_t i = 0; i < g->k * g->n; i++)
+        bmax = fmax(bmax, fabs(s->b[i]));
+    double p = fabs((double)c->params[P_ALPHA]) * amax * bmax;
+    kb_dtype out = c->dtype == KB_DT_TF32 ? KB_DT_FP32 : is_fp8(c->dtype) ? KB_DT_BF16 : c->dtype;
+    double u_out = kb_dtype_unit_roundoff(out);
+    double u_acc = ldexp(1.0, is_fp8(c->dtype) ? -13 : -22);
+    *atol = 4.0 * u_acc * (double)g->k * p + 1e-30;
+    *rtol = 2.0 * u_out;
+}
+
 static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
 {
     const kb_case *c = r->c;
@@ -460,7 +498,7 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
     if (!s->got && !(s->got = malloc((size_t)(s->ref_rows * g->n) * sizeof(float))))
         return kb_run_fail(r, KB_ERR_OOM, "host allocation of the checked output rows");
     double atol, rtol;
-    kb_tolerance(c->dtype, g->k, &atol, &rtol);   /* int8: exact */
+    gemm_tolerance(c, s, &atol, &rtol);
     kb_verify_init(v, atol, rtol);
     for (int64_t i = 0; i < s->ref_rows; i++) {
         const unsigned char *row = (const unsigned char *)s->h_d + (size_t)(s->rows[i] * g->ldc) * g->osz;

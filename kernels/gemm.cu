@@ -8,7 +8,7 @@
  *   C and D are M x N row-major with leading dimension ldc.
  *   "nn" is numpy's A @ B; "nt" (both K contiguous) is the tensor cores' native form.
  * Accumulation in fp32 (int32 for int8). C and D are stored in the case's dtype (fp32
- * for tf32, int32 for int8). fp8: D = alpha * scale_a * scale_b * (A*B) + beta * C with
+ * for tf32, int32 for int8, bf16 for fp8). fp8: D = alpha * scale_a * scale_b * (A*B) + beta * C with
  * per-tensor scales of A and B; the other dtypes get scale_a = scale_b = 1.
  *
  * Variants (naive first; the siboehm/SGEMM_CUDA progression, then tensor cores):
@@ -45,7 +45,9 @@
  * TM, TN (smem), WM, WN, STAGES (mma); GEMM_VARIANT (gemm.c) selects the one kernel a
  * module holds, so only its tile constraints (static_asserts) apply; without it every
  * variant is compiled. BROKEN_NO_SYNC=1 (tests only) drops the smem variant's barrier
- * after the tile loads, to prove that verification catches the race.
+ * after the tile loads, to prove that verification catches the race; BROKEN_SHORT_K=1
+ * (tests only) makes the naive variant skip the last product of each dot product, to
+ * prove the tolerance is tight enough to see one missing term.
  */
 #include "kb_device.h"
 
@@ -83,6 +85,9 @@
 #ifndef BROKEN_NO_SYNC
 #define BROKEN_NO_SYNC 0
 #endif
+#ifndef BROKEN_SHORT_K
+#define BROKEN_SHORT_K 0
+#endif
 
 #define GEMM_V_NAIVE 0
 #define GEMM_V_SMEM 1
@@ -100,6 +105,12 @@
 typedef int out_t;
 typedef int acc_t;
 __device__ __forceinline__ int to_acc(int8_t x) { return x; }
+#elif defined(KB_DTYPE_FP8E4M3) || defined(KB_DTYPE_FP8E5M2)
+/* fp8 operands, C and D in bf16 (the usual fp8 GEMM output, as cuBLASLt's): an fp8 D
+ * would round away 6-12% of every result, hiding any error smaller than that */
+typedef kb_bf16 out_t;
+typedef float acc_t;
+__device__ __forceinline__ float to_acc(KB_T x) { return kb_to_float(x); }
 #else
 typedef KB_T out_t;
 typedef float acc_t;
@@ -149,7 +160,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_naive(GEMM_ARGS)
     if (m >= M || n >= N)
         return;
     acc_t acc = 0;
-    for (int k = 0; k < K; k++)
+    for (int k = 0; k < K - BROKEN_SHORT_K; k++)
         acc += to_acc(A[a_off(m, k, lda)]) * to_acc(B[b_off(k, n, ldb)]);
     long long ci = (long long)m * ldc + n;
     D[ci] = epilogue(acc, C, ci, alpha, beta, alpha * scale_a * scale_b);

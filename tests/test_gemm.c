@@ -212,6 +212,23 @@ static void test_smem_b_tile_aligned_after_odd_a_tile(void)
     CHECK_MSG(st == KB_OK && v.n == 37 * 45 && v.n_bad == 0, "%s, %lld bad", kb_status_name(st), (long long)v.n_bad);
 }
 
+/* One product missing from each dot product must fail, in the narrowest types too:
+ * the tolerance follows the fp32 accumulation and D's rounding, not the operand type. */
+static void test_one_missing_product_is_caught(void)
+{
+    kb_dtype dts[] = { KB_DT_FP8E5M2, KB_DT_FP8E4M3, KB_DT_BF16, KB_DT_FP16, KB_DT_TF32, KB_DT_FP32 };
+    for (int i = 0; i < 6; i++) {
+        kb_case c = make_case(V_NAIVE, dts[i], L_NT, 24, 40, 64, 0);
+        kb_verify v;
+        kb_status st;
+        run_on_emu(&c, 90, NULL, 1, &v, &st);
+        CHECK_MSG(st == KB_OK && v.n_bad == 0, "%s: %lld bad", kb_dtype_name(dts[i]), (long long)v.n_bad);
+        run_on_emu(&c, 90, "BROKEN_SHORT_K=1", 1, &v, &st);
+        CHECK_MSG(st == KB_OK && v.n_bad > v.n / 2, "%s: only %lld of %lld elements caught",
+                  kb_dtype_name(dts[i]), (long long)v.n_bad, (long long)v.n);
+    }
+}
+
 /* No kernel: D keeps its 0xFF poison (NaN, or -1 for int32): every element fails. */
 static void test_unwritten_output_fails(void)
 {
@@ -267,6 +284,7 @@ int main(void)
     RUN(test_broken_no_sync_is_caught);
     RUN(test_smem_b_tile_aligned_after_odd_a_tile);
     RUN(test_unwritten_output_fails);
+    RUN(test_one_missing_product_is_caught);
     RUN(test_fp8_native_and_widened);
     RUN(test_big_shapes_check_sampled_rows);
     TEST_MAIN_END();
