@@ -5,6 +5,7 @@
  * contiguous (dims b, h, s, d in that order; queries and keys share the length s).
  */
 #include "exec.h"
+#include "valid.h"
 #include "verify.h"
 
 #include <math.h>
@@ -81,10 +82,8 @@ static int shmem_fits(const kb_case *c, const kb_target *t, char *why, size_t n)
 static int valid_naive(const kb_case *c, char *why, size_t n)
 {
     int64_t block = c->params[P_BLOCK], s = c->dims[D_S], d = c->dims[D_D];
-    if (block < 32 || block > 1024 || block % 32) {
-        snprintf(why, n, "BLOCK=%lld: must be a multiple of 32 between 32 and 1024", (long long)block);
+    if (!kb_valid_block(block, why, n))
         return 0;
-    }
     /* the score kernel has one thread per element of the s x s matrix in grid.x */
     if ((s * s + block - 1) / block > 2147483647LL || (s * d + block - 1) / block > 2147483647LL) {
         snprintf(why, n, "s=%lld: s*s scores need more than 2^31-1 blocks of %lld threads", (long long)s,

@@ -8,6 +8,7 @@
  * it, and the kernels never read outside the table. The param bad_id = 1 plants the id
  * vocab (one past the end, the classic off-by-one) to prove that path. */
 #include "exec.h"
+#include "valid.h"
 #include "verify.h"
 
 #include <stdio.h>
@@ -42,10 +43,8 @@ static const kb_param params[] = {
 static int embedding_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
     int64_t block = c->params[P_BLOCK], bad = c->params[P_BAD_ID];
-    if (block < 32 || block > 1024 || block % 32) {
-        snprintf(why, n, "BLOCK=%lld: must be a multiple of 32 between 32 and 1024", (long long)block);
+    if (!kb_valid_block(block, why, n))
         return 0;
-    }
     if (bad != 0 && bad != 1) {
         snprintf(why, n, "bad_id=%lld: must be 0 or 1", (long long)bad);
         return 0;

@@ -1,6 +1,7 @@
 /* gelu.c - host side of the GELU family: descriptor, legality, work model,
  * inputs, CPU reference and verification. Device code: gelu.cu. */
 #include "exec.h"
+#include "valid.h"
 #include "verify.h"
 
 #include <math.h>
@@ -37,22 +38,10 @@ static const kb_param params[] = {
 static int gelu_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
     int64_t block = c->params[P_BLOCK], vec = c->params[P_VEC];
-    size_t esz = kb_dtype_size(c->dtype);
-    if (block < 32 || block > 1024 || block % 32) {
-        snprintf(why, n, "BLOCK=%lld: must be a multiple of 32 between 32 and 1024", (long long)block);
+    if (!kb_valid_block(block, why, n))
         return 0;
-    }
-    if (c->variant == V_VEC) {
-        if (vec != 1 && vec != 2 && vec != 4 && vec != 8) {
-            snprintf(why, n, "VEC=%lld: must be 1, 2, 4 or 8", (long long)vec);
-            return 0;
-        }
-        if ((size_t)vec * esz > 16) {
-            snprintf(why, n, "VEC=%lld x %s = %zu bytes exceeds the 16-byte (128-bit) maximum vector access",
-                     (long long)vec, kb_dtype_name(c->dtype), (size_t)vec * esz);
-            return 0;
-        }
-    }
+    if (c->variant == V_VEC && !kb_valid_vec(vec, c->dtype, why, n))
+        return 0;
     if (c->dims[0] < 1) {
         snprintf(why, n, "n=%lld: need at least one element", (long long)c->dims[0]);
         return 0;

@@ -8,6 +8,7 @@
  * of x holds a huge value and the whole of y starts as a sentinel, so a kernel that
  * reads or writes outside its row shows up in verification. */
 #include "exec.h"
+#include "valid.h"
 #include "verify.h"
 
 #include <math.h>
@@ -59,22 +60,10 @@ static int64_t rows_per_block(const kb_case *c)
 static int softmax_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
     int64_t block = c->params[P_BLOCK], vec = c->params[P_VEC];
-    size_t esz = kb_dtype_size(c->dtype);
-    if (block < 32 || block > 1024 || block % 32) {
-        snprintf(why, n, "BLOCK=%lld: must be a multiple of 32 between 32 and 1024", (long long)block);
+    if (!kb_valid_block(block, why, n))
         return 0;
-    }
-    if (c->variant == V_ONLINE) {
-        if (vec != 1 && vec != 2 && vec != 4 && vec != 8) {
-            snprintf(why, n, "VEC=%lld: must be 1, 2, 4 or 8", (long long)vec);
-            return 0;
-        }
-        if ((size_t)vec * esz > 16) {
-            snprintf(why, n, "VEC=%lld x %s = %zu bytes exceeds the 16-byte (128-bit) maximum vector access",
-                     (long long)vec, kb_dtype_name(c->dtype), (size_t)vec * esz);
-            return 0;
-        }
-    }
+    if (c->variant == V_ONLINE && !kb_valid_vec(vec, c->dtype, why, n))
+        return 0;
     if (c->dims[D_ROWS] < 1 || c->dims[D_COLS] < 1) {
         snprintf(why, n, "rows=%lld, cols=%lld: need at least one row of one element", (long long)c->dims[D_ROWS],
                  (long long)c->dims[D_COLS]);
