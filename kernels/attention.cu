@@ -40,6 +40,7 @@
  * per query row, RQ query rows per thread; mma (ATTN_MMA): HEAD_D, BQ (16 per warp), BKV.
  */
 #include "kb_device.h"
+#include "kb_reduce.h"
 
 #ifndef CAUSAL
 #define CAUSAL 0
@@ -247,9 +248,7 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
 #pragma unroll
                     for (int i = 0; i < FUSED_DPT; i++)
                         part = fmaf(qr[r][i], kr[TPR * i], part);
-#pragma unroll
-                    for (int off = TPR / 2; off > 0; off /= 2)
-                        part += __shfl_xor_sync(0xffffffffu, part, off);
+                    part = kb_warp_sum<TPR>(part);
                     int key = kv0 + j0 + j;
                     bool masked = key >= s;
 #if CAUSAL == CAUSAL_YES

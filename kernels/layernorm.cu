@@ -43,6 +43,7 @@
  * vec: dynamic shared memory = BLOCK / 32 * VEC_SLICE(cols) * sizeof(KB_T).
  */
 #include "kb_device.h"
+#include "kb_reduce.h"
 
 #ifndef BLOCK
 #define BLOCK 256
@@ -74,30 +75,8 @@ static_assert(KIND == KIND_LAYERNORM || KIND == KIND_RMSNORM, "KIND must be KIND
 
 /* ---------------------------------- reductions ---------------------------------- */
 
-/* xor butterfly: every lane ends with the sum; + is commutative, so partners agree. */
-__device__ __forceinline__ float warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(FULL_MASK, v, o);
-    return v;
-}
-
-/* Block-wide sum (blockDim.x == BLOCK), returned to every thread: each warp reduces,
- * lane 0 parks the warp's partial in shared memory, then every warp reduces the NWARPS
- * partials itself (no second barrier to broadcast). The trailing barrier lets the
- * caller reduce again through the same array. */
-__device__ float block_sum(float v)
-{
-    KB_SHARED(float, part, [NWARPS]);
-    v = warp_sum(v);
-    if (threadIdx.x % 32 == 0)
-        part[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = threadIdx.x % 32 < NWARPS ? part[threadIdx.x % 32] : 0.0f;
-    v = warp_sum(v);
-    __syncthreads();
-    return v;
-}
+/* Sums come from kb_reduce.h. layernorm_block reduces twice through the same partials
+ * array, so its block sums end with a barrier (KB_REDUCE_TAIL_BARRIER). */
 
 /* Merge Welford states (n, mean, m2) across the warp (Chan, Golub and LeVeque's
  * pairwise update): n = na + nb, d = mb - ma, mean = ma + d * nb / n,
@@ -182,7 +161,7 @@ layernorm_block(const KB_T *__restrict__ x, const KB_T *__restrict__ gamma, cons
     float s = 0.0f;
     for (int i = threadIdx.x; i < cols; i += BLOCK)
         s += stat_term(kb_to_float(xr[i]));
-    s = block_sum(s);
+    s = kb_block_sum<BLOCK, KB_REDUCE_TAIL_BARRIER>(s);
 #if KIND == KIND_RMSNORM
     float mean = 0.0f, var = s / cols;          /* var here is mean(x^2) */
 #else
@@ -191,7 +170,7 @@ layernorm_block(const KB_T *__restrict__ x, const KB_T *__restrict__ gamma, cons
         float d = kb_to_float(xr[i]) - mean;
         q += d * d;
     }
-    float var = block_sum(q) / cols;
+    float var = kb_block_sum<BLOCK, KB_REDUCE_TAIL_BARRIER>(q) / cols;
 #endif
     float rstd = rsqrtf(var + eps);
 
@@ -219,7 +198,7 @@ layernorm_warp(const KB_T *__restrict__ x, const KB_T *__restrict__ gamma, const
     float s = 0.0f;
     for (int i = lane; i < cols; i += 32)
         s += stat_term(kb_to_float(xr[i]));
-    float mean = 0.0f, var = warp_sum(s) / cols;
+    float mean = 0.0f, var = kb_warp_sum(s) / cols;
 #else
     /* Welford: one pass, and each update is centred on the running mean. */
     float n = 0.0f, mean = 0.0f, m2 = 0.0f;
@@ -306,7 +285,7 @@ layernorm_vec(const KB_T *__restrict__ x, const KB_T *__restrict__ gamma, const 
         s += stat_term(kb_to_float(c[i]));
     }
     __syncwarp();
-    s = warp_sum(s);
+    s = kb_warp_sum(s);
 
 #if KIND == KIND_RMSNORM
     float mean = 0.0f, var = s / cols;
@@ -329,7 +308,7 @@ layernorm_vec(const KB_T *__restrict__ x, const KB_T *__restrict__ gamma, const 
         float d = kb_to_float(c[i]) - mean;
         q += d * d;
     }
-    float var = warp_sum(q) / cols;
+    float var = kb_warp_sum(q) / cols;
 #endif
     float rstd = rsqrtf(var + eps);
 

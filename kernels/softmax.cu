@@ -31,6 +31,7 @@
  * per vector access (online only), SCOPE (SCOPE_BLOCK | SCOPE_WARP, online only).
  */
 #include "kb_device.h"
+#include "kb_reduce.h"
 
 #ifndef BLOCK
 #define BLOCK 256
@@ -56,47 +57,9 @@ static_assert(sizeof(KB_T) * VEC <= 16, "VEC x sizeof(KB_T) must fit one 128-bit
 
 /* ---------------------------------- reductions ---------------------------------- */
 
-/* xor butterflies: every lane ends with the result, and since fmaxf and + are
- * commutative, partners compute bitwise the same value. */
-__device__ __forceinline__ float warp_max(float v)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
-    return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(FULL_MASK, v, o);
-    return v;
-}
-
-/* Block-wide max and sum (blockDim.x == BLOCK): each warp reduces, lane 0 parks the
- * warp's partial in shared memory, then every warp reduces the NWARPS partials, so
- * every thread returns the block's result. Each function has its own array and is
- * called once per kernel, so no trailing barrier is needed before reuse. */
-__device__ float block_max(float v)
-{
-    KB_SHARED(float, part_max, [NWARPS]);
-    v = warp_max(v);
-    if (threadIdx.x % 32 == 0)
-        part_max[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = threadIdx.x % 32 < NWARPS ? part_max[threadIdx.x % 32] : -INFINITY;
-    return warp_max(v);
-}
-
-__device__ float block_sum(float v)
-{
-    KB_SHARED(float, part_sum, [NWARPS]);
-    v = warp_sum(v);
-    if (threadIdx.x % 32 == 0)
-        part_sum[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = threadIdx.x % 32 < NWARPS ? part_sum[threadIdx.x % 32] : 0.0f;
-    return warp_sum(v);
-}
+/* Max and sum come from kb_reduce.h. softmax_naive calls each block reduction once,
+ * and the max and the sum have separate partials arrays, so no trailing barrier
+ * (KB_REDUCE_TAIL_NONE). */
 
 /* ------------------------------- online normaliser ------------------------------- */
 
@@ -134,7 +97,7 @@ __device__ __forceinline__ void warp_online(float &m, float &s)
     }
 }
 
-/* Block-wide merge of (m, s), same shape as block_max. Called once per kernel. */
+/* Block-wide merge of (m, s), same shape as kb_block_max. Called once per kernel. */
 __device__ void block_online(float &m, float &s)
 {
     KB_SHARED(float, part_m, [NWARPS]);
@@ -225,12 +188,12 @@ softmax_naive(const KB_T *__restrict__ x, KB_T *__restrict__ y, long long rows, 
     float m = -INFINITY;
     for (long long i = threadIdx.x; i < cols; i += BLOCK)
         m = fmaxf(m, kb_to_float(xr[i]));
-    m = block_max(m);
+    m = kb_block_max<BLOCK, KB_REDUCE_TAIL_NONE>(m);
 
     float s = 0.0f;
     for (long long i = threadIdx.x; i < cols; i += BLOCK)
         s += expf(kb_to_float(xr[i]) - m);
-    s = block_sum(s);
+    s = kb_block_sum<BLOCK, KB_REDUCE_TAIL_NONE>(s);
 
     float inv = 1.0f / s;
     for (long long i = threadIdx.x; i < cols; i += BLOCK)
