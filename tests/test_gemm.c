@@ -3,10 +3,7 @@
  * verification catches a broken kernel (the smem variant without its barrier after the
  * tile loads, BROKEN_NO_SYNC=1) and unwritten outputs, the native fp8 mma path (the
  * emulator's default sm_90 takes the f16 route), and the sampled reference of big shapes. */
-#include "check.h"
-#include "defines.h"
-#include "exec.h"
-#include "modules.h"
+#include "family_fixture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +12,11 @@ enum { V_NAIVE, V_SMEM, V_MMA };   /* variant order in gemm.c */
 enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES };
 enum { L_NN, L_NT, L_TN, L_TT };
 
-static const kb_family *fam;
-static int fam_index;
-
 static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_t n, int64_t k, int pad)
 {
-    kb_case c;
-    memset(&c, 0, sizeof c);
-    c.family = fam_index;
-    c.variant = variant;
-    c.dtype = dt;
+    kb_case c = family_case(variant, dt, pad, 11);
     c.dims[0] = m, c.dims[1] = n, c.dims[2] = k;
-    for (int p = 0; p < fam->n_params; p++)
-        c.params[p] = fam->params[p].def;
     c.params[P_LAYOUT] = layout;
-    c.pad = pad;
-    c.seed = 11;
-    c.shape_name = -1;
     return c;
 }
 
@@ -132,55 +117,11 @@ static void test_valid_reasons(void)
 }
 
 /* One case on the emulator for arch sm, with extra defines appended: setup, the kernel
- * (when launch), check. *fault receives a launch failure instead of a CHECK. */
+ * (when launch), check; valid() must accept it. A launch failure lands in *st_out, not
+ * in a CHECK. */
 static void run_on_emu(const kb_case *c, int sm, const char *extra, int launch, kb_verify *v, kb_status *st_out)
 {
-    char err[512] = "";
-    kb_backend_ctx *bx = NULL;
-    kb_backend_opts bo = { .emu_threads = 2, .sm_override = sm };
-    memset(v, 0, sizeof *v);
-    *st_out = kb_backend_emu.init(&bo, &bx, err, sizeof err);
-    CHECK_MSG(*st_out == KB_OK, "%s", err);
-    if (*st_out != KB_OK)
-        return;
-    kb_device_info dev;
-    kb_backend_emu.device_info(bx, &dev);
-    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
-    kb_sb defs;
-    kb_sb_init(&defs);
-    kb_case_defines(fam, c, &defs);
-    if (extra)
-        kb_sb_printf(&defs, "\n%s", extra);
-    const kb_module_ref *ref = kb_modules_get(mods, fam->source, defs.s, sm);
-    kb_sb_free(&defs);
-    *st_out = ref->status;
-    CHECK_MSG(ref->status == KB_OK, "%s", ref->log);
-    if (ref->status == KB_OK) {
-        kb_run r;
-        memset(&r, 0, sizeof r);
-        r.be = &kb_backend_emu;
-        r.bx = bx;
-        r.mod = ref->mod;
-        r.f = fam;
-        r.c = c;
-        r.target = (kb_target){ sm, 1, dev.max_shmem_per_block_optin };
-        char why[256];
-        CHECK_MSG(fam->valid(c, &r.target, why, sizeof why), "%s", why);
-        void *state = NULL;
-        kb_status st = fam->setup(&r, &state);
-        if (st == KB_OK && launch)
-            st = fam->enqueue(&r, state);
-        if (st == KB_OK)
-            st = kb_backend_emu.sync(bx);
-        if (st == KB_OK)
-            st = fam->check(&r, state, v);
-        *st_out = st;
-        if (state)
-            fam->teardown(&r, state);
-        kb_run_free_all(&r);
-    }
-    kb_modules_free(mods);
-    kb_backend_emu.fini(bx);
+    run_family_on_emu(c, sm, extra, launch, FAM_CHECK_VALID, v, st_out);
 }
 
 /* Without the barrier after the tile loads, threads read tile elements others have not
@@ -273,11 +214,8 @@ static void test_big_shapes_check_sampled_rows(void)
 
 int main(void)
 {
-    fam_index = kb_family_find("gemm");
-    CHECK(fam_index >= 0);
-    if (fam_index < 0)
+    if (!family_begin("gemm"))
         TEST_MAIN_END();
-    fam = kb_families[fam_index];
     RUN(test_descriptor);
     RUN(test_work_model);
     RUN(test_valid_reasons);

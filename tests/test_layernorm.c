@@ -2,10 +2,7 @@
  * cannot show: the work model's numbers, valid()'s reasons and their dependence on the
  * target, and that check() fails a kernel that did not write its outputs (the suite
  * only ever sees passing kernels). */
-#include "check.h"
-#include "defines.h"
-#include "exec.h"
-#include "modules.h"
+#include "family_fixture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,24 +11,14 @@ enum { V_BLOCK, V_WARP, V_VEC };          /* variant order in layernorm.c */
 enum { P_KIND, P_BLOCK, P_VEC };          /* param order */
 enum { KIND_LAYERNORM, KIND_RMSNORM };
 
-static const kb_family *fam;
-static int fam_index;
-
 static kb_case make_case(int variant, kb_dtype dt, int kind, int64_t rows, int64_t cols, int pad)
 {
-    kb_case c;
-    memset(&c, 0, sizeof c);
-    c.family = fam_index;
-    c.variant = variant;
-    c.dtype = dt;
+    kb_case c = family_case(variant, dt, pad, 7);
     c.dims[0] = rows;
     c.dims[1] = cols;
     c.params[P_KIND] = kind;
     c.params[P_BLOCK] = 256;
     c.params[P_VEC] = 4;
-    c.pad = pad;
-    c.seed = 7;
-    c.shape_name = -1;
     return c;
 }
 
@@ -113,52 +100,11 @@ static void test_valid_reasons(void)
     CHECK(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "2^30"));
 }
 
-/* Run one case of the family on the emulator: setup, optionally the kernel (its module
- * built with the extra defines, when given), check. */
+/* Run one case of the family on the emulator (sm_90): setup, optionally the kernel (its
+ * module built with the extra defines, when given), check; every step must succeed. */
 static void run_on_emu_with(const kb_case *c, const char *extra, int launch, kb_verify *v, kb_status *st_out)
 {
-    char err[512] = "";
-    kb_backend_ctx *bx = NULL;
-    kb_backend_opts bo = { .emu_threads = 2 };
-    *st_out = kb_backend_emu.init(&bo, &bx, err, sizeof err);
-    CHECK_MSG(*st_out == KB_OK, "%s", err);
-    if (*st_out != KB_OK)
-        return;
-    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
-    kb_sb defs;
-    kb_sb_init(&defs);
-    kb_case_defines(fam, c, &defs);
-    if (extra)
-        kb_sb_printf(&defs, "\n%s", extra);
-    const kb_module_ref *ref = kb_modules_get(mods, fam->source, defs.s, 90);
-    kb_sb_free(&defs);
-    *st_out = ref->status;
-    CHECK_MSG(ref->status == KB_OK, "%s", ref->log);
-    if (ref->status == KB_OK) {
-        kb_run r;
-        memset(&r, 0, sizeof r);
-        r.be = &kb_backend_emu;
-        r.bx = bx;
-        r.mod = ref->mod;
-        r.f = fam;
-        r.c = c;
-        r.target = (kb_target){ 90, 1, 227 * 1024 };
-        void *state = NULL;
-        kb_status st = fam->setup(&r, &state);
-        if (st == KB_OK && launch)
-            st = fam->enqueue(&r, state);
-        if (st == KB_OK)
-            st = kb_backend_emu.sync(bx);
-        if (st == KB_OK)
-            st = fam->check(&r, state, v);
-        CHECK_MSG(st == KB_OK, "%s", r.err);
-        *st_out = st;
-        if (state)
-            fam->teardown(&r, state);
-        kb_run_free_all(&r);
-    }
-    kb_modules_free(mods);
-    kb_backend_emu.fini(bx);
+    run_family_on_emu(c, 90, extra, launch, FAM_CHECK_RUN_OK, v, st_out);
 }
 
 static void run_on_emu(const kb_case *c, int launch, kb_verify *v, kb_status *st_out)
@@ -233,11 +179,8 @@ static void test_y_tolerance_catches_a_few_percent(void)
 
 int main(void)
 {
-    fam_index = kb_family_find("layernorm");
-    CHECK(fam_index >= 0);
-    if (fam_index < 0)
+    if (!family_begin("layernorm"))
         TEST_MAIN_END();
-    fam = kb_families[fam_index];
     RUN(test_descriptor);
     RUN(test_work_model);
     RUN(test_valid_reasons);
