@@ -47,7 +47,7 @@ int kb_family_param_find(const kb_family *f, const char *name)
 int kb_param_applies(const kb_family *f, int param, int variant)
 {
     uint32_t m = f->params[param].variants;
-    return m == 0 || (m >> variant) & 1u;
+    return m == 0 || (variant >= 0 && variant < 32 && (m >> variant) & 1u);
 }
 
 void kb_case_id(const kb_case *c, kb_sb *b)

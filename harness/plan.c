@@ -61,22 +61,6 @@ uint32_t kb_plan_seed(int64_t suite_seed, const char *family, const int64_t *dim
     return (uint32_t)(h ^ (h >> 32));
 }
 
-static int param_applies(const kb_param *p, int variant)
-{
-    return p->variants == 0 || ((p->variants >> variant) & 1u);
-}
-
-static int axis_len(const kb_suite_entry *e, int a)
-{
-    switch (a) {
-    case KB_AXIS_VARIANT: return e->n_variants;
-    case KB_AXIS_DTYPE: return e->n_dtypes;
-    case KB_AXIS_SHAPE: return e->n_shapes;
-    case KB_AXIS_PAD: return e->n_pads;
-    case KB_AXIS_LAUNCH: return e->n_launches;
-    default: return e->n_param_values[a - KB_AXIS_PARAM0];
-    }
-}
 
 /* Gather axes into groups. The variant is axis 0, so its group is always group 0.
  * Returns the group count. */
@@ -91,7 +75,7 @@ static int make_groups(const kb_suite_entry *e, int n_axes, group *g)
         } else {
             gi = n++;
             g[gi].n_axes = 0;
-            g[gi].len = axis_len(e, a); /* zipped axes share one length (checked at load) */
+            g[gi].len = kb_suite_axis_len(e, a); /* zipped axes share one length (checked at load) */
             if (z >= 0) of_zip[z] = gi;
         }
         g[gi].axes[g[gi].n_axes++] = a;
@@ -130,8 +114,8 @@ static int emit(expander *x, const int *idx, int v)
     c.dtype = dt;
     memcpy(c.dims, check ? sh->check_dims : sh->dims, sizeof c.dims);
     for (int p = 0; p < f->n_params; p++)
-        c.params[p] = param_applies(&f->params[p], v) ? e->param_values[p][idx[KB_AXIS_PARAM0 + p]]
-                                                      : f->params[p].def;
+        c.params[p] = kb_param_applies(f, p, v) ? e->param_values[p][idx[KB_AXIS_PARAM0 + p]]
+                                                : f->params[p].def;
     c.pad = e->pads[idx[KB_AXIS_PAD]];
     c.launch = e->launches[idx[KB_AXIS_LAUNCH]];
     c.shape_name = sh->name;
@@ -174,7 +158,7 @@ static int collapses(const kb_family *f, const group *g, int v)
 {
     for (int k = 0; k < g->n_axes; k++) {
         int a = g->axes[k];
-        if (a < KB_AXIS_PARAM0 || param_applies(&f->params[a - KB_AXIS_PARAM0], v)) return 0;
+        if (a < KB_AXIS_PARAM0 || kb_param_applies(f, a - KB_AXIS_PARAM0, v)) return 0;
     }
     return 1;
 }

@@ -120,12 +120,6 @@ static void iso_time_utc(char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Does param p apply to variant v? (kb_param.variants: 0 = all) */
-static int param_applies(const kb_param *p, int v)
-{
-    return p->variants == 0 || (v >= 0 && v < 32 && (p->variants >> v) & 1u);
-}
-
 static json_t *case_fields(json_t *o, const kb_result *r, int *bad)
 {
     const kb_family *f = r->family;
@@ -141,7 +135,7 @@ static json_t *case_fields(json_t *o, const kb_result *r, int *bad)
             put(dims, f->dims[i], jint(c->dims[i]), bad);
         for (int i = 0; i < f->n_params && i < KB_MAX_PARAMS; i++) {
             const kb_param *p = &f->params[i];
-            if (!param_applies(p, c->variant))
+            if (!kb_param_applies(f, i, c->variant))
                 continue;
             int64_t val = c->params[i], n_choices = 0;
             if (p->choices)

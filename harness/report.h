@@ -106,6 +106,10 @@ void kb_report_dims_text(const kb_report_row *row, kb_sb *out);
  * "0.01234", "1.1e-05"; "" for a non-finite value. */
 void kb_report_num(char *buf, size_t n, double v);
 
+/* One CSV field per RFC 4180: quoted (with "" for ") only when it holds a comma, quote,
+ * CR or LF; NULL writes nothing. Used by the CSV report and `kbench query --csv`. */
+void kb_csv_field(FILE *out, const char *s);
+
 /* "ok" / "13 bad" / "" and the max error ("1.1e-02", "NaN" when non-finite). */
 void kb_report_verified_text(const kb_report_row *row, char *buf, size_t n);
 

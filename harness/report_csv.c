@@ -12,10 +12,10 @@ static const char *const columns[] = {
 };
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
 
-static void field(FILE *out, int first, const char *s)
+void kb_csv_field(FILE *out, const char *s)
 {
-    if (!first)
-        fputc(',', out);
+    if (!s)
+        return;
     if (!strpbrk(s, ",\"\r\n")) {
         fputs(s, out);
         return;
@@ -26,6 +26,13 @@ static void field(FILE *out, int first, const char *s)
         fputc(*s, out);
     }
     fputc('"', out);
+}
+
+static void field(FILE *out, int first, const char *s)
+{
+    if (!first)
+        fputc(',', out);
+    kb_csv_field(out, s);
 }
 
 static void num(FILE *out, int have, double v)

@@ -1,5 +1,6 @@
 /* store_query.c - `kbench query`: SQL over the results store, printed as an aligned
  * table, CSV or JSON (see kb_store_query in store.h). */
+#include "report.h"
 #include "store.h"
 
 #include <sqlite3.h>
@@ -20,22 +21,6 @@ static void rowset_free(rowset *r)
         free(r->cells[i]);
     free(r->cells);
     free(r->numeric);
-}
-
-static void csv_field(FILE *out, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
 }
 
 static json_t *column_json(sqlite3_stmt *st, int c)
@@ -103,7 +88,7 @@ static int run_statement(sqlite3_stmt *st, kb_query_format fmt, FILE *out)
     if (ncol > 0 && fmt == KB_QUERY_CSV) {
         for (int c = 0; c < ncol; c++) {
             if (c) fputc(',', out);
-            csv_field(out, sqlite3_column_name(st, c));
+            kb_csv_field(out, sqlite3_column_name(st, c));
         }
         fputs("\r\n", out);
     }
@@ -113,7 +98,7 @@ static int run_statement(sqlite3_stmt *st, kb_query_format fmt, FILE *out)
         if (fmt == KB_QUERY_CSV) {
             for (int c = 0; c < ncol; c++) {
                 if (c) fputc(',', out);
-                csv_field(out, (const char *)sqlite3_column_text(st, c));
+                kb_csv_field(out, (const char *)sqlite3_column_text(st, c));
             }
             fputs("\r\n", out);
         } else if (fmt == KB_QUERY_JSON) {

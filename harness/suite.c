@@ -325,3 +325,15 @@ void kb_suite_free(kb_suite *s)
     free(s->source);
     memset(s, 0, sizeof *s);
 }
+
+int kb_suite_axis_len(const kb_suite_entry *e, int axis)
+{
+    switch (axis) {
+    case KB_AXIS_VARIANT: return e->n_variants;
+    case KB_AXIS_DTYPE: return e->n_dtypes;
+    case KB_AXIS_SHAPE: return e->n_shapes;
+    case KB_AXIS_PAD: return e->n_pads;
+    case KB_AXIS_LAUNCH: return e->n_launches;
+    default: return e->n_param_values[axis - KB_AXIS_PARAM0];
+    }
+}

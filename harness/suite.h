@@ -78,4 +78,8 @@ kb_status kb_suite_load_text(const char *text, const char *display_name,
 /* Release everything a (possibly partly) loaded suite owns, and zero it. */
 void kb_suite_free(kb_suite *s);
 
+/* Number of values of axis (KB_AXIS_*) in entry e: the loader checks zip groups with it,
+ * the planner walks the product with it. */
+int kb_suite_axis_len(const kb_suite_entry *e, int axis);
+
 #endif /* KB_SUITE_H */

@@ -27,28 +27,11 @@ typedef struct {
     const char **variant_names;                 /* f's variant names, for messages and where */
 } entry_ctx;
 
-static int param_applies(const kb_param *p, int variant)
-{
-    return p->variants == 0 || ((p->variants >> variant) & 1u);
-}
-
 static int count_choices(const kb_param *p)
 {
     int n = 0;
     while (p->choices && p->choices[n]) n++;
     return n;
-}
-
-static int axis_len(const kb_suite_entry *e, int a)
-{
-    switch (a) {
-    case KB_AXIS_VARIANT: return e->n_variants;
-    case KB_AXIS_DTYPE: return e->n_dtypes;
-    case KB_AXIS_SHAPE: return e->n_shapes;
-    case KB_AXIS_PAD: return e->n_pads;
-    case KB_AXIS_LAUNCH: return e->n_launches;
-    default: return e->n_param_values[a - KB_AXIS_PARAM0];
-    }
 }
 
 static kb_status load_family(entry_ctx *c, int index)
@@ -267,7 +250,7 @@ static kb_status load_params(entry_ctx *c)
         if ((st = load_param_values(c, p, val))) return st;
         int used = 0;
         for (int j = 0; j < e->n_variants; j++)
-            used |= param_applies(&f->params[p], e->variants[j]);
+            used |= kb_param_applies(f, p, e->variants[j]);
         if (!used)
             kb_suite_warn(c->L, k, "parameter '%s' applies to none of the listed variants of %s; its values are ignored",
                           name, f->name);
@@ -344,13 +327,13 @@ static kb_status load_zip(entry_ctx *c)
             axes[i] = a;
         }
         for (int i = 1; i < n; i++) {
-            if (axis_len(e, axes[i]) == axis_len(e, axes[0])) continue;
+            if (kb_suite_axis_len(e, axes[i]) == kb_suite_axis_len(e, axes[0])) continue;
             kb_sb names;
             kb_sb_init(&names);
             for (int j = 0; j < n; j++)
                 kb_sb_printf(&names, "%s%s", j ? ", " : "", c->axis_name[axes[j]]);
             kb_status st = kb_yaml_fail(c->y, gn, "zip group [%s] has lengths %d and %d", names.s,
-                                        axis_len(e, axes[0]), axis_len(e, axes[i]));
+                                        kb_suite_axis_len(e, axes[0]), kb_suite_axis_len(e, axes[i]));
             kb_sb_free(&names);
             return st;
         }
@@ -388,7 +371,7 @@ static kb_status check_duplicates(entry_ctx *c)
     kb_suite_entry *e = c->e;
     for (int a = 0; a < c->n_axes; a++) {
         if (!c->axis_node[a] || e->zip_group[a] >= 0) continue;
-        int n = axis_len(e, a), second = -1;
+        int n = kb_suite_axis_len(e, a), second = -1;
         keyed *k = kb_suite_xcalloc((size_t)n, sizeof *k);
         for (int i = 0; i < n; i++) k[i] = (keyed){ axis_key(e, a, i), i };
         qsort(k, (size_t)n, sizeof *k, keyed_cmp);
