@@ -61,14 +61,6 @@ static kb_status fail(kb_backend_ctx *x, kb_status st, const char *fmt, ...)
     return st;
 }
 
-/* Per-block shared memory opt-in limit of the emulated arch [bytes] (REFERENCE.md). */
-static size_t shmem_limit_for(int sm)
-{
-    if (sm >= 90) return 227u * 1024u;
-    if (sm >= 86) return 99u * 1024u;
-    return 163u * 1024u;
-}
-
 static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
 {
     kb_backend_ctx *x = calloc(1, sizeof *x);
@@ -82,7 +74,7 @@ static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *
         return st;
     }
     x->sm = o && o->sm_override ? o->sm_override : 90;
-    x->shmem_limit_bytes = shmem_limit_for(x->sm);
+    x->shmem_limit_bytes = (size_t)kb_arch_max_shmem_optin(x->sm); /* the emulated arch's */
     x->n_workers = o && o->emu_threads > 0 ? o->emu_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (x->n_workers < 1)
         x->n_workers = 1;

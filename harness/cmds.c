@@ -77,7 +77,8 @@ int kb_cmd_list(const kb_run_opts *o)
     }
     for (int i = 0; i < plan.n_warnings; i++)
         fprintf(stderr, "kbench: warning: %s\n", plan.warnings[i]);
-    kb_target tgt = { o->sm_override ? o->sm_override : 90, check, 227 * 1024 };
+    int sm = o->sm_override ? o->sm_override : 90;
+    kb_target tgt = { sm, check, kb_arch_max_shmem_optin(sm) };
     int64_t shown = 0, invalid = 0, repeats = 0;
     kb_strset seen;  /* overlapping entries: a repeated case is listed (and run) once */
     kb_strset_init(&seen);

@@ -32,7 +32,7 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
     /* the cuda backend's build is NVRTC alone: no context, no driver */
     kb_modules *mods = kb_modules_new_build_only(&kb_backend_cuda, NULL, o->cache_dir, kb_kernels_dir());
     int n_err = 0, n_spill = 0, n_skip = 0, n_ok = 0;
-    kb_target tgt = { sm, 0, sm == 90 ? 227 * 1024 : sm == 80 ? 163 * 1024 : 99 * 1024 };
+    kb_target tgt = { sm, 0, kb_arch_max_shmem_optin(sm) };
     printf("%-72s %-13s %5s %7s %7s %6s %8s\n", "case", "status", "regs", "spill_st", "spill_ld", "stack",
            "smem_B");
     for (int64_t i = 0; i < plan.n_cases; i++) {

@@ -60,6 +60,10 @@ const char *kb_dtype_ctype(kb_dtype d);
 typedef enum { KB_LAUNCH_EAGER = 0, KB_LAUNCH_GRAPH, KB_LAUNCH_COUNT } kb_launch_mode;
 const char *kb_launch_name(kb_launch_mode m);        /* "eager", "graph" */
 
+/* Opt-in shared memory per block [bytes] of an architecture (x10): sm_80 163 KiB,
+ * sm_86/sm_89 99 KiB, sm_90 227 KiB. For targets known without a device (emu, compile, list). */
+int kb_arch_max_shmem_optin(int sm);
+
 /* ---- a planned case ---- */
 #define KB_MAX_DIMS 4
 #define KB_MAX_PARAMS 12

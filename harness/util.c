@@ -49,6 +49,13 @@ const char *kb_launch_name(kb_launch_mode m)
     return m == KB_LAUNCH_GRAPH ? "graph" : m == KB_LAUNCH_EAGER ? "eager" : "?";
 }
 
+int kb_arch_max_shmem_optin(int sm)
+{
+    if (sm >= 90) return 227 * 1024;
+    if (sm >= 86) return 99 * 1024;
+    return 163 * 1024;
+}
+
 /* ---- string buffer ---- */
 void kb_sb_init(kb_sb *b)
 {
