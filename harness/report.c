@@ -366,3 +366,31 @@ void kb_report_xml_text(FILE *out, const char *s)
         }
     }
 }
+
+const char *const kb_precision_cols[KB_PRECISION_COLS] = {
+    "dtype", "case", "median_us (clock)", "TFLOPS", "speed-up vs fp16", "max_abs_err", "max_rel_err",
+};
+
+void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
+                               char cells[KB_PRECISION_COLS][256])
+{
+    const kb_report_row *r = &run->rows[g->rows[dtype]];
+    int ref = g->rows[KB_DT_FP16];
+    char b[64];
+    snprintf(cells[0], 256, "%s", kb_dtype_name((kb_dtype)dtype));
+    snprintf(cells[1], 256, "%s", r->case_id);
+    kb_report_num(b, sizeof b, r->median_us);
+    snprintf(cells[2], 256, "%s (%s)", b, r->clock);
+    cells[3][0] = 0;
+    if (r->d.have_rates)
+        kb_report_num(cells[3], 256, r->d.tflops);
+    if (ref >= 0) {
+        kb_report_num(b, sizeof b, run->rows[ref].median_us / r->median_us);
+        snprintf(cells[4], 256, "%sx", b);
+    } else {
+        snprintf(cells[4], 256, "n/a");
+    }
+    int have = r->verified && r->have_err;
+    snprintf(cells[5], 256, have ? "%.2g" : "", r->max_abs_err);
+    snprintf(cells[6], 256, have ? "%.2g" : "", r->max_rel_err);
+}

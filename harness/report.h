@@ -99,6 +99,15 @@ typedef struct {
  * Returns the count, or -1 when out of memory. */
 int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **out);
 
+/* The cells of one precision-comparison row as text, in the order of kb_precision_cols:
+ * dtype, case, median (clock), TFLOPS, speed-up over the group's fp16 row ("n/a"
+ * without one), max abs and max rel error ("" when not verified). The markdown and
+ * HTML reports render the same cells. */
+#define KB_PRECISION_COLS 7
+extern const char *const kb_precision_cols[KB_PRECISION_COLS];
+void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
+                               char cells[KB_PRECISION_COLS][256]);
+
 /* "4096x4096x4096" from a record's dims object (in its order). */
 void kb_report_dims_text(const kb_report_row *row, kb_sb *out);
 

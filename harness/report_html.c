@@ -139,33 +139,25 @@ static void precision_section(FILE *out, const kb_report_run *run)
         text(out, f->dev >= 0 ? run->devs[f->dev].name : "?");
         fputs("</h3>\n", out);
         kb_sb_free(&dims);
-        fputs("<table>\n<tr><th>dtype</th><th>case</th><th>median_us (clock)</th><th>TFLOPS</th>"
-              "<th>speed-up vs fp16</th><th>max_abs_err</th><th>max_rel_err</th></tr>\n", out);
-        int ref = g[k].rows[KB_DT_FP16];
+        fputs("<table>\n<tr>", out);
+        for (int c = 0; c < KB_PRECISION_COLS; c++)
+            fprintf(out, "<th>%s</th>", kb_precision_cols[c]);
+        fputs("</tr>\n", out);
         for (int d = 0; d < KB_DT_COUNT; d++) {
-            int i = g[k].rows[d];
-            if (i < 0)
+            if (g[k].rows[d] < 0)
                 continue;
-            const kb_report_row *r = &run->rows[i];
-            char b[64];
+            char cells[KB_PRECISION_COLS][256];
+            kb_report_precision_cells(run, &g[k], d, cells);
             fputs("<tr>", out);
-            td_text(out, kb_dtype_name((kb_dtype)d));
-            td_text(out, r->case_id);
-            kb_report_num(b, sizeof b, r->median_us);
-            fprintf(out, "<td>%s (", b);
-            text(out, r->clock);
-            fputs(")</td>", out);
-            td_num(out, r->d.have_rates, r->d.tflops);
-            if (ref >= 0) {
-                kb_report_num(b, sizeof b, run->rows[ref].median_us / r->median_us);
-                fprintf(out, "<td>%sx</td>", b);
-            } else {
-                fputs("<td>n/a</td>", out);
+            for (int c = 0; c < KB_PRECISION_COLS; c++) {
+                if (c < 2)
+                    td_text(out, cells[c]);   /* left-aligned text columns */
+                else {
+                    fputs("<td>", out);
+                    text(out, cells[c]);
+                    fputs("</td>", out);
+                }
             }
-            snprintf(b, sizeof b, "%.2g", r->max_abs_err);
-            fprintf(out, "<td>%s</td>", r->verified && r->have_err ? b : "");
-            snprintf(b, sizeof b, "%.2g", r->max_rel_err);
-            fprintf(out, "<td>%s</td>", r->verified && r->have_err ? b : "");
             fputs("</tr>\n", out);
         }
         fputs("</table>\n", out);

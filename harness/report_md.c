@@ -117,33 +117,17 @@ static void precision_section(FILE *out, const kb_report_run *run)
         kb_report_dims_text(f, &dims);
         fprintf(out, "### %s %s on %s\n\n", f->family, dims.s, f->dev >= 0 ? run->devs[f->dev].name : "?");
         kb_sb_free(&dims);
-        fprintf(out, "| dtype | case | median_us (clock) | TFLOPS | speed-up vs fp16 | max_abs_err | max_rel_err |\n");
-        fprintf(out, "|---|---|---:|---:|---:|---:|---:|\n");
-        int ref = g[k].rows[KB_DT_FP16];
+        for (int c = 0; c < KB_PRECISION_COLS; c++)
+            fprintf(out, "| %s ", kb_precision_cols[c]);
+        fprintf(out, "|\n|---|---|---:|---:|---:|---:|---:|\n");
         for (int d = 0; d < KB_DT_COUNT; d++) {
-            int i = g[k].rows[d];
-            if (i < 0)
+            if (g[k].rows[d] < 0)
                 continue;
-            const kb_report_row *r = &run->rows[i];
-            char b[64];
+            char cells[KB_PRECISION_COLS][256];
+            kb_report_precision_cells(run, &g[k], d, cells);
             fputc('|', out);
-            cell(out, kb_dtype_name((kb_dtype)d));
-            cell(out, r->case_id);
-            kb_report_num(b, sizeof b, r->median_us);
-            snprintf(b + strlen(b), sizeof b - strlen(b), " (%s)", r->clock);
-            cell(out, b);
-            num_cell(out, r->d.have_rates, r->d.tflops);
-            if (ref >= 0) {
-                kb_report_num(b, sizeof b, run->rows[ref].median_us / r->median_us);
-                strcat(b, "x");
-            } else {
-                strcpy(b, "n/a");
-            }
-            cell(out, b);
-            snprintf(b, sizeof b, "%.2g", r->max_abs_err);
-            cell(out, r->verified && r->have_err ? b : "");
-            snprintf(b, sizeof b, "%.2g", r->max_rel_err);
-            cell(out, r->verified && r->have_err ? b : "");
+            for (int c = 0; c < KB_PRECISION_COLS; c++)
+                cell(out, cells[c]);
             fputc('\n', out);
         }
         fputc('\n', out);
