@@ -1,5 +1,6 @@
 /* measure_fake.h - a fake backend and family for the measurement tests (test_measure.c,
- * test_launch_overhead.c). Header-only: each test program includes it once.
+ * test_launch_overhead.c), and the real emulator with kb_empty.cu as a one-launch family.
+ * Header-only: each test program includes it once.
  *
  * The fake keeps a virtual device clock with a simple cost model and logs every call
  * as one character, so tests can check both what was timed and in which order:
@@ -220,6 +221,52 @@ static void fake_run(kb_run *r, kb_case *c, kb_launch_mode m)
     r->be = &fake_be;
     r->f = &fake_family;
     r->c = c;
+}
+
+/* ---- the real emulator with kernels/kb_empty.cu as a one-launch family ---- */
+
+#include "launch_overhead.h"
+#include "modules.h"   /* (test programs include check.h before this header) */
+
+typedef struct {
+    kb_backend_ctx *bx;
+    kb_modules *mods;
+    const kb_module_ref *ref;
+    kb_family fam;
+    kb_case c;
+    kb_run r;       /* ready to measure the family {fam_work, enqueue} */
+} empty_emu;
+
+/* Open the emulator (2 workers) and build kb_empty.cu through the compile cache. Returns
+ * 1 when e->r is ready; CHECKs record why not. Call empty_emu_close in every case. */
+static int empty_emu_open(empty_emu *e, kb_status (*enqueue)(kb_run *, void *))
+{
+    char err[512] = "";
+    kb_backend_opts bo = { .emu_threads = 2 };
+    memset(e, 0, sizeof *e);
+    kb_status st = kb_backend_emu.init(&bo, &e->bx, err, sizeof err);
+    CHECK_MSG(st == KB_OK, "%s", err);
+    if (st != KB_OK)
+        return 0;
+    e->mods = kb_modules_new(&kb_backend_emu, e->bx, NULL, kb_kernels_dir());
+    e->ref = kb_modules_get(e->mods, KB_EMPTY_SOURCE, "", 90);
+    CHECK_MSG(e->ref->status == KB_OK, "%s", e->ref->log);
+    if (e->ref->status != KB_OK)
+        return 0;
+    e->fam = (kb_family){ .name = "empty", .work = fam_work, .enqueue = enqueue };
+    e->r.be = &kb_backend_emu;
+    e->r.bx = e->bx;
+    e->r.mod = e->ref->mod;
+    e->r.f = &e->fam;
+    e->r.c = &e->c;
+    return 1;
+}
+
+static void empty_emu_close(empty_emu *e)
+{
+    kb_modules_free(e->mods);
+    if (e->bx)
+        kb_backend_emu.fini(e->bx);
 }
 
 #endif /* KB_MEASURE_FAKE_H */

@@ -149,38 +149,18 @@ static kb_status empty_enqueue(kb_run *r, void *state)
 
 static void test_emulator(void)
 {
-    char err[512] = "";
-    kb_backend_ctx *bx = NULL;
-    kb_backend_opts bo = { .emu_threads = 2 };
-    kb_status st = kb_backend_emu.init(&bo, &bx, err, sizeof err);
-    CHECK_MSG(st == KB_OK, "%s", err);
-    if (st != KB_OK)
-        return;
-    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
-    const kb_module_ref *ref = kb_modules_get(mods, KB_EMPTY_SOURCE, "", 90);
-    CHECK_MSG(ref->status == KB_OK, "%s", ref->log);
-    if (ref->status == KB_OK) {
-        kb_family fam = { .name = "empty", .work = fam_work, .enqueue = empty_enqueue };
-        kb_case c;
-        memset(&c, 0, sizeof c);
-        kb_run r;
-        memset(&r, 0, sizeof r);
-        r.be = &kb_backend_emu;
-        r.bx = bx;
-        r.mod = ref->mod;
-        r.f = &fam;
-        r.c = &c;
+    empty_emu e;
+    if (empty_emu_open(&e, empty_enqueue)) {
         kb_overhead ov;
         memset(&ov, 0, sizeof ov);
-        ov.empty = ref->mod;
-        st = kb_launch_overhead(&r, NULL, 3, &ov);
-        CHECK_MSG(st == KB_OK, "%s", r.err);
+        ov.empty = e.ref->mod;
+        kb_status st = kb_launch_overhead(&e.r, NULL, 3, &ov);
+        CHECK_MSG(st == KB_OK, "%s", e.r.err);
         /* CPU times: only their presence and sign can be asserted */
         CHECK(ov.launches == 1 && ov.eager_us > 0 && ov.graph_us > 0 && isfinite(ov.per_launch_us));
         CHECK(ov.empty_eager_us > 0 && ov.empty_graph_us > 0 && ov.host_enqueue_us > 0);
     }
-    kb_modules_free(mods);
-    kb_backend_emu.fini(bx);
+    empty_emu_close(&e);
 }
 
 static void test_nvrtc_compiles_empty(void)

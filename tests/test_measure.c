@@ -332,29 +332,12 @@ static kb_status empty_enqueue(kb_run *r, void *state)
 
 static void test_emulator_end_to_end(void)
 {
-    char err[512] = "";
-    kb_backend_ctx *bx = NULL;
-    kb_backend_opts bo = { .emu_threads = 2 };
-    kb_status st = kb_backend_emu.init(&bo, &bx, err, sizeof err);
-    CHECK_MSG(st == KB_OK, "%s", err);
-    if (st != KB_OK)
-        return;
-    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
-    const kb_module_ref *ref = kb_modules_get(mods, "kb_empty.cu", "", 90);
-    CHECK_MSG(ref->status == KB_OK, "%s", ref->log);
-    kb_device_info dev;
-    CHECK(kb_backend_emu.device_info(bx, &dev) == KB_OK);
-    if (ref->status == KB_OK) {
-        kb_family fam = { .name = "empty", .work = fam_work, .enqueue = empty_enqueue };
-        kb_case c;
-        memset(&c, 0, sizeof c);
-        kb_run r;
-        memset(&r, 0, sizeof r);
-        r.be = &kb_backend_emu;
-        r.bx = bx;
-        r.mod = ref->mod;
-        r.f = &fam;
-        r.c = &c;
+    empty_emu e;
+    if (empty_emu_open(&e, empty_enqueue)) {
+        kb_run r = e.r;
+        kb_device_info dev;
+        CHECK(kb_backend_emu.device_info(e.bx, &dev) == KB_OK);
+        kb_status st;
         kb_measure_opts o = opts(3, 5, 0.005, 2, KB_L2_COLD);
         kb_measurement m;
         kb_nvtx_push("empty/emu"); /* a no-op without a profiler: must not disturb anything */
@@ -366,8 +349,7 @@ static void test_emulator_end_to_end(void)
         kb_measurement_free(&m);
         kb_run_free_all(&r);
     }
-    kb_modules_free(mods);
-    kb_backend_emu.fini(bx);
+    empty_emu_close(&e);
 }
 
 int main(void)
