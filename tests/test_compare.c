@@ -2,6 +2,7 @@
  * verdicts between two runs (the recorded TEST-GPU runs A and B, and small runs built
  * here), and `kbench compare`'s exit codes. */
 #include "check.h"
+#include "quiet.h"
 #include "compare.h"
 #include "report_cmd.h"
 
@@ -166,18 +167,7 @@ static void test_built_runs(void)
 static int cmd(const char *a1, const char *a2, const char *a3, const char *a4)
 {
     char *argv[6] = { "compare", (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL };
-    int argc = 1;
-    while (argc < 5 && argv[argc]) argc++;
-    fflush(stdout);
-    int saved = dup(1);
-    FILE *null = fopen("/dev/null", "w");
-    dup2(fileno(null), 1);
-    int rc = kb_cmd_compare(argc, argv);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    fclose(null);
-    return rc;
+    return run_quiet(kb_cmd_compare, argv);
 }
 
 static void test_exit_codes(void)

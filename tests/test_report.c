@@ -4,6 +4,7 @@
  * xmllint when installed), Google Benchmark JSON by jansson; run ids found in a
  * results folder; the `kbench report` command's options and exit codes. */
 #include "check.h"
+#include "quiet.h"
 #include "report.h"
 #include "report_cmd.h"
 
@@ -429,18 +430,7 @@ static void test_junit(void)
 static int cmd(const char *a1, const char *a2, const char *a3, const char *a4, const char *a5)
 {
     char *argv[7] = { "report", (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5, NULL };
-    int argc = 1;
-    while (argc < 6 && argv[argc]) argc++;
-    fflush(stdout);
-    int saved = dup(1);
-    FILE *null = fopen("/dev/null", "w");
-    dup2(fileno(null), 1);
-    int rc = kb_cmd_report(argc, argv);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    fclose(null);
-    return rc;
+    return run_quiet(kb_cmd_report, argv);
 }
 
 static void test_command(void)
