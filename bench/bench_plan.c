@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plan.h"
+#include "suite/plan.h"
 #include "../tests/suite_fakes.h"
 
 static double now_s(void)

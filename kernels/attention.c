@@ -4,9 +4,9 @@
  * O = softmax(Q K^T / sqrt(d) [+ causal mask]) V with Q, K, V, O laid out [b, h, s, d]
  * contiguous (dims b, h, s, d in that order; queries and keys share the length s).
  */
-#include "exec.h"
-#include "valid.h"
-#include "verify.h"
+#include "engine/exec.h"
+#include "engine/valid.h"
+#include "engine/verify.h"
 
 #include <math.h>
 #include <stdio.h>

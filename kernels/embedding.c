@@ -7,9 +7,9 @@
  * launched: an id out of range fails the case with KB_ERR_INPUT and a message naming
  * it, and the kernels never read outside the table. The param bad_id = 1 plants the id
  * vocab (one past the end, the classic off-by-one) to prove that path. */
-#include "exec.h"
-#include "valid.h"
-#include "verify.h"
+#include "engine/exec.h"
+#include "engine/valid.h"
+#include "engine/verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* gelu.c - host side of the GELU family: descriptor, legality, work model,
  * inputs, CPU reference and verification. Device code: gelu.cu. */
-#include "exec.h"
-#include "valid.h"
-#include "verify.h"
+#include "engine/exec.h"
+#include "engine/valid.h"
+#include "engine/verify.h"
 
 #include <math.h>
 #include <stdio.h>

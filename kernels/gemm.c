@@ -6,8 +6,8 @@
  * for the float types) so a kernel that reads them shows it. Base addresses stay
  * 256-byte aligned; pad 1 makes every row after the first misaligned.
  */
-#include "exec.h"
-#include "verify.h"
+#include "engine/exec.h"
+#include "engine/verify.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,9 +8,9 @@
  * and the whole of y starts as a sentinel, so a kernel that reads or writes outside its
  * row fails verification; mean and rstd start as NaN, so a row whose statistics were
  * not written fails too. */
-#include "exec.h"
-#include "valid.h"
-#include "verify.h"
+#include "engine/exec.h"
+#include "engine/valid.h"
+#include "engine/verify.h"
 
 #include <math.h>
 #include <stdio.h>

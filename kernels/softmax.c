@@ -7,9 +7,9 @@
  * are misaligned differently (the scalar fallback of the normalising pass). The padding
  * of x holds a huge value and the whole of y starts as a sentinel, so a kernel that
  * reads or writes outside its row shows up in verification. */
-#include "exec.h"
-#include "valid.h"
-#include "verify.h"
+#include "engine/exec.h"
+#include "engine/valid.h"
+#include "engine/verify.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * alloc/launch helpers. fixture_begin() and fixture_end() bracket a test's main. */
 #ifndef KB_TEST_EMU_FIXTURE_H
 #define KB_TEST_EMU_FIXTURE_H
-#include "backend.h"
+#include "backend/backend.h"
 #include "check.h"
 
 #include <stdio.h>

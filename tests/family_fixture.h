@@ -6,9 +6,9 @@
 #ifndef KB_TEST_FAMILY_FIXTURE_H
 #define KB_TEST_FAMILY_FIXTURE_H
 #include "check.h"
-#include "defines.h"
-#include "exec.h"
-#include "modules.h"
+#include "engine/defines.h"
+#include "engine/exec.h"
+#include "engine/modules.h"
 
 #include <string.h>
 

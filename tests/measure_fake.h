@@ -15,7 +15,7 @@
 #ifndef KB_MEASURE_FAKE_H
 #define KB_MEASURE_FAKE_H
 
-#include "exec.h"
+#include "engine/exec.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -225,8 +225,8 @@ static void fake_run(kb_run *r, kb_case *c, kb_launch_mode m)
 
 /* ---- the real emulator with kernels/kb_empty.cu as a one-launch family ---- */
 
-#include "launch_overhead.h"
-#include "modules.h"   /* (test programs include check.h before this header) */
+#include "engine/launch_overhead.h"
+#include "engine/modules.h"   /* (test programs include check.h before this header) */
 
 typedef struct {
     kb_backend_ctx *bx;

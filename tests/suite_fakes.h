@@ -10,7 +10,7 @@
 #ifndef KB_SUITE_FAKES_H
 #define KB_SUITE_FAKES_H
 
-#include "family.h"
+#include "engine/family.h"
 
 static const kb_variant fake_gelu_variants[] = {
     { "naive", "gelu_naive", KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16), "one element per thread" },

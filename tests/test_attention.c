@@ -3,8 +3,8 @@
  * verification path (reference, tolerance, causal mask, row sampling of large shapes),
  * driven through the family descriptor with a host-memory fake backend and no kernel. */
 #include "check.h"
-#include "exec.h"
-#include "verify.h"
+#include "engine/exec.h"
+#include "engine/verify.h"
 
 #include <math.h>
 #include <stdlib.h>

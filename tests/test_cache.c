@@ -1,8 +1,8 @@
 /* test_cache.c - the compile cache with a fake backend: hits, every kind of
  * invalidation, failed builds, temporary files, concurrent processes. */
-#include "cache.h"
+#include "engine/cache.h"
 #include "check.h"
-#include "fsutil.h"
+#include "core/fsutil.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * here), and `kbench compare`'s exit codes. */
 #include "check.h"
 #include "quiet.h"
-#include "compare.h"
-#include "report_cmd.h"
+#include "results/compare.h"
+#include "cli/report_cmd.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,9 +3,9 @@
  * its formatting, CUresult -> kb_status, UUID text, argument marshalling, and the
  * driver-free build path (NVRTC). */
 #include "check.h"
-#include "cuda_api.h"
-#include "fsutil.h"
-#include "record.h"
+#include "backend/cuda/cuda_api.h"
+#include "core/fsutil.h"
+#include "results/record.h"
 #include "spawn.h"
 
 #include <dlfcn.h>

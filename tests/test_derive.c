@@ -2,8 +2,8 @@
  * compute-bound, elementwise memory-bound, zero-flop), the emulator (rates without
  * ceilings), degenerate times, and the record's "derived" block. */
 #include "check.h"
-#include "derive.h"
-#include "record.h"
+#include "engine/derive.h"
+#include "results/record.h"
 
 #include <math.h>
 #include <string.h>

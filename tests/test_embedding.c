@@ -4,8 +4,8 @@
  * tests/suites/kernels_embedding_badid.yaml through the kbench binary ($KBENCH_BIN) on
  * the emulator. Also: the family's zero-flop work model and its legality checks. */
 #include "check.h"
-#include "derive.h"
-#include "family.h"
+#include "engine/derive.h"
+#include "engine/family.h"
 #include "spawn.h"
 
 #include <jansson.h>

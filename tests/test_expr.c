@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "expr.h"
+#include "suite/expr.h"
 
 static const char *const dtype_names[] = { "fp32", "tf32", "fp16", "bf16" };
 static const char *const form_names[] = { "erf", "tanh" };

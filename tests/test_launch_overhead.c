@@ -2,10 +2,10 @@
  * (measure_fake.h), the empty-kernel floor, error paths, the JSON block; and the real
  * emulator with kernels/kb_empty.cu, which must also compile with NVRTC for the GPUs. */
 #include "check.h"
-#include "kb_nvrtc.h"
-#include "launch_overhead.h"
+#include "backend/cuda/kb_nvrtc.h"
+#include "engine/launch_overhead.h"
 #include "measure_fake.h"
-#include "modules.h"
+#include "engine/modules.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,10 +3,10 @@
  * max_samples, timeout), cold vs hot L2, graph launch mode, failures; the flush size
  * rules; and the real emulator measuring the empty kernel end to end. */
 #include "check.h"
-#include "measure.h"
+#include "engine/measure.h"
 #include "measure_fake.h"
-#include "modules.h"
-#include "nvtx.h"
+#include "engine/modules.h"
+#include "backend/cuda/nvtx.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * tests/kernels/mma_tile.cu, independently of the emulator's own layout code), ldmatrix
  * in all six forms, cp.async zero fill, and the tf32 / fp8 conversions. The same kernels
  * are compiled with NVRTC for sm_80, sm_89 and sm_90 and their PTX inspected. */
-#include "backend.h"
+#include "backend/backend.h"
 #include "check.h"
 #include "kb_convert.h"
 

@@ -1,7 +1,7 @@
 /* test_modules.c - the run's module table: one compile per distinct (source, defines,
  * sm), refs that stay valid while the table grows, failures kept per module. */
 #include "check.h"
-#include "modules.h"
+#include "engine/modules.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * it is installed, otherwise parsed by a small independent Python reader when
  * python3 exists. */
 #include "check.h"
-#include "fsutil.h"
-#include "npy.h"
+#include "core/fsutil.h"
+#include "core/npy.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * against a fake libnvidia-ml built here from a few lines of C, whose answers come from
  * environment variables. */
 #include "check.h"
-#include "nvml.h"
+#include "backend/cuda/nvml.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* test_nvrtc.c - NVRTC compile to CUBIN and the ptxas log parser, on real logs.
  * NVRTC needs no GPU, so everything here runs on any machine with the toolkit. */
 #include "check.h"
-#include "fsutil.h"
-#include "kb_nvrtc.h"
+#include "core/fsutil.h"
+#include "backend/cuda/kb_nvrtc.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* test_peaks.c - the datasheet file matched by device name, the clock-based peaks
  * (H100 SXM numbers of REFERENCE.md), unknown GPUs, the emulator, bad files. */
 #include "check.h"
-#include "peaks.h"
+#include "engine/peaks.h"
 
 #include <jansson.h>
 #include <math.h>

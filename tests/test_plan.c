@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "plan.h"
+#include "suite/plan.h"
 #include "suite_fakes.h"
 
 #define HEAD "suite: t\nbenchmarks:\n"

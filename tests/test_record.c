@@ -2,8 +2,8 @@
  * JSON for non-finite errors and binary logs, appends across opens, crash tolerance,
  * the finished-case set used by --resume. */
 #include "check.h"
-#include "fsutil.h"
-#include "record.h"
+#include "core/fsutil.h"
+#include "results/record.h"
 
 #include <math.h>
 #include <stdio.h>

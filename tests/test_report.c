@@ -5,8 +5,8 @@
  * results folder; the `kbench report` command's options and exit codes. */
 #include "check.h"
 #include "quiet.h"
-#include "report.h"
-#include "report_cmd.h"
+#include "results/report.h"
+#include "cli/report_cmd.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,8 +1,8 @@
 /* test_stats.c - summary statistics against sample sets worked out by hand (and matching
  * numpy's defaults: linear-interpolated percentiles, ddof=1 standard deviation). */
 #include "check.h"
-#include "measure.h"
-#include "stats.h"
+#include "engine/measure.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <string.h>

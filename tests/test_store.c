@@ -2,8 +2,8 @@
  * samples, devices, derived columns), idempotent re-import, results of the run stage,
  * and `kbench query` output as table, CSV and JSON, read-only by default. */
 #include "check.h"
-#include "record.h"
-#include "store.h"
+#include "results/record.h"
+#include "results/store.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "suite.h"
+#include "suite/suite.h"
 #include "suite_fakes.h"
 
 /* Load text as "x.yaml"; expect failure with exactly message want. */

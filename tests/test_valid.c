@@ -1,7 +1,7 @@
 /* test_valid.c - the shared parameter checks: legal values pass, illegal ones are
  * refused with the reason in words. */
 #include "check.h"
-#include "valid.h"
+#include "engine/valid.h"
 
 #include <string.h>
 

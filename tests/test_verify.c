@@ -1,6 +1,6 @@
 /* test_verify.c - element comparison, the tolerance policy, host conversions. */
 #include "check.h"
-#include "verify.h"
+#include "engine/verify.h"
 
 #include <math.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 """make_runs.py - writes the recorded runs the report, store and compare tests read.
 
 TEST DATA, NOT MEASUREMENTS. The "TEST-GPU" runs are invented numbers for a device
-that does not exist, written in the record format of harness/record.h (schema 1), so
+that does not exist, written in the record format of harness/results/record.h (schema 1), so
 that every report path (roofline, precision comparison, failures, compare) has input
 on a machine without a GPU. The emulator run imitates what `kbench run` writes with
 --backend emu (CPU times, no derived block, as records written before it existed).

@@ -1,0 +1,36 @@
+/* backend.c - choosing and opening a backend (auto: cuda when a device is present). */
+#include "cli/run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const kb_backend *kb_backend_find(const char *name)
+{
+    if (!strcmp(name, "cuda"))
+        return &kb_backend_cuda;
+    if (!strcmp(name, "emu"))
+        return &kb_backend_emu;
+    return NULL;
+}
+
+kb_status kb_backend_open(const char *name, const kb_backend_opts *bo, const kb_backend **be,
+                          kb_backend_ctx **bx, char *err, size_t errlen)
+{
+    int is_auto = !strcmp(name, "auto");
+    const kb_backend *b = is_auto ? &kb_backend_cuda : kb_backend_find(name);
+    if (!b) {
+        snprintf(err, errlen, "unknown backend '%s' (expected auto, cuda or emu)", name);
+        return KB_ERR_INPUT;
+    }
+    kb_status st = b->init(bo, bx, err, errlen);
+    if (st == KB_OK || !is_auto) {
+        *be = b;
+        return st;
+    }
+    /* auto: no usable GPU, so the emulator, and one line that says so */
+    fprintf(stderr, "kbench: %s; using the CPU emulator (timings are CPU time, not GPU numbers)\n", err);
+    b = &kb_backend_emu;
+    st = b->init(bo, bx, err, errlen);
+    *be = b;
+    return st;
+}

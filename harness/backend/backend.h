@@ -1,0 +1,135 @@
+/* backend.h - one interface, two implementations: cuda (driver API + NVRTC) and emu
+ * (CPU emulator running the same kernel source).
+ *
+ * A backend is a table of function pointers. Slots marked OPTIONAL may be NULL.
+ * Every function returns a kb_status; on failure the backend's last_error() holds a
+ * one-line message ("file:line function: call -> NAME: message" for API failures).
+ * Device memory is addressed by kb_dptr, an opaque 64-bit handle (a CUdeviceptr on
+ * cuda, a host address on emu); kernel arguments are passed as kb_arg values, which
+ * both backends marshal from the same description.
+ */
+#ifndef KB_BACKEND_H
+#define KB_BACKEND_H
+
+#include "core/kb.h"
+
+typedef uint64_t kb_dptr;
+
+/* Kernel argument: the kind decides both the cuLaunchKernel size and the emu ffi type. */
+typedef enum { KB_ARG_PTR, KB_ARG_I32, KB_ARG_I64, KB_ARG_F32 } kb_arg_kind;
+typedef struct {
+    kb_arg_kind kind;
+    union { kb_dptr ptr; int32_t i32; int64_t i64; float f32; } v;
+} kb_arg;
+
+static inline kb_arg kb_arg_ptr(kb_dptr p) { kb_arg a; a.kind = KB_ARG_PTR; a.v.ptr = p; return a; }
+static inline kb_arg kb_arg_i32(int32_t x) { kb_arg a; a.kind = KB_ARG_I32; a.v.i32 = x; return a; }
+static inline kb_arg kb_arg_i64(int64_t x) { kb_arg a; a.kind = KB_ARG_I64; a.v.i64 = x; return a; }
+static inline kb_arg kb_arg_f32(float x) { kb_arg a; a.kind = KB_ARG_F32; a.v.f32 = x; return a; }
+
+/* Launch geometry. */
+typedef struct {
+    unsigned grid[3];       /* blocks */
+    unsigned block[3];      /* threads per block */
+    size_t shmem_bytes;     /* dynamic shared memory [bytes] */
+} kb_geom;
+
+/* Resource usage of one compiled kernel entry; -1 where unknown (emu). */
+typedef struct {
+    int registers;          /* per thread */
+    int spill_store_bytes;  /* [bytes] */
+    int spill_load_bytes;   /* [bytes] */
+    int stack_bytes;        /* [bytes] stack frame */
+    int static_shmem_bytes; /* [bytes] */
+    int max_threads;        /* per block the kernel can be launched with */
+} kb_resources;
+
+/* Description of the device a backend drives (or emulates). */
+typedef struct {
+    char name[128];
+    char uuid[64];          /* "GPU-xxxxxxxx-..." on cuda; "emu" on emu */
+    char pci_bus_id[32];
+    int sm;                 /* compute capability x10: 80, 89, 90; emu: the emulated arch */
+    int sm_count;
+    int clock_khz;          /* max SM clock */
+    int mem_clock_khz;
+    int mem_bus_bits;
+    int l2_bytes;
+    size_t total_mem_bytes;
+    int max_shmem_per_block_optin; /* [bytes] */
+    int is_emulator;        /* 1: timings are CPU timings, never GPU numbers */
+} kb_device_info;
+
+/* What to compile: one module per distinct (source, defines, arch). */
+typedef struct {
+    const char *source_path;    /* kernels/<family>.cu */
+    const char *include_dir;    /* kernels/ (holds kb_device.h) */
+    const char *const *defines; /* "NAME=VALUE" strings */
+    int n_defines;
+    int sm;                     /* target arch x10 (80, 89, 90) */
+} kb_compile_req;
+
+typedef struct kb_backend_ctx kb_backend_ctx; /* private to each backend */
+typedef struct kb_module kb_module;           /* a loaded module, private to each backend */
+typedef struct kb_graph kb_graph;             /* an instantiated graph, private to each backend */
+
+typedef struct {
+    const char *cache_dir;  /* compile cache root (see cache.h); NULL = default */
+    int device_index;       /* cuda device ordinal */
+    int sm_override;        /* --arch: 0 = the device's own */
+    int emu_threads;        /* emu worker threads; 0 = number of cores */
+} kb_backend_opts;
+
+typedef struct kb_backend {
+    const char *name;       /* "cuda", "emu" */
+
+    /* Open the backend. KB_ERR_SETUP with a clear message when no driver/device/
+     * toolchain is present. On success *out is owned by the caller (fini). */
+    kb_status (*init)(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen);
+    void (*fini)(kb_backend_ctx *x);
+    const char *(*last_error)(kb_backend_ctx *x);
+
+    kb_status (*device_info)(kb_backend_ctx *x, kb_device_info *out);
+
+    /* Toolchain identity for the compile-cache key ("nvrtc 13.0", "g++ 12.2.0"). */
+    const char *(*toolchain_id)(kb_backend_ctx *x);
+    /* File extension of the compiled artefact (".cubin", ".so"). */
+    const char *artifact_ext;
+    /* Compile req into the artefact file out_path (the cache renames it into place).
+     * Appends the compiler log to *log. KB_ERR_COMPILE when the source does not compile. */
+    kb_status (*build)(kb_backend_ctx *x, const kb_compile_req *req, const char *out_path, kb_sb *log);
+    /* Load a built artefact. */
+    kb_status (*load)(kb_backend_ctx *x, const char *artifact_path, kb_module **out);
+    void (*unload)(kb_backend_ctx *x, kb_module *m);
+    /* Resources of one entry of a loaded module (fields -1 where unknown). */
+    kb_status (*resources)(kb_backend_ctx *x, kb_module *m, const char *entry, kb_resources *out);
+
+    kb_status (*alloc)(kb_backend_ctx *x, size_t bytes, kb_dptr *out); /* poisoned with 0xFF bytes on emu */
+    void (*free)(kb_backend_ctx *x, kb_dptr p);
+    kb_status (*upload)(kb_backend_ctx *x, kb_dptr dst, const void *src, size_t bytes);
+    kb_status (*download)(kb_backend_ctx *x, void *dst, kb_dptr src, size_t bytes);
+    kb_status (*fill)(kb_backend_ctx *x, kb_dptr dst, uint8_t byte, size_t bytes);
+
+    /* Enqueue one launch on the backend's stream (emu: runs it to completion). */
+    kb_status (*launch)(kb_backend_ctx *x, kb_module *m, const char *entry,
+                        const kb_geom *g, const kb_arg *args, int nargs);
+    kb_status (*sync)(kb_backend_ctx *x);
+
+    /* Timing: events on cuda, a monotonic CPU clock on emu. stop() synchronises. */
+    kb_status (*timer_start)(kb_backend_ctx *x);
+    kb_status (*timer_stop)(kb_backend_ctx *x, double *elapsed_us);
+
+    /* OPTIONAL: CUDA Graph capture of everything launched between begin and end. */
+    kb_status (*graph_begin)(kb_backend_ctx *x);
+    kb_status (*graph_end)(kb_backend_ctx *x, kb_graph **out);
+    kb_status (*graph_launch)(kb_backend_ctx *x, kb_graph *g);
+    void (*graph_free)(kb_backend_ctx *x, kb_graph *g);
+} kb_backend;
+
+extern const kb_backend kb_backend_cuda;
+extern const kb_backend kb_backend_emu;
+
+/* Look a backend up by name; NULL when unknown. */
+const kb_backend *kb_backend_find(const char *name);
+
+#endif /* KB_BACKEND_H */

@@ -1,0 +1,583 @@
+/* backend_cuda.c - the real backend: the CUDA driver API loaded with dlopen
+ * (cuda_api.h), NVRTC for CUBINs (nvrtc.h), CUDA events for timing and stream
+ * capture into CUDA Graphs. Implements kb_backend (backend.h).
+ *
+ * Threading: a context is used from the thread that created it (init makes the
+ * device's primary context current on that thread only).
+ *
+ * Ordering: all work goes to one stream created with CU_STREAM_DEFAULT, i.e. a
+ * blocking stream that synchronises with the legacy default stream. The
+ * synchronous cuMemcpyHtoD/DtoH run on the legacy stream, so an upload is
+ * complete before any later launch, and a download waits for every earlier
+ * launch and fill, without extra synchronisation here.
+ *
+ * build and toolchain_id accept a NULL context: NVRTC needs no driver, so
+ * kernels can be compiled for any --arch on a machine without a GPU.
+ */
+#include "backend/cuda/cuda_api.h"
+#include "core/fsutil.h"
+#include "backend/cuda/kb_nvrtc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KB_CUDA_MAX_ARGS 64
+
+struct kb_backend_ctx {
+    kb_cuda_api api;
+    CUdevice dev;
+    CUcontext ctx;          /* the device's primary context (retained), NULL if not */
+    CUstream stream;
+    CUevent ev_start, ev_stop;
+    int driver_version;     /* 13000 = CUDA 13.0 */
+    kb_device_info info;
+    char err[1024];         /* last error, one line */
+};
+
+/* A looked-up entry, kept so that timed launch loops do not pay a lookup each. */
+typedef struct {
+    char *name;
+    CUfunction fn;
+    int dyn_smem_bytes;     /* [bytes] the function's MAX_DYNAMIC_SHARED_SIZE_BYTES now */
+} fn_slot;
+
+#define KB_CUDA_FN_SLOTS 16
+struct kb_module {
+    CUmodule mod;
+    fn_slot fns[KB_CUDA_FN_SLOTS];
+    int n_fns;
+};
+
+struct kb_graph {
+    CUgraph graph;
+    CUgraphExec exec;
+};
+
+/* The check macro, instantiated for this backend: the report lands in x->err. */
+#define CU(x, call) KB_CU_CHECK(&(x)->api, (x)->err, sizeof (x)->err, call)
+
+static void set_err(kb_backend_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(kb_backend_ctx *x, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->err, sizeof x->err, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- toolchain ---- */
+
+static char toolchain[32];
+static pthread_once_t toolchain_once = PTHREAD_ONCE_INIT;
+
+static void toolchain_fill(void)
+{
+    int major, minor;
+    if (kb_nvrtc_version(&major, &minor) == 0)
+        snprintf(toolchain, sizeof toolchain, "nvrtc %d.%d", major, minor);
+    else
+        snprintf(toolchain, sizeof toolchain, "nvrtc ?");
+}
+
+static const char *cuda_toolchain_id(kb_backend_ctx *x)
+{
+    (void)x;
+    pthread_once(&toolchain_once, toolchain_fill);
+    return toolchain;
+}
+
+/* ---- init / fini ---- */
+
+static void cuda_fini(kb_backend_ctx *x)
+{
+    if (!x)
+        return;
+    /* Reverse order of init; errors are ignored, there is nothing left to do. */
+    if (x->api.lib) {
+        if (x->ev_stop) x->api.EventDestroy(x->ev_stop);
+        if (x->ev_start) x->api.EventDestroy(x->ev_start);
+        if (x->stream) x->api.StreamDestroy(x->stream);
+        if (x->ctx) {
+            x->api.CtxSetCurrent(NULL);
+            x->api.DevicePrimaryCtxRelease(x->dev);
+        }
+    }
+    kb_cuda_api_unload(&x->api);
+    free(x);
+}
+
+static kb_status query_info(kb_backend_ctx *x, int sm_override)
+{
+    kb_device_info *d = &x->info;
+    kb_status st;
+    CUuuid uuid;
+    int major = 0, minor = 0;
+    const struct { CUdevice_attribute attr; int *out; } attrs[] = {
+        { CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major },
+        { CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor },
+        { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &d->sm_count },
+        { CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &d->clock_khz },
+        { CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &d->mem_clock_khz },
+        { CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &d->mem_bus_bits },
+        { CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &d->l2_bytes },
+        { CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &d->max_shmem_per_block_optin },
+    };
+
+    memset(d, 0, sizeof *d);
+    if ((st = CU(x, x->api.DeviceGetName(d->name, (int)sizeof d->name, x->dev))) != KB_OK)
+        return st;
+    if ((st = CU(x, x->api.DeviceGetUuid(&uuid, x->dev))) != KB_OK)
+        return st;
+    kb_cuda_format_uuid((const unsigned char *)uuid.bytes, d->uuid, sizeof d->uuid);
+    if ((st = CU(x, x->api.DeviceGetPCIBusId(d->pci_bus_id, (int)sizeof d->pci_bus_id, x->dev))) != KB_OK)
+        return st;
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+        if ((st = CU(x, x->api.DeviceGetAttribute(attrs[i].out, attrs[i].attr, x->dev))) != KB_OK)
+            return st;
+    if ((st = CU(x, x->api.DeviceTotalMem(&d->total_mem_bytes, x->dev))) != KB_OK)
+        return st;
+    d->sm = sm_override > 0 ? sm_override : major * 10 + minor;
+    d->is_emulator = 0;
+    return KB_OK;
+}
+
+static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
+{
+    kb_status st;
+    int count = 0;
+    CUresult r;
+
+    *out = NULL;
+    kb_backend_ctx *x = calloc(1, sizeof *x);
+    if (!x) {
+        snprintf(err, errlen, "cuda: out of memory");
+        return KB_ERR_OOM;
+    }
+    if ((st = kb_cuda_api_load(&x->api, x->err, sizeof x->err)) != KB_OK)
+        goto fail;
+    if ((st = CU(x, r = x->api.Init(0))) != KB_OK) {
+        /* The two ways a machine without a GPU answers: say it in words. */
+        char why[sizeof x->err];
+        memcpy(why, x->err, sizeof why);
+        if (r == CUDA_ERROR_NO_DEVICE)
+            set_err(x, "no CUDA device found (%s)", why);
+        else if (r == CUDA_ERROR_STUB_LIBRARY)
+            set_err(x, "no CUDA driver found: the toolkit's stub libcuda was loaded (%s)", why);
+        goto fail;
+    }
+    if ((st = CU(x, x->api.DriverGetVersion(&x->driver_version))) != KB_OK)
+        goto fail;
+    if ((st = CU(x, x->api.DeviceGetCount(&count))) != KB_OK)
+        goto fail;
+    if (count == 0) {
+        set_err(x, "no CUDA device found");
+        st = KB_ERR_SETUP;
+        goto fail;
+    }
+    if (o->device_index < 0 || o->device_index >= count) {
+        set_err(x, "CUDA device %d not found (%d device%s present)", o->device_index, count,
+                count == 1 ? "" : "s");
+        st = KB_ERR_SETUP;
+        goto fail;
+    }
+    if ((st = CU(x, x->api.DeviceGet(&x->dev, o->device_index))) != KB_OK)
+        goto fail;
+    /* The primary context is the one the runtime API and libraries such as
+     * cuBLASLt share, so kbench's allocations are usable by them. */
+    if ((st = CU(x, x->api.DevicePrimaryCtxRetain(&x->ctx, x->dev))) != KB_OK) {
+        x->ctx = NULL;
+        goto fail;
+    }
+    if ((st = CU(x, x->api.CtxSetCurrent(x->ctx))) != KB_OK)
+        goto fail;
+    if ((st = CU(x, x->api.StreamCreate(&x->stream, CU_STREAM_DEFAULT))) != KB_OK)
+        goto fail;
+    /* CU_EVENT_DEFAULT: timing enabled (DISABLE_TIMING would make elapsed time fail). */
+    if ((st = CU(x, x->api.EventCreate(&x->ev_start, CU_EVENT_DEFAULT))) != KB_OK)
+        goto fail;
+    if ((st = CU(x, x->api.EventCreate(&x->ev_stop, CU_EVENT_DEFAULT))) != KB_OK)
+        goto fail;
+    if ((st = query_info(x, o->sm_override)) != KB_OK)
+        goto fail;
+    x->err[0] = 0;
+    *out = x;
+    return KB_OK;
+fail:
+    snprintf(err, errlen, "%s", x->err);
+    cuda_fini(x);
+    return st;
+}
+
+static const char *cuda_last_error(kb_backend_ctx *x)
+{
+    return x ? x->err : "cuda: no backend context";
+}
+
+static kb_status cuda_device_info(kb_backend_ctx *x, kb_device_info *out)
+{
+    *out = x->info;
+    return KB_OK;
+}
+
+/* ---- build / load ---- */
+
+static kb_status cuda_build(kb_backend_ctx *x, const kb_compile_req *req, const char *out_path, kb_sb *log)
+{
+    kb_status st;
+    char *src = NULL, *dir = NULL;
+    void *cubin = NULL;
+    size_t cubin_bytes = 0;
+    FILE *f = NULL;
+    const char *inc[2];
+    int n_inc = 0;
+
+    (void)x; /* NVRTC needs no driver: see the file comment */
+    if (req->sm <= 0) {
+        kb_sb_printf(log, "cuda: no target architecture for %s\n", req->source_path);
+        return KB_ERR_INPUT;
+    }
+    if (kb_fs_read_all(req->source_path, &src, NULL) != KB_OK) {
+        kb_sb_printf(log, "cuda: cannot read %s: %s\n", req->source_path, strerror(errno));
+        return KB_ERR_IO;
+    }
+    /* Quoted includes resolve against the source's own directory first, then
+     * include_dir - the order a C compiler (and the compile cache's key) uses. */
+    const char *slash = strrchr(req->source_path, '/');
+    if (slash) {
+        dir = strndup(req->source_path, (size_t)(slash - req->source_path) + 1);
+        if (!dir) {
+            st = KB_ERR_OOM;
+            goto fail;
+        }
+        inc[n_inc++] = dir;
+    }
+    if (req->include_dir && *req->include_dir)
+        inc[n_inc++] = req->include_dir;
+
+    st = kb_nvrtc_compile(src, req->source_path, inc, n_inc, req->defines, req->n_defines, req->sm,
+                          &cubin, &cubin_bytes, log);
+    if (st != KB_OK)
+        goto fail;
+    if (!(f = fopen(out_path, "wb")) || fwrite(cubin, 1, cubin_bytes, f) != cubin_bytes) {
+        kb_sb_printf(log, "cuda: cannot write %s: %s\n", out_path, strerror(errno));
+        st = KB_ERR_IO;
+        goto fail;
+    }
+    if (fclose(f) != 0) {
+        f = NULL;
+        kb_sb_printf(log, "cuda: cannot write %s: %s\n", out_path, strerror(errno));
+        st = KB_ERR_IO;
+        goto fail;
+    }
+    f = NULL;
+    st = KB_OK;
+fail:
+    if (f)
+        fclose(f);
+    free(cubin);
+    free(dir);
+    free(src);
+    return st;
+}
+
+static kb_status cuda_load(kb_backend_ctx *x, const char *artifact_path, kb_module **out)
+{
+    kb_status st;
+    char *image = NULL;
+    kb_module *m = NULL;
+
+    *out = NULL;
+    if (kb_fs_read_all(artifact_path, &image, NULL) != KB_OK) {
+        set_err(x, "cuda: cannot read %s: %s", artifact_path, strerror(errno));
+        return KB_ERR_IO;
+    }
+    if (!(m = calloc(1, sizeof *m))) {
+        set_err(x, "cuda: out of memory");
+        st = KB_ERR_OOM;
+        goto fail;
+    }
+    if ((st = CU(x, x->api.ModuleLoadData(&m->mod, image))) != KB_OK) {
+        /* A CUBIN from an NVRTC newer than the driver is the usual cause: say so. */
+        int major = 0, minor = 0;
+        if (st == KB_ERR_COMPILE && kb_nvrtc_version(&major, &minor) == 0 &&
+            x->driver_version < major * 1000 + minor * 10) {
+            size_t len = strlen(x->err);
+            snprintf(x->err + len, sizeof x->err - len,
+                     " (the driver supports CUDA %d.%d, older than NVRTC %d.%d that built %s)",
+                     x->driver_version / 1000, x->driver_version % 1000 / 10, major, minor,
+                     artifact_path);
+        }
+        free(m);
+        m = NULL;
+        goto fail;
+    }
+    *out = m;
+    st = KB_OK;
+fail:
+    free(image);
+    return st;
+}
+
+static void cuda_unload(kb_backend_ctx *x, kb_module *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->n_fns; i++)
+        free(m->fns[i].name);
+    x->api.ModuleUnload(m->mod);
+    free(m);
+}
+
+/* Look entry up in m; *slot is its cache slot, or NULL when the cache is full. */
+static kb_status get_fn(kb_backend_ctx *x, kb_module *m, const char *entry, CUfunction *fn, fn_slot **slot)
+{
+    kb_status st;
+    *slot = NULL;
+    for (int i = 0; i < m->n_fns; i++)
+        if (strcmp(m->fns[i].name, entry) == 0) {
+            *fn = m->fns[i].fn;
+            *slot = &m->fns[i];
+            return KB_OK;
+        }
+    if ((st = CU(x, x->api.ModuleGetFunction(fn, m->mod, entry))) != KB_OK)
+        return st;
+    if (m->n_fns < KB_CUDA_FN_SLOTS) {
+        fn_slot *s = &m->fns[m->n_fns];
+        if ((st = CU(x, x->api.FuncGetAttribute(&s->dyn_smem_bytes,
+                                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, *fn))) != KB_OK)
+            return st;
+        if ((s->name = strdup(entry)) != NULL) {
+            s->fn = *fn;
+            m->n_fns++;
+            *slot = s;
+        }
+    }
+    return KB_OK;
+}
+
+static kb_status cuda_resources(kb_backend_ctx *x, kb_module *m, const char *entry, kb_resources *out)
+{
+    kb_status st;
+    CUfunction fn;
+    fn_slot *slot;
+
+    out->registers = out->spill_store_bytes = out->spill_load_bytes = -1;
+    out->stack_bytes = out->static_shmem_bytes = out->max_threads = -1;
+    if ((st = get_fn(x, m, entry, &fn, &slot)) != KB_OK)
+        return st;
+    /* The driver does not report spills (only the ptxas log does): they stay -1.
+     * LOCAL_SIZE_BYTES is the per-thread local memory, i.e. the stack frame,
+     * which includes any spill slots. */
+    const struct { CUfunction_attribute attr; int *out; } attrs[] = {
+        { CU_FUNC_ATTRIBUTE_NUM_REGS, &out->registers },
+        { CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &out->stack_bytes },
+        { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &out->static_shmem_bytes },
+        { CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &out->max_threads },
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+        if ((st = CU(x, x->api.FuncGetAttribute(attrs[i].out, attrs[i].attr, fn))) != KB_OK)
+            return st;
+    return KB_OK;
+}
+
+/* ---- memory ---- */
+
+static kb_status cuda_alloc(kb_backend_ctx *x, size_t bytes, kb_dptr *out)
+{
+    CUdeviceptr p = 0;
+    /* cuMemAlloc rejects 0 bytes; an empty buffer still needs a distinct handle. */
+    kb_status st = CU(x, x->api.MemAlloc(&p, bytes ? bytes : 1));
+    *out = st == KB_OK ? (kb_dptr)p : 0;
+    return st;
+}
+
+static void cuda_free(kb_backend_ctx *x, kb_dptr p)
+{
+    if (p)
+        x->api.MemFree((CUdeviceptr)p);
+}
+
+static kb_status cuda_upload(kb_backend_ctx *x, kb_dptr dst, const void *src, size_t bytes)
+{
+    return bytes ? CU(x, x->api.MemcpyHtoD((CUdeviceptr)dst, src, bytes)) : KB_OK;
+}
+
+static kb_status cuda_download(kb_backend_ctx *x, void *dst, kb_dptr src, size_t bytes)
+{
+    return bytes ? CU(x, x->api.MemcpyDtoH(dst, (CUdeviceptr)src, bytes)) : KB_OK;
+}
+
+static kb_status cuda_fill(kb_backend_ctx *x, kb_dptr dst, uint8_t byte, size_t bytes)
+{
+    return bytes ? CU(x, x->api.MemsetD8Async((CUdeviceptr)dst, byte, bytes, x->stream)) : KB_OK;
+}
+
+/* ---- launch, sync, timing ---- */
+
+/* cuLaunchKernel and cuFuncSetAttribute answer a bad geometry or a shared-memory
+ * request over the limit with CUDA_ERROR_INVALID_VALUE: here that is the case's
+ * launch being rejected, not kbench misusing the API. */
+static kb_status as_launch(kb_status st)
+{
+    return st == KB_ERR_INTERNAL ? KB_ERR_LAUNCH : st;
+}
+
+static kb_status cuda_launch(kb_backend_ctx *x, kb_module *m, const char *entry,
+                             const kb_geom *g, const kb_arg *args, int nargs)
+{
+    kb_status st;
+    void *params[KB_CUDA_MAX_ARGS];
+    CUfunction fn;
+    fn_slot *slot;
+
+    if (nargs < 0 || nargs > KB_CUDA_MAX_ARGS || kb_cuda_marshal(args, nargs, params) != 0) {
+        set_err(x, "cuda: %s: bad kernel arguments (%d, at most %d of known kinds)", entry, nargs,
+                KB_CUDA_MAX_ARGS);
+        return KB_ERR_INTERNAL;
+    }
+    if (g->shmem_bytes > INT_MAX) {
+        set_err(x, "cuda: %s: %zu bytes of dynamic shared memory", entry, g->shmem_bytes);
+        return KB_ERR_LAUNCH;
+    }
+    if ((st = get_fn(x, m, entry, &fn, &slot)) != KB_OK)
+        return as_launch(st);
+    /* A function may use dynamic shared memory up to its attribute
+     * MAX_DYNAMIC_SHARED_SIZE_BYTES, by default 48 KiB minus its static shared
+     * memory; more needs an opt-in (up to the device's opt-in limit minus the
+     * static part). Raise it when this launch needs more than the function has,
+     * once per function (remembered in its slot), not on every launch. */
+    int shmem = (int)g->shmem_bytes, limit = 0;
+    if (slot)
+        limit = slot->dyn_smem_bytes;
+    else if ((st = CU(x, x->api.FuncGetAttribute(&limit, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn))) != KB_OK)
+        return as_launch(st);
+    if (shmem > limit) {
+        st = CU(x, x->api.FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shmem));
+        if (st != KB_OK)
+            return as_launch(st);
+        if (slot)
+            slot->dyn_smem_bytes = shmem;
+    }
+    st = CU(x, x->api.LaunchKernel(fn, g->grid[0], g->grid[1], g->grid[2],
+                                   g->block[0], g->block[1], g->block[2],
+                                   (unsigned)shmem, x->stream, params, NULL));
+    return as_launch(st);
+}
+
+static kb_status cuda_sync(kb_backend_ctx *x)
+{
+    return CU(x, x->api.StreamSynchronize(x->stream));
+}
+
+static kb_status cuda_timer_start(kb_backend_ctx *x)
+{
+    return CU(x, x->api.EventRecord(x->ev_start, x->stream));
+}
+
+static kb_status cuda_timer_stop(kb_backend_ctx *x, double *elapsed_us)
+{
+    kb_status st;
+    float ms = 0.f;
+    *elapsed_us = 0.0;
+    if ((st = CU(x, x->api.EventRecord(x->ev_stop, x->stream))) != KB_OK)
+        return st;
+    if ((st = CU(x, x->api.EventSynchronize(x->ev_stop))) != KB_OK)
+        return st;
+    if ((st = CU(x, x->api.EventElapsedTime(&ms, x->ev_start, x->ev_stop))) != KB_OK)
+        return st;
+    *elapsed_us = (double)ms * 1000.0;
+    return KB_OK;
+}
+
+/* ---- CUDA Graphs ---- */
+
+/* Capture mode THREAD_LOCAL (see cuThreadExchangeStreamCaptureMode in cuda.h):
+ * - it still forbids "potentially unsafe" calls on this thread while capturing
+ *   (a synchronous cuMemcpy or cuMemAlloc is not recorded into the graph, so a
+ *   graph that depended on it would replay wrongly): such a mistake fails loudly;
+ * - unlike GLOBAL, a capture here does not also forbid those calls on every other
+ *   thread of the process (a telemetry thread, a library's worker), which have
+ *   nothing to do with the graph.
+ * kbench begins and ends a capture on the same thread, as every non-RELAXED mode
+ * requires. Between begin and end, only launches and fills belong: an upload or
+ * download (synchronous, on the legacy stream) invalidates the capture. */
+static kb_status cuda_graph_begin(kb_backend_ctx *x)
+{
+    return CU(x, x->api.StreamBeginCapture(x->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+}
+
+static kb_status cuda_graph_end(kb_backend_ctx *x, kb_graph **out)
+{
+    kb_status st;
+    CUgraph graph = NULL;
+    kb_graph *g = NULL;
+
+    *out = NULL;
+    /* Always end the capture, even after a failed launch invalidated it: that is
+     * what returns the stream to normal mode. */
+    if ((st = CU(x, x->api.StreamEndCapture(x->stream, &graph))) != KB_OK)
+        goto fail;
+    if (!(g = calloc(1, sizeof *g))) {
+        set_err(x, "cuda: out of memory");
+        st = KB_ERR_OOM;
+        goto fail;
+    }
+    if ((st = CU(x, x->api.GraphInstantiate(&g->exec, graph, 0))) != KB_OK)
+        goto fail;
+    g->graph = graph;
+    *out = g;
+    return KB_OK;
+fail:
+    free(g);
+    if (graph)
+        x->api.GraphDestroy(graph);
+    return st;
+}
+
+static kb_status cuda_graph_launch(kb_backend_ctx *x, kb_graph *g)
+{
+    return CU(x, x->api.GraphLaunch(g->exec, x->stream));
+}
+
+static void cuda_graph_free(kb_backend_ctx *x, kb_graph *g)
+{
+    if (!g)
+        return;
+    if (g->exec)
+        x->api.GraphExecDestroy(g->exec);
+    if (g->graph)
+        x->api.GraphDestroy(g->graph);
+    free(g);
+}
+
+const kb_backend kb_backend_cuda = {
+    .name = "cuda",
+    .init = cuda_init,
+    .fini = cuda_fini,
+    .last_error = cuda_last_error,
+    .device_info = cuda_device_info,
+    .toolchain_id = cuda_toolchain_id,
+    .artifact_ext = ".cubin",
+    .build = cuda_build,
+    .load = cuda_load,
+    .unload = cuda_unload,
+    .resources = cuda_resources,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .fill = cuda_fill,
+    .launch = cuda_launch,
+    .sync = cuda_sync,
+    .timer_start = cuda_timer_start,
+    .timer_stop = cuda_timer_stop,
+    .graph_begin = cuda_graph_begin,
+    .graph_end = cuda_graph_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_free = cuda_graph_free,
+};

@@ -1,0 +1,106 @@
+/* emu_block.h - private to the emulator (emu_exec.c, emu_block.c): one worker and the
+ * scheduler that runs a block's threads as fibers on it.
+ *
+ * Scheduling: a "runner" fiber starts threads one after another on its stack. A thread
+ * that waits (block barrier, warp exchange) keeps that fiber, and the scheduler starts a
+ * new runner for the threads not yet started; a thread that finishes hands its fiber to
+ * the next unstarted thread. So a block without barriers costs one fiber switch, and a
+ * block whose threads all wait at a barrier holds one stack per thread. Waiting threads
+ * are released by the last one to arrive and resumed round-robin in arrival order.
+ */
+#ifndef KB_EMU_BLOCK_H
+#define KB_EMU_BLOCK_H
+
+#include "backend/emu/emu_exec.h"
+#include "backend/emu/emu_fiber.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+
+#define KB_EMU_MAX_WARPS (KB_EMU_MAX_THREADS / KB_EMU_WARP_SIZE)
+#define KB_EMU_MAX_SHARED_DECLS 64   /* distinct KB_SHARED declarations one block may reach */
+#define KB_EMU_STATIC_SHMEM_MAX (48u * 1024u) /* static __shared__ limit of every arch [bytes] */
+
+typedef enum { KB_EMU_T_UNSTARTED, KB_EMU_T_RUNNING, KB_EMU_T_WAIT_BLOCK, KB_EMU_T_WAIT_WARP, KB_EMU_T_DONE } kb_emu_tstate;
+
+typedef struct kb_emu_worker kb_emu_worker;
+
+typedef struct {
+    kb_emu_thread pub;            /* first: the module holds a pointer to it */
+    kb_emu_worker *w;
+    kb_emu_fiber *fiber;          /* the fiber whose stack this thread runs on */
+    kb_emu_tstate state;
+} kb_emu_thr;
+
+typedef struct {
+    unsigned exists;              /* lanes present in the block */
+    unsigned arrived;             /* lanes waiting in the current exchange */
+    unsigned mask;                /* lanes the current exchange waits for */
+    unsigned bytes;               /* per-lane payload of the current exchange [bytes] */
+    unsigned gen;                 /* completed exchanges; gen & 1 picks the half of area */
+    unsigned unread[2];           /* lanes released from the last exchange on each half that
+                                   * have not resumed yet (they read the half first thing) */
+    unsigned char *area;          /* 2 halves x 32 lanes x KB_EMU_XCHG_MAX_BYTES */
+} kb_emu_warp;
+
+struct kb_emu_worker {
+    kb_emu_exec *e;
+    int index;
+    pthread_t tid;
+    void *alt_stack;              /* alternate signal stack (emu_exec.c) */
+
+    /* the current launch */
+    const kb_emu_launch *l;
+    kb_emu_thread **slot;         /* the module's "current thread" pointer for this OS thread */
+    unsigned n;                   /* threads per block */
+    unsigned n_warps;
+
+    /* the current block */
+    kb_emu_block blk;
+    kb_emu_thr *thr;       /* [KB_EMU_MAX_THREADS] */
+    unsigned next_unstarted, n_done, n_wait_block;
+    unsigned *waiters;            /* [KB_EMU_MAX_THREADS] at the block barrier, arrival order */
+    unsigned *runq;               /* [KB_EMU_MAX_THREADS] ring of threads ready to resume */
+    unsigned rq_head, rq_len;
+    kb_emu_warp warp[KB_EMU_MAX_WARPS];
+    unsigned char *xchg;          /* backing store of every warp's area */
+    unsigned char *smem;          /* shared memory arena: dynamic first, then static */
+    size_t smem_used;             /* [bytes] */
+    struct { const void *key; void *ptr; } decl[KB_EMU_MAX_SHARED_DECLS];
+    int n_decl;
+    int aborted;                  /* a thread failed the launch; abandon the block */
+
+    /* fibers: every stack mapped so far, and the free ones */
+    kb_emu_fiber **pool;          /* [KB_EMU_MAX_THREADS + 1] */
+    kb_emu_fiber **free_fibers;
+    int n_pool, n_free;
+    kb_emu_fiber *cur;            /* the fiber running now */
+    kb_emu_thr *cur_thr;   /* the thread running now */
+    kb_emu_ctx sched;             /* the scheduler's own context */
+
+    /* a signal raised by kernel code unwinds here */
+    sigjmp_buf jb;
+    volatile sig_atomic_t in_fiber;
+    int sig;
+    void *sig_addr;
+};
+
+/* Allocate a worker's tables (arena sized by the engine's shared memory limit). */
+kb_status kb_emu_worker_init(kb_emu_worker *w, kb_emu_exec *e, int index);
+void kb_emu_worker_fini(kb_emu_worker *w);
+/* Per launch, on the worker's own OS thread: bind the module's slot, lay out threads. */
+void kb_emu_worker_begin(kb_emu_worker *w, const kb_emu_launch *l);
+void kb_emu_worker_end(kb_emu_worker *w);
+/* Run block number b (linear, x fastest). 0 when it completed; -1 when it failed
+ * (the error is recorded in the engine, which then stops the launch). */
+int kb_emu_block_run(kb_emu_worker *w, uint64_t b);
+/* Forget every fiber of the current block (after a fault): all stacks become free. */
+void kb_emu_block_abandon(kb_emu_worker *w);
+
+/* Engine services used by the scheduler (emu_exec.c). */
+void kb_emu_exec_fail(kb_emu_exec *e, kb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int kb_emu_exec_sm(const kb_emu_exec *e);
+size_t kb_emu_exec_shmem_limit(const kb_emu_exec *e);
+
+#endif /* KB_EMU_BLOCK_H */

@@ -1,0 +1,191 @@
+/* emu_build.c - the host C++ compiler for the emulator (see emu_build.h). */
+#include "backend/emu/emu_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The flags of every build (the -D of the arch and the defines follow). They are part of
+ * kb_emu_cxx_id, so a change here misses the compile cache instead of reusing modules
+ * built without it. */
+static const char *const fixed_flags[] = {
+    "-std=c++17", "-O2", "-fPIC", "-shared",
+    "-fno-strict-aliasing",      /* kernels reinterpret memory the way CUDA code does */
+    "-fvisibility=hidden",       /* only entries (__global__) and the ABI are exported */
+    "-fstack-clash-protection",  /* a frame bigger than a page is probed on the way down, so
+                                  * it hits the guard page below a fiber's stack instead of
+                                  * landing in whatever is mapped beyond it */
+    "-DKB_EMU",
+};
+#define N_FIXED_FLAGS ((int)(sizeof fixed_flags / sizeof fixed_flags[0]))
+
+/* 1 when the program named by word can be run: a path, or found on PATH. */
+static int program_exists(const char *word)
+{
+    if (strchr(word, '/'))
+        return access(word, X_OK) == 0;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/bin:/bin";
+    char buf[4096];
+    for (const char *p = path; *p;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > 0 && snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, word) < (int)sizeof buf &&
+            access(buf, X_OK) == 0)
+            return 1;
+        p += n + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+kb_status kb_emu_cxx_init(kb_emu_cxx *c, char *err, size_t errlen)
+{
+    const char *cxx = getenv("CXX");
+    memset(c, 0, sizeof *c);
+    if (!cxx || !*cxx)
+        cxx = KB_CXX_COMPILER;
+    c->words = strdup(cxx);
+    if (!c->words) {
+        snprintf(err, errlen, "emu: out of memory");
+        return KB_ERR_OOM;
+    }
+    for (char *s = strtok(c->words, " \t"); s && c->n < KB_EMU_CXX_MAX_WORDS - 1; s = strtok(NULL, " \t"))
+        c->argv[c->n++] = s;
+    if (c->n == 0 || !program_exists(c->argv[0])) {
+        snprintf(err, errlen, "emu: C++ compiler '%s' not found: install g++ or set CXX", cxx);
+        kb_emu_cxx_free(c);
+        return KB_ERR_SETUP;
+    }
+    return KB_OK;
+}
+
+void kb_emu_cxx_free(kb_emu_cxx *c)
+{
+    free(c->words);
+    memset(c, 0, sizeof *c);
+}
+
+/* Run argv, appending its stdout+stderr to log (may be NULL). Returns the exit status
+ * (128 + signal when killed), or -1 with err set when it could not be started. */
+static int run_capture(char *const argv[], kb_sb *log, char *err, size_t errlen)
+{
+    int fds[2], status = 0;
+    pid_t pid;
+    posix_spawn_file_actions_t fa;
+    if (pipe2(fds, O_CLOEXEC) != 0) {   /* CLOEXEC: other children must not hold the pipe open */
+        snprintf(err, errlen, "emu: pipe: %s", strerror(errno));
+        return -1;
+    }
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        snprintf(err, errlen, "emu: cannot run C++ compiler '%s': %s", argv[0], strerror(rc));
+        return -1;
+    }
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        if (log)
+            kb_sb_append(log, buf, (size_t)n);
+    }
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+const char *kb_emu_cxx_id(kb_emu_cxx *c)
+{
+    if (!c->id[0]) {
+        char *argv[KB_EMU_CXX_MAX_WORDS + 1], err[256];
+        kb_sb out, id;
+        int i;
+        for (i = 0; i < c->n; i++)
+            argv[i] = c->argv[i];
+        argv[i++] = "--version";
+        argv[i] = NULL;
+        kb_sb_init(&out);
+        kb_sb_init(&id);
+        if (run_capture(argv, &out, err, sizeof err) == 0 && out.len > 0)
+            kb_sb_printf(&id, "%.*s", (int)strcspn(out.s, "\n"), out.s);
+        else
+            kb_sb_printf(&id, "%s (version unknown)", c->argv[0]);
+        for (i = 0; i < N_FIXED_FLAGS; i++)
+            kb_sb_printf(&id, " %s", fixed_flags[i]);
+        snprintf(c->id, sizeof c->id, "%s", id.s);
+        kb_sb_free(&out);
+        kb_sb_free(&id);
+    }
+    return c->id;
+}
+
+kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default_sm, const char *out_path,
+                           kb_sb *log, char *err, size_t errlen)
+{
+    int n_args = c->n + N_FIXED_FLAGS + 9 + req->n_defines;   /* 9: arch, -I, -x c++ src -o out, NULL */
+    char **argv = calloc((size_t)n_args, sizeof *argv);
+    char **owned = calloc((size_t)req->n_defines + 2, sizeof *owned);  /* strings made here */
+    int n = 0, n_owned = 0, rc;
+    kb_status st = KB_OK;
+    if (!argv || !owned)
+        goto oom;
+    for (int i = 0; i < c->n; i++)
+        argv[n++] = c->argv[i];
+    for (int i = 0; i < N_FIXED_FLAGS; i++)
+        argv[n++] = (char *)fixed_flags[i];
+    if (asprintf(&owned[n_owned], "-DKB_EMU_ARCH=%d", req->sm ? req->sm : default_sm) < 0)
+        goto oom;
+    argv[n++] = owned[n_owned++];
+    for (int i = 0; i < req->n_defines; i++) {
+        if (asprintf(&owned[n_owned], "-D%s", req->defines[i]) < 0)
+            goto oom;
+        argv[n++] = owned[n_owned++];
+    }
+    if (req->include_dir) {
+        if (asprintf(&owned[n_owned], "-I%s", req->include_dir) < 0)
+            goto oom;
+        argv[n++] = owned[n_owned++];
+    }
+    argv[n++] = "-x";
+    argv[n++] = "c++";
+    argv[n++] = (char *)req->source_path;
+    argv[n++] = "-o";
+    argv[n++] = (char *)out_path;
+    argv[n] = NULL;
+    rc = run_capture(argv, log, err, errlen);
+    if (rc < 0) {
+        st = KB_ERR_SETUP;
+    } else if (rc != 0) {
+        kb_sb_printf(log, "emu: %s exited with status %d compiling %s\n", c->argv[0], rc, req->source_path);
+        snprintf(err, errlen, "emu: %s failed on %s (status %d), see the compile log", c->argv[0],
+                 req->source_path, rc);
+        st = KB_ERR_COMPILE;
+    }
+    goto done;
+oom:
+    snprintf(err, errlen, "emu: out of memory");
+    st = KB_ERR_OOM;
+done:
+    for (int i = 0; i < n_owned; i++)
+        free(owned[i]);
+    free(owned);
+    free(argv);
+    return st;
+}

@@ -1,0 +1,35 @@
+/* emu_build.h - the emulator's compiler: the host C++ compiler turns a kernel source
+ * into a shared object (-DKB_EMU, kernels/kb_device.h maps CUDA onto the emulator).
+ * Run through argv (posix_spawn), never a shell string, its output captured in the log.
+ */
+#ifndef KB_EMU_BUILD_H
+#define KB_EMU_BUILD_H
+
+#include "backend/backend.h"
+
+#define KB_EMU_CXX_MAX_WORDS 16
+
+typedef struct {
+    char *words;                          /* the command, split on blanks in place */
+    char *argv[KB_EMU_CXX_MAX_WORDS];     /* e.g. {"ccache", "g++"} */
+    int n;
+    char id[512];                         /* kb_emu_cxx_id, once asked */
+} kb_emu_cxx;
+
+/* Take the compiler from $CXX, else KB_CXX_COMPILER (the one CMake found). KB_ERR_SETUP
+ * with a message naming it when it cannot be found. Free with kb_emu_cxx_free. */
+kb_status kb_emu_cxx_init(kb_emu_cxx *c, char *err, size_t errlen);
+void kb_emu_cxx_free(kb_emu_cxx *c);
+
+/* What a module's build depends on besides its source and defines: the first line of
+ * `cxx --version` ("<cxx> (version unknown)" when it says nothing) followed by the flags
+ * every build passes. Run once, then cached. Never NULL. */
+const char *kb_emu_cxx_id(kb_emu_cxx *c);
+
+/* Compile req into the shared object out_path for arch req->sm (default_sm when 0), its
+ * defines passed as -D. Appends the compiler's output to log. KB_ERR_COMPILE when the
+ * compiler fails (log says why), KB_ERR_SETUP when it cannot be run; message in err. */
+kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default_sm, const char *out_path,
+                           kb_sb *log, char *err, size_t errlen);
+
+#endif /* KB_EMU_BUILD_H */

@@ -1,0 +1,78 @@
+/* console.c - the per-case table and the progress line (see console.h). */
+#include "cli/console.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+static double since_s(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static void fmt_dur(char *out, size_t n, double s)
+{
+    long v = (long)(s + 0.5);
+    if (v >= 3600)
+        snprintf(out, n, "%ld:%02ld:%02ld", v / 3600, v / 60 % 60, v % 60);
+    else
+        snprintf(out, n, "%ld:%02ld", v / 60, v % 60);
+}
+
+void kb_progress_start(kb_progress *pg, int64_t n)
+{
+    pg->tty = isatty(2);
+    pg->n = n;
+    pg->done = 0;
+    pg->next_mark = 0;
+    clock_gettime(CLOCK_MONOTONIC, &pg->t0);
+}
+
+void kb_progress_clear(const kb_progress *pg)
+{
+    if (pg->tty)
+        fputs("\r\033[K", stderr);
+}
+
+void kb_progress_step(kb_progress *pg)
+{
+    pg->done++;
+    if (!pg->tty && pg->done < pg->next_mark && pg->done != pg->n)
+        return;
+    pg->next_mark = pg->done + (pg->n >= 10 ? pg->n / 10 : 1);
+    double el = since_s(&pg->t0);
+    double left = pg->done ? el / pg->done * (pg->n - pg->done) : 0;
+    char a[32], b[32];
+    fmt_dur(a, sizeof a, el);
+    fmt_dur(b, sizeof b, left);
+    fprintf(stderr, "%s[%lld/%lld] %s elapsed, ~%s left%s", pg->tty ? "\r\033[K" : "kbench: progress ",
+            (long long)pg->done, (long long)pg->n, a, b, pg->tty ? "" : "\n");
+    fflush(stderr);
+}
+
+void kb_console_header(int emulator, int id_width)
+{
+    printf("%-11s %-*s %-13s %10s %8s %14s %10s\n", "", id_width, "case", "status", "max_abs", "err/tol",
+           emulator ? "cpu_median_us" : "median_us", emulator ? "cpu_GB/s" : "GB/s");
+}
+
+void kb_console_row(int id_width, int64_t i, int64_t n, const char *id, const char *status, const kb_verify *v,
+                    const kb_measurement *m, double gbps, const char *reason)
+{
+    char pos[32];
+    snprintf(pos, sizeof pos, "[%lld/%lld]", (long long)i + 1, (long long)n);
+    printf("%-11s %-*s %-13s", pos, id_width, id, status);
+    if (v)
+        printf(" %10.2e %8.3f", v->max_abs_err, v->max_err_ratio);
+    else
+        printf(" %10s %8s", "-", "-");
+    if (m)
+        printf(" %14.2f %10.2f", m->st.median, gbps);
+    else
+        printf(" %14s %10s", "-", "-");
+    if (reason && *reason)
+        printf("  %s", reason);
+    putchar('\n');
+    fflush(stdout);
+}

@@ -1,0 +1,32 @@
+/* console.h - what a run prints for people: the per-case table and the progress line.
+ * Structured results go to the records; nothing reads this text back. */
+#ifndef KB_CONSOLE_H
+#define KB_CONSOLE_H
+
+#include "engine/family.h"
+#include "engine/measure.h"
+
+#include <time.h>
+
+/* Progress on stderr: rewritten in place on a terminal; on a log (CI) a line at every
+ * tenth of the run, so long runs show where they are without flooding the log. */
+typedef struct {
+    int tty;
+    int64_t n;          /* cases to run */
+    int64_t done;
+    int64_t next_mark;  /* non-tty: print when done reaches this */
+    struct timespec t0;
+} kb_progress;
+
+void kb_progress_start(kb_progress *pg, int64_t n);
+void kb_progress_clear(const kb_progress *pg);  /* before printing a row */
+void kb_progress_step(kb_progress *pg);         /* after a case */
+
+/* The table: a header naming the clock (cpu_median_us on the emulator), then a row per
+ * case: position, id (padded to id_width, the longest id of the run), status, max abs
+ * error and err/tol, median, rate, reason. */
+void kb_console_header(int emulator, int id_width);
+void kb_console_row(int id_width, int64_t i, int64_t n, const char *id, const char *status, const kb_verify *v,
+                    const kb_measurement *m, double gbps, const char *reason);
+
+#endif

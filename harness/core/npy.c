@@ -1,0 +1,74 @@
+/* npy.c - NumPy .npy v1.0 writer (see npy.h). */
+#include "core/npy.h"
+#include "core/fsutil.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "npy.c writes host memory as little-endian ('<') data");
+
+#define NPY_MAX_DIMS 32
+
+kb_status kb_npy_write_raw(const char *path, const char *descr, const void *data,
+                           size_t elem_bytes, const int64_t *shape, int ndim)
+{
+    kb_status st = KB_ERR_INPUT;
+    FILE *f = NULL;
+    kb_sb hdr;
+    kb_sb_init(&hdr);
+
+    if (!descr || !*descr || ndim < 0 || ndim > NPY_MAX_DIMS || elem_bytes == 0)
+        goto fail;
+    size_t count = 1;
+    kb_sb_printf(&hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            goto fail;
+        count *= (size_t)shape[i];
+        /* a one-element tuple needs its trailing comma: (5,) */
+        kb_sb_printf(&hdr, "%lld%s", (long long)shape[i], ndim == 1 ? "," : i + 1 < ndim ? ", " : "");
+    }
+    kb_sb_printf(&hdr, "), }");
+    /* magic (6) + version (2) + length (2) + header, '\n' included, is a multiple of 64 */
+    size_t total = 10 + hdr.len + 1;
+    size_t pad = (64 - total % 64) % 64;
+    for (size_t i = 0; i < pad; i++)
+        kb_sb_append(&hdr, " ", 1);
+    kb_sb_append(&hdr, "\n", 1);
+    if (hdr.len > 65535)
+        goto fail;
+
+    st = KB_ERR_IO;
+    if (kb_fs_mkdir_parent(path) != KB_OK)
+        goto fail;
+    f = fopen(path, "wb");
+    if (!f)
+        goto fail;
+    unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              (unsigned char)(hdr.len & 0xff), (unsigned char)(hdr.len >> 8) };
+    if (fwrite(pre, 1, sizeof pre, f) != sizeof pre || fwrite(hdr.s, 1, hdr.len, f) != hdr.len)
+        goto fail_remove;
+    if (count && fwrite(data, elem_bytes, count, f) != count)
+        goto fail_remove;
+    int rc = fclose(f);
+    f = NULL;
+    if (rc != 0)
+        goto fail_remove;
+    kb_sb_free(&hdr);
+    return KB_OK;
+fail_remove:
+    if (f)
+        fclose(f);
+    f = NULL;
+    unlink(path);
+fail:
+    kb_sb_free(&hdr);
+    return st;
+}
+
+kb_status kb_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim)
+{
+    return kb_npy_write_raw(path, "<f4", data, sizeof(float), shape, ndim);
+}

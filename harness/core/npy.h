@@ -1,0 +1,26 @@
+/* npy.h - NumPy .npy (format version 1.0) writers, for dumping a case's inputs,
+ * outputs and references so they can be inspected with numpy.load.
+ *
+ * Layout: "\x93NUMPY", version 1.0, a little-endian uint16 header length, then the
+ * header: a Python dict literal {'descr': ..., 'fortran_order': False, 'shape': (...), }
+ * padded with spaces and ended by '\n' so that the data starts at a multiple of 64
+ * bytes, then the raw C-order data.
+ */
+#ifndef KB_NPY_H
+#define KB_NPY_H
+
+#include "core/kb.h"
+
+/* Write n = prod(shape) floats as descr "<f4". ndim 0 writes a scalar (one element).
+ * The parent directory is created. KB_ERR_INPUT for a negative dim or ndim outside
+ * [0, 32]; KB_ERR_IO when the file cannot be written (no partial file is left). */
+kb_status kb_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim);
+
+/* Write prod(shape) elements of elem_bytes each, with the given NumPy type string
+ * ("<f4", "<f2", "<u2", "|i1", "<i4", ...); the data is written as it is in memory
+ * (the host is little-endian, which "<" asserts). Errors as kb_npy_write_f32, plus
+ * KB_ERR_INPUT for an empty descr or a header too long for format 1.0. */
+kb_status kb_npy_write_raw(const char *path, const char *descr, const void *data,
+                           size_t elem_bytes, const int64_t *shape, int ndim);
+
+#endif /* KB_NPY_H */

@@ -1,0 +1,54 @@
+/* derive.h - every rate kbench reports, derived in one place from the family's work
+ * model and the median time: TFLOPS, GB/s, arithmetic intensity, the roofline bound,
+ * the % of it reached and whether the case is compute- or memory-bound.
+ *
+ * Bytes are the compulsory bytes (read + written) of the work model, not what a
+ * variant happens to move: a naive kernel that moves more shows a lower GB/s.
+ * Without a GPU peak (emulator, unknown architecture) the rates are kept and the
+ * roofline fields are left unset: no ceiling is invented.
+ */
+#ifndef KB_DERIVE_H
+#define KB_DERIVE_H
+
+#include <jansson.h>
+
+#include "engine/family.h"
+#include "engine/peaks.h"
+
+typedef enum { KB_BOUND_UNKNOWN = 0, KB_BOUND_COMPUTE, KB_BOUND_MEMORY } kb_bound;
+
+const char *kb_bound_name(kb_bound b);   /* "compute", "memory", NULL for unknown */
+
+typedef struct {
+    int have_rates;       /* median > 0: tflops, gbps, ai are meaningful */
+    double tflops;        /* [TFLOPS] flops / median (TOPS for int8) */
+    double gbps;          /* [GB/s] compulsory bytes / median */
+    double ai;            /* [FLOP/byte] flops / compulsory bytes; 0 for zero flops or bytes */
+
+    int have_roof;        /* a GPU ceiling applied: the fields below are meaningful */
+    double peak_tflops;   /* [TFLOPS] compute ceiling of the dtype (0 for a zero-flop case without one) */
+    double peak_gbps;     /* [GB/s] bandwidth ceiling */
+    double roof_tflops;   /* [TFLOPS] min(peak_tflops, ai * peak_gbps) */
+    double pct_roof;      /* [%] achieved / roofline bound */
+    const char *peak_source; /* "datasheet" or "clock" (static), NULL without a roof */
+
+    kb_bound bound;       /* compute|memory by the ridge point; memory for zero flops even
+                           * without peaks; unknown otherwise */
+} kb_derived;
+
+/* Derive the rates of work w timed at median_us. p may be NULL (no ceilings). A
+ * non-positive median gives have_rates 0 and nothing else but the zero-flop bound.
+ * Never divides by zero: zero flops -> ai 0, memory-bound, % of the bandwidth ceiling. */
+void kb_derive(const kb_work *w, double median_us, const kb_peaks *p, kb_dtype dt, kb_derived *out);
+
+/* The record's "derived" object: {clock, tflops, gbps, ai, bound, roof_tflops, pct_roof,
+ * peak_tflops, peak_gbps, peak_source}; absent values are null. clock is the timing
+ * clock ("cpu" on the emulator: CPU rates, labelled so). NULL when out of memory. */
+json_t *kb_derived_json(const kb_derived *d, const char *clock);
+
+/* Read the derived rates of a record: its "derived" block when present, else derived
+ * here from its "work" and "timing" blocks without ceilings (records written before
+ * the block existed). Returns 1 when out holds rates, 0 when the record has none. */
+int kb_derived_from_record(json_t *rec, kb_derived *out);
+
+#endif /* KB_DERIVE_H */

@@ -1,0 +1,102 @@
+/* exec.c - the execution context of one case: tracked allocations and launches
+ * routed to the selected backend (see exec.h). */
+#include "engine/exec.h"
+
+#include "core/fsutil.h"
+#include "core/npy.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+kb_status kb_run_fail(kb_run *r, kb_status st, const char *fmt, ...)
+{
+    if (r->err[0] == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->err, sizeof r->err, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* Copy the backend's last error into the case, once. */
+static kb_status backend_fail(kb_run *r, kb_status st, const char *what)
+{
+    return kb_run_fail(r, st, "%s: %s", what, r->be->last_error(r->bx));
+}
+
+kb_status kb_run_alloc(kb_run *r, size_t bytes, kb_dptr *out)
+{
+    if (r->n_bufs == KB_RUN_MAX_BUFS)
+        return kb_run_fail(r, KB_ERR_INTERNAL, "more than %d buffers in one case", KB_RUN_MAX_BUFS);
+    kb_status st = r->be->alloc(r->bx, bytes ? bytes : 1, out);
+    if (st != KB_OK)
+        return backend_fail(r, st, "device allocation");
+    r->bufs[r->n_bufs++] = *out;
+    return KB_OK;
+}
+
+kb_status kb_run_upload(kb_run *r, kb_dptr dst, const void *src, size_t bytes)
+{
+    kb_status st = r->be->upload(r->bx, dst, src, bytes);
+    return st == KB_OK ? KB_OK : backend_fail(r, st, "upload");
+}
+
+kb_status kb_run_download(kb_run *r, void *dst, kb_dptr src, size_t bytes)
+{
+    kb_status st = r->be->download(r->bx, dst, src, bytes);
+    return st == KB_OK ? KB_OK : backend_fail(r, st, "download");
+}
+
+kb_status kb_run_launch(kb_run *r, const char *entry, const kb_geom *g, const kb_arg *args, int nargs)
+{
+    kb_status st = r->be->launch(r->bx, r->mod, entry, g, args, nargs);
+    if (st == KB_OK)
+        return KB_OK;
+    return kb_run_fail(r, st, "launch of %s grid(%u,%u,%u) block(%u,%u,%u) shmem %zu B: %s", entry,
+                       g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2],
+                       g->shmem_bytes, r->be->last_error(r->bx));
+}
+
+void kb_run_free_all(kb_run *r)
+{
+    while (r->n_bufs > 0)
+        r->be->free(r->bx, r->bufs[--r->n_bufs]);
+}
+
+void kb_run_expose(kb_run *r, const char *name, const float *data, const int64_t *shape, int ndim)
+{
+    if (r->n_arrays == KB_RUN_MAX_ARRAYS || ndim < 1 || ndim > 4)
+        return;
+    kb_run_array *a = &r->arrays[r->n_arrays++];
+    a->name = name;
+    a->data = data;
+    a->ndim = ndim;
+    memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
+}
+
+kb_status kb_run_dump(kb_run *r, const char *dir, const char *case_id)
+{
+    kb_sb path;
+    kb_sb_init(&path);
+    kb_sb_printf(&path, "%s/", dir);
+    for (const char *p = case_id; *p; p++) {
+        if (*p == '/')
+            kb_sb_append(&path, "__", 2);
+        else
+            kb_sb_append(&path, p, 1);
+    }
+    kb_status st = kb_fs_mkdir_p(path.s);
+    size_t base = path.len;
+    for (int i = 0; i < r->n_arrays && st == KB_OK; i++) {
+        path.len = base;
+        path.s[base] = 0;
+        kb_sb_printf(&path, "/%s.npy", r->arrays[i].name);
+        st = kb_npy_write_f32(path.s, r->arrays[i].data, r->arrays[i].shape, r->arrays[i].ndim);
+    }
+    if (st != KB_OK)
+        kb_run_fail(r, st, "--dump: cannot write %s", path.s);
+    kb_sb_free(&path);
+    return st;
+}

@@ -1,0 +1,57 @@
+/* exec.h - the execution context a family sees while one case runs.
+ *
+ * Families allocate, upload, launch and download only through these calls, so the
+ * same family code drives the cuda backend, the emulator and a CUDA Graph capture.
+ */
+#ifndef KB_EXEC_H
+#define KB_EXEC_H
+
+#include "engine/family.h"
+
+#define KB_RUN_MAX_BUFS 32
+#define KB_RUN_MAX_ARRAYS 8
+
+/* A host array a family exposes for --dump (inputs, output, reference), as fp32. */
+typedef struct {
+    const char *name;        /* file name stem: "x", "out", "ref" */
+    const float *data;       /* owned by the family state, valid until teardown */
+    int64_t shape[4];
+    int ndim;
+} kb_run_array;
+
+struct kb_run {
+    const kb_backend *be;
+    kb_backend_ctx *bx;
+    kb_module *mod;              /* the module compiled for this case's defines */
+    const kb_family *f;
+    const kb_case *c;
+    kb_target target;
+    kb_dptr bufs[KB_RUN_MAX_BUFS]; /* allocations, freed by kb_run_free_all */
+    int n_bufs;
+    char err[1024];              /* first error message of the case */
+    kb_run_array arrays[KB_RUN_MAX_ARRAYS]; /* exposed for --dump */
+    int n_arrays;
+};
+
+/* The case and its variant, for family code. */
+static inline const kb_case *kb_run_case(const kb_run *r) { return r->c; }
+
+/* Allocate device memory tracked by the run (freed when the case ends). */
+kb_status kb_run_alloc(kb_run *r, size_t bytes, kb_dptr *out);
+kb_status kb_run_upload(kb_run *r, kb_dptr dst, const void *src, size_t bytes);
+kb_status kb_run_download(kb_run *r, void *dst, kb_dptr src, size_t bytes);
+/* Launch entry of the case's module. */
+kb_status kb_run_launch(kb_run *r, const char *entry, const kb_geom *g, const kb_arg *args, int nargs);
+/* Record the first error message of the case and return st (for `return kb_run_fail(...)`). */
+kb_status kb_run_fail(kb_run *r, kb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Expose a host fp32 array (inputs, the downloaded output, the reference) so that
+ * `kbench run --dump DIR` can write it as DIR/<case>/<name>.npy when the case fails or
+ * is chosen. data must stay valid until the family's teardown; shape has ndim (1..4)
+ * dims. Extra arrays beyond KB_RUN_MAX_ARRAYS are ignored. */
+void kb_run_expose(kb_run *r, const char *name, const float *data, const int64_t *shape, int ndim);
+/* Write every exposed array under dir/<id with '/' as '__'>/; KB_OK or KB_ERR_IO (message in r). */
+kb_status kb_run_dump(kb_run *r, const char *dir, const char *case_id);
+/* Free every tracked allocation. */
+void kb_run_free_all(kb_run *r);
+
+#endif /* KB_EXEC_H */

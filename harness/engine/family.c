@@ -1,0 +1,75 @@
+/* family.c - the registry of kernel families and the self-describing case id. */
+#include "engine/family.h"
+
+#include <string.h>
+
+extern const kb_family kb_family_gelu;
+extern const kb_family kb_family_gemm;
+extern const kb_family kb_family_attention;
+extern const kb_family kb_family_softmax;
+extern const kb_family kb_family_embedding;
+extern const kb_family kb_family_layernorm;
+
+const kb_family *const kb_families[] = {
+    &kb_family_gelu,
+    &kb_family_gemm,
+    &kb_family_attention,
+    &kb_family_softmax,
+    &kb_family_embedding,
+    &kb_family_layernorm,
+};
+const int kb_n_families = (int)(sizeof kb_families / sizeof kb_families[0]);
+
+int kb_family_find(const char *name)
+{
+    for (int i = 0; i < kb_n_families; i++)
+        if (strcmp(kb_families[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+int kb_family_variant_find(const kb_family *f, const char *name)
+{
+    for (int i = 0; i < f->n_variants; i++)
+        if (strcmp(f->variants[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int kb_family_param_find(const kb_family *f, const char *name)
+{
+    for (int i = 0; i < f->n_params; i++)
+        if (strcmp(f->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int kb_param_applies(const kb_family *f, int param, int variant)
+{
+    uint32_t m = f->params[param].variants;
+    return m == 0 || (variant >= 0 && variant < 32 && (m >> variant) & 1u);
+}
+
+void kb_case_id(const kb_case *c, kb_sb *b)
+{
+    const kb_family *f = kb_families[c->family];
+    kb_sb_clear(b);
+    kb_sb_printf(b, "%s/%s", f->name, f->variants[c->variant].name);
+    int first = 1;
+    for (int p = 0; p < f->n_params; p++) {
+        if (!kb_param_applies(f, p, c->variant))
+            continue;
+        kb_sb_append(b, first ? "(" : ",", 1);
+        first = 0;
+        if (f->params[p].choices)
+            kb_sb_printf(b, "%s=%s", f->params[p].name, f->params[p].choices[c->params[p]]);
+        else
+            kb_sb_printf(b, "%s=%lld", f->params[p].name, (long long)c->params[p]);
+    }
+    if (!first)
+        kb_sb_append(b, ")", 1);
+    kb_sb_printf(b, "/%s/", kb_dtype_name(c->dtype));
+    for (int d = 0; d < f->n_dims; d++)
+        kb_sb_printf(b, d ? "x%lld" : "%lld", (long long)c->dims[d]);
+    kb_sb_printf(b, "/pad%d/%s", c->pad, kb_launch_name(c->launch));
+}

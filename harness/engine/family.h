@@ -1,0 +1,100 @@
+/* family.h - the host-side descriptor of a kernel family.
+ *
+ * A family is kernels/<family>.cu (device code, variants naive first) plus
+ * kernels/<family>.c (this descriptor). The harness knows nothing family-specific:
+ * it plans cases over the descriptor's axes, asks valid() for legality, compiles the
+ * source with defines(), and runs setup -> enqueue -> check -> teardown through the
+ * kb_run context below. Rates are derived by the harness from work(); no family
+ * computes its own GB/s.
+ */
+#ifndef KB_FAMILY_H
+#define KB_FAMILY_H
+
+#include "backend/backend.h"
+
+typedef struct {
+    const char *name;      /* "naive", "vec" — appears in case ids */
+    const char *entry;     /* extern "C" kernel symbol of the main launch */
+    uint32_t dtypes;       /* KB_DT_BIT mask of supported dtypes */
+    const char *about;     /* one line: what this variant changes and why */
+} kb_variant;
+
+typedef struct {
+    const char *name;             /* "BLOCK", "VEC", "form" — as written in suites */
+    int64_t def;                  /* default value (choice index for choice params) */
+    const char *const *choices;   /* NULL-terminated names for a choice param, or NULL for an integer */
+    uint32_t variants;            /* bit i set: the param applies to variant i (0 = all variants) */
+    const char *about;
+} kb_param;
+
+/* Work model: what the operation needs, not what an implementation moves. */
+typedef struct {
+    double flops;          /* algorithmic operations (2*M*N*K for GEMM) */
+    double bytes_read;     /* compulsory [bytes] */
+    double bytes_written;  /* compulsory [bytes] */
+    double bytes_moved;    /* [bytes] actually moved by this variant when larger (naive attention's S x S); 0 = same */
+} kb_work;
+
+/* Target the case is planned for: validity can depend on the architecture. */
+typedef struct {
+    int sm;                /* 80, 89, 90 */
+    int is_emulator;
+    int max_shmem_per_block; /* [bytes] opt-in limit */
+} kb_target;
+
+/* Verification summary (filled by kb_verify_* in verify.h). */
+typedef struct {
+    int64_t n;             /* elements compared */
+    int64_t n_bad;         /* elements outside tolerance (non-finite got counts as bad) */
+    int64_t first_bad;     /* index of the first bad element, -1 if none */
+    double got_at_bad, want_at_bad;
+    double max_abs_err;
+    double max_rel_err;    /* over elements with |want| > atol (elsewhere relative error says nothing) */
+    double max_err_ratio;  /* max of |got - want| / (atol + rtol * |want|): <= 1 passes; the one number to read */
+    double atol, rtol;     /* tolerance used: |got - want| <= atol + rtol * |want| */
+} kb_verify;
+
+typedef struct kb_run kb_run;  /* execution context of one case (exec.h) */
+
+typedef struct kb_family {
+    const char *name;                 /* "gelu" */
+    const char *source;               /* "gelu.cu", relative to the kernels directory */
+    const char *about;
+    const kb_variant *variants; int n_variants;
+    const char *const *dims; int n_dims;       /* shape dims, e.g. {"n"}; {"m","n","k"} */
+    const kb_param *params; int n_params;
+
+    /* Static legality. Returns 1 when valid; 0 and a reason in why otherwise. */
+    int (*valid)(const kb_case *c, const kb_target *t, char *why, size_t whylen);
+    /* OPTIONAL extra compile-time defines, "NAME=VALUE" lines appended to out. The harness
+     * already defines, for every case (kb_case_defines in compile.c): KB_T=<storage ctype>,
+     * KB_DTYPE_<FP32|TF32|FP16|BF16|INT8|FP8E4M3|FP8E5M2>=1, and every param of the family
+     * as <UPPERCASE NAME>=<value> (its default where it does not apply to the variant);
+     * a choice param as its index, plus <NAME>_<CHOICE>=<index> for each of its choices. */
+    void (*defines)(const kb_case *c, kb_sb *out);
+    kb_work (*work)(const kb_case *c);
+
+    /* Execution. setup allocates through kb_run_alloc (freed by the harness), makes
+     * inputs with a seeded kb_rng, uploads them and computes the reference; enqueue
+     * issues the launches of one execution (several launches are one case); check
+     * downloads outputs and fills v. State is family-private, freed by teardown. */
+    kb_status (*setup)(kb_run *r, void **state);
+    kb_status (*enqueue)(kb_run *r, void *state);
+    kb_status (*check)(kb_run *r, void *state, kb_verify *v);
+    void (*teardown)(kb_run *r, void *state);
+} kb_family;
+
+/* The registry: one static table of every family (family.c). */
+extern const kb_family *const kb_families[];
+extern const int kb_n_families;
+int kb_family_find(const char *name);                      /* index or -1 */
+int kb_family_variant_find(const kb_family *f, const char *name); /* index or -1 */
+int kb_family_param_find(const kb_family *f, const char *name);   /* index or -1 */
+int kb_param_applies(const kb_family *f, int param, int variant); /* 1 when the param is an axis of the variant */
+
+/* Self-describing id: "gelu/vec(VEC=4,form=tanh)/bf16/1000003/pad1/eager". Params that
+ * do not apply to the variant are left out; dims joined by 'x'. Writes into b (cleared first).
+ * Requires c->family to index kb_families[]. */
+void kb_case_id(const kb_case *c, kb_sb *b);
+
+#endif /* KB_FAMILY_H */

@@ -1,0 +1,225 @@
+/* launch_overhead.c - eager vs graph launch cost of a case, with an empty-kernel floor
+ * (see launch_overhead.h). */
+#include "engine/launch_overhead.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What gets launched: the case (its family's enqueue) or the empty kernel. */
+typedef struct {
+    kb_run *r;
+    void *state;
+    kb_module *empty;       /* non-NULL: launch kb_empty from it instead of the case */
+} launcher;
+
+static double wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static kb_status exec_once(const launcher *l)
+{
+    kb_run *r = l->r;
+    if (!l->empty)
+        return r->f->enqueue(r, l->state);
+    static const kb_geom one = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    kb_status st = r->be->launch(r->bx, l->empty, KB_EMPTY_ENTRY, &one, NULL, 0);
+    return st == KB_OK ? KB_OK : kb_run_fail(r, st, "launch of %s: %s", KB_EMPTY_ENTRY, r->be->last_error(r->bx));
+}
+
+/* ---- counting the launches of one execution ----
+ * kb_run_launch goes through r->be->launch, so a copy of the backend table whose
+ * launch slot counts and forwards sees every launch of the family's enqueue. The
+ * slot has no user pointer, hence the thread-local forwarding target. */
+static _Thread_local const kb_backend *count_inner;
+static _Thread_local int count_launches;
+
+static kb_status counting_launch(kb_backend_ctx *x, kb_module *m, const char *entry, const kb_geom *g,
+                                 const kb_arg *args, int nargs)
+{
+    count_launches++;
+    return count_inner->launch(x, m, entry, g, args, nargs);
+}
+
+/* One execution of the case (doubling as the warm-up), counting its launches. */
+static kb_status count_case_launches(kb_run *r, void *state, int *launches)
+{
+    kb_backend shim = *r->be;
+    const kb_backend *saved = r->be;
+    shim.launch = counting_launch;
+    count_inner = saved;
+    count_launches = 0;
+    r->be = &shim;
+    kb_status st = r->f->enqueue(r, state);
+    r->be = saved;
+    *launches = count_launches;
+    return st;
+}
+
+/* ---- timing ---- */
+
+static kb_status timer_fail(kb_run *r, kb_status st, const char *what)
+{
+    return kb_run_fail(r, st, "%s: %s", what, r->be->last_error(r->bx));
+}
+
+/* n executions enqueued one by one: device time and host enqueue time [us], medians of
+ * KB_OVERHEAD_REPS. */
+static kb_status time_eager(const launcher *l, int n, double *dev_us, double *host_us)
+{
+    kb_run *r = l->r;
+    const kb_backend *be = r->be;
+    double dev[KB_OVERHEAD_REPS], host[KB_OVERHEAD_REPS];
+    kb_status st;
+    for (int rep = 0; rep < KB_OVERHEAD_REPS; rep++) {
+        if ((st = be->sync(r->bx)) != KB_OK)
+            return timer_fail(r, st, "synchronise");
+        if ((st = be->timer_start(r->bx)) != KB_OK)
+            return timer_fail(r, st, "timer start");
+        double w0 = wall_us();
+        for (int i = 0; i < n; i++)
+            if ((st = exec_once(l)) != KB_OK)
+                return st;
+        host[rep] = wall_us() - w0;
+        if ((st = be->timer_stop(r->bx, &dev[rep])) != KB_OK)
+            return timer_fail(r, st, "timer stop");
+    }
+    *dev_us = median_of(dev, KB_OVERHEAD_REPS);
+    *host_us = median_of(host, KB_OVERHEAD_REPS);
+    return KB_OK;
+}
+
+/* One graph of n executions, captured and instantiated once, replayed once untimed,
+ * then timed: device time [us], median of KB_OVERHEAD_REPS replays. */
+static kb_status time_graph(const launcher *l, int n, double *dev_us)
+{
+    kb_run *r = l->r;
+    const kb_backend *be = r->be;
+    double dev[KB_OVERHEAD_REPS];
+    kb_graph *g = NULL;
+    kb_status st, est = KB_OK;
+    if ((st = be->graph_begin(r->bx)) != KB_OK)
+        return timer_fail(r, st, "graph capture");
+    for (int i = 0; i < n && est == KB_OK; i++)
+        est = exec_once(l);
+    /* always end the capture: that is what returns the stream to normal */
+    if ((st = be->graph_end(r->bx, &g)) != KB_OK || est != KB_OK) {
+        if (g)
+            be->graph_free(r->bx, g);
+        return est != KB_OK ? est : timer_fail(r, st, "graph capture");
+    }
+    if ((st = be->graph_launch(r->bx, g)) != KB_OK || (st = be->sync(r->bx)) != KB_OK) {
+        timer_fail(r, st, "graph warm-up replay");
+        goto fail;
+    }
+    for (int rep = 0; rep < KB_OVERHEAD_REPS; rep++) {
+        if ((st = be->timer_start(r->bx)) != KB_OK) {
+            timer_fail(r, st, "timer start");
+            goto fail;
+        }
+        if ((st = be->graph_launch(r->bx, g)) != KB_OK) {
+            timer_fail(r, st, "graph launch");
+            goto fail;
+        }
+        if ((st = be->timer_stop(r->bx, &dev[rep])) != KB_OK) {
+            timer_fail(r, st, "timer stop");
+            goto fail;
+        }
+    }
+    *dev_us = median_of(dev, KB_OVERHEAD_REPS);
+fail:
+    be->graph_free(r->bx, g);
+    return st;
+}
+
+kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
+{
+    kb_module *empty = out->empty;
+    double t_eager = 0, t_graph = 0, t_host = 0;
+    kb_status st;
+    memset(out, 0, sizeof *out);
+    out->empty = empty;
+    out->n = n;
+    out->empty_eager_us = out->empty_graph_us = NAN;
+    if (n < 1)
+        return kb_run_fail(r, KB_ERR_INPUT, "launch overhead: n = %d executions", n);
+    if (!r->be->graph_begin)
+        return kb_run_fail(r, KB_ERR_LAUNCH, "launch overhead: backend %s cannot capture graphs", r->be->name);
+
+    launcher cl = { r, state, NULL };
+    if ((st = count_case_launches(r, state, &out->launches)) != KB_OK)
+        return st;
+    if (out->launches < 1)
+        return kb_run_fail(r, KB_ERR_INTERNAL, "launch overhead: the family's enqueue launched nothing");
+    if ((st = time_eager(&cl, n, &t_eager, &t_host)) != KB_OK || (st = time_graph(&cl, n, &t_graph)) != KB_OK)
+        return st;
+    out->eager_us = t_eager / n;
+    out->graph_us = t_graph / n;
+    out->per_launch_us = (t_eager - t_graph) / ((double)n * out->launches);
+    out->host_enqueue_us = t_host / ((double)n * out->launches);
+
+    if (empty) {
+        launcher el = { r, state, empty };
+        double e_eager = 0, e_graph = 0, e_host = 0;
+        if ((st = exec_once(&el)) != KB_OK) /* warm-up: first launch loads the function */
+            return st;
+        if ((st = time_eager(&el, n, &e_eager, &e_host)) != KB_OK || (st = time_graph(&el, n, &e_graph)) != KB_OK)
+            return st;
+        out->empty_eager_us = e_eager / n;
+        out->empty_graph_us = e_graph / n;
+    }
+    return KB_OK;
+}
+
+int kb_launch_overhead_n(double median_us, int is_emulator)
+{
+    const double budget_us = 20e3;
+    int cap = is_emulator ? 4 : 100;
+    if (!(median_us > 0))
+        return cap;
+    double n = budget_us / median_us;
+    return n >= cap ? cap : n < 1 ? 1 : (int)n;
+}
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *kb_overhead_json(const kb_overhead *o, const char *clock)
+{
+    json_t *j = json_object();
+    if (!j)
+        return NULL;
+    int bad = 0;
+    bad |= json_object_set_new(j, "n", json_integer(o->n));
+    bad |= json_object_set_new(j, "launches", json_integer(o->launches));
+    bad |= json_object_set_new(j, "eager_us", num(o->eager_us));
+    bad |= json_object_set_new(j, "graph_us", num(o->graph_us));
+    bad |= json_object_set_new(j, "per_launch_us", num(o->per_launch_us));
+    bad |= json_object_set_new(j, "empty_eager_us", num(o->empty_eager_us));
+    bad |= json_object_set_new(j, "empty_graph_us", num(o->empty_graph_us));
+    bad |= json_object_set_new(j, "host_enqueue_us", num(o->host_enqueue_us));
+    bad |= json_object_set_new(j, "clock", json_string(clock ? clock : "gpu"));
+    if (bad) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}

@@ -1,0 +1,58 @@
+/* launch_overhead.h - what launching costs, eager vs CUDA Graph, for one case.
+ *
+ * N executions of the case are timed back to back, eagerly (N x the family's launches,
+ * one call each) and as one replay of a graph captured from those N executions
+ * (captured and instantiated once, replayed after a warm-up replay). The difference,
+ * divided by the launches, is the per-launch cost a graph removes:
+ *     per_launch_us = (t_eager - t_graph) / (N x launches per execution)
+ * For a kernel longer than a launch, launches overlap the previous kernel and the
+ * difference tends to zero: it is the overhead the user actually pays, not the API's.
+ * The floor is the same measurement with an empty kernel (kernels/kb_empty.cu, a
+ * module like any other), and host_enqueue_us the CPU wall time of one launch call.
+ * Each timing is the median of KB_OVERHEAD_REPS repetitions.
+ *
+ * On the emu backend every number is CPU time (its launches run to completion and
+ * its graphs replay the recorded launches); the caller labels them so.
+ */
+#ifndef KB_LAUNCH_OVERHEAD_H
+#define KB_LAUNCH_OVERHEAD_H
+
+#include <jansson.h>
+
+#include "engine/exec.h"
+
+#define KB_OVERHEAD_REPS 3
+#define KB_EMPTY_SOURCE "kb_empty.cu"   /* relative to the kernels directory */
+#define KB_EMPTY_ENTRY "kb_empty"
+
+typedef struct {
+    kb_module *empty;        /* IN: the loaded kb_empty.cu module for the floor; NULL: no floor */
+    int n;                   /* executions timed back to back */
+    int launches;            /* kernel launches in one execution of the case */
+    double eager_us;         /* [us] per execution: N executions enqueued one by one, / N */
+    double graph_us;         /* [us] per execution: one replay of a graph of N executions, / N */
+    double per_launch_us;    /* [us] (t_eager - t_graph) / (N x launches) */
+    double empty_eager_us;   /* [us] per empty-kernel launch, eager; NAN without a floor */
+    double empty_graph_us;   /* [us] per empty-kernel launch within a graph; NAN without a floor */
+    double host_enqueue_us;  /* [us] CPU wall time of one launch call of the case */
+} kb_overhead;
+
+/* Measure the launch overhead of the case in r (state from the family's setup; the
+ * case's buffers are reused, so the family's enqueue must be repeatable, as it is for
+ * sampling). out->empty is read, every other field written. n >= 1 (100 is a good
+ * number on a GPU; a handful on the emulator, whose executions are slow). Needs the
+ * backend's graph slots: KB_ERR_LAUNCH without them. Returns KB_OK or the failing
+ * status with the case's error set in r. */
+kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out);
+
+/* A good n for a case whose median execution takes median_us: as many executions as fit
+ * in about 20 ms per timing, at most 100 (4 on the emulator, whose executions are CPU
+ * work), at least 1. So a tiny kernel gets 100 launches and an 8192^3 GEMM a few. */
+int kb_launch_overhead_n(double median_us, int is_emulator);
+
+/* The overhead block of a record: {n, launches, eager_us, graph_us, per_launch_us,
+ * empty_eager_us, empty_graph_us, host_enqueue_us, clock} (non-finite numbers as null;
+ * clock "gpu" or "cpu"). NULL when out of memory. */
+json_t *kb_overhead_json(const kb_overhead *o, const char *clock);
+
+#endif /* KB_LAUNCH_OVERHEAD_H */

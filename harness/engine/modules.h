@@ -1,0 +1,37 @@
+/* modules.h - the compile stage of a run: one module per distinct (source, defines,
+ * arch), built through the persistent compile cache and loaded once per run. */
+#ifndef KB_MODULES_H
+#define KB_MODULES_H
+
+#include "backend/backend.h"
+
+typedef struct kb_modules kb_modules;
+
+typedef struct {
+    kb_module *mod;        /* loaded module, NULL when the compile failed */
+    kb_status status;      /* KB_OK, or the compile/load failure */
+    const char *log;       /* compiler log (ptxas info on cuda); never NULL */
+    int cache_hit;         /* 1: the artefact came from the cache */
+    double compile_ms;     /* [ms] build + load time, 0 on a repeat within the run */
+} kb_module_ref;
+
+/* A run's module table over backend be. cache_dir NULL: the default cache. */
+kb_modules *kb_modules_new(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
+                           const char *kernels_dir);
+/* The same, building into the cache only and never loading — `kbench compile`, which
+ * needs no device (bx may be NULL for the cuda backend, whose build is NVRTC alone).
+ * Its refs carry the status and the compile log, with mod NULL. */
+kb_modules *kb_modules_new_build_only(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
+                                      const char *kernels_dir);
+/* Get (compile and load on first use) the module of source (relative to kernels_dir)
+ * with the given "\n"-joined defines for sm. The returned ref lives as long as ms. */
+const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const char *defines, int sm);
+/* Distinct modules asked for so far. */
+int kb_modules_count(const kb_modules *ms);
+/* Unload every module and free the table. */
+void kb_modules_free(kb_modules *ms);
+
+/* The kernels directory: $KBENCH_KERNELS_DIR, else the source tree's (compile-time). */
+const char *kb_kernels_dir(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* peaks.h - the GPU's ceilings for the roofline: datasheet peaks per SKU and dtype
+ * (data/peaks.json, matched by device name) and the clock-based peaks computed from
+ * the device's own attributes (SMs x clock x dense ops per clock per SM, and
+ * mem_clock x 2 x bus_width / 8 for memory).
+ *
+ * Nothing is invented: an unknown GPU gets the clock-based numbers only (and none for
+ * an architecture whose ops per clock are not in the table), and the emulator gets no
+ * GPU peak at all. Rates are dense: TFLOPS, or TOPS for int8.
+ */
+#ifndef KB_PEAKS_H
+#define KB_PEAKS_H
+
+#include <stdio.h>
+
+#include "backend/backend.h"
+
+typedef struct {
+    char device[128];              /* the device name looked up */
+    int is_emulator;               /* 1: no GPU peak applies; every number below is 0 */
+    int sm;                        /* compute capability x10 */
+    int sm_count;
+    double clock_mhz;              /* [MHz] max SM clock the device reports */
+    double mem_clock_mhz;          /* [MHz] */
+    int mem_bus_bits;
+
+    /* datasheet entry, when the name matched one */
+    int have_sheet;
+    char sku[48];                  /* "H100 SXM5" */
+    char source[256];              /* where the numbers come from */
+    double sheet_tflops[KB_DT_COUNT]; /* [TFLOPS|TOPS] dense; 0 = no published figure */
+    double sheet_gbps;             /* [GB/s] 0 = unknown */
+    double tensor_mhz;             /* [MHz] the SKU's tensor-core clock; 0 = the SM clock */
+
+    /* clock-based, from the attributes above */
+    double clock_tflops[KB_DT_COUNT]; /* [TFLOPS|TOPS] 0 = arch or dtype not in the ops table */
+    double clock_gbps;             /* [GB/s] 0 when the memory attributes are unknown */
+} kb_peaks;
+
+/* Dense ops per clock per SM of an architecture (sm x10) and dtype, from NVIDIA's
+ * architecture whitepapers (see REFERENCE.md): an FMA counts 2. 0 when unknown. */
+int kb_peaks_ops_per_clock(int sm, kb_dtype dt);
+
+/* Path of the datasheet file: $KBENCH_PEAKS when set, else data/peaks.json of the
+ * source tree kbench was built from. Never NULL (static storage). */
+const char *kb_peaks_default_path(void);
+
+/* Fill *out for device d: the clock-based peaks always (nothing for an emulator), the
+ * datasheet entry whose name matches d->name from the file at path (NULL: the default
+ * path). A missing or unreadable file is not an error: the datasheet part stays empty
+ * and a note goes into err (may be NULL). KB_ERR_INPUT only for a malformed file, with
+ * "path: message" in err. */
+kb_status kb_peaks_for_device(const kb_device_info *d, const char *path, kb_peaks *out, kb_sb *err);
+
+/* The compute ceiling used for the roofline: the datasheet figure when there is one,
+ * else the clock-based one; 0 when neither. *source (may be NULL) is set to
+ * "datasheet", "clock" or NULL. */
+double kb_peaks_tflops(const kb_peaks *p, kb_dtype dt, const char **source);
+
+/* The bandwidth ceiling [GB/s], chosen the same way. */
+double kb_peaks_gbps(const kb_peaks *p, const char **source);
+
+/* Human-readable description of both sets of peaks for `kbench devices` (appended to
+ * out, several lines, each starting with two spaces). Says plainly when the GPU is
+ * unknown (clock-based only) or when the device is the emulator (no GPU peaks). */
+void kb_peaks_format(const kb_peaks *p, kb_sb *out);
+
+/* kb_peaks_format to a stream. */
+void kb_peaks_print(FILE *f, const kb_peaks *p);
+
+#endif /* KB_PEAKS_H */

@@ -1,0 +1,16 @@
+/* valid.h - legality checks of the parameters many families share, so that every
+ * family refuses an illegal BLOCK or VEC in the same words. */
+#ifndef KB_VALID_H
+#define KB_VALID_H
+
+#include "core/kb.h"
+
+/* Threads per block: a multiple of the warp size, 32..1024. 1 when legal; else 0 with
+ * the reason in why. */
+int kb_valid_block(int64_t block, char *why, size_t n);
+
+/* Elements per vector access: 1, 2, 4 or 8, and at most 16 bytes (one 128-bit access)
+ * of dtype. 1 when legal; else 0 with the reason in why. */
+int kb_valid_vec(int64_t vec, kb_dtype dt, char *why, size_t n);
+
+#endif

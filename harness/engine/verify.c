@@ -1,0 +1,123 @@
+/* verify.c - element comparison, the tolerance policy, host dtype conversions
+ * (see verify.h for the rules). */
+#include "engine/verify.h"
+#include "kb_convert.h"
+
+#include <math.h>
+#include <string.h>
+
+void kb_verify_init(kb_verify *v, double atol, double rtol)
+{
+    memset(v, 0, sizeof *v);
+    v->first_bad = -1;
+    v->atol = atol;
+    v->rtol = rtol;
+}
+
+void kb_verify_f32(kb_verify *v, const float *got, const float *want, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], w = want[i];
+        int bad;
+        if (!isfinite(w)) {
+            /* inf must match with its sign, NaN with NaN; there is no error to measure */
+            bad = isnan(w) ? !isnan(g) : g != w;
+        } else {
+            double err = fabs(g - w);
+            double tol = v->atol + v->rtol * fabs(w);
+            bad = !(err <= tol); /* NaN got -> bad */
+            if (isfinite(g)) {
+                if (err > v->max_abs_err)
+                    v->max_abs_err = err;
+                if (fabs(w) > v->atol && err / fabs(w) > v->max_rel_err)
+                    v->max_rel_err = err / fabs(w);
+                double ratio = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0.0);
+                if (ratio > v->max_err_ratio)
+                    v->max_err_ratio = ratio;
+            } else {
+                v->max_err_ratio = INFINITY;
+            }
+        }
+        if (bad) {
+            if (v->n_bad == 0) {
+                v->first_bad = v->n + i;
+                v->got_at_bad = g;
+                v->want_at_bad = w;
+            }
+            v->n_bad++;
+        }
+    }
+    v->n += n;
+}
+
+double kb_dtype_unit_roundoff(kb_dtype dt)
+{
+    switch (dt) {
+    case KB_DT_FP32: return ldexp(1.0, -24);
+    case KB_DT_TF32: return ldexp(1.0, -11);  /* 10 stored mantissa bits, like fp16 */
+    case KB_DT_FP16: return ldexp(1.0, -11);
+    case KB_DT_BF16: return ldexp(1.0, -8);
+    case KB_DT_FP8E4M3: return ldexp(1.0, -4);
+    case KB_DT_FP8E5M2: return ldexp(1.0, -3);
+    default: return 0.0;                      /* int8: exact integer arithmetic */
+    }
+}
+
+void kb_tolerance(kb_dtype dt, int64_t reduction_len, double *atol, double *rtol)
+{
+    double u = kb_dtype_unit_roundoff(dt);
+    double k = reduction_len > 1 ? (double)reduction_len : 1.0;
+    *rtol = 4.0 * u;
+    *atol = 2.0 * u * sqrt(k);
+    if (dt == KB_DT_FP32 && *atol < 1e-5)
+        *atol = 1e-5;
+}
+
+void kb_host_to_f32(kb_dtype dt, const void *src, float *dst, int64_t n)
+{
+    const uint16_t *h = src;
+    const uint8_t *b = src;
+    const int8_t *s8 = src;
+    for (int64_t i = 0; i < n; i++) {
+        switch (dt) {
+        case KB_DT_FP32:
+        case KB_DT_TF32: memcpy(&dst[i], (const float *)src + i, sizeof(float)); break;
+        case KB_DT_FP16: dst[i] = kb_f16_bits_to_f32(h[i]); break;
+        case KB_DT_BF16: dst[i] = kb_bf16_bits_to_f32(h[i]); break;
+        case KB_DT_INT8: dst[i] = (float)s8[i]; break;
+        case KB_DT_FP8E4M3: dst[i] = kb_e4m3_bits_to_f32(b[i]); break;
+        case KB_DT_FP8E5M2: dst[i] = kb_e5m2_bits_to_f32(b[i]); break;
+        default: dst[i] = NAN; break;
+        }
+    }
+}
+
+static int8_t f32_to_s8_sat(float x)
+{
+    if (isnan(x))
+        return 0;
+    float r = nearbyintf(x);   /* default rounding mode: to nearest, ties to even */
+    if (r > 127.0f) return 127;
+    if (r < -128.0f) return -128;
+    return (int8_t)r;
+}
+
+void kb_host_from_f32(kb_dtype dt, const float *src, void *dst, int64_t n)
+{
+    uint16_t *h = dst;
+    uint8_t *b = dst;
+    int8_t *s8 = dst;
+    float *f = dst;
+    for (int64_t i = 0; i < n; i++) {
+        switch (dt) {
+        case KB_DT_FP32: f[i] = src[i]; break;
+        case KB_DT_TF32: f[i] = kb_f32_round_tf32(src[i]); break;
+        case KB_DT_FP16: h[i] = kb_f32_to_f16_bits(src[i]); break;
+        case KB_DT_BF16: h[i] = kb_f32_to_bf16_bits(src[i]); break;
+        case KB_DT_INT8: s8[i] = f32_to_s8_sat(src[i]); break;
+        case KB_DT_FP8E4M3: b[i] = kb_f32_to_e4m3_bits(src[i]); break;
+        case KB_DT_FP8E5M2: b[i] = kb_f32_to_e5m2_bits(src[i]); break;
+        default: break;
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/* verify.h - comparing a kernel's output with the CPU reference, the project's one
+ * tolerance policy, and host-side conversions between float and the storage dtypes.
+ *
+ * An element passes when |got - want| <= atol + rtol * |want| (llm.c's rule, written
+ * so that a NaN got fails). A non-finite want is matched exactly: the same infinity,
+ * or NaN for NaN, passes; anything else fails. Errors are accumulated in a kb_verify
+ * (family.h), so outputs can be checked chunk by chunk.
+ */
+#ifndef KB_VERIFY_H
+#define KB_VERIFY_H
+
+#include "engine/family.h"
+
+/* Start a comparison with the given tolerance: counts zero, first_bad -1. */
+void kb_verify_init(kb_verify *v, double atol, double rtol);
+
+/* Compare n more elements. Indices continue from the elements already compared, so
+ * first_bad is the index in the whole output. max_abs_err / max_rel_err are taken
+ * over elements where both values are finite (max_rel_err only where want != 0);
+ * bad elements are included. got_at_bad / want_at_bad are those of the first bad one. */
+void kb_verify_f32(kb_verify *v, const float *got, const float *want, int64_t n);
+
+/* 1 when every compared element passed. */
+static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0; }
+
+/* The tolerance policy, used by every family (which may only loosen it, with a
+ * comment saying why).
+ *
+ *   u     unit roundoff of the dtype of the inputs/output: fp32 2^-24; tf32 and fp16
+ *         2^-11; bf16 2^-8; fp8 e4m3 2^-4; e5m2 2^-3.
+ *   rtol  = 4u:  the output's own rounding (at most u relative) plus a few roundings
+ *         of intermediates kept in the dtype.
+ *   atol  = 2u * sqrt(K) for a reduction of K terms (K = 1 for elementwise ops): a
+ *         sum of K terms each carrying a relative error <= u has an error that grows
+ *         like sqrt(K) * u with high probability (the probabilistic bound of Higham
+ *         and Mary), not like the worst-case K * u; the families' inputs are O(1)
+ *         ([-1, 1]), so that error is absolute. The factor 2 is several standard
+ *         deviations for such inputs.
+ *   floor atol >= 1e-5 for fp32: llm.c's fp32 elementwise tolerance (REFERENCE.md,
+ *         layernorm/gelu 1e-5), which absorbs libm differences in erf/tanh/exp that a
+ *         u-based bound would not.
+ *   int8  with int32 accumulation is exact: atol = rtol = 0.
+ *
+ * Resulting numbers, compared with REFERENCE.md: fp32 elementwise 1e-5 (llm.c 1e-5);
+ * bf16 elementwise atol 7.8e-3, rtol 1.6e-2 (llm.c gelu bf16 1e-2); tf32 GEMM with
+ * K = 4096: atol 0.0625, rtol 2e-3 (llm.c matmul with TF32 1e-1). reduction_len <= 0
+ * counts as 1. */
+void kb_tolerance(kb_dtype dt, int64_t reduction_len, double *atol, double *rtol);
+
+/* Unit roundoff u of a dtype as above (0 for int8). */
+double kb_dtype_unit_roundoff(kb_dtype dt);
+
+/* Host conversions of n elements between a dtype's storage and float.
+ * to_f32: fp16/bf16/fp8 decoded exactly; tf32 is fp32 storage (copied); int8 widened.
+ * from_f32: round to nearest even (kernels/kb_convert.h: fp16/bf16 overflow to inf,
+ * fp8 saturates to the largest finite value); tf32 rounded with kb_f32_round_tf32 (as
+ * the tensor cores' cvt.rna does); int8 saturating round-to-nearest-even, NaN -> 0 (as
+ * cvt.rni.sat.s8.f32). src and dst must not overlap. */
+void kb_host_to_f32(kb_dtype dt, const void *src, float *dst, int64_t n);
+void kb_host_from_f32(kb_dtype dt, const float *src, void *dst, int64_t n);
+
+#endif /* KB_VERIFY_H */

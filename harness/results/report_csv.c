@@ -1,0 +1,81 @@
+/* report_csv.c - one CSV row per case with a header, RFC 4180: CRLF line ends, fields
+ * holding a comma, quote or line break quoted, quotes doubled. Numbers at full
+ * precision (this is the format for further analysis); empty where absent. */
+#include "results/report.h"
+
+#include <string.h>
+
+static const char *const columns[] = {
+    "run_id", "device", "case", "family", "variant", "dtype", "launch", "status", "verified",
+    "max_abs_err", "max_rel_err", "median_us", "clock", "tflops", "gbps", "ai", "roof_tflops",
+    "pct_roof", "bound", "samples", "cv", "reason",
+};
+#define N_COLUMNS (sizeof columns / sizeof columns[0])
+
+void kb_csv_field(FILE *out, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void field(FILE *out, int first, const char *s)
+{
+    if (!first)
+        fputc(',', out);
+    kb_csv_field(out, s);
+}
+
+static void num(FILE *out, int have, double v)
+{
+    char b[40] = "";
+    if (have) snprintf(b, sizeof b, "%.9g", v);
+    field(out, 0, b);
+}
+
+kb_status kb_report_csv(const kb_report_run *run, FILE *out)
+{
+    for (size_t c = 0; c < N_COLUMNS; c++)
+        field(out, c == 0, columns[c]);
+    fputs("\r\n", out);
+    for (size_t i = 0; i < run->n; i++) {
+        const kb_report_row *r = &run->rows[i];
+        int emu = r->dev >= 0 && run->devs[r->dev].emulator;
+        char b[40];
+        field(out, 1, json_string_value(json_object_get(r->rec, "run_id")) ? json_string_value(json_object_get(r->rec, "run_id")) : "");
+        field(out, 0, r->dev >= 0 ? run->devs[r->dev].name : "");
+        field(out, 0, r->case_id);
+        field(out, 0, r->family);
+        field(out, 0, r->variant);
+        field(out, 0, r->dtype);
+        field(out, 0, r->launch);
+        field(out, 0, r->status);
+        field(out, 0, !r->verified ? "" : r->n_bad > 0 ? "no" : "yes");
+        num(out, r->verified && r->have_err, r->max_abs_err);
+        num(out, r->verified && r->have_err, r->max_rel_err);
+        num(out, r->have_timing, r->median_us);
+        field(out, 0, r->clock);
+        num(out, r->d.have_rates, r->d.tflops);
+        num(out, r->d.have_rates, r->d.gbps);
+        num(out, r->d.have_rates, r->d.ai);
+        num(out, r->d.have_roof && !emu, r->d.roof_tflops);
+        num(out, r->d.have_roof && !emu, r->d.pct_roof);
+        const char *bound = kb_bound_name(r->d.bound);
+        field(out, 0, bound && !emu ? bound : "");
+        snprintf(b, sizeof b, "%d", r->samples);
+        field(out, 0, r->have_timing ? b : "");
+        num(out, r->have_timing, r->cv);
+        field(out, 0, r->reason);
+        fputs("\r\n", out);
+    }
+    return ferror(out) ? KB_ERR_IO : KB_OK;
+}

@@ -1,0 +1,66 @@
+/* store.h - the SQLite results store (results/kbench.db by default), filled from the
+ * same JSON Lines records the reports read, and queried with plain SQL.
+ *
+ * Tables (schema version 1, PRAGMA user_version):
+ *   runs(run_id PK, source, backend, started, imported)
+ *   devices(device_id PK, name, uuid, pci_bus_id, sm, emulator; UNIQUE(name, uuid, pci_bus_id))
+ *   cases(run_id, case_id, PK(run_id, case_id), time, family, variant, dtype, dims (JSON
+ *         text), params (JSON text), pad, launch, seed, check_shape, backend, device_id,
+ *         status, error, reason, n_checked, n_bad, max_abs_err, max_rel_err, atol, rtol,
+ *         registers, spill_store_bytes, spill_load_bytes, static_shmem_bytes, clock,
+ *         samples, median_us, mean_us, min_us, max_us, p10_us, p90_us, cv, noise, timed_out,
+ *         flops, bytes_read, bytes_written, bytes_moved, tflops, gbps, ai, roof_tflops,
+ *         pct_roof, bound, compile_ms, wall_ms, record (the whole JSON record: json_extract
+ *         reaches any field))
+ *   measurements(run_id, case_id, sample, time_us; PK(run_id, case_id, sample)): one row
+ *         per timing sample kept in the record, in the order taken
+ *   view results: cases joined with devices (device name and uuid), the usual starting point.
+ * Importing is idempotent per (run_id, case_id): a case imported again replaces its rows.
+ * Several processes may write one store: writes wait for the lock (busy timeout).
+ */
+#ifndef KB_STORE_H
+#define KB_STORE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "results/record.h"
+
+#define KB_STORE_DEFAULT_PATH "results/kbench.db"
+#define KB_STORE_SCHEMA_VERSION 1
+
+typedef struct kb_store kb_store;
+
+/* Open (creating it, its parent directory and its tables) the store at path for
+ * writing. KB_ERR_IO with "path: message" in err (may be NULL) on failure. */
+kb_status kb_store_open(const char *path, kb_store **out, kb_sb *err);
+
+/* Close (NULL is fine). */
+void kb_store_close(kb_store *s);
+
+/* Insert or replace one record (one case and its samples) in one transaction. source
+ * names where it came from (the JSON Lines path; may be NULL). KB_ERR_INPUT for a
+ * record without run_id or case_id, KB_ERR_IO for a database error, message in err. */
+kb_status kb_store_put(kb_store *s, json_t *rec, const char *source, kb_sb *err);
+
+/* kb_store_put of the record kb_record_json(r) builds: what the run stage calls after
+ * each kb_record_write. */
+kb_status kb_store_put_result(kb_store *s, const kb_result *r, const char *source, kb_sb *err);
+
+/* Import every record of a JSON Lines file into the store at db_path (opened and closed
+ * here), all in one transaction. *n_imported (may be NULL) gets the number of records.
+ * Errors as kb_record_load and kb_store_put. */
+kb_status kb_store_import_jsonl(const char *db_path, const char *jsonl_path, size_t *n_imported, kb_sb *err);
+
+typedef enum { KB_QUERY_TABLE = 0, KB_QUERY_CSV, KB_QUERY_JSON } kb_query_format;
+
+/* Run the SQL text (one or more statements) on the store at db_path and print the rows
+ * of every statement that returns some to out: an aligned table with a header (NULL
+ * printed empty), CSV with a header (RFC 4180), or a JSON array of objects per
+ * statement. Read-only unless writable: the database is opened read-only and a
+ * writing statement fails. KB_ERR_IO when the store cannot be opened, KB_ERR_INPUT for
+ * an SQL error, with the message in err. */
+kb_status kb_store_query(const char *db_path, const char *sql, kb_query_format fmt, int writable,
+                         FILE *out, kb_sb *err);
+
+#endif /* KB_STORE_H */

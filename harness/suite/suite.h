@@ -1,0 +1,85 @@
+/* suite.h - load and validate a YAML suite (format: docs/suite-format.md).
+ *
+ * Loading resolves every name against the family table it is given (family,
+ * variant, dtype, parameter, choice, shape preset, axis) and compiles the where
+ * clauses, so that the planner (plan.h) only multiplies integers. Every input error
+ * is KB_ERR_INPUT with one message "file:line:column: what was expected".
+ */
+#ifndef KB_SUITE_H
+#define KB_SUITE_H
+
+#include "suite/expr.h"
+#include "engine/family.h"
+
+/* Measurement settings of an entry (used by the measurement stage). */
+typedef struct {
+    int min_samples;    /* >= 1 */
+    double max_noise;   /* relative standard error of the median to stop at */
+    double timeout_s;   /* [s] per case */
+    int warmup;         /* launches before sampling, >= 0 */
+    int l2_cold;        /* 1: flush L2 before each sample; 0: hot */
+} kb_measure;
+
+/* nvbench's defaults (REFERENCE.md): 10 samples, 0.5% noise, 15 s, cold L2. */
+#define KB_MEASURE_DEFAULTS { 10, 0.005, 15.0, 1, 1 }
+
+typedef struct {
+    int64_t dims[KB_MAX_DIMS];       /* [elements] in the family's dim order */
+    int64_t check_dims[KB_MAX_DIMS]; /* [elements] small shape for the emulator, when has_check */
+    int has_check;
+    int name;                        /* index into kb_suite.shape_names, -1 for an inline shape */
+} kb_suite_shape;
+
+/* Axis ids of an entry (zip groups, where slots); params follow in declared order. */
+enum { KB_AXIS_VARIANT, KB_AXIS_DTYPE, KB_AXIS_SHAPE, KB_AXIS_PAD, KB_AXIS_LAUNCH, KB_AXIS_PARAM0 };
+#define KB_AXIS_MAX (KB_AXIS_PARAM0 + KB_MAX_PARAMS)
+/* Where-expression slots: slot a is axis a; the family's dims follow from KB_SLOT_DIM0. */
+#define KB_SLOT_DIM0 KB_AXIS_MAX
+#define KB_N_SLOTS (KB_AXIS_MAX + KB_MAX_DIMS)
+
+typedef struct {
+    int line, column;                 /* 1-based position of the entry in the file */
+    int family;                       /* index into the family table given to the loader */
+    int *variants; int n_variants;    /* variant indices, as listed (default: all) */
+    kb_dtype *dtypes; int n_dtypes;   /* as listed (default: union of the variants' dtypes) */
+    kb_suite_shape *shapes; int n_shapes;
+    int *pads; int n_pads;            /* [elements], >= 0 */
+    kb_launch_mode *launches; int n_launches;
+    int64_t *param_values[KB_MAX_PARAMS]; /* per param: listed values (choice index), or its default */
+    int n_param_values[KB_MAX_PARAMS];
+    int zip_group[KB_AXIS_MAX];       /* zip group of each axis, -1 when the axis is not zipped */
+    int n_zip_groups;
+    kb_expr **where; int n_where;     /* all must hold; compiled with KB_N_SLOTS slots */
+    kb_measure measure;
+    int64_t seed;                     /* suite seed inherited or overridden by the entry */
+} kb_suite_entry;
+
+typedef struct {
+    char *name;                       /* `suite:` */
+    char *description;                /* "" when absent */
+    char *source;                     /* display name of the file */
+    char **shape_names; int n_shape_names; /* presets, in definition order */
+    kb_suite_entry *entries; int n_entries;
+    char **warnings; int n_warnings;  /* "file:line:col: ..." worth printing, not errors */
+} kb_suite;
+
+/* Load and validate the suite in file path against fams[0..n_fams). On success *out
+ * is filled (free with kb_suite_free). On failure: KB_ERR_IO when the file cannot be
+ * read (message names the path), KB_ERR_INPUT for any error in the suite (message
+ * "path:line:col: ..."), KB_ERR_INTERNAL for a family table the loader cannot hold;
+ * *out is then empty (kb_suite_free on it is harmless). */
+kb_status kb_suite_load(const char *path, const kb_family *const *fams, int n_fams,
+                        kb_suite *out, kb_sb *err);
+
+/* Same from text in memory; display_name is used in messages. */
+kb_status kb_suite_load_text(const char *text, const char *display_name,
+                             const kb_family *const *fams, int n_fams, kb_suite *out, kb_sb *err);
+
+/* Release everything a (possibly partly) loaded suite owns, and zero it. */
+void kb_suite_free(kb_suite *s);
+
+/* Number of values of axis (KB_AXIS_*) in entry e: the loader checks zip groups with it,
+ * the planner walks the product with it. */
+int kb_suite_axis_len(const kb_suite_entry *e, int axis);
+
+#endif /* KB_SUITE_H */
