@@ -2,7 +2,7 @@
  * (manual times, iterations, repetitions), the aggregates over them, the finished
  * counters, and a failing iteration as an error run. Times are scripted, never real. */
 #include "check.h"
-#include "engine/gbench.h"
+#include "engine/gbench_bridge.h"
 
 #include <math.h>
 #include <stdio.h>

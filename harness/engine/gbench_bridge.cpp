@@ -4,7 +4,7 @@
 // nothing more: gbench.h's case -> one registered benchmark with manual time; the
 // library's runs -> kb_gbench_run structs. Every decision (iteration counts, stopping,
 // what the numbers mean) is the caller's.
-#include "engine/gbench.h"
+#include "engine/gbench_bridge.h"
 
 #include <benchmark/benchmark.h>
 

@@ -13,7 +13,7 @@
  *   (so the timeout is overshot by at most about one sample).
  */
 #include "engine/measure.h"
-#include "engine/gbench.h"
+#include "engine/gbench_bridge.h"
 
 #include <dirent.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* util.c - implementations of the small shared pieces declared in kb.h:
+/* kb.c - implementations of the small shared pieces declared in kb.h:
  * status and dtype names, the string buffer, the PRNG and the hash. */
 #include "core/kb.h"
 

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""check-layers.py - the shape of harness/ as rules a test can hold.
+
+1. Layers: a file may include headers of its own folder and of folders below it:
+       core < backend (backend/cuda, backend/emu) < engine < suite < results
+            < tune, accept, model < cli
+   kernels/*.c (family descriptors) sit beside engine and may include core, backend,
+   engine. An include that runs up a layer is an error.
+2. No include circles between modules (a module is a .c/.h pair): module A including
+   B while B (its .c or .h) includes A, directly or through others.
+3. A function a header declares is defined in that module's own .c (or .cpp): a header
+   that declares what other files define hides a circle between them.
+4. Sizes: no harness file over MAX_FILE_LINES lines, no function over MAX_FUNC_LINES.
+   A function is counted from its opening '{' in column 0 to its closing '}' in column 0
+   (the project's style).
+
+Usage: check-layers.py [ROOT]   (ROOT: the source tree, default: this script's parent)
+Exit 0 when every rule holds; 1 with one line per violation otherwise.
+"""
+import os
+import re
+import sys
+
+MAX_FILE_LINES = 600
+MAX_FUNC_LINES = 80
+
+RANK = {
+    'core': 0,
+    'backend': 1, 'backend/cuda': 1, 'backend/emu': 1,
+    'engine': 2, 'kernels': 2,
+    'suite': 3,
+    'results': 4,
+    'tune': 5, 'accept': 5, 'model': 5,
+    'cli': 6,
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def sources(root):
+    out = []
+    for top in ('harness', 'kernels'):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                if f.endswith(('.c', '.h', '.cpp')):
+                    out.append(os.path.relpath(os.path.join(d, f), root))
+    return sorted(out)
+
+
+def folder_of(path):
+    parts = path.split('/')
+    if parts[0] == 'kernels':
+        return 'kernels'
+    return '/'.join(parts[1:-1])
+
+
+def module_of(path):
+    return os.path.splitext(path)[0]
+
+
+def resolve(root, src, inc):
+    """The repository path an include names, or None for a header outside the tree."""
+    for base in (os.path.dirname(src), 'harness', 'kernels'):
+        p = os.path.normpath(os.path.join(base, inc))
+        if os.path.exists(os.path.join(root, p)):
+            return p
+    return None
+
+
+def check_layers(root, files, errors):
+    graph = {}
+    for src in files:
+        text = open(os.path.join(root, src), encoding='utf-8', errors='replace').read()
+        mod = module_of(src)
+        graph.setdefault(mod, set())
+        for inc in INCLUDE.findall(text):
+            dst = resolve(root, src, inc)
+            if dst is None or not dst.startswith(('harness/', 'kernels/')) or dst.endswith('.cu'):
+                continue
+            if dst.startswith('kernels/') and not dst.endswith('.c'):
+                # kernel headers (kb_device.h, kb_convert.h ...) are device-side leaves
+                continue
+            a, b = folder_of(src), folder_of(dst)
+            if a not in RANK or b not in RANK:
+                errors.append(f'{src}: folder {a if a not in RANK else b} has no layer in check-layers.py')
+                continue
+            if RANK[b] > RANK[a]:
+                errors.append(f'{src}: includes {dst}, a layer above ({a} < {b})')
+            if module_of(dst) != mod:
+                graph[mod].add(module_of(dst))
+    return graph
+
+
+def find_cycles(graph):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+PROTO = re.compile(r'^(?!static|typedef|#|extern\b)[A-Za-z_][\w \*]*?\b(kb_\w+)\s*\(', re.M)
+
+
+def check_definitions(root, files, errors):
+    defined = {}
+    for src in files:
+        if not src.endswith(('.c', '.cpp')):
+            continue
+        text = open(os.path.join(root, src), encoding='utf-8', errors='replace').read()
+        for m in re.finditer(r'^(?!static)[A-Za-z_][^;{}()]*?\b(kb_\w+)\s*\([^;{]*\)\s*\n?\{', text, re.M):
+            defined.setdefault(m.group(1), module_of(src))
+    for src in files:
+        if not src.endswith('.h') or not src.startswith('harness/'):
+            continue
+        text = open(os.path.join(root, src), encoding='utf-8', errors='replace').read()
+        for m in PROTO.finditer(text):
+            name = m.group(1)
+            where = defined.get(name)
+            if where and where != module_of(src):
+                errors.append(f'{src}: declares {name}, defined in {where} (declare it in that module\'s header)')
+
+
+def check_sizes(root, files, errors):
+    for src in files:
+        if not src.startswith('harness/'):
+            continue
+        lines = open(os.path.join(root, src), encoding='utf-8', errors='replace').read().split('\n')
+        if len(lines) > MAX_FILE_LINES:
+            errors.append(f'{src}: {len(lines)} lines (at most {MAX_FILE_LINES})')
+        start = None
+        for i, line in enumerate(lines):
+            if line.startswith('{'):
+                start = i
+            elif line.startswith('}') and start is not None:
+                n = i - start + 1
+                if n > MAX_FUNC_LINES and not lines[start - 1].rstrip().endswith(('=', '[] =')):
+                    errors.append(f'{src}:{start}: function of {n} lines (at most {MAX_FUNC_LINES})')
+                start = None
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = sources(root)
+    errors = []
+    graph = check_layers(root, files, errors)
+    for comp in find_cycles(graph):
+        errors.append('include circle: ' + ' -> '.join(comp))
+    check_definitions(root, files, errors)
+    check_sizes(root, files, errors)
+    for e in errors:
+        print(e)
+    print(f'check-layers: {len(files)} files, {len(graph)} modules, {len(errors)} problems')
+    return 1 if errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
