@@ -84,7 +84,7 @@ static void run_family_on_emu(const kb_case *c, int sm, const char *extra, int l
         r.mod = ref->mod;
         r.f = fam;
         r.c = c;
-        r.target = (kb_target){ sm, 1, dev.max_shmem_per_block_optin };
+        r.target = (kb_target){ sm, dev.caps, dev.max_shmem_per_block_optin };
         if (checks & FAM_CHECK_VALID) {
             char why[256];
             CHECK_MSG(fam->valid(c, &r.target, why, sizeof why), "%s", why);

@@ -3,7 +3,7 @@
  * ceilings), degenerate times, and the record's "derived" block. */
 #include "check.h"
 #include "engine/derive.h"
-#include "results/record.h"
+#include "results/record_json.h"
 
 #include <math.h>
 #include <string.h>
@@ -95,7 +95,7 @@ static void test_no_ceiling(void)
     /* the emulator: CPU rates kept, no roofline, no bound claimed */
     kb_peaks emu;
     memset(&emu, 0, sizeof emu);
-    emu.is_emulator = 1;
+    emu.no_roof = 1;
     emu.sheet_gbps = 3350;          /* even with stray numbers: the emulator never gets a ceiling */
     emu.sheet_tflops[KB_DT_FP32] = 66.9;
     kb_derived d;
@@ -132,62 +132,61 @@ static double jnum(json_t *o, const char *k) { return json_number_value(json_obj
 
 static void test_record_block(void)
 {
-    kb_result r;
+    kb_case_result r;
     memset(&r, 0, sizeof r);
-    strcpy(r.run_id, "run-test");
+    kb_record_ctx ctx = { "run-test", "2026-01-31T12:00:00Z", "cuda", NULL };
     r.case_id = "gemm/test/fp16/4096x4096x4096/pad0/eager";
-    r.status = KB_OK;
-    r.have_timing = 1;
-    r.clock = "gpu";
-    r.median_us = 200;
-    r.n_samples = 1;
-    r.have_work = 1;
+    r.status = KB_CASE_OK;
+    r.measure.done = 1;
+    r.measure.clock = "gpu";
+    r.measure.m.st.median = 200;
+    r.measure.m.n = 1;
     double n = 4096;
     r.work = (kb_work){ .flops = 2 * n * n * n, .bytes_read = 4 * n * n, .bytes_written = 2 * n * n };
     kb_peaks p = h100_sheet();
-    kb_derive(&r.work, r.median_us, &p, KB_DT_FP16, &r.derived);
-    r.have_derived = 1;
-    json_t *o = kb_record_json(&r);
+    kb_derive(&r.work, 200, &p, KB_DT_FP16, &r.derived.d);
+    r.derived.done = 1;
+    json_t *o = kb_record_json(&ctx, &r);
     CHECK(o != NULL);
     if (!o) return;
     json_t *d = json_object_get(o, "derived");
     CHECK(json_is_object(d));
     CHECK(strcmp(json_string_value(json_object_get(d, "clock")), "gpu") == 0);
-    CHECK(jnum(d, "tflops") == r.derived.tflops && jnum(d, "gbps") == r.derived.gbps);
-    CHECK(jnum(d, "ai") == r.derived.ai && jnum(d, "roof_tflops") == 989.4);
-    CHECK(jnum(d, "pct_roof") == r.derived.pct_roof && jnum(d, "peak_gbps") == 3350);
+    CHECK(jnum(d, "tflops") == r.derived.d.tflops && jnum(d, "gbps") == r.derived.d.gbps);
+    CHECK(jnum(d, "ai") == r.derived.d.ai && jnum(d, "roof_tflops") == 989.4);
+    CHECK(jnum(d, "pct_roof") == r.derived.d.pct_roof && jnum(d, "peak_gbps") == 3350);
     CHECK(strcmp(json_string_value(json_object_get(d, "bound")), "compute") == 0);
     CHECK(strcmp(json_string_value(json_object_get(d, "peak_source")), "datasheet") == 0);
     /* read back */
     kb_derived back;
-    CHECK(kb_derived_from_record(o, &back) == 1);
-    CHECK(back.tflops == r.derived.tflops && back.pct_roof == r.derived.pct_roof);
+    CHECK(kb_record_derived(o, &back) == 1);
+    CHECK(back.tflops == r.derived.d.tflops && back.pct_roof == r.derived.d.pct_roof);
     CHECK(back.have_roof && back.bound == KB_BOUND_COMPUTE && strcmp(back.peak_source, "datasheet") == 0);
     json_decref(o);
 
     /* the emulator: the rates are labelled cpu, the roofline fields are null */
-    r.clock = "cpu";
-    r.median_us = 9000;
-    kb_derive(&r.work, 9000.0, NULL, KB_DT_FP16, &r.derived);
-    o = kb_record_json(&r);
+    r.measure.clock = "cpu";
+    r.measure.m.st.median = 9000;
+    kb_derive(&r.work, 9000.0, NULL, KB_DT_FP16, &r.derived.d);
+    o = kb_record_json(&ctx, &r);
     d = json_object_get(o, "derived");
     CHECK(strcmp(json_string_value(json_object_get(d, "clock")), "cpu") == 0);
     CHECK(jnum(d, "tflops") > 0);
     CHECK(json_is_null(json_object_get(d, "roof_tflops")) && json_is_null(json_object_get(d, "pct_roof")));
     CHECK(json_is_null(json_object_get(d, "bound")) && json_is_null(json_object_get(d, "peak_source")));
-    CHECK(kb_derived_from_record(o, &back) == 1 && !back.have_roof && back.bound == KB_BOUND_UNKNOWN);
+    CHECK(kb_record_derived(o, &back) == 1 && !back.have_roof && back.bound == KB_BOUND_UNKNOWN);
 
     /* a record without the block (older writer): the rates are derived from work + timing */
     json_object_del(o, "derived");
-    CHECK(kb_derived_from_record(o, &back) == 1);
+    CHECK(kb_record_derived(o, &back) == 1);
     CHECK(near(back.tflops, 2 * n * n * n / 9000e-6 / 1e12, 1e-12) && !back.have_roof);
     json_object_set_new(o, "timing", json_null());
-    CHECK(kb_derived_from_record(o, &back) == 0);
+    CHECK(kb_record_derived(o, &back) == 0);
     json_decref(o);
 
     /* no derived block asked for: null */
-    r.have_derived = 0;
-    o = kb_record_json(&r);
+    r.derived.done = 0;
+    o = kb_record_json(&ctx, &r);
     CHECK(json_is_null(json_object_get(o, "derived")));
     json_decref(o);
 }

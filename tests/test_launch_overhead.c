@@ -4,6 +4,7 @@
 #include "check.h"
 #include "backend/cuda/kb_nvrtc.h"
 #include "engine/launch_overhead.h"
+#include "results/record_json.h"
 #include "measure_fake.h"
 #include "engine/modules.h"
 
@@ -116,7 +117,16 @@ static void test_json(void)
     ov.empty_eager_us = NAN;
     ov.empty_graph_us = NAN;
     ov.host_enqueue_us = 2.25;
-    json_t *j = kb_overhead_json(&ov, "cpu");
+    kb_case_result r;
+    memset(&r, 0, sizeof r);
+    r.case_id = "x";
+    r.measure.clock = "cpu";
+    r.overhead.done = 1;
+    r.overhead.ov = ov;
+    kb_record_ctx ctx = { "run", "2026-01-01T00:00:00Z", "emu", NULL };
+    json_t *rec = kb_record_json(&ctx, &r);
+    json_t *j = json_incref(json_object_get(rec, "launch_overhead"));
+    json_decref(rec);
     CHECK(j != NULL);
     if (!j)
         return;
@@ -131,12 +141,12 @@ static void test_json(void)
 
 static void test_choice_of_n(void)
 {
-    CHECK(kb_launch_overhead_n(2.0, 0) == 100);      /* tiny kernel: the cap */
-    CHECK(kb_launch_overhead_n(1000.0, 0) == 20);    /* 1 ms: 20 fit in 20 ms */
+    CHECK(kb_launch_overhead_n(2.0, KB_CAP_FULL_SPEED) == 100);      /* tiny kernel: the cap */
+    CHECK(kb_launch_overhead_n(1000.0, KB_CAP_FULL_SPEED) == 20);    /* 1 ms: 20 fit in 20 ms */
     CHECK(kb_launch_overhead_n(1.5e6, 0) == 1);      /* longer than the budget: still one */
-    CHECK(kb_launch_overhead_n(0.0, 0) == 100);      /* unknown median */
-    CHECK(kb_launch_overhead_n(2.0, 1) == 4);
-    CHECK(kb_launch_overhead_n(10e3, 1) == 2);
+    CHECK(kb_launch_overhead_n(0.0, KB_CAP_FULL_SPEED) == 100);      /* unknown median */
+    CHECK(kb_launch_overhead_n(2.0, 0) == 4);
+    CHECK(kb_launch_overhead_n(10e3, 0) == 2);
 }
 
 /* ---- the real emulator and NVRTC with kernels/kb_empty.cu ---- */

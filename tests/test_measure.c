@@ -3,19 +3,20 @@
  * max_samples, timeout), cold vs hot L2, graph launch mode, failures; the flush size
  * rules; and the real emulator measuring the empty kernel end to end. */
 #include "check.h"
+#include "backend/emu/emu_host.h"
 #include "engine/measure.h"
 #include "measure_fake.h"
 #include "engine/modules.h"
-#include "backend/cuda/nvtx.h"
+#include "engine/nvtx.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-static kb_measure_opts opts(int min_samples, int max_samples, double max_noise, double timeout_s, kb_l2_mode l2)
+static kb_measure_settings opts(int min_samples, int max_samples, double max_noise, double timeout_s, kb_l2_mode l2)
 {
-    kb_measure_opts o;
+    kb_measure_settings o;
     memset(&o, 0, sizeof o);
     o.warmup = 2;
     o.min_samples = min_samples;
@@ -44,9 +45,9 @@ static void test_stops_at_min_samples_when_quiet(void)
     kb_run r;
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
-    kb_measure_opts o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
+    kb_measure_settings o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
     kb_measurement m;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
     CHECK_MSG(m.n == 10, "n = %d", m.n);
     CHECK(m.stop == KB_STOP_NOISE && !m.timed_out && m.batches == 1);
     CHECK(m.noise <= 0.005);
@@ -65,9 +66,9 @@ static void test_keeps_sampling_while_noisy(void)
     kb_run r;
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
-    kb_measure_opts o = opts(10, 57, 0.005, 100, KB_L2_HOT);
+    kb_measure_settings o = opts(10, 57, 0.005, 100, KB_L2_HOT);
     kb_measurement m;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
     CHECK_MSG(m.n == 57, "n = %d", m.n);
     CHECK(m.stop == KB_STOP_MAX_SAMPLES && !m.timed_out);
     CHECK(m.noise > 0.005);
@@ -98,9 +99,9 @@ static void test_stops_once_noise_target_met(void)
     kb_run r;
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
-    kb_measure_opts o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
+    kb_measure_settings o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
     kb_measurement m;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
     CHECK(m.stop == KB_STOP_NOISE && m.noise <= 0.005);
     CHECK_MSG(m.n >= n0 && m.n <= n0 + n0 / 10 + 1, "stopped at %d, rule holds from %d", m.n, n0);
     CHECK(samples_follow_script(&m, s, 4000));
@@ -118,9 +119,9 @@ static void test_timeout(void)
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
     /* a timeout shorter than any batch: exactly min_samples */
-    kb_measure_opts o = opts(10, 20000, 0.005, 1e-9, KB_L2_HOT);
+    kb_measure_settings o = opts(10, 20000, 0.005, 1e-9, KB_L2_HOT);
     kb_measurement m;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
     CHECK_MSG(m.n == 10, "n = %d", m.n);
     CHECK(m.stop == KB_STOP_TIMEOUT && m.timed_out == 1);
     kb_measurement_free(&m);
@@ -132,7 +133,7 @@ static void test_timeout(void)
     fk.sleep_ns = 1000000; /* 1 ms per launch */
     fake_run(&r, &c, KB_LAUNCH_EAGER);
     o = opts(5, 2000, 0.005, 0.03, KB_L2_HOT); /* 2000 would take 4 s */
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
     CHECK(m.stop == KB_STOP_TIMEOUT && m.timed_out == 1);
     CHECK_MSG(m.n >= 5 && m.n < 1000, "n = %d", m.n);
     kb_measurement_free(&m);
@@ -152,9 +153,9 @@ static void test_cold_flushes_outside_window(void)
     kb_run r;
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
-    kb_measure_opts o = opts(6, 6, 0, 100, KB_L2_COLD);
+    kb_measure_settings o = opts(6, 6, 0, 100, KB_L2_COLD);
     kb_measurement m;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
     CHECK(m.n == 6 && m.l2 == KB_L2_COLD);
     /* no flush buffer given: one of 2 x L2 allocated for the case, through the run */
     CHECK(r.n_bufs == 1 && fk.n_allocs == 1);
@@ -174,8 +175,7 @@ static void test_cold_flushes_outside_window(void)
     fake_reset();
     fake_run(&r, &c, KB_LAUNCH_EAGER);
     kb_l2_flush fl = { 0xABC000, 12345 };
-    o.flush = &fl;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, &fl, &m) == KB_OK);
     CHECK(r.n_bufs == 0 && fk.n_allocs == 0);
     CHECK(fk.last_fill_dst == 0xABC000 && fk.last_fill_bytes == 12345 && m.flush_bytes == 12345);
     kb_measurement_free(&m);
@@ -188,9 +188,9 @@ static void test_hot_never_flushes(void)
     kb_run r;
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
-    kb_measure_opts o = opts(5, 5, 0, 100, KB_L2_HOT);
+    kb_measure_settings o = opts(5, 5, 0, 100, KB_L2_HOT);
     kb_measurement m;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
     CHECK(m.n == 5 && m.l2 == KB_L2_HOT && m.flush_bytes == 0);
     CHECK(fk.n_fills == 0 && fk.n_allocs == 0 && !strchr(fk.log, 'F'));
     CHECK(strcmp(after_warmup(), "SLLESLLESLLESLLESLLE") == 0);
@@ -204,9 +204,9 @@ static void test_graph_mode(void)
     kb_run r;
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_GRAPH);
-    kb_measure_opts o = opts(3, 3, 0, 100, KB_L2_COLD);
+    kb_measure_settings o = opts(3, 3, 0, 100, KB_L2_COLD);
     kb_measurement m;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_OK);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
     CHECK(m.n == 3);
     CHECK_MSG(strcmp(fk.log, "BCCNGGYFSGEFSGEFSGE") == 0, "log %s", fk.log);
     /* graph base 8 + 2 nodes x (1 + 5) */
@@ -222,9 +222,9 @@ static void test_failure_mid_sampling(void)
     kb_run r;
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
-    kb_measure_opts o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
+    kb_measure_settings o = opts(10, 4000, 0.005, 100, KB_L2_HOT);
     kb_measurement m;
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_ERR_FAULT);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_ERR_FAULT);
     CHECK(m.n == 3 && fk.n_stop == 4);
     CHECK_MSG(strstr(r.err, "timer stop") && strstr(r.err, "fake: scripted fault"), "err %s", r.err);
     kb_measurement_free(&m);
@@ -237,10 +237,10 @@ static void test_bad_opts(void)
     kb_case c;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
     kb_measurement m;
-    kb_measure_opts o = opts(0, 0, 0.005, 1, KB_L2_HOT);
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_ERR_INPUT);
+    kb_measure_settings o = opts(0, 0, 0.005, 1, KB_L2_HOT);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_ERR_INPUT);
     o = opts(10, 5, 0.005, 1, KB_L2_HOT);
-    CHECK(kb_measure_case(&r, NULL, &o, &m) == KB_ERR_INPUT);
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_ERR_INPUT);
     CHECK(fk.n_log == 0 && m.n == 0);
     kb_measurement_free(&m);
 }
@@ -266,9 +266,9 @@ static void test_flush_bytes(void)
     kb_device_info d;
     memset(&d, 0, sizeof d);
     d.l2_bytes = 50 << 20;
-    CHECK(kb_l2_flush_bytes(&d, NULL) == 100u << 20);
+    CHECK(kb_l2_flush_bytes(&d) == 100u << 20);
     d.l2_bytes = 0;
-    CHECK(kb_l2_flush_bytes(&d, NULL) == 256u << 20);
+    CHECK(kb_l2_flush_bytes(&d) == 256u << 20);
 
     char dir[] = "/tmp/kb_test_cache_sysfs.XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -276,50 +276,50 @@ static void test_flush_bytes(void)
     put_file(dir, "index2", "2048K\n");
     put_file(dir, "index3", "8M\n");
     put_file(dir, "power", "not a cache\n");
-    CHECK(kb_host_cache_bytes(dir) == 8u << 20);
-    d.is_emulator = 1;
-    CHECK(kb_l2_flush_bytes(&d, dir) == 16u << 20);
+    CHECK(kb_emu_host_cache_bytes(dir) == 8u << 20);
+    CHECK(kb_emu_l2_bytes(dir) == 8u << 20);               /* the emulator's "L2": flushed 2x */
     put_file(dir, "index3", "266240K\n");  /* a server's shared L3: capped */
-    CHECK(kb_host_cache_bytes(dir) == 266240ull << 10);
-    CHECK(kb_l2_flush_bytes(&d, dir) == 64u << 20);
-    CHECK(kb_host_cache_bytes("/nonexistent/cache") == 0);
-    CHECK(kb_l2_flush_bytes(&d, "/nonexistent/cache") == 64u << 20);
+    CHECK(kb_emu_host_cache_bytes(dir) == 266240ull << 10);
+    CHECK(kb_emu_l2_bytes(dir) == 32u << 20);
+    CHECK(kb_emu_host_cache_bytes("/nonexistent/cache") == 0);
+    CHECK(kb_emu_l2_bytes("/nonexistent/cache") == 32u << 20);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
 
-static void test_opts_and_result(void)
+static void test_settings(void)
 {
-    kb_plan_entry e;
-    memset(&e, 0, sizeof e);
-    e.min_samples = 12;
-    e.max_noise = 0.01;
-    e.timeout_s = 3;
-    e.warmup = 4;
-    e.l2_cold = 1;
-    kb_measure_opts o = kb_measure_opts_from_entry(&e);
-    CHECK(o.min_samples == 12 && o.max_noise == 0.01 && o.timeout_s == 3 && o.warmup == 4);
-    CHECK(o.l2 == KB_L2_COLD && o.max_samples == 0 && o.flush == NULL);
-    e.l2_cold = 0;
-    CHECK(kb_measure_opts_from_entry(&e).l2 == KB_L2_HOT);
+    kb_measure_settings d = KB_MEASURE_DEFAULTS;
+    CHECK(d.min_samples == 10 && d.max_noise == 0.005 && d.timeout_s == 15 && d.warmup == 1 && d.l2 == KB_L2_COLD);
+    /* a GPU: the suite's settings as they are; the emulator: capped, brief */
+    kb_measure_settings g = kb_measure_resolve(&d, NULL, KB_CAP_FULL_SPEED);
+    CHECK(g.min_samples == 10 && g.timeout_s == 15 && g.max_samples == 0);
+    kb_measure_settings e = kb_measure_resolve(&d, NULL, 0);
+    CHECK(e.min_samples == KB_SLOW_MIN_SAMPLES_CAP && e.timeout_s == KB_SLOW_TIMEOUT_CAP_S &&
+          e.max_samples == KB_SLOW_MAX_SAMPLES);
+    /* overrides win; a max below the suite's min lowers the min */
+    kb_measure_overrides o = { 0, 4, 2.5 };
+    g = kb_measure_resolve(&d, &o, KB_CAP_FULL_SPEED);
+    CHECK(g.max_samples == 4 && g.min_samples == 4 && g.timeout_s == 2.5);
+    o = (kb_measure_overrides){ 20, 4, 0 };
+    g = kb_measure_resolve(&d, &o, KB_CAP_FULL_SPEED);
+    CHECK(g.min_samples == 20 && g.max_samples == 20);
+    /* the range table: every field, its bounds, and what a message says */
+    const kb_measure_field *f = kb_measure_field_find("timeout_s");
+    CHECK(f && !kb_measure_field_ok(f, 0) && kb_measure_field_ok(f, 1e-3) && kb_measure_field_ok(f, 86400));
+    CHECK(!kb_measure_field_ok(f, 86401) && !kb_measure_field_ok(f, INFINITY) && !kb_measure_field_ok(f, NAN));
+    f = kb_measure_field_find("min_samples");
+    CHECK(f && !kb_measure_field_ok(f, 0) && !kb_measure_field_ok(f, 2.5) && kb_measure_field_ok(f, 1));
+    CHECK(!kb_measure_field_ok(f, 2147483647.0));
+    kb_measure_field_set(f, &d, 7);
+    CHECK(d.min_samples == 7);
+    char buf[96];
+    kb_measure_field_expect(kb_measure_field_find("timeout_s"), buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "a number in (0, 86400] s"), "%s", buf);
+    CHECK(kb_measure_field_find("l2") == NULL && kb_measure_field_find("warmup") != NULL);
     CHECK(!strcmp(kb_l2_mode_name(KB_L2_COLD), "cold") && !strcmp(kb_l2_mode_name(KB_L2_HOT), "hot"));
     CHECK(!strcmp(kb_measure_stop_name(KB_STOP_TIMEOUT), "timeout"));
-
-    double s[] = { 3, 1, 2 };
-    kb_measurement m;
-    memset(&m, 0, sizeof m);
-    m.samples_us = s;
-    m.n = 3;
-    kb_stats_compute(s, 3, &m.st);
-    m.noise = 0.25;
-    m.timed_out = 1;
-    kb_result res;
-    memset(&res, 0, sizeof res);
-    kb_measurement_to_result(&m, "cpu", &res);
-    CHECK(res.have_timing && !strcmp(res.clock, "cpu") && res.n_samples == 3 && res.n_samples_kept == 3);
-    CHECK(res.median_us == 2 && res.min_us == 1 && res.max_us == 3 && res.mean_us == 2);
-    CHECK(res.noise == 0.25 && res.timed_out == 1 && res.samples_us == s);
 }
 
 /* ---- the real emulator: kb_empty.cu built through the cache, measured cold ---- */
@@ -338,14 +338,14 @@ static void test_emulator_end_to_end(void)
         kb_device_info dev;
         CHECK(kb_backend_emu.device_info(e.bx, &dev) == KB_OK);
         kb_status st;
-        kb_measure_opts o = opts(3, 5, 0.005, 2, KB_L2_COLD);
+        kb_measure_settings o = opts(3, 5, 0.005, 2, KB_L2_COLD);
         kb_measurement m;
         kb_nvtx_push("empty/emu"); /* a no-op without a profiler: must not disturb anything */
-        st = kb_measure_case(&r, NULL, &o, &m);
+        st = kb_measure_case(&r, NULL, &o, NULL, &m);
         kb_nvtx_pop();
         CHECK_MSG(st == KB_OK, "%s", r.err);
         CHECK(m.n >= 3 && m.n <= 5 && m.st.min > 0);
-        CHECK(m.flush_bytes == kb_l2_flush_bytes(&dev, NULL) && r.n_bufs == 1);
+        CHECK(m.flush_bytes == kb_l2_flush_bytes(&dev) && r.n_bufs == 1);
         kb_measurement_free(&m);
         kb_run_free_all(&r);
     }
@@ -364,7 +364,7 @@ int main(void)
     RUN(test_failure_mid_sampling);
     RUN(test_bad_opts);
     RUN(test_flush_bytes);
-    RUN(test_opts_and_result);
+    RUN(test_settings);
     RUN(test_emulator_end_to_end);
     TEST_MAIN_END();
 }

@@ -4,6 +4,7 @@
  * environment variables. */
 #include "check.h"
 #include "backend/cuda/nvml.h"
+#include "results/record_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,46 +15,61 @@
 
 static void test_throttle_rule(void)
 {
-    CHECK(kb_nvml_throttled(1980, 1980, 0) == 0);
-    CHECK(kb_nvml_throttled(1755, 1980, 0) == 0);
-    CHECK(kb_nvml_throttled(1485, 1980, 0) == 0);   /* exactly 75%: not under it */
-    CHECK(kb_nvml_throttled(1484, 1980, 0) == 1);
-    CHECK(kb_nvml_throttled(300, 1980, KB_NVML_REASON_GPU_IDLE) == 1); /* the clock decides */
+    CHECK(kb_telemetry_throttled(1980, 1980, 0) == 0);
+    CHECK(kb_telemetry_throttled(1755, 1980, 0) == 0);
+    CHECK(kb_telemetry_throttled(1485, 1980, 0) == 0);   /* exactly 75%: not under it */
+    CHECK(kb_telemetry_throttled(1484, 1980, 0) == 1);
+    CHECK(kb_telemetry_throttled(300, 1980, KB_TEL_REASON_GPU_IDLE) == 1); /* the clock decides */
     /* every power/thermal reason throttles even at full clock */
-    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_SW_POWER_CAP) == 1);
-    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_HW_SLOWDOWN) == 1);
-    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_SW_THERMAL) == 1);
-    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_HW_THERMAL) == 1);
-    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_HW_POWER_BRAKE) == 1);
+    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_SW_POWER_CAP) == 1);
+    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_HW_SLOWDOWN) == 1);
+    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_SW_THERMAL) == 1);
+    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_HW_THERMAL) == 1);
+    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_HW_POWER_BRAKE) == 1);
     /* the others do not */
-    CHECK(kb_nvml_throttled(1980, 1980, KB_NVML_REASON_GPU_IDLE | KB_NVML_REASON_APP_CLOCKS |
-                                            KB_NVML_REASON_SYNC_BOOST | KB_NVML_REASON_DISPLAY_CLOCKS) == 0);
+    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_GPU_IDLE | KB_TEL_REASON_APP_CLOCKS |
+                                            KB_TEL_REASON_SYNC_BOOST | KB_TEL_REASON_DISPLAY_CLOCKS) == 0);
     /* unknown clocks cannot trip the clock rule */
-    CHECK(kb_nvml_throttled(-1, 1980, 0) == 0);
-    CHECK(kb_nvml_throttled(1000, -1, 0) == 0);
+    CHECK(kb_telemetry_throttled(-1, 1980, 0) == 0);
+    CHECK(kb_telemetry_throttled(1000, -1, 0) == 0);
 }
 
 static void test_reason_names(void)
 {
     char buf[256];
-    CHECK(kb_nvml_reason_names(0, buf, sizeof buf) == 4 && !strcmp(buf, "none"));
-    kb_nvml_reason_names(KB_NVML_REASON_SW_POWER_CAP | KB_NVML_REASON_HW_THERMAL, buf, sizeof buf);
+    CHECK(kb_telemetry_reason_names(0, buf, sizeof buf) == 4 && !strcmp(buf, "none"));
+    kb_telemetry_reason_names(KB_TEL_REASON_SW_POWER_CAP | KB_TEL_REASON_HW_THERMAL, buf, sizeof buf);
     CHECK_MSG(!strcmp(buf, "sw_power_cap,hw_thermal_slowdown"), "%s", buf);
-    kb_nvml_reason_names(0x1ff, buf, sizeof buf);
+    kb_telemetry_reason_names(0x1ff, buf, sizeof buf);
     CHECK_MSG(!strcmp(buf, "gpu_idle,applications_clocks_setting,sw_power_cap,hw_slowdown,sync_boost,"
                            "sw_thermal_slowdown,hw_thermal_slowdown,hw_power_brake_slowdown,"
                            "display_clock_setting"), "%s", buf);
-    kb_nvml_reason_names(KB_NVML_REASON_HW_SLOWDOWN | 0x400, buf, sizeof buf);
+    kb_telemetry_reason_names(KB_TEL_REASON_HW_SLOWDOWN | 0x400, buf, sizeof buf);
     CHECK_MSG(!strcmp(buf, "hw_slowdown,0x400"), "%s", buf);
     /* truncation: like snprintf, the full length comes back */
     char small[8];
-    int need = kb_nvml_reason_names(KB_NVML_REASON_SW_THERMAL, small, sizeof small);
+    int need = kb_telemetry_reason_names(KB_TEL_REASON_SW_THERMAL, small, sizeof small);
     CHECK(need == (int)strlen("sw_thermal_slowdown") && !strcmp(small, "sw_ther"));
+}
+
+/* The telemetry block of a record holding reading t (a new reference). */
+static json_t *telemetry_block(const kb_telemetry *t)
+{
+    kb_case_result r;
+    memset(&r, 0, sizeof r);
+    r.case_id = "x";
+    r.telemetry.done = 1;
+    r.telemetry.t = *t;
+    kb_record_ctx ctx = { "run", "2026-01-01T00:00:00Z", "cuda", NULL };
+    json_t *rec = kb_record_json(&ctx, &r);
+    json_t *j = json_incref(json_object_get(rec, "telemetry"));
+    json_decref(rec);
+    return j;
 }
 
 static void test_json(void)
 {
-    kb_nvml_sample s;
+    kb_telemetry s;
     memset(&s, 0, sizeof s);
     s.available = 1;
     s.sm_clock_mhz = 1400;
@@ -62,9 +78,9 @@ static void test_json(void)
     s.power_w = 300.25;
     s.temperature_c = 80;
     s.have_reasons = 1;
-    s.reasons = KB_NVML_REASON_SW_THERMAL;
+    s.reasons = KB_TEL_REASON_SW_THERMAL;
     s.throttled = 1;
-    json_t *j = kb_nvml_json(&s, NULL);
+    json_t *j = telemetry_block(&s);
     CHECK(j != NULL);
     if (j) {
         CHECK(json_is_true(json_object_get(j, "available")) && json_is_true(json_object_get(j, "throttled")));
@@ -76,7 +92,8 @@ static void test_json(void)
         json_decref(j);
     }
     memset(&s, 0, sizeof s);
-    j = kb_nvml_json(&s, "no driver");
+    snprintf(s.why, sizeof s.why, "no driver");
+    j = telemetry_block(&s);
     CHECK(j && json_is_false(json_object_get(j, "available")));
     CHECK(j && !strcmp(json_string_value(json_object_get(j, "why")), "no driver"));
     CHECK(j && json_object_get(j, "sm_clock_mhz") == NULL);
@@ -93,7 +110,7 @@ static void test_no_library(void)
     CHECK(!kb_nvml_available(n));
     CHECK_MSG(strstr(kb_nvml_why(n), "NVML unavailable") && strstr(kb_nvml_why(n), "/nonexistent"), "%s",
               kb_nvml_why(n));
-    kb_nvml_sample s;
+    kb_telemetry s;
     kb_nvml_read(n, &s);
     CHECK(s.available == 0 && s.sm_clock_mhz == -1 && s.power_w == -1 && s.throttled == 0);
     kb_nvml_close(n);
@@ -151,7 +168,7 @@ static void test_fake_library(void)
     kb_nvml *n = kb_nvml_open("0000:3B:00.0", NULL);
     CHECK_MSG(kb_nvml_available(n), "%s", kb_nvml_why(n));
     CHECK(!strcmp(kb_nvml_why(n), ""));
-    kb_nvml_sample s;
+    kb_telemetry s;
     kb_nvml_read(n, &s);
     CHECK(s.available && s.sm_clock_mhz == 1755 && s.sm_clock_max_mhz == 1980 && s.mem_clock_mhz == 2619);
     CHECK(s.power_w == 350.5 && s.temperature_c == 61);
@@ -164,11 +181,11 @@ static void test_fake_library(void)
     setenv("FAKE_NVML_SM", "1980", 1);
     setenv("FAKE_NVML_REASONS", "0x20", 1);
     kb_nvml_read(n, &s);
-    CHECK(s.reasons == KB_NVML_REASON_SW_THERMAL && s.throttled);
+    CHECK(s.reasons == KB_TEL_REASON_SW_THERMAL && s.throttled);
     /* idle only: not throttling */
     setenv("FAKE_NVML_REASONS", "0x1", 1);
     kb_nvml_read(n, &s);
-    CHECK(s.reasons == KB_NVML_REASON_GPU_IDLE && !s.throttled);
+    CHECK(s.reasons == KB_TEL_REASON_GPU_IDLE && !s.throttled);
     kb_nvml_close(n);
     unsetenv("FAKE_NVML_SM");
     unsetenv("FAKE_NVML_REASONS");
@@ -176,14 +193,14 @@ static void test_fake_library(void)
 
 static void test_fake_library_paths(void)
 {
-    kb_nvml_sample s;
+    kb_telemetry s;
     /* a driver older than R535 exports only the throttle-reasons name */
     setenv("KBENCH_LIBNVML", lib_old, 1);
     setenv("FAKE_NVML_REASONS", "0x4", 1);
     kb_nvml *n = kb_nvml_open("0000:3B:00.0", NULL);
     CHECK(kb_nvml_available(n));
     kb_nvml_read(n, &s);
-    CHECK(s.have_reasons && s.reasons == KB_NVML_REASON_SW_POWER_CAP && s.throttled);
+    CHECK(s.have_reasons && s.reasons == KB_TEL_REASON_SW_POWER_CAP && s.throttled);
     kb_nvml_close(n);
     unsetenv("FAKE_NVML_REASONS");
 

@@ -25,6 +25,7 @@ static kb_device_info h100_sxm(void)
     d.clock_khz = 1980000;
     d.mem_clock_khz = 2619000;
     d.mem_bus_bits = 5120;
+    d.caps = KB_CAP_ROOFLINE;
     return d;
 }
 
@@ -126,10 +127,10 @@ static void test_emulator(void)
 {
     kb_device_info d = h100_sxm();
     strcpy(d.name, "kbench emulator (sm_90)");
-    d.is_emulator = 1;
+    d.caps = 0;   /* no KB_CAP_ROOFLINE */
     kb_peaks p;
     CHECK(kb_peaks_for_device(&d, PEAKS_FILE, &p, NULL) == KB_OK);
-    CHECK(p.is_emulator && !p.have_sheet && p.clock_gbps == 0);
+    CHECK(p.no_roof && !p.have_sheet && p.clock_gbps == 0);
     for (int dt = 0; dt < KB_DT_COUNT; dt++)
         CHECK(p.clock_tflops[dt] == 0 && kb_peaks_tflops(&p, (kb_dtype)dt, NULL) == 0);
     CHECK(kb_peaks_gbps(&p, NULL) == 0);

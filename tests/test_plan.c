@@ -63,8 +63,8 @@ static void test_product_counts(void)
     CHECK(naive == 12 && vec == 36);
     /* Per-entry settings for later stages. */
     CHECK(p.entries[0].line == 18 && p.entries[0].column == 5 && !strcmp(p.entries[0].family, "gelu"));
-    CHECK(p.entries[0].min_samples == 20 && p.entries[0].max_noise == 0.01 && p.entries[0].l2_cold == 0);
-    CHECK(p.entries[1].min_samples == 5 && p.entries[1].timeout_s == 2.5 && p.entries[1].warmup == 1);
+    CHECK(p.entries[0].measure.min_samples == 20 && p.entries[0].measure.max_noise == 0.01 && p.entries[0].measure.l2 == KB_L2_HOT);
+    CHECK(p.entries[1].measure.min_samples == 5 && p.entries[1].measure.timeout_s == 2.5 && p.entries[1].measure.warmup == 1);
     CHECK(!strcmp(p.suite_name, "good") && !strcmp(p.source, "tests/suites/good.yaml"));
     CHECK(p.n_shape_names == 3 && !strcmp(p.shape_names[1], "ffn_up"));
     CHECK(p.n_warnings == 0);

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "core/fsutil.h"
 #include "results/record.h"
+#include "results/record_json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ static kb_device_info emu_dev(void)
     strcpy(d.name, "kbench emulator (sm_90)");
     strcpy(d.uuid, "emu");
     d.sm = 90;
-    d.is_emulator = 1;
+    d.caps = 0;       /* no KB_CAP_GPU_TIMER: the emulator */
     return d;
 }
 
@@ -79,6 +80,18 @@ static json_t **load_n(const char *path, size_t want)
     return objs;
 }
 
+/* Serialise r (with ctx, or a default one) and append it. */
+static kb_status put_rec(kb_recorder *w, const kb_record_ctx *ctx, const kb_case_result *r)
+{
+    static const kb_record_ctx none = { "run-x", "2026-01-01T00:00:00Z", NULL, NULL };
+    json_t *o = kb_record_json(ctx ? ctx : &none, r);
+    if (!o)
+        return KB_ERR_OOM;
+    kb_status st = kb_record_write(w, o);
+    json_decref(o);
+    return st;
+}
+
 static double num(json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
 static const char *str(json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
 static int streq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
@@ -90,29 +103,32 @@ static void test_ok_record_fields(void)
     kb_device_info dev = emu_dev();
     kb_case c = toy_case(1, 65537);
     double samples[3] = { 10.5, 11.0, 12.25 };
-    kb_result r;
+    kb_case_result r;
     memset(&r, 0, sizeof r);
-    strcpy(r.run_id, "run-20260101T000000Z-42");
+    kb_record_ctx ctx = { "run-20260101T000000Z-42", "2026-01-01T00:00:00Z", "emu", &dev };
     r.family = &toy; r.c = &c; r.case_id = "toy/vec(VEC=8,form=tanh)/bf16/65537/pad1/graph";
-    r.backend = "emu"; r.dev = &dev; r.check_shape = 1;
-    r.status = KB_OK;
-    r.verified = 1;
-    r.verify = (kb_verify){ .n = 65537, .n_bad = 0, .first_bad = -1, .max_abs_err = 0.001,
-                            .max_rel_err = 0.002, .atol = 0.0078125, .rtol = 0.015625 };
-    r.have_resources = 1;
-    r.res = (kb_resources){ .registers = 32, .spill_store_bytes = 0, .spill_load_bytes = 0,
-                            .stack_bytes = -1, .static_shmem_bytes = 1024, .max_threads = -1 };
-    r.have_timing = 1; r.clock = "cpu"; r.n_samples = 3;
-    r.median_us = 11.0; r.mean_us = 11.25; r.min_us = 10.5; r.max_us = 12.25;
-    r.p10_us = 10.6; r.p90_us = 12.0; r.cv = 0.05; r.noise = 0.01;
-    r.samples_us = samples; r.n_samples_kept = 3;
-    r.have_work = 1; r.work = (kb_work){ .flops = 8 * 65537.0, .bytes_read = 2 * 65537.0, .bytes_written = 2 * 65537.0 };
-    r.compile_ms = 12.5; r.wall_ms = 30.0;
+    r.check_shape = 1;
+    r.status = KB_CASE_OK;
+    r.verify.done = 1;
+    r.verify.v = (kb_verify){ .n = 65537, .n_bad = 0, .first_bad = -1, .max_abs_err = 0.001,
+                              .max_rel_err = 0.002, .atol = 0.0078125, .rtol = 0.015625 };
+    r.compile.have_resources = 1;
+    r.compile.res = (kb_resources){ .registers = 32, .spill_store_bytes = 0, .spill_load_bytes = 0,
+                                    .stack_bytes = -1, .static_shmem_bytes = 1024, .max_threads = -1 };
+    r.measure.done = 1; r.measure.clock = "cpu";
+    kb_measurement *m = &r.measure.m;
+    m->n = 3; m->samples_us = samples;
+    m->st = (kb_stats){ .n = 3, .median = 11.0, .mean = 11.25, .min = 10.5, .max = 12.25, .p10 = 10.6, .p90 = 12.0,
+                        .cv = 0.05 };
+    m->noise = 0.01;
+    r.work = (kb_work){ .flops = 8 * 65537.0, .bytes_read = 2 * 65537.0, .bytes_written = 2 * 65537.0 };
+    r.compile.compile_ms = 12.5; r.wall_ms = 30.0;
+    r.stage_ms[KB_STAGE_VERIFY] = 2.5;
 
     kb_recorder *w;
     CHECK(kb_record_open(path, &w) == KB_OK);
     if (!w) return;
-    CHECK(kb_record_write(w, &r) == KB_OK);
+    CHECK(put_rec(w, &ctx, &r) == KB_OK);
     kb_record_close(w);
 
     /* read back with jansson directly: one line, one object */
@@ -140,7 +156,7 @@ static void test_ok_record_fields(void)
     CHECK(streq(str(d, "uuid"), "emu") && num(d, "sm") == 90);
     CHECK(json_is_true(json_object_get(d, "emulator")));
     CHECK(streq(str(o, "status"), "ok") && streq(str(o, "error"), "ok"));
-    CHECK(json_is_null(json_object_get(o, "reason")));
+    CHECK(streq(str(o, "reason"), ""));
     json_t *v = json_object_get(o, "verify");
     CHECK(num(v, "n") == 65537 && num(v, "n_bad") == 0 && num(v, "first_bad") == -1);
     CHECK(num(v, "max_abs_err") == 0.001 && num(v, "atol") == 0.0078125 && num(v, "rtol") == 0.015625);
@@ -160,9 +176,13 @@ static void test_ok_record_fields(void)
     CHECK(num(wk, "bytes_moved") == 4 * 65537.0);
     CHECK(num(o, "compile_ms") == 12.5 && num(o, "wall_ms") == 30.0);
     CHECK(json_is_null(json_object_get(o, "compile_log")));
-    /* time: ISO-8601 UTC to the second */
-    const char *tm = str(o, "time");
-    CHECK(tm && strlen(tm) == 20 && tm[4] == '-' && tm[10] == 'T' && tm[19] == 'Z');
+    json_t *sm = json_object_get(o, "stage_ms");
+    CHECK(json_object_size(sm) == 1 && num(sm, "verify") == 2.5);   /* only the stages that ran */
+    /* time: what the context says (the serialiser reads no clock) */
+    CHECK(streq(str(o, "time"), "2026-01-01T00:00:00Z"));
+    char now[32];
+    kb_record_time_now(now);
+    CHECK(strlen(now) == 20 && now[4] == '-' && now[10] == 'T' && now[19] == 'Z');
     json_decref(o);
 }
 
@@ -171,23 +191,24 @@ static void test_wrong_with_nan_stays_valid_json(void)
     char path[256];
     path_in(path, sizeof path, "wrong.jsonl");
     kb_case c = toy_case(0, 100);
-    kb_result r;
+    kb_case_result r;
     memset(&r, 0, sizeof r);
     r.family = &toy; r.c = &c; r.case_id = "toy/naive(form=tanh)/bf16/100/pad1/graph";
-    r.status = KB_OK;   /* ran fine, but the output is wrong */
-    r.verified = 1;
-    r.verify = (kb_verify){ .n = 100, .n_bad = 3, .first_bad = 7, .got_at_bad = NAN,
-                            .want_at_bad = -INFINITY, .max_abs_err = INFINITY,
-                            .max_rel_err = NAN, .atol = 1e-2, .rtol = 1e-2 };
-    r.have_timing = 1; r.clock = "gpu"; r.median_us = NAN; r.cv = INFINITY;
+    r.status = KB_CASE_WRONG;   /* ran fine, but the output is wrong */
+    r.verify.done = 1;
+    r.verify.v = (kb_verify){ .n = 100, .n_bad = 3, .first_bad = 7, .got_at_bad = NAN,
+                              .want_at_bad = -INFINITY, .max_abs_err = INFINITY,
+                              .max_rel_err = NAN, .atol = 1e-2, .rtol = 1e-2 };
+    r.measure.done = 1; r.measure.clock = "gpu"; r.measure.m.st.median = NAN; r.measure.m.st.cv = INFINITY;
     double samples[2] = { 1.0, NAN };
-    r.samples_us = samples; r.n_samples_kept = 2;
+    r.measure.m.samples_us = samples; r.measure.m.n = 2;
+    r.work = (kb_work){ .flops = NAN, .bytes_read = 1, .bytes_written = 1 };
     r.wall_ms = NAN;
 
     kb_recorder *w;
     CHECK(kb_record_open(path, &w) == KB_OK);
     if (!w) return;
-    CHECK(kb_record_write(w, &r) == KB_OK);
+    CHECK(put_rec(w, NULL, &r) == KB_OK);
     kb_record_close(w);
 
     json_t **objs = load_n(path, 1);
@@ -206,27 +227,30 @@ static void test_wrong_with_nan_stays_valid_json(void)
     CHECK(json_is_null(json_object_get(t, "median_us")) && json_is_null(json_object_get(t, "cv")));
     CHECK(json_is_null(json_array_get(json_object_get(t, "samples_us"), 1)));
     CHECK(json_is_null(json_object_get(o, "wall_ms")));
-    CHECK(json_is_null(json_object_get(o, "resources")) && json_is_null(json_object_get(o, "work")));
+    CHECK(json_is_null(json_object_get(o, "resources")));
+    CHECK(json_is_null(json_object_get(json_object_get(o, "work"), "flops")));
     kb_record_free_all(objs, 1);
 }
 
 static void test_status_names(void)
 {
-    kb_result r;
-    memset(&r, 0, sizeof r);
+    /* the one table: every status has a name that parses back to it */
+    for (int i = 0; i < KB_CASE_STATUS_COUNT; i++) {
+        kb_case_status back;
+        CHECK(kb_case_status_parse(kb_case_status_name((kb_case_status)i), &back) == 0 && (int)back == i);
+    }
+    kb_case_status st;
+    CHECK(kb_case_status_parse("exploded", &st) == -1);
+    CHECK(!kb_case_status_failed(KB_CASE_OK) && !kb_case_status_failed(KB_CASE_SKIPPED));
+    CHECK(kb_case_status_failed(KB_CASE_WRONG) && kb_case_status_failed(KB_CASE_TIMEOUT));
+    /* what an error code means for a case that ended with it */
     struct { kb_status s; const char *want; } map[] = {
         { KB_OK, "ok" }, { KB_ERR_COMPILE, "compile_error" }, { KB_ERR_LAUNCH, "launch_error" },
-        { KB_ERR_OOM, "launch_error" }, { KB_ERR_FAULT, "fault" }, { KB_ERR_TIMEOUT, "timeout" },
-        { KB_ERR_INPUT, "input_error" },
+        { KB_ERR_OOM, "launch_error" }, { KB_ERR_SETUP, "launch_error" }, { KB_ERR_FAULT, "fault" },
+        { KB_ERR_TIMEOUT, "timeout" }, { KB_ERR_INPUT, "input_error" },
     };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-        r.status = map[i].s;
-        CHECK_MSG(streq(kb_result_status(&r), map[i].want), "%s", map[i].want);
-    }
-    r.status = KB_OK; r.verified = 1; r.verify.n_bad = 1;
-    CHECK(streq(kb_result_status(&r), "wrong"));
-    r.status_name_override = "skipped";
-    CHECK(streq(kb_result_status(&r), "skipped"));
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        CHECK_MSG(streq(kb_case_status_name(kb_case_status_of(map[i].s)), map[i].want), "%s", map[i].want);
 }
 
 static void test_compile_error_and_skipped(void)
@@ -245,20 +269,22 @@ static void test_compile_error_and_skipped(void)
     strcpy(log + big, "\n1 error detected in k.cu\n");
 
     kb_case c = toy_case(1, 10);
-    kb_result rc, rs;
+    kb_case_result rc, rs;
     memset(&rc, 0, sizeof rc);
     rc.family = &toy; rc.c = &c; rc.case_id = "compile-case";
-    rc.status = KB_ERR_COMPILE; rc.reason = "NVRTC compile failed"; rc.compile_log = log;
+    rc.status = KB_CASE_COMPILE_ERROR; rc.error = KB_ERR_COMPILE;
+    snprintf(rc.reason, sizeof rc.reason, "NVRTC compile failed");
+    rc.compile.done = 1; rc.compile.log = log;
     memset(&rs, 0, sizeof rs);
     rs.family = &toy; rs.c = &c; rs.case_id = "skipped-case";
-    rs.status = KB_OK; rs.status_name_override = "skipped";
-    rs.reason = "VEC=8 needs n % 8 == 0 for \"aligned\" loads\tand\n a newline";
+    rs.status = KB_CASE_SKIPPED;
+    snprintf(rs.reason, sizeof rs.reason, "VEC=8 needs n %% 8 == 0 for \"aligned\" loads\tand\n a newline");
 
     kb_recorder *w;
     CHECK(kb_record_open(path, &w) == KB_OK);
     if (!w) { free(log); return; }
-    CHECK(kb_record_write(w, &rc) == KB_OK);
-    CHECK(kb_record_write(w, &rs) == KB_OK);
+    CHECK(put_rec(w, NULL, &rc) == KB_OK);
+    CHECK(put_rec(w, NULL, &rs) == KB_OK);
     kb_record_close(w);
     free(log);
 
@@ -286,10 +312,10 @@ static void write_n(const char *path, int n, const char *id_prefix)
     for (int i = 0; i < n; i++) {
         char id[64];
         snprintf(id, sizeof id, "%s%d", id_prefix, i);
-        kb_result r;
+        kb_case_result r;
         memset(&r, 0, sizeof r);
         r.family = &toy; r.c = &c; r.case_id = id;
-        CHECK(kb_record_write(w, &r) == KB_OK);
+        CHECK(put_rec(w, NULL, &r) == KB_OK);
     }
     kb_record_close(w);
 }
@@ -365,10 +391,10 @@ static void test_record_survives_abrupt_exit(void)
     if (pid == 0) {
         kb_recorder *w;
         kb_case c = toy_case(0, 1);
-        kb_result r;
+        kb_case_result r;
         memset(&r, 0, sizeof r);
         r.family = &toy; r.c = &c; r.case_id = "done-before-crash";
-        if (kb_record_open(path, &w) != KB_OK || kb_record_write(w, &r) != KB_OK)
+        if (kb_record_open(path, &w) != KB_OK || put_rec(w, NULL, &r) != KB_OK)
             _exit(1);
         _exit(0);
     }
@@ -434,12 +460,12 @@ static void test_failed_write_leaves_no_partial_line(void)
         struct rlimit rl = { (rlim_t)sb.st_size + 40, (rlim_t)sb.st_size + 40 };
         kb_recorder *w;
         kb_case c = toy_case(0, 1);
-        kb_result r;
+        kb_case_result r;
         memset(&r, 0, sizeof r);
         r.family = &toy; r.c = &c; r.case_id = "too-big-for-the-disk";
         if (kb_record_open(path, &w) != KB_OK || setrlimit(RLIMIT_FSIZE, &rl) != 0)
             _exit(2);
-        _exit(kb_record_write(w, &r) == KB_ERR_IO ? 0 : 1);
+        _exit(put_rec(w, NULL, &r) == KB_ERR_IO ? 0 : 1);
     }
     int status = -1;
     CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);

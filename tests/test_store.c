@@ -4,6 +4,7 @@
 #include "check.h"
 #include "results/record.h"
 #include "results/store.h"
+#include "results/store_query.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -131,20 +132,21 @@ static void test_put_result(void)
     strcpy(dev.pci_bus_id, "00000000:01:00.0");
     dev.sm = 90;
     double samples[3] = { 10.0, 11.0, 12.0 };
-    kb_result r;
+    dev.caps = KB_CAP_GPU_TIMER;
+    kb_case_result r;
     memset(&r, 0, sizeof r);
-    strcpy(r.run_id, "run-put");
+    kb_record_ctx ctx = { "run-put", "2026-01-01T00:00:00Z", "cuda", &dev };
     r.case_id = "gelu/naive(form=erf)/fp32/1024/pad0/eager";
-    r.backend = "cuda";
-    r.dev = &dev;
-    r.status = KB_OK;
-    r.have_timing = 1; r.clock = "gpu"; r.n_samples = 3; r.median_us = 11.0;
-    r.samples_us = samples; r.n_samples_kept = 3;
-    r.have_work = 1; r.work = (kb_work){ .flops = 8192, .bytes_read = 4096, .bytes_written = 4096 };
-    kb_derive(&r.work, r.median_us, NULL, KB_DT_FP32, &r.derived);
-    r.have_derived = 1;
-    CHECK_MSG(kb_store_put_result(s, &r, "test", &err) == KB_OK, "%s", err.s);
-    CHECK(kb_store_put_result(s, &r, "test", &err) == KB_OK);      /* again: replaced, not added */
+    r.status = KB_CASE_OK;
+    r.measure.done = 1; r.measure.clock = "gpu";
+    r.measure.m.n = 3; r.measure.m.st.median = 11.0; r.measure.m.samples_us = samples;
+    r.work = (kb_work){ .flops = 8192, .bytes_read = 4096, .bytes_written = 4096 };
+    kb_derive(&r.work, 11.0, NULL, KB_DT_FP32, &r.derived.d);
+    r.derived.done = 1;
+    json_t *rec = kb_record_json(&ctx, &r);   /* the one object the run writes to both */
+    CHECK_MSG(kb_store_put(s, rec, "test", &err) == KB_OK, "%s", err.s);
+    CHECK(kb_store_put(s, rec, "test", &err) == KB_OK);      /* again: replaced, not added */
+    json_decref(rec);
     /* a record that cannot be keyed is refused */
     json_t *bad = json_pack("{s:s}", "run_id", "x");
     CHECK(kb_store_put(s, bad, NULL, &err) == KB_ERR_INPUT);

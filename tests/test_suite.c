@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "suite/suite.h"
+#include "suite/suite_load.h"
 #include "suite_fakes.h"
 
 /* Load text as "x.yaml"; expect failure with exactly message want. */
@@ -59,7 +59,7 @@ static void test_good_suite_loads(void)
     CHECK(g->n_pads == 2 && g->pads[0] == 0 && g->pads[1] == 1);
     CHECK(g->n_launches == 1 && g->launches[0] == KB_LAUNCH_EAGER);
     CHECK(g->seed == 1234);
-    CHECK(g->measure.min_samples == 20 && g->measure.max_noise == 0.01 && g->measure.l2_cold == 0);
+    CHECK(g->measure.min_samples == 20 && g->measure.max_noise == 0.01 && g->measure.l2 == KB_L2_HOT);
     CHECK(g->measure.timeout_s == 15.0 && g->measure.warmup == 1); /* built-in defaults remain */
     CHECK(g->n_where == 0 && g->n_zip_groups == 0);
 
@@ -78,7 +78,7 @@ static void test_good_suite_loads(void)
     CHECK(m->seed == 7);
     /* measure merges key by key: own min_samples and timeout, defaults' noise and l2. */
     CHECK(m->measure.min_samples == 5 && m->measure.timeout_s == 2.5);
-    CHECK(m->measure.max_noise == 0.01 && m->measure.l2_cold == 0 && m->measure.warmup == 1);
+    CHECK(m->measure.max_noise == 0.01 && m->measure.l2 == KB_L2_HOT && m->measure.warmup == 1);
     kb_suite_free(&s);
     CHECK(s.entries == NULL && s.name == NULL);
     kb_sb_free(&err);
@@ -102,7 +102,7 @@ static void test_defaults_when_absent(void)
     CHECK(e->n_launches == 1 && e->launches[0] == KB_LAUNCH_EAGER);
     CHECK(e->seed == 1);
     CHECK(e->measure.min_samples == 10 && e->measure.max_noise == 0.005 && e->measure.timeout_s == 15.0);
-    CHECK(e->measure.warmup == 1 && e->measure.l2_cold == 1);
+    CHECK(e->measure.warmup == 1 && e->measure.l2 == KB_L2_COLD);
     CHECK(e->n_param_values[2] == 1 && e->param_values[2][0] == 16);
     kb_suite_free(&s);
     kb_sb_free(&err);
@@ -174,16 +174,16 @@ static void test_errors_values(void)
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    pad: [0, 1, 0]\n",
                      "x.yaml:5:17: duplicate value in axis 'pad' (list each value once; zip pairs repeated values)"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    measure: {min_samples: 0}\n",
-                     "x.yaml:5:28: 'min_samples' must be between 1 and 2147483647, got 0"));
+                     "x.yaml:5:28: 'min_samples' must be an integer in [1, 1000000] samples, got 0"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    measure: {l2: warm}\n",
                      "x.yaml:5:19: unknown l2 mode 'warm' (expected one of: cold, hot)"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    measure: {max_noise: lots}\n",
                      "x.yaml:5:26: expected a finite number for 'max_noise', got 'lots'"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    measure: {timeout_s: 0}\n",
-                     "x.yaml:5:26: 'timeout_s' must be > 0 [seconds]"));
+                     "x.yaml:5:26: 'timeout_s' must be a number in (0, 86400] s, got 0"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    measure: {samples: 3}\n",
-                     "x.yaml:5:15: unknown key 'samples' in 'measure' (expected one of: min_samples, max_noise, "
-                     "timeout_s, warmup, l2)"));
+                     "x.yaml:5:15: unknown key 'samples' in 'measure' (expected one of: warmup, min_samples, "
+                     "max_samples, max_noise, timeout_s, l2)"));
     CHECK(fails_with("suite: t\n", "x.yaml:1:1: missing required key 'benchmarks' (the list of entries)"));
     CHECK(fails_with("benchmarks: []\n", "x.yaml:1:1: missing required key 'suite' (the suite's name)"));
     CHECK(fails_with("suite: t\nbenchmarks: []\n", "x.yaml:2:13: 'benchmarks' is empty"));

@@ -1,5 +1,5 @@
 /* backend.c - choosing and opening a backend (auto: cuda when a device is present). */
-#include "cli/run.h"
+#include "backend/backend.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +11,14 @@ const kb_backend *kb_backend_find(const char *name)
     if (!strcmp(name, "emu"))
         return &kb_backend_emu;
     return NULL;
+}
+
+unsigned kb_backend_caps_of(const char *name)
+{
+    if (!strcmp(name, "auto"))
+        return kb_backend_emu.caps;
+    const kb_backend *b = kb_backend_find(name);
+    return b ? b->caps : 0;
 }
 
 kb_status kb_backend_open(const char *name, const kb_backend_opts *bo, const kb_backend **be,

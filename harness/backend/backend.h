@@ -1,7 +1,9 @@
 /* backend.h - one interface, two implementations: cuda (driver API + NVRTC) and emu
  * (CPU emulator running the same kernel source).
  *
- * A backend is a table of function pointers. Slots marked OPTIONAL may be NULL.
+ * A backend is a table of function pointers. Slots marked OPTIONAL may be NULL; every
+ * other slot is always set. Callers never ask which backend they drive: they ask what
+ * it can do (kb_backend.caps, KB_CAP_*), so a third backend needs no caller changed.
  * Every function returns a kb_status; on failure the backend's last_error() holds a
  * one-line message ("file:line function: call -> NAME: message" for API failures).
  * Device memory is addressed by kb_dptr, an opaque 64-bit handle (a CUdeviceptr on
@@ -11,6 +13,7 @@
 #ifndef KB_BACKEND_H
 #define KB_BACKEND_H
 
+#include "backend/telemetry.h"
 #include "core/kb.h"
 
 typedef uint64_t kb_dptr;
@@ -44,6 +47,18 @@ typedef struct {
     int max_threads;        /* per block the kernel can be launched with */
 } kb_resources;
 
+/* What a backend can do. The caps field of the table and of kb_device_info. */
+enum {
+    KB_CAP_GPU_TIMER  = 1u << 0, /* the timer measures device time ("gpu"); without it, CPU time ("cpu") */
+    KB_CAP_ROOFLINE   = 1u << 1, /* a GPU whose datasheet/clock peaks apply: % of roofline is meaningful */
+    KB_CAP_FULL_SPEED = 1u << 2, /* executes at device speed: full shapes and full sampling are practical;
+                                  * without it, suites run their check shapes and measure briefly */
+    KB_CAP_GRAPHS     = 1u << 3, /* graph capture and replay (the graph_* slots are set) */
+    KB_CAP_RESOURCES  = 1u << 4, /* per-entry registers, stack and shared memory (resources slot) */
+    KB_CAP_TELEMETRY  = 1u << 5, /* clocks, power, temperature, throttle reasons (telemetry slot) */
+    KB_CAP_VENDOR_LIBS = 1u << 6 /* vendor libraries (cuBLASLt, cuDNN) can run on the device */
+};
+
 /* Description of the device a backend drives (or emulates). */
 typedef struct {
     char name[128];
@@ -57,7 +72,8 @@ typedef struct {
     int l2_bytes;
     size_t total_mem_bytes;
     int max_shmem_per_block_optin; /* [bytes] */
-    int is_emulator;        /* 1: timings are CPU timings, never GPU numbers */
+    unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
+                             * timings, never GPU numbers) */
 } kb_device_info;
 
 /* What to compile: one module per distinct (source, defines, arch). */
@@ -82,6 +98,7 @@ typedef struct {
 
 typedef struct kb_backend {
     const char *name;       /* "cuda", "emu" */
+    unsigned caps;          /* KB_CAP_* this backend has */
 
     /* Open the backend. KB_ERR_SETUP with a clear message when no driver/device/
      * toolchain is present. On success *out is owned by the caller (fini). */
@@ -101,8 +118,13 @@ typedef struct kb_backend {
     /* Load a built artefact. */
     kb_status (*load)(kb_backend_ctx *x, const char *artifact_path, kb_module **out);
     void (*unload)(kb_backend_ctx *x, kb_module *m);
-    /* Resources of one entry of a loaded module (fields -1 where unknown). */
+    /* OPTIONAL (KB_CAP_RESOURCES): resources of one entry of a loaded module (fields -1
+     * where unknown). */
     kb_status (*resources)(kb_backend_ctx *x, kb_module *m, const char *entry, kb_resources *out);
+    /* OPTIONAL: the resources of entry as the build log reports them (what the loaded
+     * module cannot tell, e.g. spills in ptxas's report); fields -1 where the log says
+     * nothing. Returns 0 when the log describes entry, -1 otherwise. Needs no context. */
+    int (*build_resources)(const char *log, const char *entry, kb_resources *out);
 
     kb_status (*alloc)(kb_backend_ctx *x, size_t bytes, kb_dptr *out); /* poisoned with 0xFF bytes on emu */
     void (*free)(kb_backend_ctx *x, kb_dptr p);
@@ -119,7 +141,12 @@ typedef struct kb_backend {
     kb_status (*timer_start)(kb_backend_ctx *x);
     kb_status (*timer_stop)(kb_backend_ctx *x, double *elapsed_us);
 
-    /* OPTIONAL: CUDA Graph capture of everything launched between begin and end. */
+    /* OPTIONAL (KB_CAP_TELEMETRY): read the device's telemetry now; available 0 with the
+     * reason when it cannot be read (never a failure of the case). */
+    void (*telemetry)(kb_backend_ctx *x, kb_telemetry *out);
+
+    /* OPTIONAL (KB_CAP_GRAPHS, all four or none): CUDA Graph capture of everything
+     * launched between begin and end. */
     kb_status (*graph_begin)(kb_backend_ctx *x);
     kb_status (*graph_end)(kb_backend_ctx *x, kb_graph **out);
     kb_status (*graph_launch)(kb_backend_ctx *x, kb_graph *g);
@@ -131,5 +158,18 @@ extern const kb_backend kb_backend_emu;
 
 /* Look a backend up by name; NULL when unknown. */
 const kb_backend *kb_backend_find(const char *name);
+
+/* Caps a backend name promises before it is opened ("auto" promises what the
+ * emulator has: it is what auto falls back to). 0 for an unknown name. */
+unsigned kb_backend_caps_of(const char *name);
+
+/* Open a backend by name ("auto": cuda when a device is present, else emu with a
+ * one-line banner on stderr). Returns KB_OK, or KB_ERR_SETUP / KB_ERR_INPUT with err
+ * filled. */
+kb_status kb_backend_open(const char *name, const kb_backend_opts *bo, const kb_backend **be,
+                          kb_backend_ctx **bx, char *err, size_t errlen);
+
+/* The timing clock label of a device: "gpu" with KB_CAP_GPU_TIMER, else "cpu". */
+static inline const char *kb_clock_name(unsigned caps) { return caps & KB_CAP_GPU_TIMER ? "gpu" : "cpu"; }
 
 #endif /* KB_BACKEND_H */

@@ -51,28 +51,38 @@ void kb_progress_step(kb_progress *pg)
     fflush(stderr);
 }
 
-void kb_console_header(int emulator, int id_width)
+void kb_console_header(unsigned caps, int id_width)
 {
+    int gpu = caps & KB_CAP_GPU_TIMER;
     printf("%-11s %-*s %-13s %10s %8s %14s %10s\n", "", id_width, "case", "status", "max_abs", "err/tol",
-           emulator ? "cpu_median_us" : "median_us", emulator ? "cpu_GB/s" : "GB/s");
+           gpu ? "median_us" : "cpu_median_us", gpu ? "GB/s" : "cpu_GB/s");
 }
 
-void kb_console_row(int id_width, int64_t i, int64_t n, const char *id, const char *status, const kb_verify *v,
-                    const kb_measurement *m, double gbps, const char *reason)
+void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r)
 {
     char pos[32];
     snprintf(pos, sizeof pos, "[%lld/%lld]", (long long)i + 1, (long long)n);
-    printf("%-11s %-*s %-13s", pos, id_width, id, status);
-    if (v)
-        printf(" %10.2e %8.3f", v->max_abs_err, v->max_err_ratio);
+    printf("%-11s %-*s %-13s", pos, id_width, r->case_id, kb_case_status_name(r->status));
+    if (r->verify.done)
+        printf(" %10.2e %8.3f", r->verify.v.max_abs_err, r->verify.v.max_err_ratio);
     else
         printf(" %10s %8s", "-", "-");
-    if (m)
-        printf(" %14.2f %10.2f", m->st.median, gbps);
+    if (r->measure.done)
+        printf(" %14.2f %10.2f", r->measure.m.st.median, r->derived.d.have_rates ? r->derived.d.gbps : 0);
     else
         printf(" %14s %10s", "-", "-");
-    if (reason && *reason)
-        printf("  %s", reason);
+    if (r->reason[0])
+        printf("  %s", r->reason);
     putchar('\n');
     fflush(stdout);
+}
+
+void kb_console_notes(const kb_case_result *r, const char *dump_err)
+{
+    if (r->overhead.error[0])
+        fprintf(stderr, "kbench: launch overhead not measured: %s\n", r->overhead.error);
+    if (r->telemetry.done && r->telemetry.t.available && r->telemetry.t.throttled)
+        fprintf(stderr, "kbench: %s: the GPU was throttling during this case\n", r->case_id);
+    if (dump_err && dump_err[0])
+        fprintf(stderr, "kbench: %s\n", dump_err);
 }

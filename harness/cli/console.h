@@ -3,8 +3,7 @@
 #ifndef KB_CONSOLE_H
 #define KB_CONSOLE_H
 
-#include "engine/family.h"
-#include "engine/measure.h"
+#include "engine/case.h"
 
 #include <time.h>
 
@@ -22,11 +21,15 @@ void kb_progress_start(kb_progress *pg, int64_t n);
 void kb_progress_clear(const kb_progress *pg);  /* before printing a row */
 void kb_progress_step(kb_progress *pg);         /* after a case */
 
-/* The table: a header naming the clock (cpu_median_us on the emulator), then a row per
- * case: position, id (padded to id_width, the longest id of the run), status, max abs
- * error and err/tol, median, rate, reason. */
-void kb_console_header(int emulator, int id_width);
-void kb_console_row(int id_width, int64_t i, int64_t n, const char *id, const char *status, const kb_verify *v,
-                    const kb_measurement *m, double gbps, const char *reason);
+/* The table: a header naming the clock (cpu_median_us without KB_CAP_GPU_TIMER in caps),
+ * then a row per case: position i of n, id (padded to id_width, the longest id of the
+ * run), status, max abs error and err/tol, median, rate, reason. */
+void kb_console_header(unsigned caps, int id_width);
+void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r);
+
+/* What an operator should know about a finished case beyond its row, on stderr: a
+ * launch overhead that could not be measured, a GPU that was throttling, a --dump that
+ * failed (dump_err, "" when none). */
+void kb_console_notes(const kb_case_result *r, const char *dump_err);
 
 #endif

@@ -1,6 +1,9 @@
 /* main.c - the kbench command line: parse flags into kb_run_opts, dispatch. */
 #include "core/kb.h"
 #include "cli/report_cmd.h"
+#include "cli/compile.h"
+#include "cli/devices.h"
+#include "cli/list.h"
 #include "cli/run.h"
 
 #include <stdio.h>

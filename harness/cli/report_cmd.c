@@ -4,6 +4,7 @@
 #include "results/compare.h"
 #include "results/report.h"
 #include "results/store.h"
+#include "results/store_query.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* run.h - the commands: run, list, devices (the stages wired together). */
+/* run.h - `kbench run`, and the options run, list, devices and compile share. */
 #ifndef KB_RUN_H
 #define KB_RUN_H
 
@@ -23,20 +23,8 @@ typedef struct {
     double timeout_s;           /* override when > 0 */
 } kb_run_opts;
 
-/* 1 when a case id is selected by o's --filter values (any contained in id; none: all). */
-int kb_run_selects(const kb_run_opts *o, const char *id);
-
-/* Each returns a process exit code (KB_EXIT_*). */
+/* Plan, compile, execute, verify, measure and record every case of o->suite_path.
+ * Returns a process exit code (KB_EXIT_*). */
 int kb_cmd_run(const kb_run_opts *o);
-int kb_cmd_list(const kb_run_opts *o);      /* families, or the planned cases of o->suite_path */
-int kb_cmd_devices(const kb_run_opts *o);
-/* Offline NVRTC compile of every module of o->suite_path for o->sm_override (default 90);
- * exit 1 on a compile error, or on any spill when fail_on_spill. */
-int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill);
-
-/* Open a backend by name ("auto" falls back to emu with a one-line banner on stderr).
- * Returns KB_OK, or KB_ERR_SETUP / KB_ERR_INPUT with err filled. */
-kb_status kb_backend_open(const char *name, const kb_backend_opts *bo, const kb_backend **be,
-                          kb_backend_ctx **bx, char *err, size_t errlen);
 
 #endif

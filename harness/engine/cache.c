@@ -284,32 +284,84 @@ fail:
     return KB_ERR_IO;
 }
 
+/* A miss: build into "<key>.tmp.XXXXXX<ext>" in the cache directory itself, so that the
+ * final rename stays within one file system and is atomic; the log is written first, so
+ * whoever sees the artefact can rely on its log being there. */
+static kb_status build_entry(const kb_backend *be, kb_backend_ctx *bx, const kb_compile_req *req, const char *dir,
+                             const char *key, const char *path, const char *logpath, kb_sb *log)
+{
+    const char *ext = be->artifact_ext ? be->artifact_ext : "";
+    kb_sb tmp;
+    kb_sb_init(&tmp);
+    kb_sb_printf(&tmp, "%s/%s.tmp.XXXXXX%s", dir, key, ext);
+    kb_status st = KB_OK;
+    int fd = mkstemps(tmp.s, (int)strlen(ext));
+    if (fd < 0) {
+        kb_sb_printf(log, "cache: cannot create a temporary file in %s: %s\n", dir, strerror(errno));
+        kb_sb_free(&tmp);
+        return KB_ERR_IO;
+    }
+    close(fd);
+    struct stat sb;
+    if ((st = be->build(bx, req, tmp.s, log)) != KB_OK)
+        goto fail;
+    if (stat(tmp.s, &sb) != 0 || sb.st_size == 0) {
+        kb_sb_printf(log, "cache: %s build reported success but wrote no artefact\n", be->name);
+        st = KB_ERR_INTERNAL;
+        goto fail;
+    }
+    if (chmod(tmp.s, 0644) != 0 || fsync_path(tmp.s) != 0) {
+        kb_sb_printf(log, "cache: cannot finish %s: %s\n", tmp.s, strerror(errno));
+        st = KB_ERR_IO;
+        goto fail;
+    }
+    if ((st = write_atomic(logpath, log->s, log)) != KB_OK)
+        goto fail;
+    if (rename(tmp.s, path) != 0) {
+        kb_sb_printf(log, "cache: cannot rename %s to %s: %s\n", tmp.s, path, strerror(errno));
+        st = KB_ERR_IO;
+        goto fail;
+    }
+    kb_sb_free(&tmp);
+    return KB_OK;
+fail:
+    unlink(tmp.s);
+    kb_sb_free(&tmp);
+    return st;
+}
+
+/* The cache directory to use: cache_dir (created) or the default. */
+static kb_status cache_root(const char *cache_dir, kb_sb *dir, kb_sb *log)
+{
+    if (!cache_dir) {
+        kb_status st = kb_cache_dir(dir);
+        if (st != KB_OK)
+            kb_sb_printf(log, "%s\n", dir->s);
+        return st;
+    }
+    kb_sb_printf(dir, "%s", cache_dir);
+    if (kb_fs_mkdir_p(dir->s) != KB_OK) {
+        kb_sb_printf(log, "cache: cannot create %s: %s\n", dir->s, strerror(errno));
+        return KB_ERR_IO;
+    }
+    return KB_OK;
+}
+
 kb_status kb_cache_get(const kb_backend *be, kb_backend_ctx *bx, const kb_compile_req *req,
                        const char *cache_dir, kb_cache_entry *out)
 {
     kb_status st;
-    kb_sb dir, log, path, logpath, tmp;
+    kb_sb dir, log, path, logpath;
     const char *ext = be->artifact_ext ? be->artifact_ext : "";
-    int have_tmp = 0;
     memset(out, 0, sizeof *out);
-    kb_sb_init(&dir); kb_sb_init(&log); kb_sb_init(&path); kb_sb_init(&logpath); kb_sb_init(&tmp);
+    kb_sb_init(&dir); kb_sb_init(&log); kb_sb_init(&path); kb_sb_init(&logpath);
 
-    if (cache_dir) {
-        kb_sb_printf(&dir, "%s", cache_dir);
-        if (kb_fs_mkdir_p(dir.s) != KB_OK) {
-            kb_sb_printf(&log, "cache: cannot create %s: %s\n", dir.s, strerror(errno));
-            st = KB_ERR_IO;
-            goto fail;
-        }
-    } else if ((st = kb_cache_dir(&dir)) != KB_OK) {
-        kb_sb_printf(&log, "%s\n", dir.s);
+    if ((st = cache_root(cache_dir, &dir, &log)) != KB_OK)
         goto fail;
-    }
     if ((st = kb_cache_key(be, bx, req, out->key, &log)) != KB_OK)
         goto fail;
     kb_sb_printf(&path, "%s/%s%s", dir.s, out->key, ext);
     kb_sb_printf(&logpath, "%s/%s.log", dir.s, out->key);
-
     if (access(path.s, R_OK) == 0) {
         char *saved = NULL;
         if (kb_fs_read_all(logpath.s, &saved, NULL) == KB_OK) {
@@ -317,59 +369,24 @@ kb_status kb_cache_get(const kb_backend *be, kb_backend_ctx *bx, const kb_compil
             free(saved);
         }
         out->hit = 1;
-    } else {
-        /* Miss: build into "<key>.tmp.XXXXXX<ext>" in the cache directory itself, so
-         * that the final rename stays within one file system and is atomic. */
-        kb_sb_printf(&tmp, "%s/%s.tmp.XXXXXX%s", dir.s, out->key, ext);
-        int fd = mkstemps(tmp.s, (int)strlen(ext));
-        if (fd < 0) {
-            kb_sb_printf(&log, "cache: cannot create a temporary file in %s: %s\n",
-                         dir.s, strerror(errno));
-            st = KB_ERR_IO;
-            goto fail;
-        }
-        close(fd);
-        have_tmp = 1;
-        if ((st = be->build(bx, req, tmp.s, &log)) != KB_OK)
-            goto fail;
-        struct stat sb;
-        if (stat(tmp.s, &sb) != 0 || sb.st_size == 0) {
-            kb_sb_printf(&log, "cache: %s build reported success but wrote no artefact\n", be->name);
-            st = KB_ERR_INTERNAL;
-            goto fail;
-        }
-        if (chmod(tmp.s, 0644) != 0 || fsync_path(tmp.s) != 0) {
-            kb_sb_printf(&log, "cache: cannot finish %s: %s\n", tmp.s, strerror(errno));
-            st = KB_ERR_IO;
-            goto fail;
-        }
-        /* Log first: whoever sees the artefact can rely on its log being there. */
-        if ((st = write_atomic(logpath.s, log.s, &log)) != KB_OK)
-            goto fail;
-        if (rename(tmp.s, path.s) != 0) {
-            kb_sb_printf(&log, "cache: cannot rename %s to %s: %s\n", tmp.s, path.s, strerror(errno));
-            st = KB_ERR_IO;
-            goto fail;
-        }
-        have_tmp = 0;
+    } else if ((st = build_entry(be, bx, req, dir.s, out->key, path.s, logpath.s, &log)) != KB_OK) {
+        goto fail;
     }
     out->path = strdup(path.s);
     out->log = strdup(log.s);
     if (!out->path || !out->log) {
         kb_cache_entry_free(out);
         st = KB_ERR_OOM;
-        goto fail;
     }
-    kb_sb_free(&tmp); kb_sb_free(&logpath); kb_sb_free(&path); kb_sb_free(&log); kb_sb_free(&dir);
-    return KB_OK;
 fail:
-    if (have_tmp)
-        unlink(tmp.s);
-    out->path = NULL;
-    out->hit = 0;
-    if (!out->log)
-        out->log = strdup(log.s);
-    kb_sb_free(&tmp); kb_sb_free(&logpath); kb_sb_free(&path); kb_sb_free(&log); kb_sb_free(&dir);
+    if (st != KB_OK) {
+        free(out->path);
+        out->path = NULL;
+        out->hit = 0;
+        if (!out->log)
+            out->log = strdup(log.s);
+    }
+    kb_sb_free(&logpath); kb_sb_free(&path); kb_sb_free(&log); kb_sb_free(&dir);
     return st;
 }
 

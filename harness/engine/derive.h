@@ -10,8 +10,6 @@
 #ifndef KB_DERIVE_H
 #define KB_DERIVE_H
 
-#include <jansson.h>
-
 #include "engine/family.h"
 #include "engine/peaks.h"
 
@@ -40,15 +38,5 @@ typedef struct {
  * non-positive median gives have_rates 0 and nothing else but the zero-flop bound.
  * Never divides by zero: zero flops -> ai 0, memory-bound, % of the bandwidth ceiling. */
 void kb_derive(const kb_work *w, double median_us, const kb_peaks *p, kb_dtype dt, kb_derived *out);
-
-/* The record's "derived" object: {clock, tflops, gbps, ai, bound, roof_tflops, pct_roof,
- * peak_tflops, peak_gbps, peak_source}; absent values are null. clock is the timing
- * clock ("cpu" on the emulator: CPU rates, labelled so). NULL when out of memory. */
-json_t *kb_derived_json(const kb_derived *d, const char *clock);
-
-/* Read the derived rates of a record: its "derived" block when present, else derived
- * here from its "work" and "timing" blocks without ceilings (records written before
- * the block existed). Returns 1 when out holds rates, 0 when the record has none. */
-int kb_derived_from_record(json_t *rec, kb_derived *out);
 
 #endif /* KB_DERIVE_H */

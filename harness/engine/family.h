@@ -38,7 +38,7 @@ typedef struct {
 /* Target the case is planned for: validity can depend on the architecture. */
 typedef struct {
     int sm;                /* 80, 89, 90 */
-    int is_emulator;
+    unsigned caps;         /* KB_CAP_* of the backend that will run it (0 when planned offline) */
     int max_shmem_per_block; /* [bytes] opt-in limit */
 } kb_target;
 
@@ -67,7 +67,7 @@ typedef struct kb_family {
     /* Static legality. Returns 1 when valid; 0 and a reason in why otherwise. */
     int (*valid)(const kb_case *c, const kb_target *t, char *why, size_t whylen);
     /* OPTIONAL extra compile-time defines, "NAME=VALUE" lines appended to out. The harness
-     * already defines, for every case (kb_case_defines in compile.c): KB_T=<storage ctype>,
+     * already defines, for every case (kb_case_defines in engine/defines.c): KB_T=<storage ctype>,
      * KB_DTYPE_<FP32|TF32|FP16|BF16|INT8|FP8E4M3|FP8E5M2>=1, and every param of the family
      * as <UPPERCASE NAME>=<value> (its default where it does not apply to the variant);
      * a choice param as its index, plus <NAME>_<CHOICE>=<index> for each of its choices. */

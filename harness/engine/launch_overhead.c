@@ -187,39 +187,12 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
     return KB_OK;
 }
 
-int kb_launch_overhead_n(double median_us, int is_emulator)
+int kb_launch_overhead_n(double median_us, unsigned caps)
 {
     const double budget_us = 20e3;
-    int cap = is_emulator ? 4 : 100;
+    int cap = caps & KB_CAP_FULL_SPEED ? 100 : 4;
     if (!(median_us > 0))
         return cap;
     double n = budget_us / median_us;
     return n >= cap ? cap : n < 1 ? 1 : (int)n;
-}
-
-static json_t *num(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-json_t *kb_overhead_json(const kb_overhead *o, const char *clock)
-{
-    json_t *j = json_object();
-    if (!j)
-        return NULL;
-    int bad = 0;
-    bad |= json_object_set_new(j, "n", json_integer(o->n));
-    bad |= json_object_set_new(j, "launches", json_integer(o->launches));
-    bad |= json_object_set_new(j, "eager_us", num(o->eager_us));
-    bad |= json_object_set_new(j, "graph_us", num(o->graph_us));
-    bad |= json_object_set_new(j, "per_launch_us", num(o->per_launch_us));
-    bad |= json_object_set_new(j, "empty_eager_us", num(o->empty_eager_us));
-    bad |= json_object_set_new(j, "empty_graph_us", num(o->empty_graph_us));
-    bad |= json_object_set_new(j, "host_enqueue_us", num(o->host_enqueue_us));
-    bad |= json_object_set_new(j, "clock", json_string(clock ? clock : "gpu"));
-    if (bad) {
-        json_decref(j);
-        return NULL;
-    }
-    return j;
 }

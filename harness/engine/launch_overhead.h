@@ -17,8 +17,6 @@
 #ifndef KB_LAUNCH_OVERHEAD_H
 #define KB_LAUNCH_OVERHEAD_H
 
-#include <jansson.h>
-
 #include "engine/exec.h"
 
 #define KB_OVERHEAD_REPS 3
@@ -46,13 +44,9 @@ typedef struct {
 kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out);
 
 /* A good n for a case whose median execution takes median_us: as many executions as fit
- * in about 20 ms per timing, at most 100 (4 on the emulator, whose executions are CPU
- * work), at least 1. So a tiny kernel gets 100 launches and an 8192^3 GEMM a few. */
-int kb_launch_overhead_n(double median_us, int is_emulator);
-
-/* The overhead block of a record: {n, launches, eager_us, graph_us, per_launch_us,
- * empty_eager_us, empty_graph_us, host_enqueue_us, clock} (non-finite numbers as null;
- * clock "gpu" or "cpu"). NULL when out of memory. */
-json_t *kb_overhead_json(const kb_overhead *o, const char *clock);
+ * in about 20 ms per timing, at most 100 (4 without KB_CAP_FULL_SPEED in caps: the
+ * emulator's executions are CPU work), at least 1. So a tiny kernel gets 100 launches
+ * and an 8192^3 GEMM a few. */
+int kb_launch_overhead_n(double median_us, unsigned caps);
 
 #endif /* KB_LAUNCH_OVERHEAD_H */

@@ -15,7 +15,7 @@
 #include "engine/measure.h"
 #include "engine/gbench_bridge.h"
 
-#include <dirent.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,6 @@
 #include <time.h>
 
 #define MIB (1024u * 1024u)
-#define EMU_FLUSH_CAP_BYTES (64u * MIB)    /* see kb_l2_flush_bytes */
 #define GPU_FLUSH_UNKNOWN_BYTES (256u * MIB) /* triton's do_bench buffer: above any L2 so far */
 #define MAX_BATCH 1000                     /* bounds the runs Google Benchmark holds at once */
 
@@ -52,74 +51,82 @@ double kb_measure_noise(const kb_stats *st)
     return 1.2533 * st->stddev / sqrt((double)st->n) / st->median;
 }
 
-kb_measure_opts kb_measure_opts_from_entry(const kb_plan_entry *e)
+/* ---- settings ---- */
+
+#define FIELD(key, is_int, field, lo, hi, open, unit) \
+    { key, is_int, offsetof(kb_measure_settings, field), lo, hi, open, unit }
+const kb_measure_field kb_measure_fields[] = {
+    FIELD("warmup", 1, warmup, 0, 100000, 0, "executions"),
+    FIELD("min_samples", 1, min_samples, 1, 1000000, 0, "samples"),
+    FIELD("max_samples", 1, max_samples, 0, 10000000, 0, "samples (0: no bound)"),
+    FIELD("max_noise", 0, max_noise, 0, 1, 0, "(relative; 0.005 = 0.5%, 0 = sample to the timeout)"),
+    FIELD("timeout_s", 0, timeout_s, 0, 86400, 1, "s"),
+};
+#undef FIELD
+const int kb_measure_n_fields = (int)(sizeof kb_measure_fields / sizeof kb_measure_fields[0]);
+
+const kb_measure_field *kb_measure_field_find(const char *key)
 {
-    kb_measure_opts o;
-    memset(&o, 0, sizeof o);
-    o.warmup = e->warmup;
-    o.min_samples = e->min_samples;
-    o.max_noise = e->max_noise;
-    o.timeout_s = e->timeout_s;
-    o.l2 = e->l2_cold ? KB_L2_COLD : KB_L2_HOT;
-    return o;
+    for (int i = 0; i < kb_measure_n_fields; i++)
+        if (strcmp(kb_measure_fields[i].key, key) == 0)
+            return &kb_measure_fields[i];
+    return NULL;
+}
+
+int kb_measure_field_ok(const kb_measure_field *f, double v)
+{
+    if (!isfinite(v) || v > f->max || v < f->min || (f->min_open && v == f->min))
+        return 0;
+    return !f->is_int || v == floor(v);
+}
+
+void kb_measure_field_set(const kb_measure_field *f, kb_measure_settings *m, double v)
+{
+    char *p = (char *)m + f->offset;
+    if (f->is_int)
+        *(int *)p = (int)v;
+    else
+        *(double *)p = v;
+}
+
+void kb_measure_field_expect(const kb_measure_field *f, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s in %c%.15g, %.15g] %s", f->is_int ? "an integer" : "a number", f->min_open ? '(' : '[',
+             f->min, f->max, f->unit);
+}
+
+kb_measure_settings kb_measure_resolve(const kb_measure_settings *s, const kb_measure_overrides *o, unsigned caps)
+{
+    kb_measure_settings m = *s;
+    if (!(caps & KB_CAP_FULL_SPEED)) {
+        if (m.min_samples > KB_SLOW_MIN_SAMPLES_CAP) m.min_samples = KB_SLOW_MIN_SAMPLES_CAP;
+        if (m.timeout_s > KB_SLOW_TIMEOUT_CAP_S) m.timeout_s = KB_SLOW_TIMEOUT_CAP_S;
+        m.max_samples = KB_SLOW_MAX_SAMPLES;
+    }
+    if (!o)
+        return m;
+    if (o->min_samples > 0) m.min_samples = o->min_samples;
+    if (o->max_samples > 0) m.max_samples = o->max_samples;
+    /* an explicit --max-samples below the suite's min_samples is a bound, not a hint */
+    if (o->max_samples > 0 && o->min_samples <= 0 && m.min_samples > m.max_samples)
+        m.min_samples = m.max_samples;
+    if (o->timeout_s > 0) m.timeout_s = o->timeout_s;
+    if (m.max_samples > 0 && m.max_samples < m.min_samples) m.max_samples = m.min_samples;
+    return m;
 }
 
 /* ---- L2 flush ---- */
 
-size_t kb_host_cache_bytes(const char *dir)
+size_t kb_l2_flush_bytes(const kb_device_info *dev)
 {
-    size_t best = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "index", 5) != 0)
-            continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s/size", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        unsigned long long v = 0;
-        char unit = 0;
-        int got = fscanf(f, "%llu%c", &v, &unit);
-        fclose(f);
-        if (got < 1)
-            continue;
-        if (got == 2 && (unit == 'K' || unit == 'k'))
-            v <<= 10;
-        else if (got == 2 && (unit == 'M' || unit == 'm'))
-            v <<= 20;
-        else if (got == 2 && (unit == 'G' || unit == 'g'))
-            v <<= 30;
-        if (v > best)
-            best = (size_t)v;
-    }
-    closedir(d);
-    return best;
-}
-
-size_t kb_l2_flush_bytes(const kb_device_info *dev, const char *sysfs_cpu_cache)
-{
-    if (!dev->is_emulator)
-        return dev->l2_bytes > 0 ? 2 * (size_t)dev->l2_bytes : GPU_FLUSH_UNKNOWN_BYTES;
-    /* The emulator's "device memory" is host memory, so the cache to evict is the host's.
-     * Twice the largest level, but capped: a server's shared L3 is hundreds of MiB and
-     * mostly other cores' (this machine: 260 MiB), and overwriting all of it before every
-     * sample would cost far more than the case; 64 MiB evicts the private levels and
-     * this core's working share of L3. Emulator timings are CPU time either way. */
-    size_t host = kb_host_cache_bytes(sysfs_cpu_cache ? sysfs_cpu_cache : "/sys/devices/system/cpu/cpu0/cache");
-    if (host == 0 || 2 * host > EMU_FLUSH_CAP_BYTES)
-        return EMU_FLUSH_CAP_BYTES;
-    return 2 * host;
+    return dev->l2_bytes > 0 ? 2 * (size_t)dev->l2_bytes : GPU_FLUSH_UNKNOWN_BYTES;
 }
 
 kb_status kb_l2_flush_alloc(const kb_backend *be, kb_backend_ctx *bx, const kb_device_info *dev,
                             kb_l2_flush *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    size_t bytes = kb_l2_flush_bytes(dev, NULL);
+    size_t bytes = kb_l2_flush_bytes(dev);
     kb_status st = be->alloc(bx, bytes, &out->buf);
     if (st != KB_OK) {
         snprintf(err, errlen, "L2 flush buffer of %zu bytes: %s", bytes, be->last_error(bx));
@@ -217,7 +224,7 @@ static void set_counters(const kb_run *r, kb_gbench_case *gc)
 }
 
 /* Size of the next batch after n samples taken in elapsed_s (see the file comment). */
-static int next_batch(const kb_measure_opts *o, int n, double elapsed_s)
+static int next_batch(const kb_measure_settings *o, int n, double elapsed_s)
 {
     int b = n / 10;
     if (b < 1)
@@ -256,52 +263,36 @@ static kb_status capture(kb_run *r, void *state, kb_graph **g)
     return KB_OK;
 }
 
-kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_opts *o, kb_measurement *m)
+/* The stopping rule, applied between batches: 1 (and m->stop set) when sampling ends. */
+static int should_stop(const kb_measure_settings *o, kb_measurement *m, double elapsed_s)
 {
-    const kb_backend *be = r->be;
-    kb_l2_flush own_flush = { 0, 0 };
-    sampler s;
+    if (m->noise <= o->max_noise) {
+        m->stop = KB_STOP_NOISE;
+        return 1;
+    }
+    if (elapsed_s >= o->timeout_s) {
+        m->stop = KB_STOP_TIMEOUT;
+        m->timed_out = 1;
+        return 1;
+    }
+    if (o->max_samples > 0 && m->n >= o->max_samples) {
+        m->stop = KB_STOP_MAX_SAMPLES;
+        return 1;
+    }
+    return 0;
+}
+
+/* Batches of samples through Google Benchmark until the stopping rule says so. */
+static kb_status sample_batches(sampler *s, const kb_measure_settings *o)
+{
+    kb_run *r = s->r;
+    kb_measurement *m = s->m;
     kb_gbench_result gr = { NULL, 0 };
-    kb_status st = KB_OK;
-    memset(m, 0, sizeof *m);
-    memset(&s, 0, sizeof s);
-    m->l2 = o->l2;
-    if (o->min_samples < 1 || (o->max_samples > 0 && o->max_samples < o->min_samples))
-        return kb_run_fail(r, KB_ERR_INPUT, "measurement: min_samples %d, max_samples %d", o->min_samples,
-                           o->max_samples);
-
-    if (o->l2 == KB_L2_COLD) {
-        s.flush = o->flush;
-        if (!s.flush) {
-            kb_device_info dev;
-            if ((st = be->device_info(r->bx, &dev)) != KB_OK)
-                return kb_run_fail(r, st, "device query: %s", be->last_error(r->bx));
-            own_flush.bytes = kb_l2_flush_bytes(&dev, NULL);
-            if ((st = kb_run_alloc(r, own_flush.bytes, &own_flush.buf)) != KB_OK)
-                return st; /* freed with the case's other buffers */
-            s.flush = &own_flush;
-        }
-        m->flush_bytes = s.flush->bytes;
-    }
-    if (r->c->launch == KB_LAUNCH_GRAPH && (st = capture(r, state, &s.g)) != KB_OK)
-        return st;
-
-    for (int i = 0; i < o->warmup; i++)
-        if ((st = execute_once(r, state, s.g)) != KB_OK)
-            goto done;
-    if ((st = be->sync(r->bx)) != KB_OK) {
-        kb_run_fail(r, st, "synchronise after warm-up: %s", be->last_error(r->bx));
-        goto done;
-    }
-
-    s.r = r;
-    s.state = state;
-    s.m = m;
     kb_gbench_case gc;
     memset(&gc, 0, sizeof gc);
     gc.name = "kb_case";
     gc.fn = sample_iter;
-    gc.user = &s;
+    gc.user = s;
     gc.iterations = 1;
     set_counters(r, &gc);
 
@@ -309,39 +300,66 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_opts *o, kb_m
     int batch = o->min_samples;
     for (;;) {
         gc.repetitions = batch;
-        st = kb_gbench_run_case(&gc, &gr);
+        kb_status st = kb_gbench_run_case(&gc, &gr);
         kb_gbench_result_free(&gr);
         m->batches++;
-        if (s.st != KB_OK) {
-            st = s.st;
-            goto done;
-        }
-        if (st != KB_OK) {
-            kb_run_fail(r, st, "Google Benchmark failed to run the samples");
-            goto done;
-        }
-        if (kb_stats_compute(m->samples_us, m->n, &m->st) != 0) {
-            st = kb_run_fail(r, KB_ERR_OOM, "statistics of %d samples", m->n);
-            goto done;
-        }
+        if (s->st != KB_OK)
+            return s->st;
+        if (st != KB_OK)
+            return kb_run_fail(r, st, "Google Benchmark failed to run the samples");
+        if (kb_stats_compute(m->samples_us, m->n, &m->st) != 0)
+            return kb_run_fail(r, KB_ERR_OOM, "statistics of %d samples", m->n);
         m->noise = kb_measure_noise(&m->st);
         double elapsed = wall_s() - t0;
-        if (m->noise <= o->max_noise) {
-            m->stop = KB_STOP_NOISE;
-            break;
-        }
-        if (elapsed >= o->timeout_s) {
-            m->stop = KB_STOP_TIMEOUT;
-            m->timed_out = 1;
-            break;
-        }
-        if (o->max_samples > 0 && m->n >= o->max_samples) {
-            m->stop = KB_STOP_MAX_SAMPLES;
-            break;
-        }
+        if (should_stop(o, m, elapsed))
+            return KB_OK;
         batch = next_batch(o, m->n, elapsed);
     }
-done:
+}
+
+/* The cold-L2 scratch of a case measured without a run-wide one: allocated through the
+ * case, freed with its other buffers. */
+static kb_status own_flush_alloc(kb_run *r, kb_l2_flush *f)
+{
+    kb_device_info dev;
+    kb_status st = r->be->device_info(r->bx, &dev);
+    if (st != KB_OK)
+        return kb_run_fail(r, st, "device query: %s", r->be->last_error(r->bx));
+    f->bytes = kb_l2_flush_bytes(&dev);
+    return kb_run_alloc(r, f->bytes, &f->buf);
+}
+
+kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, const kb_l2_flush *flush,
+                          kb_measurement *m)
+{
+    const kb_backend *be = r->be;
+    kb_l2_flush own_flush = { 0, 0 };
+    sampler s;
+    kb_status st = KB_OK;
+    memset(m, 0, sizeof *m);
+    memset(&s, 0, sizeof s);
+    m->l2 = o->l2;
+    if (o->min_samples < 1 || (o->max_samples > 0 && o->max_samples < o->min_samples))
+        return kb_run_fail(r, KB_ERR_INPUT, "measurement: min_samples %d, max_samples %d", o->min_samples,
+                           o->max_samples);
+    if (o->l2 == KB_L2_COLD) {
+        if (!flush && (st = own_flush_alloc(r, &own_flush)) != KB_OK)
+            return st;
+        s.flush = flush ? flush : &own_flush;
+        m->flush_bytes = s.flush->bytes;
+    }
+    if (r->c->launch == KB_LAUNCH_GRAPH && (st = capture(r, state, &s.g)) != KB_OK)
+        return st;
+    for (int i = 0; i < o->warmup && st == KB_OK; i++)
+        st = execute_once(r, state, s.g);
+    if (st == KB_OK && (st = be->sync(r->bx)) != KB_OK)
+        kb_run_fail(r, st, "synchronise after warm-up: %s", be->last_error(r->bx));
+    if (st == KB_OK) {
+        s.r = r;
+        s.state = state;
+        s.m = m;
+        st = sample_batches(&s, o);
+    }
     if (s.g)
         be->graph_free(r->bx, s.g);
     return st;
@@ -352,22 +370,4 @@ void kb_measurement_free(kb_measurement *m)
     free(m->samples_us);
     m->samples_us = NULL;
     m->n = 0;
-}
-
-void kb_measurement_to_result(const kb_measurement *m, const char *clock, kb_result *res)
-{
-    res->have_timing = 1;
-    res->clock = clock;
-    res->n_samples = m->n;
-    res->median_us = m->st.median;
-    res->mean_us = m->st.mean;
-    res->min_us = m->st.min;
-    res->max_us = m->st.max;
-    res->p10_us = m->st.p10;
-    res->p90_us = m->st.p90;
-    res->cv = m->st.cv;
-    res->noise = m->noise;
-    res->timed_out = m->timed_out;
-    res->samples_us = m->samples_us;
-    res->n_samples_kept = m->n;
 }

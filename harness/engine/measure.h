@@ -16,12 +16,10 @@
 #ifndef KB_MEASURE_H
 #define KB_MEASURE_H
 
-#include "engine/exec.h"
-#include "suite/plan.h"
-#include "results/record.h"
 #include "core/stats.h"
+#include "engine/exec.h"
 
-/* L2 mode; COLD is 0 so that a zero-initialised kb_measure_opts is the default, cold. */
+/* L2 mode; COLD is 0 so that zero-initialised settings are the default, cold. */
 typedef enum { KB_L2_COLD = 0, KB_L2_HOT = 1 } kb_l2_mode;
 const char *kb_l2_mode_name(kb_l2_mode m);   /* "cold", "hot" */
 
@@ -31,16 +29,60 @@ typedef struct {
     size_t bytes;          /* [bytes] */
 } kb_l2_flush;
 
+/* How to measure a case: one struct from the suite (per entry) through the command
+ * line's overrides to the sampling loop. Ranges in kb_measure_fields. */
 typedef struct {
-    int warmup;          /* untimed executions first */
-    int min_samples;     /* never stop before this many */
+    int warmup;          /* untimed executions first, >= 0 */
+    int min_samples;     /* never stop before this many, >= 1 */
     int max_samples;     /* never take more than this many; 0 = no bound but the timeout */
     double max_noise;    /* stop once the relative standard error of the median is at most this */
     double timeout_s;    /* [s] stop sampling after this much wall time (min_samples permitting) */
     kb_l2_mode l2;       /* cold (default) or hot */
-    const kb_l2_flush *flush; /* cold mode's scratch buffer, made once per run (kb_l2_flush_alloc);
-                                 NULL: kb_measure_case allocates one for the case via kb_run_alloc */
-} kb_measure_opts;
+} kb_measure_settings;
+
+/* nvbench's defaults: 1 warm-up, 10 samples, 0.5% noise, 15 s, cold L2. */
+#define KB_MEASURE_DEFAULTS { 1, 10, 0, 0.005, 15.0, KB_L2_COLD }
+
+/* On a backend without KB_CAP_FULL_SPEED (the emulator) CPU timings are not the point:
+ * a case is measured briefly, within these caps (the command line may still ask more). */
+#define KB_SLOW_MIN_SAMPLES_CAP 3
+#define KB_SLOW_TIMEOUT_CAP_S 1.0
+#define KB_SLOW_MAX_SAMPLES 10
+
+/* The numeric settings as a table: suite key, where it lives, and its documented range
+ * [min, max] (min_open: min itself is refused). The suite loader and the command line
+ * check every value against it, so a setting has one range wherever it is given. */
+typedef struct {
+    const char *key;     /* suite key, e.g. "min_samples"; the option is --min-samples */
+    int is_int;          /* 1: an int field; 0: a double field */
+    size_t offset;       /* offsetof(kb_measure_settings, field) */
+    double min, max;
+    int min_open;
+    const char *unit;    /* "samples", "s", ... for messages */
+} kb_measure_field;
+
+extern const kb_measure_field kb_measure_fields[];
+extern const int kb_measure_n_fields;
+/* The field of key, or NULL. */
+const kb_measure_field *kb_measure_field_find(const char *key);
+/* 1 when v is finite and inside f's range (an integer for an int field). */
+int kb_measure_field_ok(const kb_measure_field *f, double v);
+/* Store v into f's field of m (v must be kb_measure_field_ok). */
+void kb_measure_field_set(const kb_measure_field *f, kb_measure_settings *m, double v);
+/* "an integer in [1, 1000000] samples" / "a number in (0, 86400] s": what f expects. */
+void kb_measure_field_expect(const kb_measure_field *f, char *buf, size_t n);
+
+/* Command-line overrides; a field <= 0 is not set. */
+typedef struct {
+    int min_samples, max_samples;
+    double timeout_s;
+} kb_measure_overrides;
+
+/* The settings a case is measured with: the suite's s, capped on a backend without
+ * KB_CAP_FULL_SPEED (caps), then the overrides. An explicit max_samples below the
+ * suite's min_samples (with no min_samples override) lowers min_samples; max_samples
+ * is never below min_samples. */
+kb_measure_settings kb_measure_resolve(const kb_measure_settings *s, const kb_measure_overrides *o, unsigned caps);
 
 /* Why sampling stopped. */
 typedef enum {
@@ -66,19 +108,10 @@ typedef struct {
  * (the asymptotic efficiency of the median for a normal distribution). inf for n < 2. */
 double kb_measure_noise(const kb_stats *st);
 
-/* The suite entry's measurement settings (warmup, min_samples, max_noise, timeout_s, l2);
- * max_samples 0 and flush NULL. Command-line overrides are applied by the caller. */
-kb_measure_opts kb_measure_opts_from_entry(const kb_plan_entry *e);
-
 /* Bytes of scratch to overwrite so that the L2 holds none of the case's data: twice
- * dev->l2_bytes on a GPU (256 MiB when the device does not report it). The emulator
- * has no L2 of its own: twice the largest host cache found under sysfs_cpu_cache (NULL:
- * /sys/devices/system/cpu/cpu0/cache), capped at 64 MiB, and 64 MiB when sysfs says
- * nothing (see measure.c for why the cap). */
-size_t kb_l2_flush_bytes(const kb_device_info *dev, const char *sysfs_cpu_cache);
-
-/* Largest cache size [bytes] listed in dir/index<N>/size ("48K", "2048K", "32M"); 0 if none. */
-size_t kb_host_cache_bytes(const char *dir);
+ * dev->l2_bytes (the emulator reports the host cache it evicts there), 256 MiB when the
+ * device does not report it. */
+size_t kb_l2_flush_bytes(const kb_device_info *dev);
 
 /* Allocate the scratch buffer for dev (kb_l2_flush_bytes) once per run. KB_ERR_OOM etc.
  * with the backend's message in err. Free with kb_l2_flush_free. */
@@ -86,16 +119,14 @@ kb_status kb_l2_flush_alloc(const kb_backend *be, kb_backend_ctx *bx, const kb_d
                             kb_l2_flush *out, char *err, size_t errlen);
 void kb_l2_flush_free(const kb_backend *be, kb_backend_ctx *bx, kb_l2_flush *f);
 
-/* Measure the case in r (state from the family's setup) in launch mode r->c->launch.
- * Every sample is kept. Returns KB_OK with m filled, or the failing status (the case's
- * error set in r); m is always safe to kb_measurement_free. KB_ERR_INPUT when
- * min_samples < 1 or max_samples (when set) < min_samples. */
-kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_opts *o, kb_measurement *m);
+/* Measure the case in r (state from the family's setup) in launch mode r->c->launch
+ * with settings o. Cold mode overwrites flush before each sample (NULL: one is
+ * allocated for the case via kb_run_alloc). Every sample is kept. Returns KB_OK with m
+ * filled, or the failing status (the case's error set in r); m is always safe to
+ * kb_measurement_free. KB_ERR_INPUT when min_samples < 1 or max_samples (when set) <
+ * min_samples. */
+kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, const kb_l2_flush *flush,
+                          kb_measurement *m);
 void kb_measurement_free(kb_measurement *m);
-
-/* Copy m into the timing block of a record: have_timing, n_samples, the statistics,
- * noise, timed_out and the samples (borrowed from m: keep m alive until the record is
- * written). clock is "gpu" or "cpu" (the emulator). */
-void kb_measurement_to_result(const kb_measurement *m, const char *clock, kb_result *res);
 
 #endif

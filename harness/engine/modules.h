@@ -26,6 +26,11 @@ kb_modules *kb_modules_new_build_only(const kb_backend *be, kb_backend_ctx *bx, 
 /* Get (compile and load on first use) the module of source (relative to kernels_dir)
  * with the given "\n"-joined defines for sm. The returned ref lives as long as ms. */
 const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const char *defines, int sm);
+/* The resources of entry in a loaded module: what the backend's resources slot reports,
+ * with what only the build log tells (spills) from its build_resources slot. KB_OK with
+ * out filled (-1 where unknown); KB_ERR_SETUP when the backend reports none. */
+kb_status kb_modules_resources(kb_modules *ms, const kb_module_ref *ref, const char *entry, kb_resources *out);
+
 /* Distinct modules asked for so far. */
 int kb_modules_count(const kb_modules *ms);
 /* Unload every module and free the table. */

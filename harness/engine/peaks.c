@@ -150,9 +150,9 @@ kb_status kb_peaks_for_device(const kb_device_info *d, const char *path, kb_peak
 {
     memset(out, 0, sizeof *out);
     copy_str(out->device, sizeof out->device, d->name);
-    out->is_emulator = d->is_emulator;
+    out->no_roof = !(d->caps & KB_CAP_ROOFLINE);
     out->sm = d->sm;
-    if (d->is_emulator)
+    if (out->no_roof)
         return KB_OK;                /* CPU timings: no GPU ceiling applies */
     out->sm_count = d->sm_count;
     out->clock_mhz = d->clock_khz / 1000.0;
@@ -166,7 +166,7 @@ kb_status kb_peaks_for_device(const kb_device_info *d, const char *path, kb_peak
 double kb_peaks_tflops(const kb_peaks *p, kb_dtype dt, const char **source)
 {
     if (source) *source = NULL;
-    if (!p || p->is_emulator || (unsigned)dt >= KB_DT_COUNT)
+    if (!p || p->no_roof || (unsigned)dt >= KB_DT_COUNT)
         return 0;
     if (p->sheet_tflops[dt] > 0) {
         if (source) *source = "datasheet";
@@ -182,7 +182,7 @@ double kb_peaks_tflops(const kb_peaks *p, kb_dtype dt, const char **source)
 double kb_peaks_gbps(const kb_peaks *p, const char **source)
 {
     if (source) *source = NULL;
-    if (!p || p->is_emulator)
+    if (!p || p->no_roof)
         return 0;
     if (p->sheet_gbps > 0) {
         if (source) *source = "datasheet";
@@ -211,7 +211,7 @@ static void format_rates(kb_sb *out, const double *t)
 
 void kb_peaks_format(const kb_peaks *p, kb_sb *out)
 {
-    if (p->is_emulator) {
+    if (p->no_roof) {
         kb_sb_printf(out, "  peaks: none (emulator: timings are CPU timings, no GPU ceiling applies)\n");
         return;
     }

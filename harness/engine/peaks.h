@@ -16,7 +16,8 @@
 
 typedef struct {
     char device[128];              /* the device name looked up */
-    int is_emulator;               /* 1: no GPU peak applies; every number below is 0 */
+    int no_roof;                   /* 1: the device has no GPU roofline (no KB_CAP_ROOFLINE, e.g. the
+                                    * emulator): every number below is 0 */
     int sm;                        /* compute capability x10 */
     int sm_count;
     double clock_mhz;              /* [MHz] max SM clock the device reports */

@@ -1,7 +1,7 @@
 /* report_csv.c - one CSV row per case with a header, RFC 4180: CRLF line ends, fields
  * holding a comma, quote or line break quoted, quotes doubled. Numbers at full
  * precision (this is the format for further analysis); empty where absent. */
-#include "results/report.h"
+#include "results/report_csv.h"
 
 #include <string.h>
 

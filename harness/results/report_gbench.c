@@ -9,7 +9,7 @@
  * JUnit and markdown reports carry them. There is no separate host CPU time for a kernel:
  * cpu_time repeats real_time (on the emulator both are CPU time, labelled so).
  * User counters: flops and bytes per iteration, tflops, gbps, ai, pct_roof. */
-#include "results/report.h"
+#include "results/report_gbench.h"
 #include "core/stats.h"
 
 #include <math.h>

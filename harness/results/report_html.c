@@ -2,7 +2,8 @@
  * device the roofline as inline SVG and the table of cases, then the precision
  * comparison of GEMM/attention shapes. Every element is closed (void elements written
  * as <meta .../>), so the page also parses as XML. */
-#include "results/report.h"
+#include "results/report_html.h"
+#include "results/report_svg.h"
 
 #include <stdlib.h>
 #include <string.h>

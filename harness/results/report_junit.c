@@ -4,7 +4,7 @@
  * are <failure type="status" message="reason"> with the details (max error, the compile
  * log) as text; skipped is <skipped message="reason"/>; an ok case carries its timing
  * and rates in <system-out>. */
-#include "results/report.h"
+#include "results/report_junit.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 /* report_md.c - the markdown report: one table per device, the reasons of cases that
  * failed or were skipped, and the precision comparison of GEMM/attention shapes. */
-#include "results/report.h"
+#include "results/report_md.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* report_svg.c - the log-log roofline chart of one device as inline SVG: x is arithmetic
  * intensity [FLOP/byte], y is TFLOPS; the bandwidth slope and one compute ceiling per
  * dtype from the recorded peaks; each ok case a point whose <title> is its id. */
-#include "results/report.h"
+#include "results/report_svg.h"
 
 #include <math.h>
 #include <string.h>

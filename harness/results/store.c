@@ -228,7 +228,7 @@ static int put_case_row(kb_store *s, json_t *rec, const char *run_id, const char
     rc |= dev_id ? sqlite3_bind_int64(st, i, dev_id) : sqlite3_bind_null(st, i);
     i++;
     kb_derived d;
-    kb_derived_from_record(rec, &d);
+    kb_record_derived(rec, &d);
     rc |= bind_opt(st, i++, d.have_rates, d.tflops);
     rc |= bind_opt(st, i++, d.have_rates, d.gbps);
     rc |= bind_opt(st, i++, d.have_rates, d.ai);
@@ -312,16 +312,6 @@ kb_status kb_store_put(kb_store *s, json_t *rec, const char *source, kb_sb *err)
         return st;
     }
     return KB_OK;
-}
-
-kb_status kb_store_put_result(kb_store *s, const kb_result *r, const char *source, kb_sb *err)
-{
-    json_t *rec = kb_record_json(r);
-    if (!rec)
-        return KB_ERR_OOM;
-    kb_status st = kb_store_put(s, rec, source, err);
-    json_decref(rec);
-    return st;
 }
 
 kb_status kb_store_import_jsonl(const char *db_path, const char *jsonl_path, size_t *n_imported, kb_sb *err)

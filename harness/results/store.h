@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "results/record.h"
+#include "results/record_json.h"
 
 #define KB_STORE_DEFAULT_PATH "results/kbench.db"
 #define KB_STORE_SCHEMA_VERSION 1
@@ -43,24 +44,9 @@ void kb_store_close(kb_store *s);
  * record without run_id or case_id, KB_ERR_IO for a database error, message in err. */
 kb_status kb_store_put(kb_store *s, json_t *rec, const char *source, kb_sb *err);
 
-/* kb_store_put of the record kb_record_json(r) builds: what the run stage calls after
- * each kb_record_write. */
-kb_status kb_store_put_result(kb_store *s, const kb_result *r, const char *source, kb_sb *err);
-
 /* Import every record of a JSON Lines file into the store at db_path (opened and closed
  * here), all in one transaction. *n_imported (may be NULL) gets the number of records.
  * Errors as kb_record_load and kb_store_put. */
 kb_status kb_store_import_jsonl(const char *db_path, const char *jsonl_path, size_t *n_imported, kb_sb *err);
-
-typedef enum { KB_QUERY_TABLE = 0, KB_QUERY_CSV, KB_QUERY_JSON } kb_query_format;
-
-/* Run the SQL text (one or more statements) on the store at db_path and print the rows
- * of every statement that returns some to out: an aligned table with a header (NULL
- * printed empty), CSV with a header (RFC 4180), or a JSON array of objects per
- * statement. Read-only unless writable: the database is opened read-only and a
- * writing statement fails. KB_ERR_IO when the store cannot be opened, KB_ERR_INPUT for
- * an SQL error, with the message in err. */
-kb_status kb_store_query(const char *db_path, const char *sql, kb_query_format fmt, int writable,
-                         FILE *out, kb_sb *err);
 
 #endif /* KB_STORE_H */

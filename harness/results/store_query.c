@@ -1,7 +1,8 @@
 /* store_query.c - `kbench query`: SQL over the results store, printed as an aligned
- * table, CSV or JSON (see kb_store_query in store.h). */
-#include "results/report.h"
-#include "results/store.h"
+ * table, CSV or JSON (see store_query.h). */
+#include "results/store_query.h"
+
+#include "results/report_csv.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>

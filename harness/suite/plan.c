@@ -8,6 +8,8 @@
  */
 #include "suite/plan.h"
 
+#include "suite/suite_load.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,11 +243,7 @@ kb_status kb_plan_build(const kb_suite *s, const kb_family *const *fams, int n_f
         pe->line = e->line;
         pe->column = e->column;
         snprintf(pe->family, sizeof pe->family, "%s", f->name);
-        pe->min_samples = e->measure.min_samples;
-        pe->max_noise = e->measure.max_noise;
-        pe->timeout_s = e->measure.timeout_s;
-        pe->warmup = e->measure.warmup;
-        pe->l2_cold = e->measure.l2_cold;
+        pe->measure = e->measure;
 
         x.f = f;
         x.e = e;

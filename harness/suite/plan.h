@@ -22,11 +22,7 @@
 typedef struct {
     int line;              /* 1-based line of the entry in the suite */
     char family[32];
-    int min_samples;       /* >= 1 */
-    double max_noise;      /* relative standard error of the median to stop at */
-    double timeout_s;      /* [s] */
-    int warmup;            /* launches before sampling */
-    int l2_cold;           /* 1: flush L2 before each sample */
+    kb_measure_settings measure; /* the entry's measurement settings */
     int column;            /* 1-based column of the entry */
     int64_t n_cases;       /* cases this entry contributed to the plan */
 } kb_plan_entry;

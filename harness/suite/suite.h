@@ -1,4 +1,4 @@
-/* suite.h - load and validate a YAML suite (format: docs/suite-format.md).
+/* suite.h - a loaded YAML suite (format: docs/suite-format.md); loading is suite_load.h.
  *
  * Loading resolves every name against the family table it is given (family,
  * variant, dtype, parameter, choice, shape preset, axis) and compiles the where
@@ -8,20 +8,9 @@
 #ifndef KB_SUITE_H
 #define KB_SUITE_H
 
-#include "suite/expr.h"
 #include "engine/family.h"
-
-/* Measurement settings of an entry (used by the measurement stage). */
-typedef struct {
-    int min_samples;    /* >= 1 */
-    double max_noise;   /* relative standard error of the median to stop at */
-    double timeout_s;   /* [s] per case */
-    int warmup;         /* launches before sampling, >= 0 */
-    int l2_cold;        /* 1: flush L2 before each sample; 0: hot */
-} kb_measure;
-
-/* nvbench's defaults (REFERENCE.md): 10 samples, 0.5% noise, 15 s, cold L2. */
-#define KB_MEASURE_DEFAULTS { 10, 0.005, 15.0, 1, 1 }
+#include "engine/measure.h"
+#include "suite/expr.h"
 
 typedef struct {
     int64_t dims[KB_MAX_DIMS];       /* [elements] in the family's dim order */
@@ -50,7 +39,7 @@ typedef struct {
     int zip_group[KB_AXIS_MAX];       /* zip group of each axis, -1 when the axis is not zipped */
     int n_zip_groups;
     kb_expr **where; int n_where;     /* all must hold; compiled with KB_N_SLOTS slots */
-    kb_measure measure;
+    kb_measure_settings measure;      /* KB_MEASURE_DEFAULTS, then defaults:, then the entry's measure: */
     int64_t seed;                     /* suite seed inherited or overridden by the entry */
 } kb_suite_entry;
 
@@ -62,18 +51,6 @@ typedef struct {
     kb_suite_entry *entries; int n_entries;
     char **warnings; int n_warnings;  /* "file:line:col: ..." worth printing, not errors */
 } kb_suite;
-
-/* Load and validate the suite in file path against fams[0..n_fams). On success *out
- * is filled (free with kb_suite_free). On failure: KB_ERR_IO when the file cannot be
- * read (message names the path), KB_ERR_INPUT for any error in the suite (message
- * "path:line:col: ..."), KB_ERR_INTERNAL for a family table the loader cannot hold;
- * *out is then empty (kb_suite_free on it is harmless). */
-kb_status kb_suite_load(const char *path, const kb_family *const *fams, int n_fams,
-                        kb_suite *out, kb_sb *err);
-
-/* Same from text in memory; display_name is used in messages. */
-kb_status kb_suite_load_text(const char *text, const char *display_name,
-                             const kb_family *const *fams, int n_fams, kb_suite *out, kb_sb *err);
 
 /* Release everything a (possibly partly) loaded suite owns, and zero it. */
 void kb_suite_free(kb_suite *s);

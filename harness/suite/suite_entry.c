@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suite/suite_internal.h"
+#include "suite/suite_entry.h"
+#include "suite/suite_shape.h"
 
 static const char *const entry_keys[] = {
     "family", "variant", "dtype", "shape", "params", "pad", "launch", "zip", "where", "measure", "seed", NULL

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suite/suite_internal.h"
+#include "suite/suite_shape.h"
 
 /* Read a map of dims (and, when check is not NULL, its `check` map). */
 static kb_status read_dims(kb_loader *L, const yaml_node_t *node, kb_raw_dims *d,

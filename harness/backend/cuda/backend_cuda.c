@@ -14,7 +14,8 @@
  * build and toolchain_id accept a NULL context: NVRTC needs no driver, so
  * kernels can be compiled for any --arch on a machine without a GPU.
  */
-#include "backend/cuda/cuda_api.h"
+#include "backend/cuda/cuda_ctx.h"
+#include "backend/cuda/cuda_graph.h"
 #include "core/fsutil.h"
 #include "backend/cuda/kb_nvrtc.h"
 
@@ -27,39 +28,6 @@
 #include <string.h>
 
 #define KB_CUDA_MAX_ARGS 64
-
-struct kb_backend_ctx {
-    kb_cuda_api api;
-    CUdevice dev;
-    CUcontext ctx;          /* the device's primary context (retained), NULL if not */
-    CUstream stream;
-    CUevent ev_start, ev_stop;
-    int driver_version;     /* 13000 = CUDA 13.0 */
-    kb_device_info info;
-    char err[1024];         /* last error, one line */
-};
-
-/* A looked-up entry, kept so that timed launch loops do not pay a lookup each. */
-typedef struct {
-    char *name;
-    CUfunction fn;
-    int dyn_smem_bytes;     /* [bytes] the function's MAX_DYNAMIC_SHARED_SIZE_BYTES now */
-} fn_slot;
-
-#define KB_CUDA_FN_SLOTS 16
-struct kb_module {
-    CUmodule mod;
-    fn_slot fns[KB_CUDA_FN_SLOTS];
-    int n_fns;
-};
-
-struct kb_graph {
-    CUgraph graph;
-    CUgraphExec exec;
-};
-
-/* The check macro, instantiated for this backend: the report lands in x->err. */
-#define CU(x, call) KB_CU_CHECK(&(x)->api, (x)->err, sizeof (x)->err, call)
 
 static void set_err(kb_backend_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_err(kb_backend_ctx *x, const char *fmt, ...)
@@ -107,6 +75,7 @@ static void cuda_fini(kb_backend_ctx *x)
             x->api.DevicePrimaryCtxRelease(x->dev);
         }
     }
+    kb_nvml_close(x->nvml);
     kb_cuda_api_unload(&x->api);
     free(x);
 }
@@ -142,7 +111,7 @@ static kb_status query_info(kb_backend_ctx *x, int sm_override)
     if ((st = CU(x, x->api.DeviceTotalMem(&d->total_mem_bytes, x->dev))) != KB_OK)
         return st;
     d->sm = sm_override > 0 ? sm_override : major * 10 + minor;
-    d->is_emulator = 0;
+    d->caps = kb_backend_cuda.caps;
     return KB_OK;
 }
 
@@ -204,6 +173,12 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
         goto fail;
     if ((st = query_info(x, o->sm_override)) != KB_OK)
         goto fail;
+    /* CUDA's and NVML's PCI bus ids agree; the UUID is the fallback */
+    if (!(x->nvml = kb_nvml_open(x->info.pci_bus_id, x->info.uuid))) {
+        set_err(x, "cuda: out of memory");
+        st = KB_ERR_OOM;
+        goto fail;
+    }
     x->err[0] = 0;
     *out = x;
     return KB_OK;
@@ -494,69 +469,15 @@ static kb_status cuda_timer_stop(kb_backend_ctx *x, double *elapsed_us)
     return KB_OK;
 }
 
-/* ---- CUDA Graphs ---- */
-
-/* Capture mode THREAD_LOCAL (see cuThreadExchangeStreamCaptureMode in cuda.h):
- * - it still forbids "potentially unsafe" calls on this thread while capturing
- *   (a synchronous cuMemcpy or cuMemAlloc is not recorded into the graph, so a
- *   graph that depended on it would replay wrongly): such a mistake fails loudly;
- * - unlike GLOBAL, a capture here does not also forbid those calls on every other
- *   thread of the process (a telemetry thread, a library's worker), which have
- *   nothing to do with the graph.
- * kbench begins and ends a capture on the same thread, as every non-RELAXED mode
- * requires. Between begin and end, only launches and fills belong: an upload or
- * download (synchronous, on the legacy stream) invalidates the capture. */
-static kb_status cuda_graph_begin(kb_backend_ctx *x)
+static void cuda_telemetry(kb_backend_ctx *x, kb_telemetry *out)
 {
-    return CU(x, x->api.StreamBeginCapture(x->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-}
-
-static kb_status cuda_graph_end(kb_backend_ctx *x, kb_graph **out)
-{
-    kb_status st;
-    CUgraph graph = NULL;
-    kb_graph *g = NULL;
-
-    *out = NULL;
-    /* Always end the capture, even after a failed launch invalidated it: that is
-     * what returns the stream to normal mode. */
-    if ((st = CU(x, x->api.StreamEndCapture(x->stream, &graph))) != KB_OK)
-        goto fail;
-    if (!(g = calloc(1, sizeof *g))) {
-        set_err(x, "cuda: out of memory");
-        st = KB_ERR_OOM;
-        goto fail;
-    }
-    if ((st = CU(x, x->api.GraphInstantiate(&g->exec, graph, 0))) != KB_OK)
-        goto fail;
-    g->graph = graph;
-    *out = g;
-    return KB_OK;
-fail:
-    free(g);
-    if (graph)
-        x->api.GraphDestroy(graph);
-    return st;
-}
-
-static kb_status cuda_graph_launch(kb_backend_ctx *x, kb_graph *g)
-{
-    return CU(x, x->api.GraphLaunch(g->exec, x->stream));
-}
-
-static void cuda_graph_free(kb_backend_ctx *x, kb_graph *g)
-{
-    if (!g)
-        return;
-    if (g->exec)
-        x->api.GraphExecDestroy(g->exec);
-    if (g->graph)
-        x->api.GraphDestroy(g->graph);
-    free(g);
+    kb_nvml_read(x->nvml, out);
 }
 
 const kb_backend kb_backend_cuda = {
     .name = "cuda",
+    .caps = KB_CAP_GPU_TIMER | KB_CAP_ROOFLINE | KB_CAP_FULL_SPEED | KB_CAP_GRAPHS | KB_CAP_RESOURCES |
+            KB_CAP_TELEMETRY | KB_CAP_VENDOR_LIBS,
     .init = cuda_init,
     .fini = cuda_fini,
     .last_error = cuda_last_error,
@@ -567,6 +488,7 @@ const kb_backend kb_backend_cuda = {
     .load = cuda_load,
     .unload = cuda_unload,
     .resources = cuda_resources,
+    .build_resources = kb_ptxas_parse,
     .alloc = cuda_alloc,
     .free = cuda_free,
     .upload = cuda_upload,
@@ -576,8 +498,9 @@ const kb_backend kb_backend_cuda = {
     .sync = cuda_sync,
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
-    .graph_begin = cuda_graph_begin,
-    .graph_end = cuda_graph_end,
-    .graph_launch = cuda_graph_launch,
-    .graph_free = cuda_graph_free,
+    .telemetry = cuda_telemetry,
+    .graph_begin = kb_cuda_graph_begin,
+    .graph_end = kb_cuda_graph_end,
+    .graph_launch = kb_cuda_graph_launch,
+    .graph_free = kb_cuda_graph_free,
 };

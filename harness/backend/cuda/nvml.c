@@ -153,13 +153,15 @@ const char *kb_nvml_why(const kb_nvml *n)
  * open, so f(call(&v), v) could read v before the call writes it. */
 static long long value_or_unknown(nvml_ret r, unsigned v) { return r == 0 ? (long long)v : -1; }
 
-void kb_nvml_read(kb_nvml *n, kb_nvml_sample *s)
+void kb_nvml_read(kb_nvml *n, kb_telemetry *s)
 {
     memset(s, 0, sizeof *s);
     s->sm_clock_mhz = s->sm_clock_max_mhz = s->mem_clock_mhz = s->temperature_c = -1;
     s->power_w = -1;
-    if (!kb_nvml_available(n))
+    if (!kb_nvml_available(n)) {
+        snprintf(s->why, sizeof s->why, "%s", kb_nvml_why(n));
         return;
+    }
     s->available = 1;
     const nvml_api *a = &n->api;
     unsigned v = 0;
@@ -185,7 +187,7 @@ void kb_nvml_read(kb_nvml *n, kb_nvml_sample *s)
         s->have_reasons = 1;
         s->reasons = reasons;
     }
-    s->throttled = kb_nvml_throttled(s->sm_clock_mhz, s->sm_clock_max_mhz, s->reasons);
+    s->throttled = kb_telemetry_throttled(s->sm_clock_mhz, s->sm_clock_max_mhz, s->reasons);
 }
 
 void kb_nvml_close(kb_nvml *n)
@@ -197,76 +199,4 @@ void kb_nvml_close(kb_nvml *n)
     if (n->dl)
         dlclose(n->dl);
     free(n);
-}
-
-/* ---- pure parts ---- */
-
-int kb_nvml_throttled(int sm_clock_mhz, int sm_clock_max_mhz, uint64_t reasons)
-{
-    if (reasons & KB_NVML_THROTTLE_MASK)
-        return 1;
-    return sm_clock_mhz > 0 && sm_clock_max_mhz > 0 &&
-           sm_clock_mhz < KB_NVML_MIN_CLOCK_FRACTION * sm_clock_max_mhz;
-}
-
-static const char *const reason_names[] = {
-    "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
-    "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "display_clock_setting",
-};
-_Static_assert(sizeof reason_names / sizeof reason_names[0] == 9, "one name per KB_NVML_REASON_* bit");
-
-int kb_nvml_reason_names(uint64_t reasons, char *buf, size_t len)
-{
-    kb_sb b;
-    kb_sb_init(&b);
-    if (reasons == 0)
-        kb_sb_printf(&b, "none");
-    for (int i = 0; i < 64; i++) {
-        uint64_t bit = 1ull << i;
-        if (!(reasons & bit))
-            continue;
-        if (i < 9)
-            kb_sb_printf(&b, "%s%s", b.len ? "," : "", reason_names[i]);
-        else
-            kb_sb_printf(&b, "%s0x%llx", b.len ? "," : "", (unsigned long long)bit);
-    }
-    int need = (int)b.len;
-    if (len)
-        snprintf(buf, len, "%s", b.s);
-    kb_sb_free(&b);
-    return need;
-}
-
-json_t *kb_nvml_json(const kb_nvml_sample *s, const char *why)
-{
-    json_t *j = json_object();
-    if (!j)
-        return NULL;
-    int bad = json_object_set_new(j, "available", json_boolean(s->available));
-    if (!s->available) {
-        bad |= json_object_set_new(j, "why", json_string(why ? why : ""));
-    } else {
-#define INT_OR_NULL(v) ((v) >= 0 ? json_integer(v) : json_null())
-        bad |= json_object_set_new(j, "sm_clock_mhz", INT_OR_NULL(s->sm_clock_mhz));
-        bad |= json_object_set_new(j, "sm_clock_max_mhz", INT_OR_NULL(s->sm_clock_max_mhz));
-        bad |= json_object_set_new(j, "mem_clock_mhz", INT_OR_NULL(s->mem_clock_mhz));
-        bad |= json_object_set_new(j, "power_w", s->power_w >= 0 ? json_real(s->power_w) : json_null());
-        bad |= json_object_set_new(j, "temperature_c", INT_OR_NULL(s->temperature_c));
-#undef INT_OR_NULL
-        json_t *names = s->have_reasons ? json_array() : json_null();
-        for (int i = 0; s->have_reasons && names && i < 64; i++) {
-            if (!(s->reasons & (1ull << i)))
-                continue;
-            char one[32];
-            kb_nvml_reason_names(1ull << i, one, sizeof one);
-            bad |= json_array_append_new(names, json_string(one));
-        }
-        bad |= json_object_set_new(j, "reasons", names);
-        bad |= json_object_set_new(j, "throttled", json_boolean(s->throttled));
-    }
-    if (bad) {
-        json_decref(j);
-        return NULL;
-    }
-    return j;
 }

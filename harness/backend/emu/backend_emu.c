@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "backend/emu/emu_build.h"
 #include "backend/emu/emu_exec.h"
+#include "backend/emu/emu_host.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -99,25 +100,16 @@ static const char *emu_last_error(kb_backend_ctx *x) { return x->err; }
 
 static kb_status emu_device_info(kb_backend_ctx *x, kb_device_info *out)
 {
-    char cpu[96] = "unknown CPU", line[256];
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f && fgets(line, sizeof line, f)) {
-        char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon) {
-            snprintf(cpu, sizeof cpu, "%s", colon + 2);
-            cpu[strcspn(cpu, "\n")] = 0;
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
+    char cpu[96];
+    kb_emu_cpu_name(cpu, sizeof cpu);
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "kbench CPU emulator (%s)", cpu);
     snprintf(out->uuid, sizeof out->uuid, "emu");
     out->sm = x->sm;
     out->sm_count = x->n_workers;
+    out->l2_bytes = (int)kb_emu_l2_bytes(NULL);  /* the host cache a cold flush evicts */
     out->max_shmem_per_block_optin = (int)x->shmem_limit_bytes;
-    out->is_emulator = 1;
+    out->caps = kb_backend_emu.caps;
     return KB_OK;
 }
 
@@ -408,6 +400,7 @@ static kb_status emu_graph_launch(kb_backend_ctx *x, kb_graph *g)
 
 const kb_backend kb_backend_emu = {
     .name = "emu",
+    .caps = KB_CAP_GRAPHS,   /* CPU timings, no roofline, check shapes, no vendor libraries */
     .init = emu_init,
     .fini = emu_fini,
     .last_error = emu_last_error,

@@ -1,6 +1,6 @@
 /* nvtx.c - NVTX ranges (see nvtx.h). The one file that includes the NVTX header, so
  * its static implementation is compiled once. */
-#include "backend/cuda/nvtx.h"
+#include "engine/nvtx.h"
 
 #include <nvtx3/nvToolsExt.h>
 

@@ -1,9 +1,10 @@
-/* suite_internal.h - state shared by the suite loader's files while one suite loads:
- * suite.c (top level, defaults, measure), suite_shape.c (shape presets and shape
- * items), suite_entry.c (one benchmark entry). Not used outside the loader.
+/* suite_loader.h - state shared by the suite loader's files while one suite loads
+ * (suite_load.c the top level, suite_shape.c shapes, suite_entry.c one benchmark entry),
+ * and the readers both defaults and entries use (measure, pad, launch). Not used
+ * outside the loader.
  */
-#ifndef KB_SUITE_INTERNAL_H
-#define KB_SUITE_INTERNAL_H
+#ifndef KB_SUITE_LOADER_H
+#define KB_SUITE_LOADER_H
 
 #include "suite/suite.h"
 #include "suite/suite_yaml.h"
@@ -32,7 +33,7 @@ typedef struct {
     int64_t seed;
     int *pads; int n_pads; const yaml_node_t *pad_node;            /* node NULL = built-in [0] */
     kb_launch_mode *launches; int n_launches; const yaml_node_t *launch_node;
-    kb_measure measure;
+    kb_measure_settings measure;
     kb_raw_shape *presets; int n_presets;  /* parallel to s->shape_names */
     const char *dtype_names[KB_DT_COUNT];  /* value names of the dtype slot in where */
     const char *const *launch_names;       /* value names of the launch slot */
@@ -40,28 +41,18 @@ typedef struct {
 
 /* calloc that aborts on exhaustion (as kb_sb does): the loader has no partial result to save. */
 void *kb_suite_xcalloc(size_t n, size_t size);
+/* strdup that aborts on exhaustion. */
+char *kb_suite_xstrdup(const char *s);
 /* "a, b, c" of names[0..n); the caller frees the result. */
 char *kb_suite_join(const char *const *names, int n);
 /* Append a warning "file:line:col: ..." at node n to the suite. */
 void kb_suite_warn(kb_loader *L, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Read `shapes:` (name -> map of dims, with an optional `check` map) into L->presets
- * and the suite's shape-name table. */
-kb_status kb_suite_load_presets(kb_loader *L, const yaml_node_t *node);
-
-/* One item of an entry's `shape` axis (a preset name or an inline map) resolved for
- * family f: every dim of f present, no other dims, check dims likewise. */
-kb_status kb_suite_shape_item(kb_loader *L, const kb_family *f, const yaml_node_t *item,
-                              kb_suite_shape *out);
-
-/* Read benchmark entry number index (0-based) from node n into e. */
-kb_status kb_suite_load_entry(kb_loader *L, const yaml_node_t *n, int index, kb_suite_entry *e);
-
 /* Measure overrides of node applied to m (shared by defaults and entries). */
-kb_status kb_suite_load_measure(kb_loader *L, const yaml_node_t *node, kb_measure *m);
+kb_status kb_suite_load_measure(kb_loader *L, const yaml_node_t *node, kb_measure_settings *m);
 /* Pad and launch axes (shared by defaults and entries); replace *out on success. */
 kb_status kb_suite_load_pads(kb_loader *L, const yaml_node_t *node, int **out, int *n_out);
 kb_status kb_suite_load_launches(kb_loader *L, const yaml_node_t *node, kb_launch_mode **out, int *n_out);
 
-#endif /* KB_SUITE_INTERNAL_H */
+#endif /* KB_SUITE_LOADER_H */

@@ -1,0 +1,91 @@
+/* compile.c - `kbench compile SUITE --arch sm_XX`: JIT every distinct module of a suite
+ * with NVRTC for one architecture, offline (no driver or GPU needed), through the same
+ * compile cache as `kbench run`, and show each case's kernel resources as the build log
+ * reports them: registers, spills, stack, static shared memory (see compile.h). */
+#include "cli/compile.h"
+
+#include "engine/defines.h"
+#include "engine/modules.h"
+#include "suite/walk.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const kb_run_opts *o;
+    const kb_backend *be;          /* the cuda backend: its build is NVRTC alone */
+    kb_modules *mods;
+    int sm;
+    int n_err, n_spill, n_skip, n_ok;
+    kb_sb defs;
+} compile_ctx;
+
+static int compile_case(void *user, const kb_walk_item *it)
+{
+    compile_ctx *x = user;
+    int quiet = x->o->quiet;
+    if (!it->valid) {
+        x->n_skip++;
+        if (!quiet)
+            printf("%-72s %-13s %s\n", it->id, "skipped", it->why);
+        return 0;
+    }
+    const kb_family *f = kb_families[it->c->family];
+    kb_case_defines(f, it->c, &x->defs);
+    const kb_module_ref *b = kb_modules_get(x->mods, f->source, x->defs.s, x->sm);
+    if (b->status != KB_OK) {
+        x->n_err++;
+        printf("%-72s %-13s\n%s\n", it->id, "compile_error", b->log);
+        return 0;
+    }
+    kb_resources r;
+    const char *entry = f->variants[it->c->variant].entry;
+    if (x->be->build_resources(b->log, entry, &r) != 0) {
+        x->n_err++;
+        printf("%-72s %-13s no resource report for entry %s\n", it->id, "compile_error", entry);
+        return 0;
+    }
+    int spills = r.spill_store_bytes > 0 || r.spill_load_bytes > 0;
+    x->n_spill += spills;
+    x->n_ok++;
+    if (!quiet || spills)
+        printf("%-72s %-13s %5d %7d %7d %6d %8d\n", it->id, spills ? "spills" : "ok", r.registers,
+               r.spill_store_bytes, r.spill_load_bytes, r.stack_bytes, r.static_shmem_bytes);
+    return 0;
+}
+
+int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
+{
+    compile_ctx x;
+    memset(&x, 0, sizeof x);
+    x.o = o;
+    x.be = &kb_backend_cuda;
+    x.sm = o->sm_override ? o->sm_override : 90;
+    kb_plan plan;
+    kb_sb err;
+    kb_sb_init(&err);
+    /* the full shapes: resources do not depend on them, validity may */
+    kb_status st = kb_walk_plan(o->suite_path, x.be->caps, 1, &plan, &err);
+    if (st != KB_OK) {
+        fprintf(stderr, "kbench: %s\n", err.s);
+        kb_sb_free(&err);
+        return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
+    }
+    kb_sb_free(&err);
+    kb_sb_init(&x.defs);
+    x.mods = kb_modules_new_build_only(x.be, NULL, o->cache_dir, kb_kernels_dir());
+    kb_walk_opts wo = { o->filters, o->n_filters, NULL, { x.sm, 0, kb_arch_max_shmem_optin(x.sm) } };
+    printf("%-72s %-13s %5s %7s %7s %6s %8s\n", "case", "status", "regs", "spill_st", "spill_ld", "stack",
+           "smem_B");
+    int rc = kb_walk(&plan, &wo, compile_case, &x, NULL);
+    fprintf(stderr, "kbench compile: sm_%d: %d cases compiled (%d modules), %d with spills, %d failed, %d skipped\n",
+            x.sm, x.n_ok, kb_modules_count(x.mods), x.n_spill, x.n_err, x.n_skip);
+    kb_modules_free(x.mods);
+    kb_plan_free(&plan);
+    kb_sb_free(&x.defs);
+    if (rc < 0)
+        return KB_EXIT_SETUP;
+    if (x.n_err)
+        return KB_EXIT_WRONG;
+    return fail_on_spill && x.n_spill ? KB_EXIT_WRONG : KB_EXIT_OK;
+}

@@ -1,0 +1,66 @@
+/* devices.c - `kbench devices`: the device a backend drives, its properties and peaks. */
+#include "cli/devices.h"
+
+#include "engine/peaks.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The properties a GPU (KB_CAP_FULL_SPEED) or the emulator reports. */
+static void print_device(const kb_backend *be, int index, const kb_device_info *d)
+{
+    int gpu = d->caps & KB_CAP_FULL_SPEED;
+    printf("backend        %s\n", be->name);
+    printf("device         %d: %s\n", index, d->name);
+    printf("uuid           %s\n", d->uuid);
+    if (d->pci_bus_id[0])
+        printf("pci bus id     %s\n", d->pci_bus_id);
+    printf("arch           sm_%d%s\n", d->sm, gpu ? "" : " (emulated)");
+    printf("%-14s %d\n", gpu ? "SMs" : "workers", d->sm_count);
+    if (gpu) {
+        printf("sm clock       %d MHz\n", d->clock_khz / 1000);
+        printf("memory clock   %d MHz, bus %d bits\n", d->mem_clock_khz / 1000, d->mem_bus_bits);
+        printf("L2             %d KiB\n", d->l2_bytes / 1024);
+        printf("memory         %.1f GiB\n", d->total_mem_bytes / (1024.0 * 1024 * 1024));
+    }
+    printf("smem/block     %d KiB (opt-in)\n", d->max_shmem_per_block_optin / 1024);
+    if (!(d->caps & KB_CAP_GPU_TIMER))
+        printf("note           the emulator executes kernels on the CPU; its timings are CPU time\n");
+}
+
+int kb_cmd_devices(const kb_run_opts *o)
+{
+    char err[1024];
+    kb_backend_opts bo = { o->cache_dir, o->device_index, o->sm_override, o->emu_threads };
+    /* devices reports GPUs: without --backend it asks the driver, and says so plainly when there is none */
+    const char *name = strcmp(o->backend, "auto") ? o->backend : "cuda";
+    const kb_backend *be = kb_backend_find(name);
+    kb_backend_ctx *bx = NULL;
+    kb_status st = be->init(&bo, &bx, err, sizeof err);
+    if (st != KB_OK) {
+        fprintf(stderr, "kbench: %s\n", err);
+        if (!strcmp(name, "cuda"))
+            fprintf(stderr, "kbench: no GPU can be used here; the CPU emulator can run and verify every kernel: "
+                            "kbench devices --backend emu\n");
+        return KB_EXIT_SETUP;
+    }
+    kb_device_info d;
+    if ((st = be->device_info(bx, &d)) != KB_OK) {
+        fprintf(stderr, "kbench: device query: %s\n", be->last_error(bx));
+        be->fini(bx);
+        return KB_EXIT_SETUP;
+    }
+    print_device(be, o->device_index, &d);
+    kb_peaks peaks;
+    kb_sb note;
+    kb_sb_init(&note);
+    if (kb_peaks_for_device(&d, NULL, &peaks, &note) == KB_OK) {
+        printf("\n");
+        kb_peaks_print(stdout, &peaks);
+    } else {
+        printf("peaks          %s\n", note.s);
+    }
+    kb_sb_free(&note);
+    be->fini(bx);
+    return KB_EXIT_OK;
+}

@@ -1,0 +1,100 @@
+/* list.c - `kbench list`: the families, or a suite's planned cases (see list.h). */
+#include "cli/list.h"
+
+#include "suite/walk.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void print_dtypes(uint32_t mask)
+{
+    int first = 1;
+    for (int d = 0; d < KB_DT_COUNT; d++)
+        if (mask & KB_DT_BIT(d)) {
+            printf("%s%s", first ? "" : ",", kb_dtype_name((kb_dtype)d));
+            first = 0;
+        }
+}
+
+static void list_families(void)
+{
+    for (int i = 0; i < kb_n_families; i++) {
+        const kb_family *f = kb_families[i];
+        printf("%s  (%s)  %s\n", f->name, f->source, f->about);
+        printf("  dims:");
+        for (int d = 0; d < f->n_dims; d++)
+            printf(" %s", f->dims[d]);
+        printf("\n  variants:\n");
+        for (int v = 0; v < f->n_variants; v++) {
+            printf("    %-14s [", f->variants[v].name);
+            print_dtypes(f->variants[v].dtypes);
+            printf("]  %s\n", f->variants[v].about);
+        }
+        printf("  params:\n");
+        for (int p = 0; p < f->n_params; p++) {
+            const kb_param *pa = &f->params[p];
+            printf("    %-14s default ", pa->name);
+            if (pa->choices) {
+                printf("%s  (one of", pa->choices[pa->def]);
+                for (int k = 0; pa->choices[k]; k++)
+                    printf(" %s", pa->choices[k]);
+                printf(")");
+            } else {
+                printf("%lld", (long long)pa->def);
+            }
+            if (pa->variants) {
+                printf("  [variants:");
+                for (int v = 0; v < f->n_variants; v++)
+                    if (pa->variants >> v & 1u)
+                        printf(" %s", f->variants[v].name);
+                printf("]");
+            }
+            printf("  %s\n", pa->about);
+        }
+        printf("\n");
+    }
+}
+
+static int print_case(void *user, const kb_walk_item *it)
+{
+    const kb_target *t = user;
+    if (it->valid)
+        printf("%s\n", it->id);
+    else
+        printf("%s  [skipped on sm_%d: %s]\n", it->id, t->sm, it->why);
+    return 0;
+}
+
+int kb_cmd_list(const kb_run_opts *o)
+{
+    if (!o->suite_path) {
+        list_families();
+        return KB_EXIT_OK;
+    }
+    kb_plan plan;
+    kb_sb err;
+    kb_sb_init(&err);
+    /* the shapes the named backend would run (auto: the emulator's check shapes) */
+    unsigned caps = kb_backend_caps_of(o->backend);
+    kb_status st = kb_walk_plan(o->suite_path, caps, o->full_shapes, &plan, &err);
+    if (st != KB_OK) {
+        fprintf(stderr, "kbench: %s\n", err.s);
+        kb_sb_free(&err);
+        return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
+    }
+    kb_sb_free(&err);
+    for (int i = 0; i < plan.n_warnings; i++)
+        fprintf(stderr, "kbench: warning: %s\n", plan.warnings[i]);
+    int sm = o->sm_override ? o->sm_override : 90;
+    kb_walk_opts wo = { o->filters, o->n_filters, NULL, { sm, caps, kb_arch_max_shmem_optin(sm) } };
+    kb_walk_counts n;
+    int rc = kb_walk(&plan, &wo, print_case, &wo.target, &n);
+    fprintf(stderr, "%lld cases (%lld would be skipped on sm_%d)%s\n", (long long)n.visited, (long long)n.invalid, sm,
+            kb_walk_check_shapes(caps, o->full_shapes)
+                ? "; shapes are the emulator's check shapes (--full-shapes for the full ones)" : "");
+    if (n.repeats)
+        fprintf(stderr, "%lld planned cases repeat an earlier entry's case and are listed once\n",
+                (long long)n.repeats);
+    kb_plan_free(&plan);
+    return rc < 0 ? KB_EXIT_SETUP : KB_EXIT_OK;
+}

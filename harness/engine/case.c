@@ -1,0 +1,291 @@
+/* case.c - the case pipeline (see case.h): a table of stages, each a small function
+ * that fills its block of the result and says whether the case goes on. */
+#include "engine/case.h"
+
+#include "engine/defines.h"
+#include "engine/nvtx.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- statuses ---- */
+
+static const struct {
+    const char *name;
+    int failed;              /* makes the run exit 1 */
+} status_table[] = {
+    [KB_CASE_OK] = { "ok", 0 },
+    [KB_CASE_SKIPPED] = { "skipped", 0 },
+    [KB_CASE_COMPILE_ERROR] = { "compile_error", 1 },
+    [KB_CASE_LAUNCH_ERROR] = { "launch_error", 1 },
+    [KB_CASE_INPUT_ERROR] = { "input_error", 1 },
+    [KB_CASE_WRONG] = { "wrong", 1 },
+    [KB_CASE_FAULT] = { "fault", 1 },
+    [KB_CASE_TIMEOUT] = { "timeout", 1 },
+};
+_Static_assert(sizeof status_table / sizeof status_table[0] == KB_CASE_STATUS_COUNT,
+               "status_table out of sync with kb_case_status");
+
+const char *kb_case_status_name(kb_case_status s)
+{
+    return (unsigned)s < KB_CASE_STATUS_COUNT ? status_table[s].name : "?";
+}
+
+int kb_case_status_parse(const char *s, kb_case_status *out)
+{
+    for (int i = 0; i < KB_CASE_STATUS_COUNT; i++)
+        if (strcmp(s, status_table[i].name) == 0) {
+            *out = (kb_case_status)i;
+            return 0;
+        }
+    return -1;
+}
+
+int kb_case_status_failed(kb_case_status s)
+{
+    return (unsigned)s < KB_CASE_STATUS_COUNT && status_table[s].failed;
+}
+
+kb_case_status kb_case_status_of(kb_status st)
+{
+    switch (st) {
+    case KB_OK: return KB_CASE_OK;
+    case KB_ERR_COMPILE: return KB_CASE_COMPILE_ERROR;
+    case KB_ERR_FAULT: return KB_CASE_FAULT;
+    case KB_ERR_TIMEOUT: return KB_CASE_TIMEOUT;
+    case KB_ERR_INPUT: return KB_CASE_INPUT_ERROR;
+    default: return KB_CASE_LAUNCH_ERROR;   /* launch, oom, setup, io, internal: could not run */
+    }
+}
+
+static const char *const stage_names[] = {
+    "valid", "compile", "setup", "verify", "measure", "derive", "overhead", "telemetry",
+};
+_Static_assert(sizeof stage_names / sizeof stage_names[0] == KB_STAGE_COUNT, "stage_names out of sync");
+
+const char *kb_stage_name(kb_stage s) { return (unsigned)s < KB_STAGE_COUNT ? stage_names[s] : "?"; }
+
+void kb_case_result_free(kb_case_result *r)
+{
+    kb_measurement_free(&r->measure.m);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- the stages ---- */
+
+typedef struct {
+    kb_pipeline *p;
+    const kb_case *c;
+    const kb_family *f;
+    const char *id;
+    const char *entry;                 /* the variant's kernel entry */
+    const kb_measure_settings *ms;
+    kb_case_result *res;
+    kb_run r;                          /* the execution context, from setup on */
+    void *state;                       /* the family's state, from setup on */
+    const kb_module_ref *mr;
+} case_ctx;
+
+/* End the case with error st; the reason is the case's first error message, else the
+ * backend's last one. Returns 0 (the case does not go on). */
+static int fail(case_ctx *x, kb_status st)
+{
+    kb_case_result *res = x->res;
+    res->error = st;
+    res->status = kb_case_status_of(st);
+    if (!res->reason[0])
+        snprintf(res->reason, sizeof res->reason, "%s",
+                 x->r.err[0] ? x->r.err : x->p->be->last_error(x->p->bx));
+    return 0;
+}
+
+static int stage_valid(case_ctx *x)
+{
+    const kb_device_info *d = x->p->dev;
+    kb_target t = { d->sm, d->caps, d->max_shmem_per_block_optin };
+    if (x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason))
+        return 1;
+    x->res->status = KB_CASE_SKIPPED;
+    return 0;
+}
+
+static int stage_compile(case_ctx *x)
+{
+    kb_case_result *res = x->res;
+    kb_sb defs;
+    kb_sb_init(&defs);
+    kb_case_defines(x->f, x->c, &defs);
+    x->mr = kb_modules_get(x->p->mods, x->f->source, defs.s, x->p->dev->sm);
+    kb_sb_free(&defs);
+    res->compile.done = 1;
+    res->compile.compile_ms = x->mr->compile_ms;
+    res->compile.log = x->mr->log;
+    if (x->mr->status != KB_OK) {
+        snprintf(res->reason, sizeof res->reason, "%s did not %s for sm_%d (log in the record)", x->f->source,
+                 x->mr->status == KB_ERR_COMPILE ? "compile" : "load", x->p->dev->sm);
+        return fail(x, x->mr->status);
+    }
+    res->compile.have_resources = kb_modules_resources(x->p->mods, x->mr, x->entry, &res->compile.res) == KB_OK;
+    return 1;
+}
+
+static int stage_setup(case_ctx *x)
+{
+    kb_run *r = &x->r;
+    r->be = x->p->be;
+    r->bx = x->p->bx;
+    r->mod = x->mr->mod;
+    r->f = x->f;
+    r->c = x->c;
+    r->target = (kb_target){ x->p->dev->sm, x->p->dev->caps, x->p->dev->max_shmem_per_block_optin };
+    kb_status st = x->f->setup(r, &x->state);
+    return st == KB_OK ? 1 : fail(x, st);
+}
+
+/* --dump: every selected case when a filter chose them, else the wrong ones. A dump that
+ * fails is a note for the operator, not the case's failure. */
+static void dump_if_asked(case_ctx *x)
+{
+    kb_pipeline *p = x->p;
+    if (!p->dump_dir || !(p->dump_all || x->res->verify.v.n_bad > 0))
+        return;
+    if (kb_run_dump(&x->r, p->dump_dir, x->id) != KB_OK) {
+        snprintf(p->dump_err, sizeof p->dump_err, "%s", x->r.err);
+        x->r.err[0] = 0;
+    }
+}
+
+/* Validate before timing: one execution, compared with the reference. */
+static int stage_verify(case_ctx *x)
+{
+    kb_run *r = &x->r;
+    kb_case_result *res = x->res;
+    kb_status st;
+    if ((st = x->f->enqueue(r, x->state)) != KB_OK)
+        return fail(x, st);
+    if ((st = r->be->sync(r->bx)) != KB_OK) {
+        kb_run_fail(r, st, "synchronise: %s", r->be->last_error(r->bx));
+        return fail(x, st);
+    }
+    if ((st = x->f->check(r, x->state, &res->verify.v)) != KB_OK)
+        return fail(x, st);
+    res->verify.done = 1;
+    dump_if_asked(x);
+    const kb_verify *v = &res->verify.v;
+    if (v->n_bad == 0)
+        return 1;
+    res->status = KB_CASE_WRONG;
+    snprintf(res->reason, sizeof res->reason,
+             "%lld of %lld elements outside tolerance; first at %lld: got %.6g want %.6g", (long long)v->n_bad,
+             (long long)v->n, (long long)v->first_bad, v->got_at_bad, v->want_at_bad);
+    return 0;
+}
+
+static int stage_measure(case_ctx *x)
+{
+    kb_pipeline *p = x->p;
+    kb_measure_settings s = kb_measure_resolve(x->ms, p->overrides, p->dev->caps);
+    kb_status st = kb_measure_case(&x->r, x->state, &s, p->flush, &x->res->measure.m);
+    if (st != KB_OK)
+        return fail(x, st);
+    x->res->measure.done = 1;
+    x->res->measure.clock = kb_clock_name(p->dev->caps);
+    return 1;
+}
+
+static int stage_derive(case_ctx *x)
+{
+    kb_case_result *res = x->res;
+    kb_derive(&res->work, res->measure.m.st.median, x->p->peaks, x->c->dtype, &res->derived.d);
+    res->derived.done = 1;
+    return 1;
+}
+
+/* Eager vs graph launch overhead, once per problem: the graph twin of a case would
+ * measure the same thing. A failure leaves the block empty with the reason kept; the
+ * case itself was measured and stays ok. */
+static int stage_overhead(case_ctx *x)
+{
+    kb_pipeline *p = x->p;
+    kb_case_result *res = x->res;
+    if (x->c->launch != KB_LAUNCH_EAGER || !(p->dev->caps & KB_CAP_GRAPHS))
+        return 1;
+    kb_overhead *ov = &res->overhead.ov;
+    ov->empty = p->empty && p->empty->status == KB_OK ? p->empty->mod : NULL;
+    int n = kb_launch_overhead_n(res->measure.m.st.median, p->dev->caps);
+    if (kb_launch_overhead(&x->r, x->state, n, ov) == KB_OK) {
+        res->overhead.done = 1;
+    } else {
+        snprintf(res->overhead.error, sizeof res->overhead.error, "%s", x->r.err);
+        x->r.err[0] = 0;
+    }
+    return 1;
+}
+
+static int stage_telemetry(case_ctx *x)
+{
+    kb_pipeline *p = x->p;
+    if (!p->be->telemetry)
+        return 1;
+    p->be->telemetry(p->bx, &x->res->telemetry.t);
+    x->res->telemetry.done = 1;
+    return 1;
+}
+
+/* Returns 1 when the case goes on to the next stage, 0 when it ended (status set). */
+typedef int (*stage_fn)(case_ctx *x);
+static const stage_fn stages[] = {
+    [KB_STAGE_VALID] = stage_valid,
+    [KB_STAGE_COMPILE] = stage_compile,
+    [KB_STAGE_SETUP] = stage_setup,
+    [KB_STAGE_VERIFY] = stage_verify,
+    [KB_STAGE_MEASURE] = stage_measure,
+    [KB_STAGE_DERIVE] = stage_derive,
+    [KB_STAGE_OVERHEAD] = stage_overhead,
+    [KB_STAGE_TELEMETRY] = stage_telemetry,
+};
+_Static_assert(sizeof stages / sizeof stages[0] == KB_STAGE_COUNT, "one function per stage");
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+void kb_case_run(kb_pipeline *p, const kb_case *c, const char *id, const kb_measure_settings *ms,
+                 kb_case_result *out)
+{
+    case_ctx x;
+    memset(&x, 0, sizeof x);
+    memset(out, 0, sizeof *out);
+    x.p = p;
+    x.c = c;
+    x.f = kb_families[c->family];
+    x.id = id;
+    x.entry = x.f->variants[c->variant].entry;
+    x.ms = ms;
+    x.res = out;
+    out->family = x.f;
+    out->c = c;
+    out->case_id = id;
+    out->check_shape = c->check_shape;
+    out->work = x.f->work(c);
+    p->dump_err[0] = 0;
+
+    double t0 = now_ms();
+    kb_nvtx_push(id);
+    for (int s = 0; s < KB_STAGE_COUNT; s++) {
+        double ts = now_ms();
+        int go = stages[s](&x);
+        out->stage_ms[s] = now_ms() - ts;
+        if (!go)
+            break;
+    }
+    if (x.state)
+        x.f->teardown(&x.r, x.state);
+    kb_run_free_all(&x.r);
+    kb_nvtx_pop();
+    out->wall_ms = now_ms() - t0;
+}

@@ -1,0 +1,70 @@
+/* record_json.h - the record format: one JSON object per case, built from the typed
+ * case result by a pure serialiser (no clock read, no I/O), and the few readers the
+ * reports share. The JSON Lines file (record.h) and the SQLite store (store.h) both take
+ * the one object kb_record_json builds for a case.
+ *
+ * Record, schema_version 1 (units in the field names; absent blocks are null):
+ *   schema_version, run_id, time (ISO-8601 UTC, "2026-01-31T12:00:00Z"), case_id,
+ *   family, variant, dtype, dims {<dim name>: n}, params {<param name>: int or choice
+ *   name; only params that apply to the variant}, pad, launch, seed, check_shape,
+ *   backend, device {name, uuid, pci_bus_id, sm, emulator},
+ *   status (a kb_case_status name: "ok", "skipped", "compile_error", "launch_error",
+ *   "input_error", "wrong", "fault", "timeout"), error (kb_status_name of the error code
+ *   behind it), reason,
+ *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
+ *   got_at_bad, want_at_bad}, resources {registers, spill_store_bytes, spill_load_bytes,
+ *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
+ *   timing {clock "cpu"|"gpu", samples, median_us, mean_us, min_us, max_us, p10_us,
+ *   p90_us, cv, noise, timed_out, l2 "cold"|"hot", flush_bytes, stop
+ *   "noise"|"timeout"|"max_samples", samples_us [...]},
+ *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
+ *   read + written unless the family's work model says more)}, derived {clock, tflops,
+ *   gbps, ai, bound "compute"|"memory", roof_tflops, pct_roof, peak_tflops, peak_gbps,
+ *   peak_source "datasheet"|"clock"; see engine/derive.h: roofline fields null without
+ *   a GPU peak}, launch_overhead {n, launches, eager_us, graph_us, per_launch_us,
+ *   empty_eager_us, empty_graph_us, host_enqueue_us, clock}, telemetry {available,
+ *   sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz, power_w, temperature_c, reasons
+ *   [names], throttled} or {available: false, why}, compile_ms, wall_ms,
+ *   stage_ms {valid, compile, setup, verify, measure, derive, overhead, telemetry: [ms]
+ *   spent in each stage that ran},
+ *   compile_log (a longer log keeps its first 3/4 and last 1/4 of KB_RECORD_LOG_MAX
+ *   bytes around a "[... N bytes cut ...]" line: first errors and final summaries).
+ * JSON has no NaN or infinity: a non-finite number is written as null, except
+ * got_at_bad / want_at_bad, written as the strings "nan", "inf", "-inf" (a NaN output
+ * is the usual reason a case is wrong, so it is worth keeping). Strings that are not
+ * valid UTF-8 (compiler logs) have the offending bytes replaced by '?'.
+ */
+#ifndef KB_RECORD_JSON_H
+#define KB_RECORD_JSON_H
+
+#include <jansson.h>
+
+#include "engine/case.h"
+
+#define KB_RECORD_SCHEMA_VERSION 1
+#define KB_RECORD_LOG_MAX 4096   /* [bytes] of compile log kept in a record */
+
+/* Who produced a record and when: passed in, so that the serialiser is pure. */
+typedef struct {
+    const char *run_id;
+    const char *time;            /* ISO-8601 UTC (kb_record_time_now) */
+    const char *backend;         /* "cuda", "emu" */
+    const kb_device_info *dev;   /* NULL: device null */
+} kb_record_ctx;
+
+/* The current UTC time as "2026-01-31T12:00:00Z". */
+void kb_record_time_now(char out[32]);
+
+/* The record of result r as a new JSON object (caller json_decref's). NULL only when
+ * out of memory. */
+json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r);
+
+/* The derived rates of a record: its "derived" block when present, else derived here
+ * from its "work" and "timing" blocks without ceilings (records written before the
+ * block existed). Returns 1 when out holds rates, 0 when the record has none. */
+int kb_record_derived(json_t *rec, kb_derived *out);
+
+/* The status of a record (its "status" word); -1 when absent or not a known word. */
+int kb_record_status(json_t *rec, kb_case_status *out);
+
+#endif /* KB_RECORD_JSON_H */

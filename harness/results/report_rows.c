@@ -1,0 +1,370 @@
+/* report_rows.c - a recorded run loaded into report rows, grouped by device, and the
+ * pieces every report writer shares (see report_rows.h). */
+#include "results/report_rows.h"
+
+#include "results/record.h"
+#include "results/record_json.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *sget(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static int nget(json_t *o, const char *k, double *v)
+{
+    json_t *j = json_object_get(o, k);
+    if (!json_is_number(j)) return 0;
+    *v = json_number_value(j);
+    return 1;
+}
+
+static void fill_row(kb_report_row *r, json_t *rec)
+{
+    memset(r, 0, sizeof *r);
+    r->rec = rec;
+    r->dev = -1;
+    r->case_id = sget(rec, "case_id");
+    r->family = sget(rec, "family");
+    r->variant = sget(rec, "variant");
+    r->dtype = sget(rec, "dtype");
+    r->status = sget(rec, "status");
+    r->reason = sget(rec, "reason");
+    r->launch = sget(rec, "launch");
+    r->status_known = kb_case_status_parse(r->status, &r->st) == 0;
+    r->ok = r->status_known && r->st == KB_CASE_OK;
+    r->skipped = r->status_known && r->st == KB_CASE_SKIPPED;
+    r->failed = r->status_known ? kb_case_status_failed(r->st) : 1;
+    json_t *v = json_object_get(rec, "verify");
+    if (json_is_object(v)) {
+        double x = 0;
+        r->verified = 1;
+        r->n_checked = nget(v, "n", &x) ? (long long)x : 0;
+        r->n_bad = nget(v, "n_bad", &x) ? (long long)x : 0;
+        r->have_err = nget(v, "max_abs_err", &r->max_abs_err);
+        nget(v, "max_rel_err", &r->max_rel_err);
+    }
+    json_t *t = json_object_get(rec, "timing");
+    r->clock = sget(t, "clock");
+    if (nget(t, "median_us", &r->median_us)) {
+        double s = 0;
+        r->have_timing = 1;
+        nget(t, "cv", &r->cv);
+        r->samples = nget(t, "samples", &s) ? (int)s : 0;
+    }
+    nget(rec, "wall_ms", &r->wall_ms);
+    kb_record_derived(rec, &r->d);
+}
+
+/* Index of the row's device in run->devs, adding it when new; -1 without a device. */
+static int device_index(kb_report_run *run, json_t *dev)
+{
+    if (!json_is_object(dev))
+        return -1;
+    const char *name = sget(dev, "name"), *uuid = sget(dev, "uuid");
+    for (int i = 0; i < run->n_devs; i++)
+        if (strcmp(run->devs[i].name, name) == 0 && strcmp(run->devs[i].uuid, uuid) == 0)
+            return i;
+    kb_report_device *nd = realloc(run->devs, (size_t)(run->n_devs + 1) * sizeof *nd);
+    if (!nd)
+        return -1;
+    run->devs = nd;
+    kb_report_device *d = &nd[run->n_devs];
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", name);
+    snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+    d->sm = (int)json_integer_value(json_object_get(dev, "sm"));
+    d->emulator = json_is_true(json_object_get(dev, "emulator"));
+    return run->n_devs++;
+}
+
+kb_status kb_report_run_from(json_t **recs, size_t n, const char *source, kb_report_run *out)
+{
+    memset(out, 0, sizeof *out);
+    out->recs = recs;
+    out->n = n;
+    out->source = strdup(source ? source : "");
+    out->rows = calloc(n ? n : 1, sizeof *out->rows);
+    if (!out->source || !out->rows) {
+        kb_report_run_free(out);
+        return KB_ERR_OOM;
+    }
+    out->run_id = n ? sget(recs[0], "run_id") : "";
+    out->time = n ? sget(recs[0], "time") : "";
+    for (size_t i = 0; i < n; i++) {
+        fill_row(&out->rows[i], recs[i]);
+        json_t *dev = json_object_get(recs[i], "device");
+        out->rows[i].dev = device_index(out, dev);
+        if (out->rows[i].dev >= 0)
+            out->devs[out->rows[i].dev].n_rows++;
+        /* a device the record says is the emulator means CPU times, whatever the clock says */
+        if (out->rows[i].dev >= 0 && out->devs[out->rows[i].dev].emulator && out->rows[i].have_timing &&
+            !*out->rows[i].clock)
+            out->rows[i].clock = "cpu";
+    }
+    return KB_OK;
+}
+
+void kb_report_run_free(kb_report_run *r)
+{
+    kb_record_free_all(r->recs, r->n);
+    free(r->rows);
+    free(r->devs);
+    free(r->source);
+    memset(r, 0, sizeof *r);
+}
+
+/* Records of run id in every *.jsonl of dir. */
+static kb_status load_run_id(const char *id, const char *dir, json_t ***out, size_t *n_out, kb_sb *err)
+{
+    DIR *d = opendir(dir);
+    json_t **keep = NULL;
+    size_t n = 0;
+    *out = NULL;
+    *n_out = 0;
+    if (!d) {
+        if (err) kb_sb_printf(err, "%s: no such file, and no results folder %s to find a run id in", id, dir);
+        return KB_ERR_INPUT;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".jsonl") != 0)
+            continue;
+        kb_sb path, lerr;
+        kb_sb_init(&path);
+        kb_sb_init(&lerr);
+        kb_sb_printf(&path, "%s/%s", dir, e->d_name);
+        json_t **recs;
+        size_t m;
+        if (kb_record_load(path.s, &recs, &m, &lerr) != KB_OK) {
+            fprintf(stderr, "kbench: warning: skipping %s\n", lerr.s);
+            m = 0;
+            recs = NULL;
+        }
+        json_t **grown = realloc(keep, (n + m + 1) * sizeof *grown);
+        if (grown) keep = grown;
+        for (size_t i = 0; i < m; i++) {
+            if (grown && strcmp(sget(recs[i], "run_id"), id) == 0)
+                keep[n++] = recs[i];
+            else
+                json_decref(recs[i]);
+        }
+        free(recs);
+        kb_sb_free(&path);
+        kb_sb_free(&lerr);
+        if (!grown) {
+            closedir(d);
+            kb_record_free_all(keep, n);
+            return KB_ERR_OOM;
+        }
+    }
+    closedir(d);
+    if (n == 0) {
+        free(keep);
+        if (err) kb_sb_printf(err, "%s: no such file, and no record of that run id in %s/*.jsonl", id, dir);
+        return KB_ERR_INPUT;
+    }
+    *out = keep;
+    *n_out = n;
+    return KB_OK;
+}
+
+kb_status kb_report_run_load(const char *run, const char *results_dir, kb_report_run *out, kb_sb *err)
+{
+    json_t **recs = NULL;
+    size_t n = 0;
+    struct stat st;
+    kb_status s;
+    memset(out, 0, sizeof *out);
+    if (stat(run, &st) == 0 && S_ISREG(st.st_mode))
+        s = kb_record_load(run, &recs, &n, err);
+    else
+        s = load_run_id(run, results_dir ? results_dir : "results", &recs, &n, err);
+    if (s != KB_OK)
+        return s == KB_ERR_IO ? KB_ERR_INPUT : s;
+    return kb_report_run_from(recs, n, run, out);
+}
+
+static int precision_family(const char *f)
+{
+    return strcmp(f, "gemm") == 0 || strcmp(f, "attention") == 0;
+}
+
+/* Same shape, device, padding and launch mode: comparable across dtypes. */
+static int same_shape(const kb_report_row *a, const kb_report_row *b)
+{
+    return a->dev == b->dev && strcmp(a->family, b->family) == 0 && strcmp(a->launch, b->launch) == 0 &&
+           json_equal(json_object_get(a->rec, "dims"), json_object_get(b->rec, "dims")) &&
+           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad"));
+}
+
+int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **out)
+{
+    kb_precision_group *g = NULL;
+    int n = 0;
+    *out = NULL;
+    for (size_t i = 0; i < run->n; i++) {
+        const kb_report_row *r = &run->rows[i];
+        kb_dtype dt;
+        if (!r->ok || !r->have_timing || !precision_family(r->family) || kb_dtype_parse(r->dtype, &dt) != 0)
+            continue;
+        int k = 0;
+        while (k < n && !same_shape(&run->rows[g[k].first], r)) k++;
+        if (k == n) {
+            kb_precision_group *ng = realloc(g, (size_t)(n + 1) * sizeof *ng);
+            if (!ng) { free(g); return -1; }
+            g = ng;
+            for (int d = 0; d < KB_DT_COUNT; d++) g[n].rows[d] = -1;
+            g[n].first = (int)i;
+            n++;
+        }
+        int *best = &g[k].rows[dt];
+        if (*best < 0 || r->median_us < run->rows[*best].median_us)
+            *best = (int)i;
+    }
+    /* keep the groups where two or more dtypes ran */
+    int kept = 0;
+    for (int k = 0; k < n; k++) {
+        int dts = 0;
+        for (int d = 0; d < KB_DT_COUNT; d++) dts += g[k].rows[d] >= 0;
+        if (dts >= 2) g[kept++] = g[k];
+    }
+    if (kept == 0) { free(g); g = NULL; }
+    *out = g;
+    return kept;
+}
+
+void kb_report_dims_text(const kb_report_row *row, kb_sb *out)
+{
+    json_t *dims = json_object_get(row->rec, "dims");
+    const char *k;
+    json_t *v;
+    int first = 1;
+    json_object_foreach(dims, k, v) {
+        kb_sb_printf(out, "%s%lld", first ? "" : "x", (long long)json_integer_value(v));
+        first = 0;
+    }
+}
+
+void kb_report_num(char *buf, size_t n, double v)
+{
+    double a = fabs(v);
+    if (!isfinite(v)) snprintf(buf, n, "%s", "");
+    else if (a >= 1000) snprintf(buf, n, "%.0f", v);
+    else if (a >= 100) snprintf(buf, n, "%.1f", v);
+    else if (a >= 10) snprintf(buf, n, "%.2f", v);
+    else if (a >= 1 || a == 0) snprintf(buf, n, "%.3f", v);
+    else if (a >= 0.001) snprintf(buf, n, "%.3g", v);
+    else snprintf(buf, n, "%.2g", v);
+}
+
+void kb_report_verified_text(const kb_report_row *row, char *buf, size_t n)
+{
+    if (!row->verified) {
+        snprintf(buf, n, "%s", "");
+        return;
+    }
+    char err[32];
+    if (row->have_err)
+        snprintf(err, sizeof err, "%.2g", row->max_abs_err);
+    else
+        snprintf(err, sizeof err, "NaN");
+    if (row->n_bad > 0)
+        snprintf(buf, n, "%lld bad / %s", row->n_bad, err);
+    else
+        snprintf(buf, n, "ok / %s", err);
+}
+
+void kb_report_summary(const kb_report_run *run, kb_sb *out)
+{
+    size_t count[KB_CASE_STATUS_COUNT] = { 0 }, other = 0;
+    for (size_t i = 0; i < run->n; i++) {
+        if (run->rows[i].status_known)
+            count[run->rows[i].st]++;
+        else
+            other++;
+    }
+    /* ok first and skipped last, as people read a summary */
+    static const kb_case_status order[] = { KB_CASE_OK, KB_CASE_WRONG, KB_CASE_FAULT, KB_CASE_COMPILE_ERROR,
+                                            KB_CASE_LAUNCH_ERROR, KB_CASE_INPUT_ERROR, KB_CASE_TIMEOUT,
+                                            KB_CASE_SKIPPED };
+    _Static_assert(sizeof order / sizeof order[0] == KB_CASE_STATUS_COUNT, "every status in the summary");
+    const char *sep = ": ";
+    kb_sb_printf(out, "%zu case%s", run->n, run->n == 1 ? "" : "s");
+    for (size_t k = 0; k < KB_CASE_STATUS_COUNT; k++) {
+        if (!count[order[k]])
+            continue;
+        kb_sb_printf(out, "%s%zu %s", sep, count[order[k]], kb_case_status_name(order[k]));
+        sep = ", ";
+    }
+    if (other)
+        kb_sb_printf(out, "%s%zu other", sep, other);
+}
+
+void kb_report_ceilings(const kb_report_run *run, int dev, double tflops[KB_DT_COUNT], double *gbps,
+                        const char **source)
+{
+    for (int d = 0; d < KB_DT_COUNT; d++) tflops[d] = 0;
+    *gbps = 0;
+    *source = NULL;
+    for (size_t i = 0; i < run->n; i++) {
+        const kb_report_row *r = &run->rows[i];
+        kb_dtype dt;
+        if (r->dev != dev || !r->d.have_roof)
+            continue;
+        if (r->d.peak_gbps > *gbps) *gbps = r->d.peak_gbps;
+        if (kb_dtype_parse(r->dtype, &dt) == 0 && r->d.peak_tflops > tflops[dt]) tflops[dt] = r->d.peak_tflops;
+        if (r->d.peak_source && (!*source || strcmp(r->d.peak_source, "clock") == 0))
+            *source = r->d.peak_source;
+    }
+}
+
+void kb_report_xml_text(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default: fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, out);
+        }
+    }
+}
+
+const char *const kb_precision_cols[KB_PRECISION_COLS] = {
+    "dtype", "case", "median_us (clock)", "TFLOPS", "speed-up vs fp16", "max_abs_err", "max_rel_err",
+};
+
+void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
+                               char cells[KB_PRECISION_COLS][256])
+{
+    const kb_report_row *r = &run->rows[g->rows[dtype]];
+    int ref = g->rows[KB_DT_FP16];
+    char b[64];
+    snprintf(cells[0], 256, "%s", kb_dtype_name((kb_dtype)dtype));
+    snprintf(cells[1], 256, "%s", r->case_id);
+    kb_report_num(b, sizeof b, r->median_us);
+    snprintf(cells[2], 256, "%s (%s)", b, r->clock);
+    cells[3][0] = 0;
+    if (r->d.have_rates)
+        kb_report_num(cells[3], 256, r->d.tflops);
+    if (ref >= 0) {
+        kb_report_num(b, sizeof b, run->rows[ref].median_us / r->median_us);
+        snprintf(cells[4], 256, "%sx", b);
+    } else {
+        snprintf(cells[4], 256, "n/a");
+    }
+    int have = r->verified && r->have_err;
+    snprintf(cells[5], 256, have ? "%.2g" : "", r->max_abs_err);
+    snprintf(cells[6], 256, have ? "%.2g" : "", r->max_rel_err);
+}

@@ -1,0 +1,123 @@
+/* report_rows.h - a recorded run as report rows, and the pieces every report writer
+ * shares (numbers, dims, verification text, precision groups, ceilings, XML escaping).
+ * Depends on nothing above the records: the writers (report_<format>.h) build on it,
+ * the dispatcher (report.h) on them.
+ *
+ * Reports read only the JSON Lines records (record.h), never console text. A run is
+ * loaded once into rows (one per record, in file order) grouped by device; each
+ * writer formats those rows. Emulator rows carry CPU times: every report says so and
+ * none draws a GPU roofline for them.
+ */
+#ifndef KB_REPORT_ROWS_H
+#define KB_REPORT_ROWS_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "engine/case.h"
+#include "engine/derive.h"
+
+/* A device of the run (records grouped by name + uuid). */
+typedef struct {
+    char name[128];
+    char uuid[64];
+    int sm;
+    int emulator;              /* 1: CPU times, no roofline */
+    int n_rows;
+} kb_report_device;
+
+/* One case as the reports show it. Strings are borrowed from the record (never NULL:
+ * "" when absent); numbers are meaningful where their have_* flag says so. */
+typedef struct {
+    json_t *rec;
+    int dev;                   /* index into kb_report_run.devs, -1 without a device block */
+    const char *case_id, *family, *variant, *dtype, *status, *reason, *clock, *launch;
+    int status_known;          /* status is a kb_case_status word: st is meaningful */
+    kb_case_status st;
+    int ok;                    /* status "ok" */
+    int failed;                /* a failed status (kb_case_status_failed), or an unknown word */
+    int skipped;
+    int verified;              /* a verify block is present */
+    long long n_checked, n_bad;
+    int have_err;              /* max_abs_err is a finite number (null: NaN or inf) */
+    double max_abs_err, max_rel_err;
+    int have_timing;           /* timing block with a median */
+    double median_us, cv;
+    int samples;
+    double wall_ms;            /* [ms] 0 when absent */
+    kb_derived d;              /* rates (d.have_rates), roofline (d.have_roof) */
+} kb_report_row;
+
+typedef struct {
+    char *source;              /* the path or run id it was loaded from */
+    json_t **recs;             /* owned */
+    size_t n;
+    kb_report_row *rows;       /* [n] */
+    kb_report_device *devs;
+    int n_devs;
+    const char *run_id;        /* of the first record ("" when none) */
+    const char *time;          /* of the first record ("" when none) */
+} kb_report_run;
+
+/* Load RUN: a JSON Lines file, or else a run id looked up in every *.jsonl of
+ * results_dir (NULL: "results"), keeping the records of that run. KB_ERR_INPUT when
+ * neither exists or a file is malformed, message in err. Free with kb_report_run_free. */
+kb_status kb_report_run_load(const char *run, const char *results_dir, kb_report_run *out, kb_sb *err);
+
+/* Build a run from records (takes ownership of recs, an array from kb_record_load). */
+kb_status kb_report_run_from(json_t **recs, size_t n, const char *source, kb_report_run *out);
+
+void kb_report_run_free(kb_report_run *r);
+
+/* ---- shared by the writers ---- */
+
+/* Precision comparison: one shape of a GEMM or attention family on one device, the
+ * fastest ok row of each dtype (-1 where none), kept when two or more dtypes ran. */
+typedef struct {
+    int rows[KB_DT_COUNT];
+    int first;                 /* a row of the group, for its family, dims and device */
+} kb_precision_group;
+
+/* The groups of run in order of first appearance (*out malloc'ed, caller frees).
+ * Returns the count, or -1 when out of memory. */
+int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **out);
+
+/* The cells of one precision-comparison row as text, in the order of kb_precision_cols:
+ * dtype, case, median (clock), TFLOPS, speed-up over the group's fp16 row ("n/a"
+ * without one), max abs and max rel error ("" when not verified). The markdown and
+ * HTML reports render the same cells. */
+#define KB_PRECISION_COLS 7
+extern const char *const kb_precision_cols[KB_PRECISION_COLS];
+void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
+                               char cells[KB_PRECISION_COLS][256]);
+
+/* "4096x4096x4096" from a record's dims object (in its order). */
+void kb_report_dims_text(const kb_report_row *row, kb_sb *out);
+
+/* A number with a precision that suits its size: "2598", "190.1", "12.35", "1.234",
+ * "0.01234", "1.1e-05"; "" for a non-finite value. */
+void kb_report_num(char *buf, size_t n, double v);
+
+/* "ok" / "13 bad" / "" and the max error ("1.1e-02", "NaN" when non-finite). */
+void kb_report_verified_text(const kb_report_row *row, char *buf, size_t n);
+
+/* The roofline ceilings recorded for device dev: per dtype compute [TFLOPS] (0 where no
+ * row of that dtype had one), bandwidth [GB/s] (0: none) and their source ("datasheet",
+ * "clock", or NULL). From the records' derived blocks only. */
+void kb_report_ceilings(const kb_report_run *run, int dev, double tflops[KB_DT_COUNT], double *gbps,
+                        const char **source);
+
+/* Write s escaped for XML/HTML text and attribute values: & < > " ' as entities, and
+ * control characters XML 1.0 forbids (all below 0x20 but tab, LF, CR) as '?'. */
+void kb_report_xml_text(FILE *out, const char *s);
+
+/* What every report says about an emulator device, in one sentence or two. */
+#define KB_REPORT_EMU_NOTE \
+    "Emulator run: these are CPU times of the emulator executing the kernel source on this " \
+    "machine's CPU, not GPU times, and the rates are CPU rates. No GPU roofline applies: " \
+    "%roof and bound are left empty and no roofline is drawn."
+
+/* Counts of rows by status word, "13 ok, 1 wrong, 1 skipped" (appended to out). */
+void kb_report_summary(const kb_report_run *run, kb_sb *out);
+
+#endif /* KB_REPORT_ROWS_H */
