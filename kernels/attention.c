@@ -430,7 +430,7 @@ static kb_status attn_enqueue(kb_run *r, void *state)
 
 /* Tolerance: inputs are exact in the dtype and every intermediate is fp32, so the dtype
  * enters once, in the rounding of O (kb_tolerance(dtype, 1): fp16 atol 9.8e-4, bf16
- * 7.8e-3, within REFERENCE.md's 1e-3..1e-2 for attention). The fp32 sums over d (QK^T)
+ * 7.8e-3, within docs/references.md's 1e-3..1e-2 for attention). The fp32 sums over d (QK^T)
  * and s (PV), and __expf, add kb_tolerance(fp32, max(s, d)) (1e-5 at these sizes). The
  * mma variant also rounds P to the dtype before P V: each p_j gains a relative error
  * <= u, which moves O = sum p_j v_j / l by at most u * max|v| = u (V is in [-1, 1]),

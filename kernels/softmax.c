@@ -100,7 +100,7 @@ static kb_work softmax_work(const kb_case *c)
  *   rtol = 4u(dtype)                      the output's rounding to the storage type
  *                                         (kb_tolerance's rtol for an elementwise op)
  *        + max(1e-4, 2 u_fp32 sqrt(cols)) the fp32 sum over cols, by the policy's own
- *                                         sqrt(K) rule; 1e-4 is REFERENCE.md's softmax
+ *                                         sqrt(K) rule; 1e-4 is docs/references.md's softmax
  *                                         tolerance and absorbs expf vs exp;
  *   atol = one subnormal step of the output type (fp16 2^-24, bf16 2^-133, fp32
  *          2^-149): outputs that underflow into the subnormal range are rounded in

@@ -369,7 +369,7 @@ static double atol_of(const char *variant, kb_dtype dt)
 static void test_tolerance_per_dtype_and_variant(void)
 {
     double u16 = ldexp(1.0, -11), ubf = ldexp(1.0, -8);
-    /* output rounding (2u) plus the fp32 floor (1e-5): about REFERENCE.md's 1e-3..1e-2 */
+    /* output rounding (2u) plus the fp32 floor (1e-5): about docs/references.md's 1e-3..1e-2 */
     CHECK(fabs(atol_of("fused", KB_DT_FP16) - (2 * u16 + 1e-5)) < 1e-12);
     CHECK(fabs(atol_of("fused", KB_DT_BF16) - (2 * ubf + 1e-5)) < 1e-12);
     CHECK(atol_of("naive", KB_DT_BF16) == atol_of("fused", KB_DT_BF16));

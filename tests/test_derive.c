@@ -10,7 +10,7 @@
 
 static int near(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
 
-/* Ceilings of an H100 SXM5 as the datasheet gives them (REFERENCE.md). */
+/* Ceilings of an H100 SXM5 as the datasheet gives them (docs/references.md). */
 static kb_peaks h100_sheet(void)
 {
     kb_peaks p;

@@ -1,5 +1,5 @@
 /* test_peaks.c - the datasheet file matched by device name, the clock-based peaks
- * (H100 SXM numbers of REFERENCE.md), unknown GPUs, the emulator, bad files. */
+ * (H100 SXM numbers of docs/references.md), unknown GPUs, the emulator, bad files. */
 #include "check.h"
 #include "engine/peaks.h"
 

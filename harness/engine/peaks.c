@@ -11,7 +11,7 @@
 #define KB_SOURCE_KERNELS_DIR "kernels"
 #endif
 
-/* Dense ops per clock per SM (FMA = 2), REFERENCE.md "GPU peaks": sm_80 from the A100
+/* Dense ops per clock per SM (FMA = 2), docs/references.md "GPU peaks": sm_80 from the A100
  * whitepaper, sm_89 from the Ada whitepaper (L4/L40S), sm_90 from the H100 whitepaper.
  * Other architectures are left out rather than guessed. */
 static const struct { int sm; int ops[KB_DT_COUNT]; } ops_table[] = {

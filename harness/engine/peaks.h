@@ -38,7 +38,7 @@ typedef struct {
 } kb_peaks;
 
 /* Dense ops per clock per SM of an architecture (sm x10) and dtype, from NVIDIA's
- * architecture whitepapers (see REFERENCE.md): an FMA counts 2. 0 when unknown. */
+ * architecture whitepapers (see docs/references.md): an FMA counts 2. 0 when unknown. */
 int kb_peaks_ops_per_clock(int sm, kb_dtype dt);
 
 /* Path of the datasheet file: $KBENCH_PEAKS when set, else data/peaks.json of the

@@ -23,8 +23,10 @@ void kb_verify_f32(kb_verify *v, const float *got, const float *want, int64_t n)
 /* 1 when every compared element passed. */
 static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0; }
 
-/* The tolerance policy, used by every family (which may only loosen it, with a
- * comment saying why).
+/* The default tolerance policy (kb_tolerance), for an output whose error is a sum
+ * kept in the dtype. A family whose error has other sources derives its tolerance from
+ * them instead, with a test switch proving it tight: gemm (fp32 accumulation over K plus
+ * D's rounding), softmax and layernorm (fp32 statistics plus the output's rounding).
  *
  *   u     unit roundoff of the dtype of the inputs/output: fp32 2^-24; tf32 and fp16
  *         2^-11; bf16 2^-8; fp8 e4m3 2^-4; e5m2 2^-3.
@@ -36,12 +38,12 @@ static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0; }
  *         and Mary), not like the worst-case K * u; the families' inputs are O(1)
  *         ([-1, 1]), so that error is absolute. The factor 2 is several standard
  *         deviations for such inputs.
- *   floor atol >= 1e-5 for fp32: llm.c's fp32 elementwise tolerance (REFERENCE.md,
+ *   floor atol >= 1e-5 for fp32: llm.c's fp32 elementwise tolerance (docs/references.md,
  *         layernorm/gelu 1e-5), which absorbs libm differences in erf/tanh/exp that a
  *         u-based bound would not.
  *   int8  with int32 accumulation is exact: atol = rtol = 0.
  *
- * Resulting numbers, compared with REFERENCE.md: fp32 elementwise 1e-5 (llm.c 1e-5);
+ * Resulting numbers, compared with docs/references.md: fp32 elementwise 1e-5 (llm.c 1e-5);
  * bf16 elementwise atol 7.8e-3, rtol 1.6e-2 (llm.c gelu bf16 1e-2); tf32 GEMM with
  * K = 4096: atol 0.0625, rtol 2e-3 (llm.c matmul with TF32 1e-1). reduction_len <= 0
  * counts as 1. */
