@@ -18,6 +18,7 @@
 #include "engine/exec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 

@@ -52,7 +52,11 @@ int kb_param_applies(const kb_family *f, int param, int variant)
 
 void kb_case_id(const kb_case *c, kb_sb *b)
 {
-    const kb_family *f = kb_families[c->family];
+    kb_case_id_of(kb_families[c->family], c, b);
+}
+
+void kb_case_id_of(const kb_family *f, const kb_case *c, kb_sb *b)
+{
     kb_sb_clear(b);
     kb_sb_printf(b, "%s/%s", f->name, f->variants[c->variant].name);
     int first = 1;

@@ -96,5 +96,7 @@ int kb_param_applies(const kb_family *f, int param, int variant); /* 1 when the 
  * do not apply to the variant are left out; dims joined by 'x'. Writes into b (cleared first).
  * Requires c->family to index kb_families[]. */
 void kb_case_id(const kb_case *c, kb_sb *b);
+/* The same with the case's family given (a plan made with another family table). */
+void kb_case_id_of(const kb_family *f, const kb_case *c, kb_sb *b);
 
 #endif /* KB_FAMILY_H */

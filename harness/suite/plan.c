@@ -214,6 +214,7 @@ kb_status kb_plan_build(const kb_suite *s, const kb_family *const *fams, int n_f
 {
     kb_status st = KB_OK;
     memset(out, 0, sizeof *out);
+    out->fams = fams;
     out->suite_name = xstrdup(s->name);
     out->description = xstrdup(s->description);
     out->source = xstrdup(s->source);

@@ -28,6 +28,7 @@ typedef struct {
 } kb_plan_entry;
 
 typedef struct {
+    const kb_family *const *fams;            /* the family table the plan was made with */
     kb_case *cases; int64_t n_cases;
     kb_plan_entry *entries; int n_entries;   /* kb_case.entry indexes this */
     char **shape_names; int n_shape_names;   /* kb_case.shape_name indexes this */

@@ -38,7 +38,8 @@ int kb_walk(const kb_plan *p, const kb_walk_opts *o, int (*fn)(void *user, const
     char why[1200];
     for (int64_t i = 0; i < p->n_cases && rc == 0; i++) {
         const kb_case *c = &p->cases[i];
-        kb_case_id(c, &id);
+        const kb_family *f = p->fams[c->family];
+        kb_case_id_of(f, c, &id);
         int added = kb_strset_add(&seen, id.s);
         if (added < 0) {
             rc = -1;
@@ -58,7 +59,7 @@ int kb_walk(const kb_plan *p, const kb_walk_opts *o, int (*fn)(void *user, const
         }
         why[0] = 0;
         kb_walk_item it = { i, c, id.s, 1, why };
-        it.valid = kb_families[c->family]->valid(c, &o->target, why, sizeof why);
+        it.valid = f->valid(c, &o->target, why, sizeof why);
         n.visited++;
         n.invalid += !it.valid;
         if (fn)
