@@ -134,7 +134,7 @@ static void test_record_block(void)
 {
     kb_case_result r;
     memset(&r, 0, sizeof r);
-    kb_record_ctx ctx = { "run-test", "2026-01-31T12:00:00Z", "cuda", NULL };
+    kb_record_ctx ctx = { .run_id = "run-test", .time = "2026-01-31T12:00:00Z", .backend = "cuda", .dev = NULL };
     r.case_id = "gemm/test/fp16/4096x4096x4096/pad0/eager";
     r.status = KB_CASE_OK;
     r.measure.done = 1;

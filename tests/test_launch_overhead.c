@@ -123,7 +123,7 @@ static void test_json(void)
     r.measure.clock = "cpu";
     r.overhead.done = 1;
     r.overhead.ov = ov;
-    kb_record_ctx ctx = { "run", "2026-01-01T00:00:00Z", "emu", NULL };
+    kb_record_ctx ctx = { .run_id = "run", .time = "2026-01-01T00:00:00Z", .backend = "emu", .dev = NULL };
     json_t *rec = kb_record_json(&ctx, &r);
     json_t *j = json_incref(json_object_get(rec, "launch_overhead"));
     json_decref(rec);

@@ -60,7 +60,7 @@ static json_t *telemetry_block(const kb_telemetry *t)
     r.case_id = "x";
     r.telemetry.done = 1;
     r.telemetry.t = *t;
-    kb_record_ctx ctx = { "run", "2026-01-01T00:00:00Z", "cuda", NULL };
+    kb_record_ctx ctx = { .run_id = "run", .time = "2026-01-01T00:00:00Z", .backend = "cuda", .dev = NULL };
     json_t *rec = kb_record_json(&ctx, &r);
     json_t *j = json_incref(json_object_get(rec, "telemetry"));
     json_decref(rec);

@@ -286,8 +286,22 @@ static void test_limits_and_errors(void)
     for (int i = 0; i < 100; i++) kb_sb_printf(&text, "%s%d", i ? ", " : "", i + 1);
     kb_sb_printf(&text, "]\n");
     CHECK(kb_suite_plan_text(text.s, "x.yaml", fake_fams, N_FAKE_FAMS, 0, &p, &err) == KB_ERR_INPUT);
-    CHECK_MSG(strstr(err.s, "x.yaml:3:5: entry 1 (gelu) combines more than 50000000 cases") == err.s, "%s", err.s);
+    CHECK_MSG(strstr(err.s, "x.yaml:3:5: entry 1 (gelu): the suite combines more than 20000000 cases") == err.s,
+              "%s", err.s);
     CHECK(p.n_cases == 0 && p.cases == NULL);
+    /* The budget is the suite's: 100 entries of 400k combinations each (aliases of one
+     * mapping) are refused at the 51st, before any of them is enumerated. */
+    kb_sb_clear(&text);
+    kb_sb_printf(&text, HEAD "  - &big\n    family: gelu\n    variant: vec\n    dtype: fp32\n    shape: {n: 1}\n"
+                 "    pad: [");
+    for (int i = 0; i < 400; i++) kb_sb_printf(&text, "%s%d", i ? ", " : "", i);
+    kb_sb_printf(&text, "]\n    params:\n      BLOCK: [");
+    for (int i = 0; i < 1000; i++) kb_sb_printf(&text, "%s%d", i ? ", " : "", i + 1);
+    kb_sb_printf(&text, "]\n    where: \"pad > 1000\"\n");   /* no case survives: only the budget stops it */
+    for (int i = 0; i < 99; i++) kb_sb_printf(&text, "  - *big\n");
+    CHECK(kb_suite_plan_text(text.s, "x.yaml", fake_fams, N_FAKE_FAMS, 0, &p, &err) == KB_ERR_INPUT);
+    CHECK_MSG(strstr(err.s, "entry 51 (gelu): the suite combines more than 20000000 cases") &&
+              strstr(err.s, "(20000000 by the entries before this one)"), "%s", err.s);
     /* Errors of the loader pass through unchanged. */
     CHECK(kb_suite_plan("tests/suites/absent.yaml", fake_fams, N_FAKE_FAMS, 0, &p, &err) == KB_ERR_IO);
     CHECK(strstr(err.s, "tests/suites/absent.yaml") != NULL);

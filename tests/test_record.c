@@ -80,10 +80,22 @@ static json_t **load_n(const char *path, size_t want)
     return objs;
 }
 
+/* kb_record_open for any suite; the reason on stderr. */
+static kb_status open_rec(const char *path, kb_recorder **w)
+{
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_record_open(path, NULL, w, &err);
+    if (st != KB_OK)
+        fprintf(stderr, "%s\n", err.s);
+    kb_sb_free(&err);
+    return st;
+}
+
 /* Serialise r (with ctx, or a default one) and append it. */
 static kb_status put_rec(kb_recorder *w, const kb_record_ctx *ctx, const kb_case_result *r)
 {
-    static const kb_record_ctx none = { "run-x", "2026-01-01T00:00:00Z", NULL, NULL };
+    static const kb_record_ctx none = { .run_id = "run-x", .time = "2026-01-01T00:00:00Z", .backend = NULL, .dev = NULL };
     json_t *o = kb_record_json(ctx ? ctx : &none, r);
     if (!o)
         return KB_ERR_OOM;
@@ -105,7 +117,7 @@ static void test_ok_record_fields(void)
     double samples[3] = { 10.5, 11.0, 12.25 };
     kb_case_result r;
     memset(&r, 0, sizeof r);
-    kb_record_ctx ctx = { "run-20260101T000000Z-42", "2026-01-01T00:00:00Z", "emu", &dev };
+    kb_record_ctx ctx = { .run_id = "run-20260101T000000Z-42", .time = "2026-01-01T00:00:00Z", .backend = "emu", .dev = &dev };
     r.family = &toy; r.c = &c; r.case_id = "toy/vec(VEC=8,form=tanh)/bf16/65537/pad1/graph";
     r.check_shape = 1;
     r.status = KB_CASE_OK;
@@ -126,7 +138,7 @@ static void test_ok_record_fields(void)
     r.stage_ms[KB_STAGE_VERIFY] = 2.5;
 
     kb_recorder *w;
-    CHECK(kb_record_open(path, &w) == KB_OK);
+    CHECK(open_rec(path, &w) == KB_OK);
     if (!w) return;
     CHECK(put_rec(w, &ctx, &r) == KB_OK);
     kb_record_close(w);
@@ -206,7 +218,7 @@ static void test_wrong_with_nan_stays_valid_json(void)
     r.wall_ms = NAN;
 
     kb_recorder *w;
-    CHECK(kb_record_open(path, &w) == KB_OK);
+    CHECK(open_rec(path, &w) == KB_OK);
     if (!w) return;
     CHECK(put_rec(w, NULL, &r) == KB_OK);
     kb_record_close(w);
@@ -281,7 +293,7 @@ static void test_compile_error_and_skipped(void)
     snprintf(rs.reason, sizeof rs.reason, "VEC=8 needs n %% 8 == 0 for \"aligned\" loads\tand\n a newline");
 
     kb_recorder *w;
-    CHECK(kb_record_open(path, &w) == KB_OK);
+    CHECK(open_rec(path, &w) == KB_OK);
     if (!w) { free(log); return; }
     CHECK(put_rec(w, NULL, &rc) == KB_OK);
     CHECK(put_rec(w, NULL, &rs) == KB_OK);
@@ -307,7 +319,7 @@ static void write_n(const char *path, int n, const char *id_prefix)
 {
     kb_case c = toy_case(0, 1);
     kb_recorder *w;
-    CHECK(kb_record_open(path, &w) == KB_OK);
+    CHECK(open_rec(path, &w) == KB_OK);
     if (!w) return;
     for (int i = 0; i < n; i++) {
         char id[64];
@@ -341,11 +353,95 @@ static void put_file(const char *path, const char *text)
     fclose(f);
 }
 
+/* The bytes of path, for byte-identical checks (caller frees). */
+static char *slurp(const char *path, size_t *len)
+{
+    char *text = NULL;
+    if (kb_fs_read_all(path, &text, len) != KB_OK)
+        return NULL;
+    return text;
+}
+
+/* Opening path for suite must be refused (KB_ERR_INPUT, err containing want) and leave
+ * the file byte-identical. */
+static void refused_untouched(const char *path, const char *suite, const char *want)
+{
+    size_t n0 = 0, n1 = 0;
+    char *before = slurp(path, &n0);
+    kb_recorder *w = NULL;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_record_open(path, suite, &w, &err) == KB_ERR_INPUT && w == NULL);
+    CHECK_MSG(strstr(err.s, want) != NULL, "%s", err.s);
+    char *after = slurp(path, &n1);
+    CHECK(before && after && n0 == n1 && memcmp(before, after, n0) == 0);
+    free(before);
+    free(after);
+    kb_sb_free(&err);
+}
+
+static void test_only_records_of_the_suite_are_appended_to(void)
+{
+    char path[256];
+    /* a file that is not records: text, YAML, binary, a JSON document */
+    path_in(path, sizeof path, "notes.txt");
+    put_file(path, "my notes\nsecond line without newline");
+    refused_untouched(path, "llm", "notes.txt:1: not a kbench record");
+    put_file(path, "suite: llm\nbenchmarks: []\n");
+    refused_untouched(path, "llm", "not a kbench record");
+    put_file(path, "\x7f" "ELF\x01\x02garbage");
+    refused_untouched(path, "llm", "not a kbench record");
+    put_file(path, "{\"case_id\": \"x\"}\n");           /* JSON, but not a record */
+    refused_untouched(path, "llm", "not a kbench record");
+    /* another suite's records (named, or only by the run id of older records) */
+    path_in(path, sizeof path, "other.jsonl");
+    put_file(path, "{\"schema_version\":1,\"run_id\":\"smoke-x\",\"suite\":\"smoke\",\"case_id\":\"a\"}\n");
+    refused_untouched(path, "llm", "holds records of suite smoke, not of suite llm");
+    put_file(path, "{\"schema_version\":1,\"run_id\":\"smoke-20260101T000000Z-1\",\"case_id\":\"a\"}\n");
+    refused_untouched(path, "llm", "of run smoke-20260101T000000Z-1");
+    /* the same suite: appended to */
+    kb_recorder *w = NULL;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK_MSG(kb_record_open(path, "smoke", &w, &err) == KB_OK, "%s", err.s);
+    kb_record_close(w);
+    /* a directory is refused too */
+    path_in(path, sizeof path, "");
+    CHECK(kb_record_open(path, "llm", &w, &err) == KB_ERR_INPUT);
+    kb_sb_free(&err);
+}
+
+/* A complete last record that only lacks its newline is a finished case: --resume counts
+ * it, and the next append keeps it (it was cut before). */
+static void test_last_record_without_newline_is_kept(void)
+{
+    char path[256];
+    path_in(path, sizeof path, "nonl.jsonl");
+    put_file(path, "{\"schema_version\":1,\"run_id\":\"s-1\",\"case_id\":\"a\"}\n"
+                   "{\"schema_version\":1,\"run_id\":\"s-1\",\"case_id\":\"b\"}");
+    kb_strset done;
+    kb_strset_init(&done);
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_record_finished(path, &done, &err) == KB_OK && kb_strset_has(&done, "b") && done.n == 2);
+    kb_record_file f;
+    CHECK(kb_record_inspect(path, "s", &f, &err) == KB_OK && f.n_records == 2 && f.tail == KB_TAIL_NO_NEWLINE);
+    write_n(path, 1, "c-");
+    json_t **objs = load_n(path, 3);
+    if (objs) {
+        CHECK(streq(str(objs[1], "case_id"), "b") && streq(str(objs[2], "case_id"), "c-0"));
+        kb_record_free_all(objs, 3);
+    }
+    kb_strset_free(&done);
+    kb_sb_free(&err);
+}
+
 static void test_truncated_and_malformed(void)
 {
     char path[256];
     path_in(path, sizeof path, "crash.jsonl");
-    put_file(path, "{\"case_id\":\"a\"}\n\n{\"case_id\":\"b\"}\n{\"schema_version\":1,\"case_");
+    put_file(path, "{\"schema_version\":1,\"case_id\":\"a\"}\n\n{\"schema_version\":1,\"case_id\":\"b\"}\n"
+                   "{\"schema_version\":1,\"case_");
     json_t **objs = load_n(path, 2);       /* the partial last line is skipped */
     kb_record_free_all(objs, objs ? 2 : 0);
 
@@ -394,7 +490,7 @@ static void test_record_survives_abrupt_exit(void)
         kb_case_result r;
         memset(&r, 0, sizeof r);
         r.family = &toy; r.c = &c; r.case_id = "done-before-crash";
-        if (kb_record_open(path, &w) != KB_OK || put_rec(w, NULL, &r) != KB_OK)
+        if (open_rec(path, &w) != KB_OK || put_rec(w, NULL, &r) != KB_OK)
             _exit(1);
         _exit(0);
     }
@@ -463,7 +559,7 @@ static void test_failed_write_leaves_no_partial_line(void)
         kb_case_result r;
         memset(&r, 0, sizeof r);
         r.family = &toy; r.c = &c; r.case_id = "too-big-for-the-disk";
-        if (kb_record_open(path, &w) != KB_OK || setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        if (open_rec(path, &w) != KB_OK || setrlimit(RLIMIT_FSIZE, &rl) != 0)
             _exit(2);
         _exit(put_rec(w, NULL, &r) == KB_ERR_IO ? 0 : 1);
     }
@@ -489,6 +585,8 @@ int main(void)
     RUN(test_compile_error_and_skipped);
     RUN(test_append_across_opens);
     RUN(test_truncated_and_malformed);
+    RUN(test_only_records_of_the_suite_are_appended_to);
+    RUN(test_last_record_without_newline_is_kept);
     RUN(test_record_survives_abrupt_exit);
     RUN(test_failed_write_leaves_no_partial_line);
     RUN(test_strset_and_finished);

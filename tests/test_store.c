@@ -135,7 +135,7 @@ static void test_put_result(void)
     dev.caps = KB_CAP_GPU_TIMER;
     kb_case_result r;
     memset(&r, 0, sizeof r);
-    kb_record_ctx ctx = { "run-put", "2026-01-01T00:00:00Z", "cuda", &dev };
+    kb_record_ctx ctx = { .run_id = "run-put", .time = "2026-01-01T00:00:00Z", .backend = "cuda", .dev = &dev };
     r.case_id = "gelu/naive(form=erf)/fp32/1024/pad0/eager";
     r.status = KB_CASE_OK;
     r.measure.done = 1; r.measure.clock = "gpu";

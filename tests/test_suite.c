@@ -207,10 +207,15 @@ static void test_errors_shapes(void)
                      "x.yaml:4:40: check shape for family gemm lacks dim 'k'"));
     CHECK(fails_with("suite: t\nshapes:\n  big: {m: 64, n: 64, k: 8}\nbenchmarks:\n  - family: gelu\n    shape: big\n",
                      "x.yaml:6:12: shape 'big' (defined at line 3) has dim 'm', which family gelu does not have (dims: n)"));
-    CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: -4}\n", "x.yaml:4:16: 'n' must be >= 1, got -4"));
-    CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 0}\n", "x.yaml:4:16: 'n' must be >= 1, got 0"));
+    CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: -4}\n", "x.yaml:4:16: 'n' must be between 1 and 1099511627776, got -4"));
+    CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 9223372036854775807}\n",
+                     "x.yaml:4:16: 'n' must be between 1 and 1099511627776, got 9223372036854775807"));
+    CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 100, check: {n: 101}}\n",
+                     "x.yaml:4:28: check shape: n = 101 exceeds the shape's n = 100 (a check shape is a smaller "
+                     "stand-in for the emulator)"));
+    CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 0}\n", "x.yaml:4:16: 'n' must be between 1 and 1099511627776, got 0"));
     CHECK(fails_with(HEAD "  - family: gemm\n    shape: {m: 4294967296, n: 4294967296, k: 1}\n",
-                     "x.yaml:4:31: the dims of this shape multiply past the 64-bit integer range"));
+                     "x.yaml:4:31: the dims of this shape multiply past 72057594037927936 (2^56): no device holds that"));
     CHECK(fails_with(HEAD "  - family: gelu\n", "x.yaml:3:5: entry for family gelu lacks 'shape' (dims: n)"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: [[1]]\n",
                      "x.yaml:4:13: expected a shape preset name or a map of dims for 'shape'"));

@@ -52,14 +52,26 @@ typedef struct {
     int device_lost;            /* the device is unusable after a case */
 } run_ctx;
 
+/* "<suite>-<UTC time>-<pid>", also the default records file's name: the suite's first
+ * 12 characters made safe for a file name (letters, digits, '-', '_'; '.' but not first),
+ * so that no suite name can put records outside results/. */
 static void make_run_id(char *out, size_t n, const char *suite)
 {
+    char safe[13];
+    int k = 0;
+    for (const char *p = suite; *p && k < 12; p++, k++) {
+        char ch = *p;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+                 ch == '_' || (ch == '.' && k > 0);
+        safe[k] = ok ? ch : '_';
+    }
+    safe[k] = 0;
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     char ts[20];
     strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(out, n, "%.12s-%s-%d", suite, ts, (int)getpid());
+    snprintf(out, n, "%s-%s-%d", k ? safe : "suite", ts, (int)getpid());
 }
 
 /* Open the backend and plan the suite for it. An exit code, or -1 to go on. */
@@ -90,7 +102,9 @@ static int open_backend_and_plan(run_ctx *x)
     return -1;
 }
 
-/* Where the records go, and what a resumed run already holds. An exit code, or -1. */
+/* Where the records go, and what a resumed run already holds. Only a records file of
+ * this suite is ever appended to; anything else is refused and left as it was. An exit
+ * code, or -1 to go on. */
 static int open_records(run_ctx *x)
 {
     const kb_run_opts *o = x->o;
@@ -100,21 +114,17 @@ static int open_records(run_ctx *x)
         kb_sb_printf(&x->out_path, "%s", path);
     else
         kb_sb_printf(&x->out_path, "results/%s.jsonl", x->run_id);
-    if (o->resume_path) {
-        kb_sb err;
-        kb_sb_init(&err);
-        kb_status st = kb_record_finished(o->resume_path, &x->done, &err);
-        if (st != KB_OK)
-            fprintf(stderr, "kbench: --resume: %s\n", err.s);
-        kb_sb_free(&err);
-        if (st != KB_OK)
-            return KB_EXIT_INPUT;
-    }
-    if (kb_record_open(x->out_path.s, &x->rec) != KB_OK) {
-        fprintf(stderr, "kbench: cannot write records to %s\n", x->out_path.s);
-        return KB_EXIT_SETUP;
-    }
-    return -1;
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_record_open(x->out_path.s, x->plan.suite_name, &x->rec, &err);
+    if (st == KB_OK && o->resume_path && (st = kb_record_finished(o->resume_path, &x->done, &err)) != KB_OK)
+        kb_sb_printf(&err, " (--resume)");
+    if (st != KB_OK)
+        fprintf(stderr, "kbench: %s\n", err.s);
+    kb_sb_free(&err);
+    if (st == KB_OK)
+        return -1;
+    return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
 }
 
 /* The SQLite store beside the records: results/kbench.db by default. */
@@ -170,7 +180,8 @@ static void record_case(run_ctx *x, const kb_case_result *r)
 {
     char when[32];
     kb_record_time_now(when);
-    kb_record_ctx ctx = { x->run_id, when, x->be->name, &x->dev };
+    kb_record_ctx ctx = { .run_id = x->run_id, .suite = x->plan.suite_name, .time = when, .backend = x->be->name,
+                          .dev = &x->dev };
     json_t *rec = kb_record_json(&ctx, r);
     if (!rec || kb_record_write(x->rec, rec) != KB_OK) {
         x->record_failed = 1; /* kb_record_write said why on stderr */

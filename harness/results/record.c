@@ -20,58 +20,185 @@ struct kb_recorder {
 
 /* ---- writing ---- */
 
-/* Cut a last line that has no newline (a write interrupted by a crash), so that the
- * next record starts on a line of its own. Called with the file locked. */
-static kb_status cut_partial_tail(int fd, const char *path)
+#define RECORD_START "{\"schema_version\":"   /* how every record the serialiser writes begins */
+
+/* Does the line hold a kbench record of suite (NULL: any)? 0 yes; 1 not a record; 2 a
+ * record of another suite (its name in other). */
+static int line_kind(const char *line, size_t len, const char *suite, char *other, size_t n)
+{
+    json_error_t je;
+    json_t *o = json_loadb(line, len, 0, &je);
+    int kind = 1;
+    if (json_is_object(o) && json_is_integer(json_object_get(o, "schema_version")) &&
+        json_is_string(json_object_get(o, "case_id"))) {
+        kind = 0;
+        const char *s = json_string_value(json_object_get(o, "suite"));
+        const char *run = json_string_value(json_object_get(o, "run_id"));
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "%.12s-", suite ? suite : "");
+        if (suite && s && strcmp(s, suite) != 0) {
+            snprintf(other, n, "%s", s);
+            kind = 2;
+        } else if (suite && !s && run && strncmp(run, prefix, strlen(prefix)) != 0) {
+            snprintf(other, n, "of run %s", run);   /* older records: the run id's prefix */
+            kind = 2;
+        }
+    }
+    json_decref(o);
+    return kind;
+}
+
+/* Check every line of text[0..len) (see kb_record_inspect). */
+static kb_status inspect_text(const char *path, const char *text, size_t len, const char *suite,
+                              kb_record_file *out, kb_sb *err)
+{
+    int lineno = 0;
+    char other[160];
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        lineno++;
+        size_t b = at;
+        while (b < end && (text[b] == ' ' || text[b] == '\t' || text[b] == '\r')) b++;
+        int kind = b < end ? line_kind(text + at, end - at, suite, other, sizeof other) : -1;
+        if (kind == 0) {
+            out->n_records++;
+            if (!nl)
+                out->tail = KB_TAIL_NO_NEWLINE;
+        } else if (kind == 1 && !nl && strncmp(text + b, RECORD_START, strlen(RECORD_START)) == 0) {
+            out->tail = KB_TAIL_TRUNCATED;     /* a crash cut the last write short */
+            out->tail_bytes = (int64_t)(end - at);
+        } else if (kind == 1) {
+            kb_sb_printf(err, "%s:%d: not a kbench record (a results file holds one JSON record per line); "
+                         "refusing to append to it", path, lineno);
+            return KB_ERR_INPUT;
+        } else if (kind == 2) {
+            kb_sb_printf(err, "%s:%d: holds records of suite %s, not of suite %s; refusing to mix them "
+                         "(choose another --out)", path, lineno, other, suite);
+            return KB_ERR_INPUT;
+        }
+        at = end + 1;
+    }
+    return KB_OK;
+}
+
+/* Read all of the regular file open at fd (from offset 0) into a malloc'ed buffer. */
+static kb_status read_fd(int fd, char **text, size_t *len)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
         return KB_ERR_IO;
-    off_t end = st.st_size, pos = end;
-    char buf[4096];
-    while (pos > 0) {
-        size_t chunk = pos < (off_t)sizeof buf ? (size_t)pos : sizeof buf;
-        if (pread(fd, buf, chunk, pos - (off_t)chunk) != (ssize_t)chunk)
-            return KB_ERR_IO;
-        size_t i = chunk;
-        while (i > 0 && buf[i - 1] != '\n') i--;
-        if (i > 0) { pos = pos - (off_t)chunk + (off_t)i; break; }
-        pos -= (off_t)chunk;
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf)
+        return KB_ERR_OOM;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, buf + got, n - got, (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
     }
-    if (pos == end)
-        return KB_OK;
-    fprintf(stderr, "kbench: warning: %s: cutting a truncated last record (%lld bytes) left by an interrupted run\n",
-            path, (long long)(end - pos));
-    return ftruncate(fd, pos) == 0 ? KB_OK : KB_ERR_IO;
+    buf[got] = 0;
+    *text = buf;
+    *len = got;
+    return KB_OK;
 }
 
-kb_status kb_record_open(const char *path, kb_recorder **out)
+/* kb_record_inspect of an open file (the caller holds its lock when it will write). */
+static kb_status inspect_fd(int fd, const char *path, const char *suite, kb_record_file *out, kb_sb *err)
+{
+    memset(out, 0, sizeof *out);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        kb_sb_printf(err, "%s: %s", path, strerror(errno));
+        return KB_ERR_IO;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        kb_sb_printf(err, "%s: is a directory, not a results file", path);
+        return KB_ERR_INPUT;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size == 0)
+        return KB_OK;
+    char *text = NULL;
+    size_t len = 0;
+    if (read_fd(fd, &text, &len) != KB_OK) {
+        kb_sb_printf(err, "%s: %s", path, strerror(errno));
+        return KB_ERR_IO;
+    }
+    out->exists = 1;
+    kb_status rc = inspect_text(path, text, len, suite, out, err);
+    free(text);
+    return rc;
+}
+
+kb_status kb_record_inspect(const char *path, const char *suite, kb_record_file *out, kb_sb *err)
+{
+    memset(out, 0, sizeof *out);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return KB_OK;
+        kb_sb_printf(err, "%s: %s", path, strerror(errno));
+        return KB_ERR_IO;
+    }
+    kb_status st = inspect_fd(fd, path, suite, out, err);
+    close(fd);
+    return st;
+}
+
+/* Make the end of an inspected file ready for the next record. Called with it locked. */
+static kb_status fix_tail(int fd, const char *path, const kb_record_file *f)
+{
+    if (f->tail == KB_TAIL_NO_NEWLINE) {
+        fprintf(stderr, "kbench: note: %s: the last record lacked its newline; added\n", path);
+        return write(fd, "\n", 1) == 1 ? KB_OK : KB_ERR_IO;
+    }
+    if (f->tail != KB_TAIL_TRUNCATED)
+        return KB_OK;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return KB_ERR_IO;
+    fprintf(stderr, "kbench: warning: %s: cutting a truncated last record (%lld bytes) left by an interrupted run\n",
+            path, (long long)f->tail_bytes);
+    return ftruncate(fd, st.st_size - f->tail_bytes) == 0 ? KB_OK : KB_ERR_IO;
+}
+
+kb_status kb_record_open(const char *path, const char *suite, kb_recorder **out, kb_sb *err)
 {
     *out = NULL;
+    kb_record_file f;
     kb_recorder *w = calloc(1, sizeof *w);
     if (!w)
         return KB_ERR_OOM;
     w->fd = -1;
     w->path = strdup(path);
-    if (!w->path)
+    kb_status st = KB_ERR_IO;
+    if (!w->path || kb_fs_mkdir_parent(path) != KB_OK)
         goto fail;
-    if (kb_fs_mkdir_parent(path) != KB_OK)
-        goto fail;
+    /* opening (even creating) changes nothing in an existing file: inspect, under the
+     * lock, before the first byte is written */
     w->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (w->fd < 0)
+    if (w->fd < 0 || flock(w->fd, LOCK_EX) != 0)
         goto fail;
-    if (flock(w->fd, LOCK_EX) != 0)
-        goto fail;
-    kb_status st = cut_partial_tail(w->fd, path);
+    st = inspect_fd(w->fd, path, suite, &f, err);
+    if (st == KB_OK && (st = fix_tail(w->fd, path, &f)) != KB_OK)
+        kb_sb_printf(err, "cannot repair the end of %s: %s", path, strerror(errno));
     flock(w->fd, LOCK_UN);
-    if (st != KB_OK)
-        goto fail;
+    if (st != KB_OK) {
+        kb_record_close(w);
+        return st;
+    }
     *out = w;
     return KB_OK;
 fail:
-    fprintf(stderr, "kbench: cannot open results file %s: %s\n", path, strerror(errno));
+    kb_sb_printf(err, "cannot open results file %s: %s", path, strerror(errno));
+    if (errno == EISDIR)
+        st = KB_ERR_INPUT;       /* a directory named as the file: a bad command line */
     kb_record_close(w);
-    return KB_ERR_IO;
+    return st;
 }
 
 kb_status kb_record_write(kb_recorder *w, json_t *rec)

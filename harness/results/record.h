@@ -19,10 +19,35 @@
 
 typedef struct kb_recorder kb_recorder;
 
-/* Open path for appending (created with its parent directories). A truncated last
- * line left by a crash is cut off first, with a warning on stderr. KB_ERR_IO with a
- * message on stderr when the file cannot be opened. */
-kb_status kb_record_open(const char *path, kb_recorder **out);
+/* How an existing results file ends. */
+typedef enum {
+    KB_TAIL_CLEAN = 0,       /* empty, or the last record ends with its newline */
+    KB_TAIL_NO_NEWLINE,      /* the last record is complete but lacks its newline */
+    KB_TAIL_TRUNCATED        /* the last line is a record cut short (a crash mid-write) */
+} kb_record_tail;
+
+/* A results file as found before anything is appended to it. */
+typedef struct {
+    int exists;              /* a regular file with content */
+    int64_t n_records;       /* complete records */
+    kb_record_tail tail;
+    int64_t tail_bytes;      /* [bytes] of the truncated last line */
+} kb_record_file;
+
+/* Inspect path without changing it. KB_OK when it does not exist, is empty, is not a
+ * regular file (a pipe: nothing to check), or holds only kbench records (JSON objects
+ * with schema_version and case_id, one per line) of suite (NULL: any) - a truncated
+ * last record allowed. Otherwise KB_ERR_INPUT with the reason in err ("path:line: not a
+ * kbench record", "path holds records of suite 'x', not 'y'"), KB_ERR_IO when it cannot
+ * be read. A record names its suite in "suite"; older ones only in run_id's prefix. */
+kb_status kb_record_inspect(const char *path, const char *suite, kb_record_file *out, kb_sb *err);
+
+/* Open path for appending (created with its parent directories), after
+ * kb_record_inspect (suite as there): anything that is not a records file of that
+ * suite is refused with KB_ERR_INPUT and left byte-identical. A complete last record
+ * without its newline gets one; a truncated last line left by a crash is cut off, with
+ * a warning on stderr. KB_ERR_IO when the file cannot be opened; the reason in err. */
+kb_status kb_record_open(const char *path, const char *suite, kb_recorder **out, kb_sb *err);
 
 /* Append rec (one record, e.g. from kb_record_json) as one line and fsync it. KB_ERR_IO
  * when the write fails (the file is left as it was), KB_ERR_OOM. */
@@ -47,7 +72,8 @@ void kb_record_free_all(json_t **objs, size_t n);
 kb_status kb_record_case_ids(json_t *const *objs, size_t n, kb_strset *s);
 
 /* Load path and collect its case ids into s (kb_record_load + kb_record_case_ids).
- * A file that does not exist yet adds nothing and is KB_OK. */
+ * A file that does not exist yet adds nothing and is KB_OK. Every complete record
+ * counts, a last one without its newline included (kb_record_open keeps it). */
 kb_status kb_record_finished(const char *path, kb_strset *s, kb_sb *err);
 
 #endif /* KB_RECORD_H */

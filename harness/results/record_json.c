@@ -347,6 +347,7 @@ json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r)
         return NULL;
     put(o, "schema_version", jint(KB_RECORD_SCHEMA_VERSION), &bad);
     put(o, "run_id", jstr(ctx->run_id), &bad);
+    put(o, "suite", jstr(ctx->suite), &bad);
     put(o, "time", jstr(ctx->time), &bad);
     put(o, "case_id", jstr(r->case_id), &bad);
     case_fields(o, r, &bad);

@@ -4,7 +4,8 @@
  * the one object kb_record_json builds for a case.
  *
  * Record, schema_version 1 (units in the field names; absent blocks are null):
- *   schema_version, run_id, time (ISO-8601 UTC, "2026-01-31T12:00:00Z"), case_id,
+ *   schema_version, run_id, suite (the suite's name), time (ISO-8601 UTC,
+ *   "2026-01-31T12:00:00Z"), case_id,
  *   family, variant, dtype, dims {<dim name>: n}, params {<param name>: int or choice
  *   name; only params that apply to the variant}, pad, launch, seed, check_shape,
  *   backend, device {name, uuid, pci_bus_id, sm, emulator},
@@ -47,6 +48,7 @@
 /* Who produced a record and when: passed in, so that the serialiser is pure. */
 typedef struct {
     const char *run_id;
+    const char *suite;           /* the suite's name (NULL: null) */
     const char *time;            /* ISO-8601 UTC (kb_record_time_now) */
     const char *backend;         /* "cuda", "emu" */
     const kb_device_info *dev;   /* NULL: device null */

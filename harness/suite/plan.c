@@ -165,22 +165,48 @@ static int collapses(const kb_family *f, const group *g, int v)
     return 1;
 }
 
+/* The combinations entry e enumerates before filtering (KB_PLAN_MAX_COMBOS + 1 when
+ * more). */
+static int64_t entry_combos(const kb_suite_entry *e, const kb_family *f)
+{
+    group g[KB_AXIS_MAX] = { { { 0 }, 0, 0 } };
+    int n_groups = make_groups(e, KB_AXIS_PARAM0 + f->n_params, g);
+    int64_t product = 1;
+    for (int i = 0; i < n_groups; i++)
+        if (__builtin_mul_overflow(product, (int64_t)g[i].len, &product) || product > KB_PLAN_MAX_COMBOS)
+            return KB_PLAN_MAX_COMBOS + 1;
+    return product;
+}
+
+/* The budget is the whole suite's, checked before a single case is made: the entry
+ * where the running sum of combinations crosses it is named. */
+static kb_status check_budget(const kb_suite *s, const kb_family *const *fams, int n_fams, kb_sb *err)
+{
+    int64_t total = 0;
+    for (int ei = 0; ei < s->n_entries; ei++) {
+        const kb_suite_entry *e = &s->entries[ei];
+        if (e->family < 0 || e->family >= n_fams)
+            continue;   /* kb_plan_build says so */
+        int64_t n = entry_combos(e, fams[e->family]);
+        if (n > KB_PLAN_MAX_COMBOS - total) {
+            kb_sb_clear(err);
+            kb_sb_printf(err, "%s:%d:%d: entry %d (%s): the suite combines more than %d cases before filtering "
+                         "(%lld by the entries before this one); narrow its axes or zip them", s->source, e->line,
+                         e->column, ei + 1, fams[e->family]->name, KB_PLAN_MAX_COMBOS, (long long)total);
+            return KB_ERR_INPUT;
+        }
+        total += n;
+    }
+    return KB_OK;
+}
+
 static kb_status expand_entry(expander *x, kb_sb *err)
 {
     const kb_suite_entry *e = x->e;
     const kb_family *f = x->f;
     group g[KB_AXIS_MAX] = { { { 0 }, 0, 0 } };
     int n_groups = make_groups(e, KB_AXIS_PARAM0 + f->n_params, g);
-    int64_t product = 1;
-    for (int i = 0; i < n_groups; i++) {
-        if (__builtin_mul_overflow(product, (int64_t)g[i].len, &product) || product > KB_PLAN_MAX_COMBOS) {
-            kb_sb_clear(err);
-            kb_sb_printf(err, "%s:%d:%d: entry %d (%s) combines more than %d cases before filtering; "
-                         "narrow its axes or zip them", x->s->source, e->line, e->column, x->ei + 1,
-                         f->name, KB_PLAN_MAX_COMBOS);
-            return KB_ERR_INPUT;
-        }
-    }
+
     int idx[KB_AXIS_MAX] = { 0 }, pos[KB_AXIS_MAX], eff[KB_AXIS_MAX];
     for (int i0 = 0; i0 < g[0].len; i0++) {
         set_group(&g[0], i0, idx);
@@ -214,6 +240,8 @@ kb_status kb_plan_build(const kb_suite *s, const kb_family *const *fams, int n_f
 {
     kb_status st = KB_OK;
     memset(out, 0, sizeof *out);
+    if ((st = check_budget(s, fams, n_fams, err)) != KB_OK)
+        return st;
     out->fams = fams;
     out->suite_name = xstrdup(s->name);
     out->description = xstrdup(s->description);

@@ -14,9 +14,11 @@
 
 #include "suite/suite.h"
 
-/* Bounds that keep a typo (an axis of 10^6 values) from eating the machine. */
-#define KB_PLAN_MAX_CASES 2000000       /* cases a plan may hold (~170 bytes each) */
-#define KB_PLAN_MAX_COMBOS 50000000     /* combinations one entry may enumerate before where */
+/* Bounds that keep a typo (an axis of 10^6 values, a hundred aliased entries) from
+ * eating the machine: checked before anything is allocated or enumerated. */
+#define KB_PLAN_MAX_CASES 1000000       /* cases a plan may hold (~170 MB at ~170 bytes each) */
+#define KB_PLAN_MAX_COMBOS 20000000     /* combinations the whole suite may enumerate before where
+                                         * (about 2 s of planning) */
 
 /* Per suite entry, for later stages (measurement settings, messages). */
 typedef struct {

@@ -6,6 +6,11 @@
 
 #include "suite/suite.h"
 
+/* Limits of a suite file (docs/suite-format.md, "Limits"). */
+#define KB_SUITE_MAX_BYTES (16 << 20)     /* a suite is a regular file of at most 16 MiB */
+#define KB_SUITE_MAX_DEPTH 64             /* nesting of mappings and lists */
+#define KB_SUITE_MAX_NODES 2000000        /* scalars, aliases, mappings and lists */
+
 /* Load and validate the suite in file path against fams[0..n_fams). On success *out
  * is filled (free with kb_suite_free). On failure: KB_ERR_IO when the file cannot be
  * read (message names the path), KB_ERR_INPUT for any error in the suite (message

@@ -25,6 +25,10 @@ typedef struct {
     int has_check;
 } kb_raw_shape;
 
+/* Limits on what a suite may ask for (docs/suite-format.md, "Limits"). */
+#define KB_SUITE_MAX_DIM (1ll << 40)          /* one dim [elements] */
+#define KB_SUITE_MAX_ELEMENTS (1ll << 56)     /* the product of a shape's dims */
+
 typedef struct {
     kb_yctx y;
     kb_suite *s;                     /* being filled */
@@ -35,6 +39,7 @@ typedef struct {
     kb_launch_mode *launches; int n_launches; const yaml_node_t *launch_node;
     kb_measure_settings measure;
     kb_raw_shape *presets; int n_presets;  /* parallel to s->shape_names */
+    int *preset_order;                     /* preset indices sorted by name (lookups) */
     const char *dtype_names[KB_DT_COUNT];  /* value names of the dtype slot in where */
     const char *const *launch_names;       /* value names of the launch slot */
 } kb_loader;

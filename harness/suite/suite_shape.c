@@ -35,15 +35,41 @@ static kb_status read_dims(kb_loader *L, const yaml_node_t *node, kb_raw_dims *d
         if (d->n == KB_MAX_DIMS)
             return kb_yaml_fail(y, k, "a shape has at most %d dims", KB_MAX_DIMS);
         int64_t x;
-        if ((st = kb_yaml_int_range(y, v, name, 1, INT64_MAX, &x))) return st;
-        if (__builtin_mul_overflow(product, x, &product))
-            return kb_yaml_fail(y, v, "the dims of this shape multiply past the 64-bit integer range");
+        if ((st = kb_yaml_int_range(y, v, name, 1, KB_SUITE_MAX_DIM, &x))) return st;
+        if (__builtin_mul_overflow(product, x, &product) || product > KB_SUITE_MAX_ELEMENTS)
+            return kb_yaml_fail(y, v, "the dims of this shape multiply past %lld (2^56): no device holds that",
+                                (long long)KB_SUITE_MAX_ELEMENTS);
         d->names[d->n] = name;
         d->vals[d->n++] = x;
     }
     if (d->n == 0)
         return kb_yaml_fail(y, node, "a shape needs at least one dim");
     return KB_OK;
+}
+
+static const kb_loader *sort_loader;   /* qsort has no user pointer; loading is single-threaded */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(sort_loader->presets[*(const int *)a].name, sort_loader->presets[*(const int *)b].name);
+}
+
+/* Index of the preset called name, -1 when none: a binary search over L->preset_order,
+ * so that an entry with 40k shape items over 40k presets costs n log n, not n^2. */
+static int find_preset(const kb_loader *L, const char *name)
+{
+    int lo = 0, hi = L->n_presets - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, i = L->preset_order[mid];
+        int c = strcmp(name, L->presets[i].name);
+        if (c == 0)
+            return i;
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return -1;
 }
 
 kb_status kb_suite_load_presets(kb_loader *L, const yaml_node_t *node)
@@ -64,6 +90,11 @@ kb_status kb_suite_load_presets(kb_loader *L, const yaml_node_t *node)
         if (!L->s->shape_names[i]) return KB_ERR_INTERNAL;
         L->s->n_shape_names = L->n_presets = i + 1;
     }
+    L->preset_order = kb_suite_xcalloc((size_t)n, sizeof *L->preset_order);
+    for (int i = 0; i < n; i++)
+        L->preset_order[i] = i;
+    sort_loader = L;
+    qsort(L->preset_order, (size_t)n, sizeof *L->preset_order, by_name);
     return KB_OK;
 }
 
@@ -108,9 +139,7 @@ kb_status kb_suite_shape_item(kb_loader *L, const kb_family *f, const yaml_node_
     memset(out, 0, sizeof *out);
     if (item && item->type == YAML_SCALAR_NODE && !kb_yaml_is_null(item)) {
         const char *name = (const char *)item->data.scalar.value;
-        out->name = -1;
-        for (int i = 0; i < L->n_presets; i++)
-            if (!strcmp(L->presets[i].name, name)) out->name = i;
+        out->name = find_preset(L, name);
         if (out->name < 0) {
             if (L->n_presets == 0)
                 return kb_yaml_fail(y, item, "shape '%s' is not defined (the suite has no 'shapes:')", name);
@@ -133,6 +162,11 @@ kb_status kb_suite_shape_item(kb_loader *L, const kb_family *f, const yaml_node_
     if (r->has_check) {
         if ((st = resolve(L, f, check_at, label, "check shape", &r->check, out->check_dims))) return st;
         out->has_check = 1;
+        for (int d = 0; d < f->n_dims; d++)
+            if (out->check_dims[d] > out->dims[d])
+                return kb_yaml_fail(y, check_at, "check shape%s: %s = %lld exceeds the shape's %s = %lld (a check "
+                                    "shape is a smaller stand-in for the emulator)", label, f->dims[d],
+                                    (long long)out->check_dims[d], f->dims[d], (long long)out->dims[d]);
     }
     return KB_OK;
 }

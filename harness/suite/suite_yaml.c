@@ -1,6 +1,8 @@
 /* suite_yaml.c - libyaml document helpers for the suite loader (see suite_yaml.h). */
 #include "suite/suite_yaml.h"
 
+#include "core/strset.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -60,39 +62,44 @@ yaml_node_t *kb_yaml_get(const kb_yctx *y, const yaml_node_t *map, const char *k
     return NULL;
 }
 
+/* Key t (at node k) must be one of allowed[]. */
+static kb_status check_allowed(const kb_yctx *y, const yaml_node_t *k, const char *t, const char *what,
+                               const char *const *allowed)
+{
+    for (int j = 0; allowed[j]; j++)
+        if (!strcmp(t, allowed[j]))
+            return KB_OK;
+    kb_sb list;
+    kb_sb_init(&list);
+    for (int j = 0; allowed[j]; j++)
+        kb_sb_printf(&list, "%s%s", j ? ", " : "", allowed[j]);
+    kb_status st = kb_yaml_fail(y, k, "unknown key '%s' in %s (expected one of: %s)", t, what, list.s);
+    kb_sb_free(&list);
+    return st;
+}
+
 kb_status kb_yaml_check_map(const kb_yctx *y, const yaml_node_t *n, const char *what,
                             const char *const *allowed)
 {
     if (!n || n->type != YAML_MAPPING_NODE)
         return kb_yaml_fail(y, n, "expected a mapping for %s", what);
     int len = kb_yaml_map_len(n);
-    for (int i = 0; i < len; i++) {
+    kb_strset seen;          /* linear in the number of keys: a suite may have 40k presets */
+    kb_strset_init(&seen);
+    kb_status st = KB_OK;
+    for (int i = 0; i < len && st == KB_OK; i++) {
         yaml_node_t *k, *v;
         kb_yaml_map_pair(y, n, i, &k, &v);
         const char *t = key_text(k);
         if (!t)
-            return kb_yaml_fail(y, k, "expected a scalar key in %s", what);
-        for (int j = 0; j < i; j++) {
-            yaml_node_t *k2, *v2;
-            kb_yaml_map_pair(y, n, j, &k2, &v2);
-            if (!strcmp(t, key_text(k2)))
-                return kb_yaml_fail(y, k, "duplicate key '%s' in %s", t, what);
-        }
-        if (!allowed) continue;
-        int ok = 0;
-        for (int j = 0; allowed[j]; j++)
-            if (!strcmp(t, allowed[j])) ok = 1;
-        if (!ok) {
-            kb_sb list;
-            kb_sb_init(&list);
-            for (int j = 0; allowed[j]; j++)
-                kb_sb_printf(&list, "%s%s", j ? ", " : "", allowed[j]);
-            kb_status st = kb_yaml_fail(y, k, "unknown key '%s' in %s (expected one of: %s)", t, what, list.s);
-            kb_sb_free(&list);
-            return st;
-        }
+            st = kb_yaml_fail(y, k, "expected a scalar key in %s", what);
+        else if (kb_strset_add(&seen, t) == 0)
+            st = kb_yaml_fail(y, k, "duplicate key '%s' in %s", t, what);
+        else if (allowed)
+            st = check_allowed(y, k, t, what, allowed);
     }
-    return KB_OK;
+    kb_strset_free(&seen);
+    return st;
 }
 
 int kb_yaml_len(const yaml_node_t *n)
