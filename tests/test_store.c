@@ -220,9 +220,33 @@ static void test_query_read_only(void)
     kb_sb_init(&err);
     long long before = sql_int("SELECT count(*) FROM cases");
     CHECK(query("DELETE FROM cases", KB_QUERY_TABLE, 0, &out, &err) == KB_ERR_INPUT);
-    CHECK(strstr(err.s, "readonly") != NULL);
+    CHECK(strstr(err.s, "read-only") != NULL);
     free(out);
     CHECK(sql_int("SELECT count(*) FROM cases") == before);
+    /* nothing a read-only query does creates a file: VACUUM INTO, ATTACH */
+    char made[64];
+    snprintf(made, sizeof made, "/tmp/kb_test_store_made.%d.db", (int)getpid());
+    char sql[160];
+    snprintf(sql, sizeof sql, "VACUUM INTO '%s'", made);
+    kb_sb_clear(&err);
+    CHECK(query(sql, KB_QUERY_TABLE, 0, &out, &err) == KB_ERR_INPUT && strstr(err.s, "read-only"));
+    free(out);
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS other", made);
+    kb_sb_clear(&err);
+    CHECK(query(sql, KB_QUERY_TABLE, 0, &out, &err) == KB_ERR_INPUT);
+    free(out);
+    CHECK(access(made, F_OK) != 0);
+    /* a file that is not a database: named in the message */
+    snprintf(made, sizeof made, "/tmp/kb_test_store_text.%d", (int)getpid());
+    FILE *t = fopen(made, "w");
+    if (t) {
+        fputs("this is not a database, it is a text file that is long enough to have a header\n", t);
+        fclose(t);
+        kb_sb_clear(&err);
+        CHECK(kb_store_query(made, "SELECT 1", KB_QUERY_TABLE, 0, stderr, &err) == KB_ERR_INPUT);
+        CHECK_MSG(strstr(err.s, made) && strstr(err.s, "not an SQLite database"), "%s", err.s);
+        unlink(made);
+    }
     /* several statements, the writing one allowed with writable */
     kb_sb_clear(&err);
     CHECK_MSG(query("DELETE FROM cases WHERE run_id = 'run-put'; SELECT count(*) AS n FROM cases;",

@@ -6,6 +6,7 @@
 
 #include "engine/defines.h"
 #include "engine/modules.h"
+#include "engine/setup.h"
 #include "suite/walk.h"
 
 #include <stdio.h>
@@ -64,6 +65,11 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
     kb_plan plan;
     kb_sb err;
     kb_sb_init(&err);
+    if (kb_setup_check(o->cache_dir, &err) != KB_OK) {
+        fprintf(stderr, "kbench: %s\n", err.s);
+        kb_sb_free(&err);
+        return KB_EXIT_SETUP;
+    }
     /* the full shapes: resources do not depend on them, validity may */
     kb_status st = kb_walk_plan(o->suite_path, x.be->caps, 1, &plan, &err);
     if (st != KB_OK) {
@@ -77,7 +83,8 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
     kb_walk_opts wo = { o->filters, o->n_filters, NULL, { x.sm, 0, kb_arch_max_shmem_optin(x.sm) } };
     printf("%-72s %-13s %5s %7s %7s %6s %8s\n", "case", "status", "regs", "spill_st", "spill_ld", "stack",
            "smem_B");
-    int rc = kb_walk(&plan, &wo, compile_case, &x, NULL);
+    kb_walk_counts n;
+    int rc = kb_walk(&plan, &wo, compile_case, &x, &n);
     fprintf(stderr, "kbench compile: sm_%d: %d cases compiled (%d modules), %d with spills, %d failed, %d skipped\n",
             x.sm, x.n_ok, kb_modules_count(x.mods), x.n_spill, x.n_err, x.n_skip);
     kb_modules_free(x.mods);
@@ -85,6 +92,10 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
     kb_sb_free(&x.defs);
     if (rc < 0)
         return KB_EXIT_SETUP;
+    if (o->n_filters > 0 && n.visited == 0) {
+        fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
+        return KB_EXIT_INPUT;
+    }
     if (x.n_err)
         return KB_EXIT_WRONG;
     return fail_on_spill && x.n_spill ? KB_EXIT_WRONG : KB_EXIT_OK;

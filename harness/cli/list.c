@@ -96,5 +96,9 @@ int kb_cmd_list(const kb_run_opts *o)
         fprintf(stderr, "%lld planned cases repeat an earlier entry's case and are listed once\n",
                 (long long)n.repeats);
     kb_plan_free(&plan);
+    if (rc == 0 && o->n_filters > 0 && n.visited == 0) {
+        fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
+        return KB_EXIT_INPUT;
+    }
     return rc < 0 ? KB_EXIT_SETUP : KB_EXIT_OK;
 }

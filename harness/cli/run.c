@@ -4,17 +4,21 @@
 #include "cli/run.h"
 
 #include "cli/console.h"
+#include "core/fsutil.h"
 #include "engine/case.h"
+#include "engine/setup.h"
 #include "results/record.h"
 #include "results/record_json.h"
 #include "results/store.h"
 #include "suite/walk.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +78,22 @@ static void make_run_id(char *out, size_t n, const char *suite)
     snprintf(out, n, "%s-%s-%d", k ? safe : "suite", ts, (int)getpid());
 }
 
+/* --dump DIR must be a directory kbench can write into (created when missing), found
+ * out before the first case rather than after the first failure. */
+static kb_status check_dump_dir(const char *dir, kb_sb *err)
+{
+    struct stat st;
+    if (!dir)
+        return KB_OK;
+    if (kb_fs_mkdir_p(dir) != KB_OK || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        access(dir, W_OK | X_OK) != 0) {
+        int e = errno ? errno : ENOTDIR;
+        kb_sb_printf(err, "--dump %s: not a directory kbench can write to: %s", dir, strerror(e));
+        return KB_ERR_SETUP;
+    }
+    return KB_OK;
+}
+
 /* Open the backend and plan the suite for it. An exit code, or -1 to go on. */
 static int open_backend_and_plan(run_ctx *x)
 {
@@ -91,6 +111,11 @@ static int open_backend_and_plan(run_ctx *x)
     }
     kb_sb msg;
     kb_sb_init(&msg);
+    if (kb_setup_check(o->cache_dir, &msg) != KB_OK || check_dump_dir(o->dump_dir, &msg) != KB_OK) {
+        fprintf(stderr, "kbench: %s\n", msg.s);
+        kb_sb_free(&msg);
+        return KB_EXIT_SETUP;
+    }
     st = kb_walk_plan(o->suite_path, x->dev.caps, o->full_shapes, &x->plan, &msg);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", msg.s);
@@ -99,6 +124,15 @@ static int open_backend_and_plan(run_ctx *x)
         return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
     for (int i = 0; i < x->plan.n_warnings; i++)
         fprintf(stderr, "kbench: warning: %s\n", x->plan.warnings[i]);
+    /* a --filter that selects nothing is a mistake on the command line: say so before
+     * any file is opened */
+    kb_walk_opts wo = { o->filters, o->n_filters, NULL, { 0, 0, 0 } };
+    kb_walk_counts n;
+    if (o->n_filters > 0 && kb_walk(&x->plan, &wo, NULL, NULL, &n) == 0 && n.visited == 0) {
+        fprintf(stderr, "kbench: --filter matches none of the suite's %lld cases (kbench list %s shows their ids)\n",
+                (long long)x->plan.n_cases, o->suite_path);
+        return KB_EXIT_INPUT;
+    }
     return -1;
 }
 

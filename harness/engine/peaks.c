@@ -134,6 +134,26 @@ static kb_status load_sheet(kb_peaks *p, const char *path, kb_sb *err)
     return KB_OK;
 }
 
+kb_status kb_peaks_check_file(const char *path, kb_sb *err)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    kb_status st = KB_OK;
+    if (!root) {
+        if (je.line < 0 || strstr(je.text, "unable to open"))
+            kb_sb_printf(err, "%s: cannot read it (%s)", path, je.text);
+        else
+            kb_sb_printf(err, "%s:%d:%d: not valid JSON: %s", path, je.line, je.column, je.text);
+        return KB_ERR_SETUP;
+    }
+    if (!json_is_array(json_object_get(root, "gpus"))) {
+        kb_sb_printf(err, "%s: not a peaks file (expected an object with a \"gpus\" array, as data/peaks.json)", path);
+        st = KB_ERR_SETUP;
+    }
+    json_decref(root);
+    return st;
+}
+
 static void compute_clock_peaks(kb_peaks *p)
 {
     for (int dt = 0; dt < KB_DT_COUNT; dt++) {

@@ -45,6 +45,10 @@ int kb_peaks_ops_per_clock(int sm, kb_dtype dt);
  * source tree kbench was built from. Never NULL (static storage). */
 const char *kb_peaks_default_path(void);
 
+/* Check that path is a readable peaks file (valid JSON with a "gpus" array).
+ * KB_ERR_SETUP with "path: why" in err otherwise. */
+kb_status kb_peaks_check_file(const char *path, kb_sb *err);
+
 /* Fill *out for device d: the clock-based peaks always (nothing for an emulator), the
  * datasheet entry whose name matches d->name from the file at path (NULL: the default
  * path). A missing or unreadable file is not an error: the datasheet part stays empty

@@ -286,7 +286,7 @@ kb_status kb_record_load(const char *path, json_t ***objs, size_t *n, kb_sb *err
         if (b < end) {
             json_error_t je;
             json_t *o = json_loadb(text + at, end - at, 0, &je);
-            if (!o && !nl) {
+            if (!o && !nl && strncmp(text + b, RECORD_START, strlen(RECORD_START)) == 0) {
                 fprintf(stderr, "kbench: warning: %s:%d: skipping a truncated last record (interrupted run)\n",
                         path, lineno);
                 break;

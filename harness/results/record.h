@@ -57,8 +57,9 @@ kb_status kb_record_write(kb_recorder *w, json_t *rec);
 void kb_record_close(kb_recorder *w);
 
 /* Read every record of a JSON Lines file into *objs (a malloc'ed array of *n owned
- * objects; free with kb_record_free_all). Blank lines are ignored; a malformed last
- * line without its newline (a crash mid-write) is skipped with a warning on stderr.
+ * objects; free with kb_record_free_all). Blank lines are ignored; a record cut short
+ * at the end (a crash mid-write: a last line without its newline that starts as every
+ * record does) is skipped with a warning on stderr.
  * Any other malformed line, or a line that is not an object, is KB_ERR_INPUT with
  * "path:line: message" in err; an unreadable file is KB_ERR_IO. On error nothing is
  * returned (*objs NULL, *n 0). err may be NULL. */

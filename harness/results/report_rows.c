@@ -176,6 +176,24 @@ static kb_status load_run_id(const char *id, const char *dir, json_t ***out, siz
     return KB_OK;
 }
 
+/* A file a report reads must hold kbench records: at least one, each a JSON object with
+ * schema_version and case_id (what kb_record_load accepts is any JSON object per line). */
+static kb_status check_records(const char *path, json_t **recs, size_t n, kb_sb *err)
+{
+    if (n == 0) {
+        if (err) kb_sb_printf(err, "%s: no records in it (a results file holds one JSON record per line)", path);
+        return KB_ERR_INPUT;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!json_is_integer(json_object_get(recs[i], "schema_version")) ||
+            !json_is_string(json_object_get(recs[i], "case_id"))) {
+            if (err) kb_sb_printf(err, "%s: record %zu is not a kbench record (no schema_version/case_id)", path,
+                                  i + 1);
+            return KB_ERR_INPUT;
+        }
+    return KB_OK;
+}
+
 kb_status kb_report_run_load(const char *run, const char *results_dir, kb_report_run *out, kb_sb *err)
 {
     json_t **recs = NULL;
@@ -183,12 +201,17 @@ kb_status kb_report_run_load(const char *run, const char *results_dir, kb_report
     struct stat st;
     kb_status s;
     memset(out, 0, sizeof *out);
-    if (stat(run, &st) == 0 && S_ISREG(st.st_mode))
+    int is_file = stat(run, &st) == 0 && S_ISREG(st.st_mode);
+    if (is_file)
         s = kb_record_load(run, &recs, &n, err);
     else
         s = load_run_id(run, results_dir ? results_dir : "results", &recs, &n, err);
     if (s != KB_OK)
         return s == KB_ERR_IO ? KB_ERR_INPUT : s;
+    if (is_file && (s = check_records(run, recs, n, err)) != KB_OK) {
+        kb_record_free_all(recs, n);
+        return s;
+    }
     return kb_report_run_from(recs, n, run, out);
 }
 

@@ -137,6 +137,15 @@ static int run_statement(sqlite3_stmt *st, kb_query_format fmt, FILE *out)
     return rc;
 }
 
+/* Read-only queries may not attach other files (ATTACH can create one) or write; the
+ * authorizer denies the first, sqlite3_stmt_readonly catches the second (VACUUM INTO
+ * among them, which would write a new file). */
+static int deny_attach(void *user, int action, const char *a, const char *b, const char *c, const char *d)
+{
+    (void)user; (void)a; (void)b; (void)c; (void)d;
+    return action == SQLITE_ATTACH || action == SQLITE_DETACH ? SQLITE_DENY : SQLITE_OK;
+}
+
 kb_status kb_store_query(const char *db_path, const char *sql, kb_query_format fmt, int writable,
                          FILE *out, kb_sb *err)
 {
@@ -148,18 +157,35 @@ kb_status kb_store_query(const char *db_path, const char *sql, kb_query_format f
         return KB_ERR_IO;
     }
     sqlite3_busy_timeout(db, 30000);
+    /* reading the schema is what tells a database from any other file */
+    if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
+        if (err) kb_sb_printf(err, "%s: not an SQLite database (%s)", db_path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return KB_ERR_INPUT;
+    }
+    if (!writable)
+        sqlite3_set_authorizer(db, deny_attach, NULL);
     kb_status st = KB_OK;
     const char *tail = sql;
     int first = 1;
     while (tail && *tail) {
         sqlite3_stmt *stmt = NULL;
-        if (sqlite3_prepare_v2(db, tail, -1, &stmt, &tail) != SQLITE_OK) {
-            if (err) kb_sb_printf(err, "SQL error: %s", sqlite3_errmsg(db));
+        int prc = sqlite3_prepare_v2(db, tail, -1, &stmt, &tail);
+        if (prc != SQLITE_OK) {
+            if (err)
+                kb_sb_printf(err, "SQL error: %s", sqlite3_errmsg(db));
             st = KB_ERR_INPUT;
             break;
         }
         if (!stmt)          /* whitespace or a comment */
             continue;
+        if (!writable && !sqlite3_stmt_readonly(stmt)) {
+            if (err) kb_sb_printf(err, "the query is read-only: '%.60s' would write (kbench query --write allows it)",
+                                  sqlite3_sql(stmt));
+            sqlite3_finalize(stmt);
+            st = KB_ERR_INPUT;
+            break;
+        }
         if (!first && sqlite3_column_count(stmt) > 0 && fmt == KB_QUERY_TABLE)
             fputc('\n', out);
         int rc = run_statement(stmt, fmt, out);

@@ -46,27 +46,6 @@ static int program_exists(const char *word)
     return 0;
 }
 
-kb_status kb_emu_cxx_init(kb_emu_cxx *c, char *err, size_t errlen)
-{
-    const char *cxx = getenv("CXX");
-    memset(c, 0, sizeof *c);
-    if (!cxx || !*cxx)
-        cxx = KB_CXX_COMPILER;
-    c->words = strdup(cxx);
-    if (!c->words) {
-        snprintf(err, errlen, "emu: out of memory");
-        return KB_ERR_OOM;
-    }
-    for (char *s = strtok(c->words, " \t"); s && c->n < KB_EMU_CXX_MAX_WORDS - 1; s = strtok(NULL, " \t"))
-        c->argv[c->n++] = s;
-    if (c->n == 0 || !program_exists(c->argv[0])) {
-        snprintf(err, errlen, "emu: C++ compiler '%s' not found: install g++ or set CXX", cxx);
-        kb_emu_cxx_free(c);
-        return KB_ERR_SETUP;
-    }
-    return KB_OK;
-}
-
 void kb_emu_cxx_free(kb_emu_cxx *c)
 {
     free(c->words);
@@ -111,29 +90,70 @@ static int run_capture(char *const argv[], kb_sb *log, char *err, size_t errlen)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+/* "<first line of CXX --version> <fixed flags>" into c->id. 0, or the exit status of
+ * --version (-1 when it could not be started) with err set. */
+static int read_id(kb_emu_cxx *c, char *err, size_t errlen)
+{
+    char *argv[KB_EMU_CXX_MAX_WORDS + 1];
+    kb_sb out, id;
+    int i;
+    for (i = 0; i < c->n; i++)
+        argv[i] = c->argv[i];
+    argv[i++] = "--version";
+    argv[i] = NULL;
+    kb_sb_init(&out);
+    kb_sb_init(&id);
+    int rc = run_capture(argv, &out, err, errlen);
+    if (rc == 0 && out.len > 0)
+        kb_sb_printf(&id, "%.*s", (int)strcspn(out.s, "\n"), out.s);
+    else
+        kb_sb_printf(&id, "%s (version unknown)", c->argv[0]);
+    for (i = 0; i < N_FIXED_FLAGS; i++)
+        kb_sb_printf(&id, " %s", fixed_flags[i]);
+    snprintf(c->id, sizeof c->id, "%s", id.s);
+    kb_sb_free(&out);
+    kb_sb_free(&id);
+    return rc;
+}
+
 const char *kb_emu_cxx_id(kb_emu_cxx *c)
 {
-    if (!c->id[0]) {
-        char *argv[KB_EMU_CXX_MAX_WORDS + 1], err[256];
-        kb_sb out, id;
-        int i;
-        for (i = 0; i < c->n; i++)
-            argv[i] = c->argv[i];
-        argv[i++] = "--version";
-        argv[i] = NULL;
-        kb_sb_init(&out);
-        kb_sb_init(&id);
-        if (run_capture(argv, &out, err, sizeof err) == 0 && out.len > 0)
-            kb_sb_printf(&id, "%.*s", (int)strcspn(out.s, "\n"), out.s);
-        else
-            kb_sb_printf(&id, "%s (version unknown)", c->argv[0]);
-        for (i = 0; i < N_FIXED_FLAGS; i++)
-            kb_sb_printf(&id, " %s", fixed_flags[i]);
-        snprintf(c->id, sizeof c->id, "%s", id.s);
-        kb_sb_free(&out);
-        kb_sb_free(&id);
-    }
+    char err[256];
+    if (!c->id[0])
+        read_id(c, err, sizeof err);
     return c->id;
+}
+
+kb_status kb_emu_cxx_init(kb_emu_cxx *c, char *err, size_t errlen)
+{
+    const char *cxx = getenv("CXX");
+    memset(c, 0, sizeof *c);
+    if (!cxx || !*cxx)
+        cxx = KB_CXX_COMPILER;
+    c->words = strdup(cxx);
+    if (!c->words) {
+        snprintf(err, errlen, "emu: out of memory");
+        return KB_ERR_OOM;
+    }
+    for (char *s = strtok(c->words, " \t"); s && c->n < KB_EMU_CXX_MAX_WORDS - 1; s = strtok(NULL, " \t"))
+        c->argv[c->n++] = s;
+    if (c->n == 0 || !program_exists(c->argv[0])) {
+        snprintf(err, errlen, "emu: C++ compiler '%s' not found: install g++ or set CXX", cxx);
+        kb_emu_cxx_free(c);
+        return KB_ERR_SETUP;
+    }
+    /* a compiler that cannot even say its version cannot build kernels: one setup error
+     * now, not "did not compile" for every case */
+    char why[256] = "";
+    int rc = read_id(c, why, sizeof why);
+    if (rc != 0) {
+        snprintf(err, errlen, "emu: %s%s: '%s --version' %s%s: the emulator needs a working C++ compiler "
+                 "(install g++ or set CXX)", getenv("CXX") && *getenv("CXX") ? "CXX=" : "C++ compiler ", cxx,
+                 cxx, rc < 0 ? "could not start: " : "failed", rc < 0 ? why : "");
+        kb_emu_cxx_free(c);
+        return KB_ERR_SETUP;
+    }
+    return KB_OK;
 }
 
 kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default_sm, const char *out_path,
