@@ -56,9 +56,28 @@ static int wait_exit(pid_t pid)
 }
 
 /* Run kbench to completion; returns the exit code. */
-static int run_kbench(const char *const *argv, const char *out_path)
+static inline int run_kbench(const char *const *argv, const char *out_path)
 {
     return wait_exit(spawn_kbench(argv, out_path));
+}
+
+/* Run kbench, killing it after limit_s seconds: returns its exit code, or -2 when it
+ * had to be killed (a hang is a failure of its own). */
+static inline int run_kbench_within(const char *const *argv, const char *out_path, int limit_s)
+{
+    pid_t pid = spawn_kbench(argv, out_path);
+    if (pid < 0)
+        return -1;
+    for (int i = 0; i < limit_s * 20; i++) {
+        int status;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+        usleep(50000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -2;
 }
 
 /* Whole file as a NUL-terminated string (malloc'ed), or NULL. */

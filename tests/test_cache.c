@@ -126,9 +126,51 @@ static void test_miss_then_hit(void)
     CHECK(e2.log && strcmp(e1.log, e2.log) == 0);      /* the saved log comes back */
     CHECK(count_files(cache_dir, ".tmp.") == 0);
     CHECK(count_files(cache_dir, ".art") == 1 && count_files(cache_dir, ".log") == 1);
+    CHECK(count_files(cache_dir, ".sum") == 1);
     kb_cache_entry_free(&e1);
     kb_cache_entry_free(&e2);
     kb_cache_entry_free(&e2); /* twice is harmless */
+}
+
+/* A damaged entry - truncated, emptied, overwritten with text, or written by a kbench
+ * that recorded no checksum - is rebuilt with a note, never handed out. */
+static void test_damaged_entry_is_rebuilt(void)
+{
+    kb_compile_req r = req_default();
+    r.defines = defs_b;
+    kb_cache_entry e;
+    CHECK(kb_cache_get(&fake_be, NULL, &r, cache_dir, &e) == KB_OK && e.note[0] == 0);
+    char path[1024], sum[1024];
+    snprintf(path, sizeof path, "%s", e.path);
+    snprintf(sum, sizeof sum, "%s/%s.sum", cache_dir, e.key);
+    kb_cache_entry_free(&e);
+    char *good = NULL;
+    size_t good_len = 0;
+    CHECK(kb_fs_read_all(path, &good, &good_len) == KB_OK && good_len > 2);
+    const char *damage[] = { "half", "empty", "text", "nosum" };
+    for (int i = 0; i < 4; i++) {
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (!f) break;
+        if (i == 0) fwrite(good, 1, good_len / 2, f);
+        if (i == 2) fputs("#!/bin/sh\necho swapped\n", f);
+        if (i == 3) fwrite(good, 1, good_len, f);
+        fclose(f);
+        if (i == 3) unlink(sum);
+        fake_builds = 0;
+        CHECK(kb_cache_get(&fake_be, NULL, &r, cache_dir, &e) == KB_OK);
+        CHECK_MSG(e.hit == 0 && fake_builds == 1 && strstr(e.note, "is damaged") && strstr(e.note, "rebuilt"),
+                  "%s: hit %d builds %d note '%s'", damage[i], e.hit, fake_builds, e.note);
+        char *now = NULL;
+        size_t now_len = 0;
+        CHECK(kb_fs_read_all(path, &now, &now_len) == KB_OK && now_len == good_len && !memcmp(now, good, good_len));
+        free(now);
+        kb_cache_entry_free(&e);
+        /* and the rebuilt entry is a plain hit again */
+        CHECK(kb_cache_get(&fake_be, NULL, &r, cache_dir, &e) == KB_OK && e.hit == 1 && e.note[0] == 0);
+        kb_cache_entry_free(&e);
+    }
+    free(good);
 }
 
 static void test_key_changes(void)
@@ -328,6 +370,7 @@ int main(void)
 {
     make_tree();
     RUN(test_miss_then_hit);
+    RUN(test_damaged_entry_is_rebuilt);
     RUN(test_key_changes);
     RUN(test_invalidation_on_files);
     RUN(test_failed_build_caches_nothing);

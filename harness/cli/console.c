@@ -79,6 +79,8 @@ void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r)
 
 void kb_console_notes(const kb_case_result *r, const char *dump_err)
 {
+    if (r->compile.note && r->compile.note[0])
+        fprintf(stderr, "kbench: note: %s\n", r->compile.note);
     if (r->overhead.error[0])
         fprintf(stderr, "kbench: launch overhead not measured: %s\n", r->overhead.error);
     if (r->telemetry.done && r->telemetry.t.available && r->telemetry.t.throttled)

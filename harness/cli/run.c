@@ -22,12 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupted;
-
 static void on_signal(int sig)
 {
-    interrupted = sig;
-    signal(sig, SIG_DFL); /* a second Ctrl-C ends the process at once */
+    kb_interrupt_set(sig);  /* every long loop polls it (kb_interrupted) */
+    signal(sig, SIG_DFL);   /* a second Ctrl-C ends the process at once */
 }
 
 /* What every case of one run shares. */
@@ -247,12 +245,17 @@ static int count_case(void *user, const kb_walk_item *it)
 static int run_one(void *user, const kb_walk_item *it)
 {
     run_ctx *x = user;
-    if (interrupted)
+    if (kb_interrupted())
         return 1;
     const kb_case *c = it->c;
     kb_case_result r;
     kb_progress_clear(&x->pg);
     kb_case_run(&x->pipe, c, it->id, &x->plan.entries[c->entry].measure, &r);
+    if (r.error == KB_ERR_INTERRUPTED) {
+        /* abandoned part-way: not a result; --resume runs it again */
+        kb_case_result_free(&r);
+        return 1;
+    }
     record_case(x, &r);
     x->count[r.status]++;
     if (!x->o->quiet)
@@ -332,7 +335,7 @@ static int summary(run_ctx *x)
     if (x->resumed)
         fprintf(stderr, "kbench: %lld cases were already recorded in %s and were not run again\n",
                 (long long)x->resumed, x->out_path.s);
-    if (interrupted) {
+    if (kb_interrupted()) {
         fprintf(stderr, "kbench: interrupted; every finished case is recorded. Continue with --resume %s\n",
                 x->out_path.s);
         return KB_EXIT_INTERRUPTED;

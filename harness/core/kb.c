@@ -2,6 +2,7 @@
  * status and dtype names, the string buffer, the PRNG and the hash. */
 #include "core/kb.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,14 +10,19 @@
 
 static const char *const status_names[] = {
     "ok", "input", "setup", "compile_error", "launch_error", "oom",
-    "fault", "timeout", "io", "internal",
+    "fault", "timeout", "io", "internal", "interrupted",
 };
-_Static_assert(sizeof status_names / sizeof status_names[0] == KB_ERR_INTERNAL + 1,
+_Static_assert(sizeof status_names / sizeof status_names[0] == KB_STATUS_COUNT,
                "status_names out of sync with kb_status");
+
+static volatile sig_atomic_t interrupt_sig;
+
+void kb_interrupt_set(int sig) { interrupt_sig = sig; }
+int kb_interrupted(void) { return interrupt_sig; }
 
 const char *kb_status_name(kb_status s)
 {
-    if ((unsigned)s > KB_ERR_INTERNAL)
+    if ((unsigned)s >= KB_STATUS_COUNT)
         return "unknown";
     return status_names[s];
 }

@@ -21,10 +21,18 @@ typedef enum {
     KB_ERR_FAULT,     /* kernel faulted, or the emulator detected a divergent barrier */
     KB_ERR_TIMEOUT,   /* kernel or case exceeded its time budget */
     KB_ERR_IO,        /* file system */
-    KB_ERR_INTERNAL   /* a bug in kbench */
+    KB_ERR_INTERNAL,  /* a bug in kbench */
+    KB_ERR_INTERRUPTED, /* SIGINT/SIGTERM arrived: the work in flight was abandoned */
+    KB_STATUS_COUNT
 } kb_status;
 
 const char *kb_status_name(kb_status s); /* "ok", "input", ... never NULL */
+
+/* ---- interruption: set by the command's signal handler, polled by every long loop
+ * (warm-up, sampling, launch overhead, emulated blocks) so that Ctrl-C or SIGTERM ends
+ * them promptly. Async-signal-safe to set. ---- */
+void kb_interrupt_set(int sig);
+int kb_interrupted(void);            /* the signal that arrived, 0 when none */
 
 /* ---- process exit codes (documented in README) ---- */
 enum {

@@ -284,11 +284,46 @@ fail:
     return KB_ERR_IO;
 }
 
+/* "<size> <fnv-1a 64 of the bytes, 16 hex digits>" of a file; -1 when unreadable. */
+static int file_sum(const char *path, char out[48])
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (kb_fs_read_all(path, &data, &len) != KB_OK)
+        return -1;
+    snprintf(out, 48, "%zu %016llx", len, (unsigned long long)kb_hash64(data, len, KB_HASH_INIT));
+    free(data);
+    return 0;
+}
+
+/* Does the artefact at path still have the size and content its .sum recorded at
+ * write? 1 yes; 0 no, with why (one line) filled. */
+static int entry_intact(const char *path, const char *sumpath, char *why, size_t n)
+{
+    char want[64] = "", got[48];
+    char *saved = NULL;
+    if (kb_fs_read_all(sumpath, &saved, NULL) != KB_OK) {
+        snprintf(why, n, "no checksum recorded for it");
+        return 0;
+    }
+    snprintf(want, sizeof want, "%.*s", (int)strcspn(saved, "\n"), saved);
+    free(saved);
+    if (file_sum(path, got) != 0) {
+        snprintf(why, n, "unreadable: %s", strerror(errno));
+        return 0;
+    }
+    if (strcmp(got, want) != 0) {
+        snprintf(why, n, "size and checksum %s, recorded %s", got, want);
+        return 0;
+    }
+    return 1;
+}
+
 /* A miss: build into "<key>.tmp.XXXXXX<ext>" in the cache directory itself, so that the
  * final rename stays within one file system and is atomic; the log is written first, so
  * whoever sees the artefact can rely on its log being there. */
 static kb_status build_entry(const kb_backend *be, kb_backend_ctx *bx, const kb_compile_req *req, const char *dir,
-                             const char *key, const char *path, const char *logpath, kb_sb *log)
+                             const char *key, const char *path, const char *logpath, const char *sumpath, kb_sb *log)
 {
     const char *ext = be->artifact_ext ? be->artifact_ext : "";
     kb_sb tmp;
@@ -315,7 +350,13 @@ static kb_status build_entry(const kb_backend *be, kb_backend_ctx *bx, const kb_
         st = KB_ERR_IO;
         goto fail;
     }
-    if ((st = write_atomic(logpath, log->s, log)) != KB_OK)
+    char sum[48];
+    if (file_sum(tmp.s, sum) != 0) {
+        kb_sb_printf(log, "cache: cannot read back %s: %s\n", tmp.s, strerror(errno));
+        st = KB_ERR_IO;
+        goto fail;
+    }
+    if ((st = write_atomic(logpath, log->s, log)) != KB_OK || (st = write_atomic(sumpath, sum, log)) != KB_OK)
         goto fail;
     if (rename(tmp.s, path) != 0) {
         kb_sb_printf(log, "cache: cannot rename %s to %s: %s\n", tmp.s, path, strerror(errno));
@@ -351,10 +392,10 @@ kb_status kb_cache_get(const kb_backend *be, kb_backend_ctx *bx, const kb_compil
                        const char *cache_dir, kb_cache_entry *out)
 {
     kb_status st;
-    kb_sb dir, log, path, logpath;
+    kb_sb dir, log, path, logpath, sumpath;
     const char *ext = be->artifact_ext ? be->artifact_ext : "";
     memset(out, 0, sizeof *out);
-    kb_sb_init(&dir); kb_sb_init(&log); kb_sb_init(&path); kb_sb_init(&logpath);
+    kb_sb_init(&dir); kb_sb_init(&log); kb_sb_init(&path); kb_sb_init(&logpath); kb_sb_init(&sumpath);
 
     if ((st = cache_root(cache_dir, &dir, &log)) != KB_OK)
         goto fail;
@@ -362,6 +403,14 @@ kb_status kb_cache_get(const kb_backend *be, kb_backend_ctx *bx, const kb_compil
         goto fail;
     kb_sb_printf(&path, "%s/%s%s", dir.s, out->key, ext);
     kb_sb_printf(&logpath, "%s/%s.log", dir.s, out->key);
+    kb_sb_printf(&sumpath, "%s/%s.sum", dir.s, out->key);
+    char why[160];
+    if (access(path.s, F_OK) == 0 && !entry_intact(path.s, sumpath.s, why, sizeof why)) {
+        /* truncated, emptied, overwritten: never hand it to the loader (a truncated .so
+         * dies with SIGBUS inside dlopen); rebuild it */
+        snprintf(out->note, sizeof out->note, "cache: %s is damaged (%s); rebuilt", path.s, why);
+        unlink(path.s);
+    }
     if (access(path.s, R_OK) == 0) {
         char *saved = NULL;
         if (kb_fs_read_all(logpath.s, &saved, NULL) == KB_OK) {
@@ -369,7 +418,7 @@ kb_status kb_cache_get(const kb_backend *be, kb_backend_ctx *bx, const kb_compil
             free(saved);
         }
         out->hit = 1;
-    } else if ((st = build_entry(be, bx, req, dir.s, out->key, path.s, logpath.s, &log)) != KB_OK) {
+    } else if ((st = build_entry(be, bx, req, dir.s, out->key, path.s, logpath.s, sumpath.s, &log)) != KB_OK) {
         goto fail;
     }
     out->path = strdup(path.s);
@@ -386,7 +435,7 @@ fail:
         if (!out->log)
             out->log = strdup(log.s);
     }
-    kb_sb_free(&logpath); kb_sb_free(&path); kb_sb_free(&log); kb_sb_free(&dir);
+    kb_sb_free(&sumpath); kb_sb_free(&logpath); kb_sb_free(&path); kb_sb_free(&log); kb_sb_free(&dir);
     return st;
 }
 

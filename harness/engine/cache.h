@@ -1,7 +1,10 @@
 /* cache.h - one persistent compile cache shared by both backends.
  *
  * An artefact (a .cubin from NVRTC, a .so from the host compiler) is stored as
- * <dir>/<key><artifact_ext> next to its compile log <dir>/<key>.log. The key is a
+ * <dir>/<key><artifact_ext> next to its compile log <dir>/<key>.log and its size and
+ * content hash <dir>/<key>.sum, recorded at write and checked before every use: an
+ * entry that was truncated, emptied or overwritten is rebuilt (with a note), never
+ * handed to the loader. The key is a
  * 128-bit hash (32 hex digits) of everything that decides the artefact:
  *   backend name, toolchain id, target sm, the defines in order, the source text, and
  *   the text of every header reached through #include "..." (resolved against the
@@ -28,6 +31,7 @@ typedef struct {
     char *path;   /* artefact path (malloc'ed); NULL when the build failed */
     char *log;    /* compile log text (malloc'ed, never NULL after kb_cache_get) */
     int hit;      /* 1: found in the cache, the build was not run */
+    char note[512]; /* "" or one line worth telling the operator (a damaged entry rebuilt) */
 } kb_cache_entry;
 
 /* The default cache directory: $KBENCH_CACHE_DIR, else $XDG_CACHE_HOME/kbench, else

@@ -121,6 +121,7 @@ static int stage_compile(case_ctx *x)
     res->compile.done = 1;
     res->compile.compile_ms = x->mr->compile_ms;
     res->compile.log = x->mr->log;
+    res->compile.note = x->mr->compile_ms > 0 ? x->mr->note : "";   /* once, where it was built */
     if (x->mr->status != KB_OK) {
         snprintf(res->reason, sizeof res->reason, "%s did not %s for sm_%d (log in the record)", x->f->source,
                  x->mr->status == KB_ERR_COMPILE ? "compile" : "load", x->p->dev->sm);
@@ -214,7 +215,10 @@ static int stage_overhead(case_ctx *x)
     kb_overhead *ov = &res->overhead.ov;
     ov->empty = p->empty && p->empty->status == KB_OK ? p->empty->mod : NULL;
     int n = kb_launch_overhead_n(res->measure.m.st.median, p->dev->caps);
-    if (kb_launch_overhead(&x->r, x->state, n, ov) == KB_OK) {
+    kb_status st = kb_launch_overhead(&x->r, x->state, n, ov);
+    if (st == KB_ERR_INTERRUPTED)
+        return fail(x, st);
+    if (st == KB_OK) {
         res->overhead.done = 1;
     } else {
         snprintf(res->overhead.error, sizeof res->overhead.error, "%s", x->r.err);

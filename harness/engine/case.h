@@ -63,6 +63,7 @@ typedef struct {
         int done;                 /* a module was asked for */
         double compile_ms;        /* [ms] build + load, 0 on a cache hit within the run */
         const char *log;          /* compiler log, borrowed from the run's module table */
+        const char *note;         /* "" or the compile stage's note for the operator (borrowed) */
         int have_resources;
         kb_resources res;         /* fields -1 where unknown */
     } compile;
@@ -120,7 +121,8 @@ typedef struct {
 
 /* Run case c (id, the suite's measurement settings ms) through every stage into *out
  * (zeroed first; free with kb_case_result_free). Never fails as a function: a case's
- * failure is its status. */
+ * failure is its status. A case abandoned on a signal ends with error
+ * KB_ERR_INTERRUPTED: it is not a result, and the caller does not record it. */
 void kb_case_run(kb_pipeline *p, const kb_case *c, const char *id, const kb_measure_settings *ms,
                  kb_case_result *out);
 

@@ -36,6 +36,8 @@ static double median_of(double *v, int n)
 static kb_status exec_once(const launcher *l)
 {
     kb_run *r = l->r;
+    if (kb_interrupted())
+        return kb_run_fail(r, KB_ERR_INTERRUPTED, "interrupted while timing the launch overhead");
     if (!l->empty)
         return r->f->enqueue(r, l->state);
     static const kb_geom one = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };

@@ -170,6 +170,8 @@ static kb_status take_sample(sampler *s, double *us)
     kb_run *r = s->r;
     const kb_backend *be = r->be;
     kb_status st;
+    if (kb_interrupted())
+        return kb_run_fail(r, KB_ERR_INTERRUPTED, "interrupted while sampling");
     if (s->m->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 64;
         double *p = realloc(s->m->samples_us, (size_t)cap * sizeof *p);
@@ -351,7 +353,8 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, 
     if (r->c->launch == KB_LAUNCH_GRAPH && (st = capture(r, state, &s.g)) != KB_OK)
         return st;
     for (int i = 0; i < o->warmup && st == KB_OK; i++)
-        st = execute_once(r, state, s.g);
+        st = kb_interrupted() ? kb_run_fail(r, KB_ERR_INTERRUPTED, "interrupted during warm-up")
+                              : execute_once(r, state, s.g);
     if (st == KB_OK && (st = be->sync(r->bx)) != KB_OK)
         kb_run_fail(r, st, "synchronise after warm-up: %s", be->last_error(r->bx));
     if (st == KB_OK) {

@@ -89,6 +89,7 @@ const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const ch
     kb_cache_entry ce;
     s->ref.status = kb_cache_get(ms->be, ms->bx, &req, ms->cache_dir, &ce);
     s->ref.cache_hit = ce.hit;
+    snprintf(s->ref.note, sizeof s->ref.note, "%s", ce.note);
     s->log = ce.log ? strdup(ce.log) : strdup("");
     if (s->ref.status == KB_OK && ms->load) {
         s->ref.status = ms->be->load(ms->bx, ce.path, &s->ref.mod);

@@ -13,6 +13,7 @@ typedef struct {
     const char *log;       /* compiler log (ptxas info on cuda); never NULL */
     int cache_hit;         /* 1: the artefact came from the cache */
     double compile_ms;     /* [ms] build + load time, 0 on a repeat within the run */
+    char note[512];        /* "" or one line for the operator (the cache rebuilt a damaged entry) */
 } kb_module_ref;
 
 /* A run's module table over backend be. cache_dir NULL: the default cache. */

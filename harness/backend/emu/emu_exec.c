@@ -110,6 +110,10 @@ static void run_blocks(kb_emu_worker *w)
     for (;;) {
         if (__atomic_load_n(&e->stop, __ATOMIC_RELAXED))
             return;
+        if (kb_interrupted()) {     /* Ctrl-C: a launch of 2^20 blocks must not run on */
+            kb_emu_exec_fail(e, KB_ERR_INTERRUPTED, "interrupted");
+            return;
+        }
         uint64_t b = __atomic_fetch_add(&e->next_block, 1, __ATOMIC_RELAXED);
         if (b >= e->n_blocks)
             return;
