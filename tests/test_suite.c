@@ -166,7 +166,7 @@ static void test_errors_values(void)
                      "x.yaml:5:12: expected a list or a scalar for 'dtype'"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    pad: []\n", "x.yaml:5:10: empty axis 'pad'"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    pad: [0, -1]\n",
-                     "x.yaml:5:14: 'pad' must be between 0 and 2147483647, got -1"));
+                     "x.yaml:5:14: 'pad' must be between 0 and 4096, got -1"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    params: {BLOCK: 99999999999999999999}\n",
                      "x.yaml:5:21: value '99999999999999999999' for 'BLOCK' does not fit in a 64-bit integer"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    seed: 1.5\n",

@@ -25,7 +25,22 @@ typedef struct {
     const char *const *choices;   /* NULL-terminated names for a choice param, or NULL for an integer */
     uint32_t variants;            /* bit i set: the param applies to variant i (0 = all variants) */
     const char *about;
+    int64_t min, max;             /* the values a suite may give an integer param; both 0:
+                                   * [0, KB_PARAM_MAX]. Checked at load (file:line:col), so that a
+                                   * family's size arithmetic never sees an absurd value. */
 } kb_param;
+
+/* The default range of an integer param: tile sizes, vector widths, stage counts. With
+ * dims at most 2^40 (2^56 together, suite_loader.h), products of a few params, a dim and
+ * an element size stay inside int64. A param that needs more (a byte count) says so. */
+#define KB_PARAM_MAX (1 << 16)
+
+/* The legal range [*lo, *hi] of integer param p. */
+static inline void kb_param_range(const kb_param *p, int64_t *lo, int64_t *hi)
+{
+    *lo = p->min == 0 && p->max == 0 ? 0 : p->min;
+    *hi = p->min == 0 && p->max == 0 ? KB_PARAM_MAX : p->max;
+}
 
 /* Work model: what the operation needs, not what an implementation moves. */
 typedef struct {

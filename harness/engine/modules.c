@@ -1,5 +1,7 @@
 /* modules.c - compile + load, cached on disk across runs and in memory within one. */
 #include "engine/modules.h"
+
+#include "core/paths.h"
 #include "engine/cache.h"
 #include "engine/defines.h"
 
@@ -28,8 +30,12 @@ struct kb_modules {
 
 const char *kb_kernels_dir(void)
 {
+    static char dir[4096];
     const char *d = getenv("KBENCH_KERNELS_DIR");
-    return d && *d ? d : KB_SOURCE_KERNELS_DIR;
+    if (d && *d)
+        return d;
+    snprintf(dir, sizeof dir, "%s/kernels", kb_data_root());
+    return dir;
 }
 
 static kb_modules *modules_new(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,

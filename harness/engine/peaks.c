@@ -2,14 +2,13 @@
  * peaks from the device attributes, and their description for `kbench devices`. */
 #include "engine/peaks.h"
 
+#include "core/paths.h"
+
 #include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef KB_SOURCE_KERNELS_DIR
-#define KB_SOURCE_KERNELS_DIR "kernels"
-#endif
 
 /* Dense ops per clock per SM (FMA = 2), docs/references.md "GPU peaks": sm_80 from the A100
  * whitepaper, sm_89 from the Ada whitepaper (L4/L40S), sm_90 from the H100 whitepaper.
@@ -36,7 +35,9 @@ const char *kb_peaks_default_path(void)
     const char *env = getenv("KBENCH_PEAKS");
     if (env && *env)
         return env;
-    return KB_SOURCE_KERNELS_DIR "/../data/peaks.json";
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/data/peaks.json", kb_data_root());
+    return path;
 }
 
 /* " nvidia a100 sxm4 80gb ": lower case, every run of non-alphanumerics one space,

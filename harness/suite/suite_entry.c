@@ -197,7 +197,9 @@ static kb_status load_param_values(entry_ctx *c, int p, const yaml_node_t *v)
         const yaml_node_t *it = kb_yaml_item(c->y, v, i);
         int64_t x = -1;
         if (!par->choices) {
-            if ((st = kb_yaml_int(c->y, it, par->name, &x))) return st;
+            int64_t lo, hi;
+            kb_param_range(par, &lo, &hi);
+            if ((st = kb_yaml_int_range(c->y, it, par->name, lo, hi, &x))) return st;
         } else {
             const char *name;
             if ((st = kb_yaml_scalar(c->y, it, par->name, &name))) return st;

@@ -105,7 +105,7 @@ kb_status kb_suite_load_pads(kb_loader *L, const yaml_node_t *node, int **out, i
     int *pads = kb_suite_xcalloc((size_t)n, sizeof *pads);
     for (int i = 0; i < n; i++) {
         int64_t v;
-        st = kb_yaml_int_range(&L->y, kb_yaml_item(&L->y, node, i), "pad", 0, INT_MAX, &v);
+        st = kb_yaml_int_range(&L->y, kb_yaml_item(&L->y, node, i), "pad", 0, KB_SUITE_MAX_PAD, &v);
         if (st) { free(pads); return st; }
         pads[i] = (int)v;
     }

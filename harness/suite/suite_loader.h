@@ -28,6 +28,7 @@ typedef struct {
 /* Limits on what a suite may ask for (docs/suite-format.md, "Limits"). */
 #define KB_SUITE_MAX_DIM (1ll << 40)          /* one dim [elements] */
 #define KB_SUITE_MAX_ELEMENTS (1ll << 56)     /* the product of a shape's dims */
+#define KB_SUITE_MAX_PAD 4096                 /* [elements] leading-dim padding / misalignment */
 
 typedef struct {
     kb_yctx y;

@@ -2,15 +2,33 @@
  * (barrier, warp exchange, static shared memory, faults). See emu_block.h. */
 #include "backend/emu/emu_block.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- worker tables ---- */
-kb_status kb_emu_worker_init(kb_emu_worker *w, kb_emu_exec *e, int index)
+void kb_emu_sink_fail(kb_emu_sink *s, kb_status st, const char *fmt, ...)
 {
-    size_t limit = kb_emu_exec_shmem_limit(e);
+    va_list ap;
+    pthread_mutex_lock(&s->mu);
+    if (s->st == KB_OK) {          /* the first error is the one reported */
+        s->st = st;
+        va_start(ap, fmt);
+        vsnprintf(s->msg, sizeof s->msg, fmt, ap);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(&s->mu);
+    __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
+}
+
+kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sink *sink, int index)
+{
+    size_t limit = sink->shmem_limit_bytes;
     w->e = e;
+    w->sink = sink;
     w->index = index;
     w->thr = calloc(KB_EMU_MAX_THREADS, sizeof *w->thr);
     w->waiters = calloc(KB_EMU_MAX_THREADS, sizeof *w->waiters);
@@ -186,13 +204,13 @@ static void report_stuck(kb_emu_worker *w)
         const kb_emu_warp *wp = &w->warp[k];
         if (!wp->arrived)
             continue;
-        kb_emu_exec_fail(w->e, KB_ERR_FAULT,
+        kb_emu_sink_fail(w->sink, KB_ERR_FAULT,
                          "divergent warp collective in block (%u,%u,%u) warp %u: lanes 0x%08x waited for "
                          "lanes 0x%08x (%u threads of the block had exited, %u waited at __syncthreads)",
                          b->x, b->y, b->z, k, wp->arrived, wp->mask, w->n_done, w->n_wait_block);
         return;
     }
-    kb_emu_exec_fail(w->e, KB_ERR_FAULT,
+    kb_emu_sink_fail(w->sink, KB_ERR_FAULT,
                      "divergent __syncthreads in block (%u,%u,%u): %u of %u threads waited, %u had exited",
                      b->x, b->y, b->z, w->n_wait_block, w->n, w->n_done);
 }
@@ -222,7 +240,7 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
         return -1;
     }
     if (w->next_unstarted < w->n) {
-        kb_emu_exec_fail(w->e, KB_ERR_OOM, "emu: cannot map a %u KiB fiber stack", KB_EMU_STACK_BYTES / 1024u);
+        kb_emu_sink_fail(w->sink, KB_ERR_OOM, "emu: cannot map a %u KiB fiber stack", KB_EMU_STACK_BYTES / 1024u);
         kb_emu_block_abandon(w);
         return -1;
     }
@@ -239,7 +257,7 @@ static void rt_fault_fmt(kb_emu_thr *t, kb_status st, const char *msg)
 {
     kb_emu_worker *w = t->w;
     const kb_emu_dim3 *b = &w->blk.block_idx, *i = &t->pub.thread_idx;
-    kb_emu_exec_fail(w->e, st, "%s in block (%u,%u,%u) thread (%u,%u,%u)", msg, b->x, b->y, b->z, i->x,
+    kb_emu_sink_fail(w->sink, st, "%s in block (%u,%u,%u) thread (%u,%u,%u)", msg, b->x, b->y, b->z, i->x,
                      i->y, i->z);
     w->aborted = 1;
     kb_emu_fiber_switch(&t->fiber->ctx, &w->sched);
@@ -334,7 +352,7 @@ static void *rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, s
             return w->decl[i].ptr;
     if (align < 16)
         align = 16;
-    size_t off = (w->smem_used + align - 1) / align * align, limit = kb_emu_exec_shmem_limit(w->e);
+    size_t off = (w->smem_used + align - 1) / align * align, limit = w->sink->shmem_limit_bytes;
     if (off + bytes - w->l->dyn_shmem_bytes > KB_EMU_STATIC_SHMEM_MAX) {
         /* ptxas rejects more static __shared__ than this on every arch: fail as the GPU build would */
         snprintf(msg, sizeof msg, "%zu bytes of static shared memory asked, CUDA allows %u in __shared__ "
@@ -344,7 +362,7 @@ static void *rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, s
     if (off + bytes > limit) {
         size_t dyn = w->l->dyn_shmem_bytes;
         snprintf(msg, sizeof msg, "%zu bytes of shared memory asked (static %zu + dynamic %zu), sm_%d allows %zu per block",
-                 off + bytes, off + bytes - dyn, dyn, kb_emu_exec_sm(w->e), limit);
+                 off + bytes, off + bytes - dyn, dyn, w->sink->sm, limit);
         rt_fault_fmt(t, KB_ERR_LAUNCH, msg);
     }
     if (w->n_decl == KB_EMU_MAX_SHARED_DECLS) {
@@ -366,4 +384,4 @@ static const kb_emu_rt emu_rt = {
     .fault = rt_fault,
 };
 
-const kb_emu_rt *kb_emu_exec_rt(void) { return &emu_rt; }
+const kb_emu_rt *kb_emu_block_rt(void) { return &emu_rt; }

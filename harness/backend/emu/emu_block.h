@@ -11,8 +11,8 @@
 #ifndef KB_EMU_BLOCK_H
 #define KB_EMU_BLOCK_H
 
-#include "backend/emu/emu_exec.h"
 #include "backend/emu/emu_fiber.h"
+#include "backend/emu/emu_launch.h"
 
 #include <setjmp.h>
 #include <signal.h>
@@ -45,7 +45,8 @@ typedef struct {
 } kb_emu_warp;
 
 struct kb_emu_worker {
-    kb_emu_exec *e;
+    struct kb_emu_exec *e;        /* the engine that owns this worker (opaque here) */
+    kb_emu_sink *sink;            /* where this worker's threads report errors */
     int index;
     pthread_t tid;
     void *alt_stack;              /* alternate signal stack (emu_exec.c) */
@@ -86,8 +87,8 @@ struct kb_emu_worker {
     void *sig_addr;
 };
 
-/* Allocate a worker's tables (arena sized by the engine's shared memory limit). */
-kb_status kb_emu_worker_init(kb_emu_worker *w, kb_emu_exec *e, int index);
+/* Allocate a worker's tables (arena sized by sink->shmem_limit_bytes). */
+kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sink *sink, int index);
 void kb_emu_worker_fini(kb_emu_worker *w);
 /* Per launch, on the worker's own OS thread: bind the module's slot, lay out threads. */
 void kb_emu_worker_begin(kb_emu_worker *w, const kb_emu_launch *l);
@@ -98,9 +99,11 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b);
 /* Forget every fiber of the current block (after a fault): all stacks become free. */
 void kb_emu_block_abandon(kb_emu_worker *w);
 
-/* Engine services used by the scheduler (emu_exec.c). */
-void kb_emu_exec_fail(kb_emu_exec *e, kb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int kb_emu_exec_sm(const kb_emu_exec *e);
-size_t kb_emu_exec_shmem_limit(const kb_emu_exec *e);
+/* Report an error of the launch: the first one is kept, and every worker stops taking
+ * blocks. Thread-safe. */
+void kb_emu_sink_fail(kb_emu_sink *s, kb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The runtime table handed to every module's kb_emu_bind (static, never NULL). */
+const kb_emu_rt *kb_emu_block_rt(void);
 
 #endif /* KB_EMU_BLOCK_H */

@@ -16,8 +16,7 @@ struct kb_emu_exec {
     int n_workers;
     kb_emu_worker *w;               /* [n_workers]; w[0] is the caller of kb_emu_exec_run */
     int n_threads_started;          /* pool threads created (w[1..]) */
-    int sm;
-    size_t shmem_limit_bytes;
+    kb_emu_sink sink;               /* errors, the arch and its shared memory limit */
 
     pthread_mutex_t mu;
     pthread_cond_t go, done;
@@ -28,28 +27,9 @@ struct kb_emu_exec {
     const kb_emu_launch *l;         /* the current launch */
     uint64_t n_blocks;
     uint64_t next_block;            /* atomic */
-    int stop;                       /* atomic: an error was raised, skip what is left */
-    kb_status st;                   /* first error (under mu) */
-    char msg[512];
 };
 
-/* ---- errors ---- */
-void kb_emu_exec_fail(kb_emu_exec *e, kb_status st, const char *fmt, ...)
-{
-    va_list ap;
-    pthread_mutex_lock(&e->mu);
-    if (e->st == KB_OK) {          /* the first error is the one reported */
-        e->st = st;
-        va_start(ap, fmt);
-        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-        va_end(ap);
-    }
-    pthread_mutex_unlock(&e->mu);
-    __atomic_store_n(&e->stop, 1, __ATOMIC_RELAXED);
-}
-
-int kb_emu_exec_sm(const kb_emu_exec *e) { return e->sm; }
-size_t kb_emu_exec_shmem_limit(const kb_emu_exec *e) { return e->shmem_limit_bytes; }
+const kb_emu_rt *kb_emu_exec_rt(void) { return kb_emu_block_rt(); }
 
 /* ---- SIGSEGV, SIGBUS, SIGFPE, SIGILL inside kernel code ---- */
 static __thread kb_emu_worker *tls_worker;  /* the worker this OS thread is, while it is one */
@@ -95,11 +75,11 @@ static void report_signal(kb_emu_worker *w)
                      : w->sig == SIGILL ? "illegal instruction, e.g. __trap() (SIGILL)"
                                         : "segmentation fault (SIGSEGV)";
     if (kb_emu_fiber_in_guard(w->cur, w->sig_addr))
-        kb_emu_exec_fail(w->e, KB_ERR_FAULT,
+        kb_emu_sink_fail(w->sink, KB_ERR_FAULT,
                          "stack overflow (an emulated thread has %u KiB of stack) in block (%u,%u,%u) thread (%u,%u,%u)",
                          KB_EMU_STACK_BYTES / 1024u, b->x, b->y, b->z, t->x, t->y, t->z);
     else
-        kb_emu_exec_fail(w->e, KB_ERR_FAULT, "%s at address %p in block (%u,%u,%u) thread (%u,%u,%u)",
+        kb_emu_sink_fail(w->sink, KB_ERR_FAULT, "%s at address %p in block (%u,%u,%u) thread (%u,%u,%u)",
                          what, w->sig_addr, b->x, b->y, b->z, t->x, t->y, t->z);
 }
 
@@ -108,10 +88,10 @@ static void run_blocks(kb_emu_worker *w)
 {
     kb_emu_exec *e = w->e;
     for (;;) {
-        if (__atomic_load_n(&e->stop, __ATOMIC_RELAXED))
+        if (__atomic_load_n(&e->sink.stop, __ATOMIC_RELAXED))
             return;
         if (kb_interrupted()) {     /* Ctrl-C: a launch of 2^20 blocks must not run on */
-            kb_emu_exec_fail(e, KB_ERR_INTERRUPTED, "interrupted");
+            kb_emu_sink_fail(&e->sink, KB_ERR_INTERRUPTED, "interrupted");
             return;
         }
         uint64_t b = __atomic_fetch_add(&e->next_block, 1, __ATOMIC_RELAXED);
@@ -158,6 +138,11 @@ static void *pool_main(void *arg)
             pthread_cond_signal(&e->done);
     }
     pthread_mutex_unlock(&e->mu);
+    /* release the alternate stack before the thread ends: its memory is freed by the
+     * engine, and the thread's exit (ASan's included) must not find it installed */
+    stack_t off = { .ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE };
+    sigaltstack(&off, NULL);
+    tls_worker = NULL;
     return NULL;
 }
 
@@ -170,8 +155,9 @@ kb_status kb_emu_exec_create(int n_workers, int sm, size_t shmem_limit_bytes, kb
     if (!e)
         goto oom;
     e->n_workers = n_workers < 1 ? 1 : n_workers;
-    e->sm = sm;
-    e->shmem_limit_bytes = shmem_limit_bytes;
+    e->sink.sm = sm;
+    e->sink.shmem_limit_bytes = shmem_limit_bytes;
+    pthread_mutex_init(&e->sink.mu, NULL);
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->go, NULL);
     pthread_cond_init(&e->done, NULL);
@@ -180,7 +166,7 @@ kb_status kb_emu_exec_create(int n_workers, int sm, size_t shmem_limit_bytes, kb
         goto oom;
     for (int i = 0; i < e->n_workers; i++) {
         e->w[i].alt_stack = malloc(ALT_STACK_BYTES);
-        if (!e->w[i].alt_stack || kb_emu_worker_init(&e->w[i], e, i) != KB_OK)
+        if (!e->w[i].alt_stack || kb_emu_worker_init(&e->w[i], e, &e->sink, i) != KB_OK)
             goto oom;
     }
     pthread_once(&signals_once, install_signals);
@@ -228,6 +214,7 @@ void kb_emu_exec_destroy(kb_emu_exec *e)
     pthread_cond_destroy(&e->done);
     pthread_cond_destroy(&e->go);
     pthread_mutex_destroy(&e->mu);
+    pthread_mutex_destroy(&e->sink.mu);
     free(e);
 }
 
@@ -244,9 +231,9 @@ static kb_status check_geometry(const kb_emu_exec *e, const kb_emu_launch *l, ch
         snprintf(err, errlen, "invalid grid (%u,%u,%u): at most (2^31-1,65535,65535)", g[0], g[1], g[2]);
         return KB_ERR_LAUNCH;
     }
-    if (l->dyn_shmem_bytes > e->shmem_limit_bytes) {
+    if (l->dyn_shmem_bytes > e->sink.shmem_limit_bytes) {
         snprintf(err, errlen, "%zu bytes of dynamic shared memory asked, sm_%d allows %zu per block",
-                 l->dyn_shmem_bytes, e->sm, e->shmem_limit_bytes);
+                 l->dyn_shmem_bytes, e->sink.sm, e->sink.shmem_limit_bytes);
         return KB_ERR_LAUNCH;
     }
     return KB_OK;
@@ -260,9 +247,9 @@ kb_status kb_emu_exec_run(kb_emu_exec *e, const kb_emu_launch *l, char *err, siz
     e->l = l;
     e->n_blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
     e->next_block = 0;
-    e->stop = 0;
-    e->st = KB_OK;
-    e->msg[0] = 0;
+    e->sink.stop = 0;
+    e->sink.st = KB_OK;
+    e->sink.msg[0] = 0;
     /* A one-block launch is not worth waking the pool for. */
     int helpers = e->n_blocks > 1 && e->n_workers > 1;
     if (helpers) {
@@ -288,7 +275,7 @@ kb_status kb_emu_exec_run(kb_emu_exec *e, const kb_emu_launch *l, char *err, siz
         pthread_mutex_unlock(&e->mu);
     }
     e->l = NULL;
-    if (e->st != KB_OK)
-        snprintf(err, errlen, "%s", e->msg);
-    return e->st;
+    if (e->sink.st != KB_OK)
+        snprintf(err, errlen, "%s", e->sink.msg);
+    return e->sink.st;
 }

@@ -14,41 +14,9 @@
 #ifndef KB_EMU_EXEC_H
 #define KB_EMU_EXEC_H
 
-#include "core/kb.h"
-#include "kb_emu_abi.h"
-
-#include <ffi.h>
-#include <stdint.h>
-
-/* Stack of one emulated thread [bytes]: room for small register arrays in kernels. */
-#define KB_EMU_STACK_BYTES (256u * 1024u)
-#define KB_EMU_MAX_THREADS 1024
+#include "backend/emu/emu_launch.h"
 
 typedef struct kb_emu_exec kb_emu_exec;
-
-/* Arguments classified once per launch for a direct call (x86-64 System V only): the
- * entry is called through a fixed prototype of 6 integer registers, 8 SSE registers and
- * 10 stack slots, which puts every kb_arg exactly where the real prototype expects it.
- * libffi re-classifies the arguments at every call, which costs more than a small
- * kernel thread; it stays the general path. */
-#define KB_EMU_DIRECT_STACK_SLOTS 10
-typedef struct {
-    int ok;                              /* 1: use this instead of ffi_call */
-    uint64_t gpr[6 + KB_EMU_DIRECT_STACK_SLOTS]; /* integer-class args: registers, then stack */
-    double sse[8];                       /* float args, their bits in the low 32 bits */
-} kb_emu_direct;
-
-/* One launch, as the backend prepared it. */
-typedef struct {
-    void (*fn)(void);                    /* the kernel entry */
-    ffi_cif *cif;                        /* prepared for the entry's argument kinds */
-    void **avalues;                      /* argument values (read-only, shared by workers) */
-    kb_emu_direct direct;
-    kb_emu_thread **(*tls_slot)(void);   /* the module's kb_emu_tls_slot */
-    unsigned grid[3];                    /* blocks */
-    unsigned block[3];                   /* threads per block */
-    size_t dyn_shmem_bytes;              /* [bytes] */
-} kb_emu_launch;
 
 /* Start n_workers workers (>= 1; the caller of kb_emu_exec_run is one of them) for an
  * emulated arch sm whose per-block shared memory limit is shmem_limit_bytes.

@@ -7,6 +7,69 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* AddressSanitizer keeps its own idea of which stack is running: every switch is
+ * announced before (start_switch) and confirmed after (finish_switch), with the stack
+ * bounds of where we go. Without it ASan misreads fiber frames as wild accesses. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KB_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KB_ASAN_FIBERS 1
+#endif
+#endif
+#ifdef KB_ASAN_FIBERS
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+/* A fiber's stack starts afresh: frames of instrumented code that never returned (a
+ * fiber ends by switching away for good) left their redzones poisoned in ASan's shadow,
+ * and the kernel code that reuses the stack is not instrumented to clear them. */
+static void stack_fresh(const kb_emu_fiber *f)
+{
+#ifdef KB_ASAN_FIBERS
+    __asan_unpoison_memory_region(f->ctx.stack_bottom, f->ctx.stack_size);
+#else
+    (void)f;
+#endif
+}
+
+/* About to leave from for to. */
+static void switch_begin(kb_emu_ctx *from, const kb_emu_ctx *to)
+{
+#ifdef KB_ASAN_FIBERS
+    __sanitizer_start_switch_fiber(&from->fake_stack, to->stack_bottom, to->stack_size);
+#else
+    (void)from; (void)to;
+#endif
+}
+
+/* Back in self, arrived from a context whose stack bounds go to came (may be NULL). */
+static void switch_end(kb_emu_ctx *self, kb_emu_ctx *came)
+{
+#ifdef KB_ASAN_FIBERS
+    const void *bottom = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(self ? self->fake_stack : NULL, &bottom, &size);
+    if (came) {
+        came->stack_bottom = bottom;
+        came->stack_size = size;
+    }
+#else
+    (void)self; (void)came;
+#endif
+}
+
+/* Every fiber's first frame: tell ASan we arrived (and learn the starter's stack, which
+ * switches back to it will need), then run the fiber's function. */
+static void fiber_main(void *arg)
+{
+    kb_emu_fiber *f = arg;
+    switch_end(NULL, f->starter);
+    f->fn(f->arg);
+    abort(); /* fn must not return */
+}
+
 /* Colours step by 5 cache lines (a fiber's hot frames span a few) over 64 KiB. */
 #define COLOR_STEP_BYTES 320u
 #define COLOR_SPAN_BYTES (64u * 1024u)
@@ -32,6 +95,8 @@ kb_emu_fiber *kb_emu_fiber_new(size_t stack_bytes, unsigned color)
     f->map_bytes = stack + page;
     f->page_bytes = page;
     f->top_offset = offset;
+    f->ctx.stack_bottom = f->map + page;
+    f->ctx.stack_size = f->map_bytes - page;
     return f;
 fail:
     free(f);
@@ -102,11 +167,12 @@ void kb_emu_fiber_start(kb_emu_ctx *from, kb_emu_fiber *f, void (*fn)(void *), v
     uint16_t fpcw;
     f->fn = fn;
     f->arg = arg;
+    f->starter = from;
     *--sp = (uintptr_t)kb_emu_fiber_entry_;   /* "return" address */
     *--sp = 0;                                /* rbp */
     *--sp = 0;                                /* rbx */
-    *--sp = (uintptr_t)fn;                    /* r12 */
-    *--sp = (uintptr_t)arg;                   /* r13 */
+    *--sp = (uintptr_t)fiber_main;            /* r12 */
+    *--sp = (uintptr_t)f;                     /* r13 */
     *--sp = 0;                                /* r14 */
     *--sp = 0;                                /* r15 */
     --sp;                                     /* control words: inherit the current ones */
@@ -115,12 +181,17 @@ void kb_emu_fiber_start(kb_emu_ctx *from, kb_emu_fiber *f, void (*fn)(void *), v
     memcpy((char *)sp, &mxcsr, 4);
     memcpy((char *)sp + 4, &fpcw, 2);
     f->ctx.sp = sp;
+    stack_fresh(f);
+    switch_begin(from, &f->ctx);
     kb_emu_ctx_swap_(&from->sp, f->ctx.sp);
+    switch_end(from, NULL);
 }
 
 void kb_emu_fiber_switch(kb_emu_ctx *from, kb_emu_ctx *to)
 {
+    switch_begin(from, to);
     kb_emu_ctx_swap_(&from->sp, to->sp);
+    switch_end(from, NULL);
 }
 
 #else /* ucontext fallback */
@@ -128,26 +199,30 @@ static __thread kb_emu_fiber *tls_starting; /* handed to the trampoline, same OS
 
 static void fiber_trampoline(void)
 {
-    kb_emu_fiber *f = tls_starting;
-    f->fn(f->arg);
-    abort(); /* fn must not return */
+    fiber_main(tls_starting);
 }
 
 void kb_emu_fiber_start(kb_emu_ctx *from, kb_emu_fiber *f, void (*fn)(void *), void *arg)
 {
     f->fn = fn;
     f->arg = arg;
+    f->starter = from;
     getcontext(&f->ctx.uc);
     f->ctx.uc.uc_stack.ss_sp = f->map + f->page_bytes;
     f->ctx.uc.uc_stack.ss_size = f->map_bytes - f->page_bytes - f->top_offset;
     f->ctx.uc.uc_link = NULL;
     makecontext(&f->ctx.uc, fiber_trampoline, 0);
     tls_starting = f;
+    stack_fresh(f);
+    switch_begin(from, &f->ctx);
     swapcontext(&from->uc, &f->ctx.uc);
+    switch_end(from, NULL);
 }
 
 void kb_emu_fiber_switch(kb_emu_ctx *from, kb_emu_ctx *to)
 {
+    switch_begin(from, to);
     swapcontext(&from->uc, &to->uc);
+    switch_end(from, NULL);
 }
 #endif

@@ -19,13 +19,18 @@
 #include <ucontext.h>
 #endif
 
-/* A place to save one execution context: a fiber's, or the scheduler's own. */
+/* A place to save one execution context: a fiber's, or the scheduler's own. The stack
+ * bounds and fake_stack are for AddressSanitizer, which must be told of every switch
+ * between stacks (KB_SANITIZE builds); otherwise unused. */
 typedef struct {
 #ifdef KB_EMU_FIBER_UCONTEXT
     ucontext_t uc;
 #else
     void *sp;                       /* saved stack pointer; the registers sit on that stack */
 #endif
+    const void *stack_bottom;       /* lowest address of the context's stack (ASan) */
+    size_t stack_size;              /* [bytes] (ASan) */
+    void *fake_stack;               /* ASan's fake stack of this context while it is away */
 } kb_emu_ctx;
 
 typedef struct kb_emu_fiber {
@@ -36,6 +41,7 @@ typedef struct kb_emu_fiber {
     void (*fn)(void *);     /* what the fiber runs when started */
     void *arg;
     size_t top_offset;      /* [bytes] unused at the top of the map (cache colouring) */
+    kb_emu_ctx *starter;    /* the context that started it last (ASan learns its stack) */
 } kb_emu_fiber;
 
 /* Map a fiber with a stack of stack_bytes (rounded up to pages) below a guard page.

@@ -1,0 +1,55 @@
+/* emu_launch.h - the data a launch shares between the emulator's engine (emu_exec.c:
+ * workers, block distribution, faults) and its block scheduler (emu_block.c): the
+ * launch as the backend prepared it, and the sink where any thread reports the launch's
+ * first error. Types only. */
+#ifndef KB_EMU_LAUNCH_H
+#define KB_EMU_LAUNCH_H
+
+#include "core/kb.h"
+#include "kb_emu_abi.h"
+
+#include <ffi.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Stack of one emulated thread [bytes]: room for small register arrays in kernels. */
+#define KB_EMU_STACK_BYTES (256u * 1024u)
+#define KB_EMU_MAX_THREADS 1024
+
+/* Arguments classified once per launch for a direct call (x86-64 System V only): the
+ * entry is called through a fixed prototype of 6 integer registers, 8 SSE registers and
+ * 10 stack slots, which puts every kb_arg exactly where the real prototype expects it.
+ * libffi re-classifies the arguments at every call, which costs more than a small
+ * kernel thread; it stays the general path. */
+#define KB_EMU_DIRECT_STACK_SLOTS 10
+typedef struct {
+    int ok;                              /* 1: use this instead of ffi_call */
+    uint64_t gpr[6 + KB_EMU_DIRECT_STACK_SLOTS]; /* integer-class args: registers, then stack */
+    double sse[8];                       /* float args, their bits in the low 32 bits */
+} kb_emu_direct;
+
+/* One launch, as the backend prepared it. */
+typedef struct {
+    void (*fn)(void);                    /* the kernel entry */
+    ffi_cif *cif;                        /* prepared for the entry's argument kinds */
+    void **avalues;                      /* argument values (read-only, shared by workers) */
+    kb_emu_direct direct;
+    kb_emu_thread **(*tls_slot)(void);   /* the module's kb_emu_tls_slot */
+    unsigned grid[3];                    /* blocks */
+    unsigned block[3];                   /* threads per block */
+    size_t dyn_shmem_bytes;              /* [bytes] */
+} kb_emu_launch;
+
+/* Where the threads of a launch report the first error; the engine owns it, resets it
+ * per launch, and reads it when the launch ends. */
+typedef struct {
+    pthread_mutex_t mu;
+    int stop;                            /* atomic: an error was raised, skip what is left */
+    kb_status st;                        /* the first error (under mu) */
+    char msg[512];
+    int sm;                              /* the emulated arch x10 */
+    size_t shmem_limit_bytes;            /* per block */
+} kb_emu_sink;
+
+#endif /* KB_EMU_LAUNCH_H */

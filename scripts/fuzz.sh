@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# fuzz.sh [SECONDS] - build the libFuzzer target of the suite loader + planner with clang
+# (ASan + UBSan) in build-fuzz/ and run it for SECONDS (default 60) from the seed corpus
+# (suites/, tests/suites/, tests/fuzz/regressions/). A crash is saved by libFuzzer as
+# build-fuzz/crash-*; copy it into tests/fuzz/regressions/ once fixed, where the ordinary
+# test fuzz_regressions replays it in every build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-60}"
+# libFuzzer comes with clang's runtime (Debian: clang, libclang-rt-14-dev)
+need=()
+command -v clang > /dev/null || need+=(clang)
+dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed" || need+=(libclang-rt-14-dev)
+if ((${#need[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      "${need[@]}" > /dev/null
+fi
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      -DKB_FUZZ=ON > /dev/null
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_suite
+mkdir -p build-fuzz/corpus
+cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* build-fuzz/corpus/ 2>/dev/null || true
+cd build-fuzz
+LD_LIBRARY_PATH="${CUDAToolkit_ROOT:-/usr/local/cuda}/lib64" \
+    ./fuzz_suite corpus -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
