@@ -163,3 +163,17 @@ uint64_t kb_hash64(const void *p, size_t n, uint64_t h)
     }
     return h;
 }
+
+#ifdef KB_SANITIZE
+/* The sanitizer build's defaults (KB_SANITIZE; the environment's ASAN_OPTIONS still win).
+ * intercept_tls_get_addr=0: the emulator's kernel modules are uninstrumented shared
+ * objects with thread-local storage, and gcc 12's LeakSanitizer records bogus dynamic-TLS
+ * ranges for them, then crashes scanning them at exit ("Tracer caught signal 11").
+ * allocator_may_return_null=1: an absurd allocation is an out-of-memory the caller
+ * handles (the emulator's device allocator is tested with SIZE_MAX), not an abort. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "intercept_tls_get_addr=0:allocator_may_return_null=1:detect_leaks=1";
+}
+#endif
