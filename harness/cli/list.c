@@ -40,7 +40,9 @@ static void list_families(void)
                     printf(" %s", pa->choices[k]);
                 printf(")");
             } else {
-                printf("%lld", (long long)pa->def);
+                int64_t lo, hi;
+                kb_param_range(pa, &lo, &hi);
+                printf("%lld  (in [%lld, %lld])", (long long)pa->def, (long long)lo, (long long)hi);
             }
             if (pa->variants) {
                 printf("  [variants:");

@@ -165,6 +165,7 @@ void kb_emu_fiber_start(kb_emu_ctx *from, kb_emu_fiber *f, void (*fn)(void *), v
     uintptr_t *sp = (uintptr_t *)((uintptr_t)(f->map + f->map_bytes - f->top_offset) & ~(uintptr_t)15);
     uint32_t mxcsr;
     uint16_t fpcw;
+    stack_fresh(f);    /* before the first frame is written on it */
     f->fn = fn;
     f->arg = arg;
     f->starter = from;
@@ -181,7 +182,6 @@ void kb_emu_fiber_start(kb_emu_ctx *from, kb_emu_fiber *f, void (*fn)(void *), v
     memcpy((char *)sp, &mxcsr, 4);
     memcpy((char *)sp + 4, &fpcw, 2);
     f->ctx.sp = sp;
-    stack_fresh(f);
     switch_begin(from, &f->ctx);
     kb_emu_ctx_swap_(&from->sp, f->ctx.sp);
     switch_end(from, NULL);
