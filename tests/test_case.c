@@ -91,6 +91,15 @@ static void test_skipped(void)
     CHECK(!r.compile.done && !r.verify.done && !r.measure.done && !r.derived.done);
     CHECK(r.stage_ms[KB_STAGE_VALID] > 0 && r.stage_ms[KB_STAGE_COMPILE] == 0);
     kb_case_result_free(&r);
+    /* buffers the device cannot hold: skipped before anything is allocated */
+    kb_device_info small = dev;
+    small.total_mem_bytes = 1 << 20;
+    p.dev = &small;
+    c = gelu_case("vec", 1 << 20, KB_LAUNCH_EAGER);
+    kb_case_run(&p, &c, "gelu-too-big", &ms, &r);
+    CHECK(r.status == KB_CASE_SKIPPED && !r.compile.done);
+    CHECK_MSG(strstr(r.reason, "its buffers need at least 8.0 MiB; the device has 1.0 MiB"), "%s", r.reason);
+    kb_case_result_free(&r);
     kb_modules_free(mods);
 }
 

@@ -100,11 +100,26 @@ static int fail(case_ctx *x, kb_status st)
     return 0;
 }
 
+/* The case's buffers must fit the device: its compulsory bytes (what any implementation
+ * reads and writes) against the device's memory. */
+static int fits_memory(case_ctx *x)
+{
+    double need = x->res->work.bytes_read + x->res->work.bytes_written;
+    double have = (double)x->p->dev->total_mem_bytes;
+    if (have <= 0 || need <= have)
+        return 1;
+    double unit = have < (1 << 30) ? 1 << 20 : 1 << 30;
+    const char *name = have < (1 << 30) ? "MiB" : "GiB";
+    snprintf(x->res->reason, sizeof x->res->reason, "its buffers need at least %.1f %s; the device has %.1f %s",
+             need / unit, name, have / unit, name);
+    return 0;
+}
+
 static int stage_valid(case_ctx *x)
 {
     const kb_device_info *d = x->p->dev;
     kb_target t = { d->sm, d->caps, d->max_shmem_per_block_optin };
-    if (x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason))
+    if (x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason) && fits_memory(x))
         return 1;
     x->res->status = KB_CASE_SKIPPED;
     return 0;

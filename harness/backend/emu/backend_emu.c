@@ -108,6 +108,8 @@ static kb_status emu_device_info(kb_backend_ctx *x, kb_device_info *out)
     out->sm = x->sm;
     out->sm_count = x->n_workers;
     out->l2_bytes = (int)kb_emu_l2_bytes(NULL);  /* the host cache a cold flush evicts */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    out->total_mem_bytes = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;  /* host memory */
     out->max_shmem_per_block_optin = (int)x->shmem_limit_bytes;
     out->caps = kb_backend_emu.caps;
     return KB_OK;
