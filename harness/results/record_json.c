@@ -157,6 +157,40 @@ static json_t *device_json(const kb_device_info *d, int *bad)
     return j;
 }
 
+/* The vendor library call of the case, as it can be replayed: the library and its version,
+ * the serialised cuBLASLt algorithm (8 words, hex) with its configuration, or cuDNN's engine. */
+static json_t *vendor_json(const kb_case_result *r, int *bad)
+{
+    if (!r->vendor.done)
+        return json_null();
+    const kb_vendor_info *v = &r->vendor.info;
+    json_t *j = obj(bad);
+    if (!j)
+        return NULL;
+    put(j, "library", jstr(v->library), bad);
+    put(j, "version", jint(v->version), bad);
+    put(j, "candidates", jint(v->candidates), bad);
+    put(j, "workspace_bytes", jnum((double)v->workspace_bytes), bad);
+    put(j, "engine", v->engine[0] ? jstr(v->engine) : json_null(), bad);
+    if (!v->have_algo) {
+        put(j, "algo", json_null(), bad);
+        return j;
+    }
+    char words[8 * 17];
+    for (int i = 0; i < 8; i++)
+        snprintf(words + 17 * i, 18, "%016llx%s", (unsigned long long)v->algo[i], i < 7 ? ":" : "");
+    put(j, "algo", jstr(words), bad);
+    put(j, "algo_id", jint_known(v->algo_id), bad);
+    put(j, "tile", jint_known(v->tile), bad);
+    put(j, "stages", jint_known(v->stages), bad);
+    put(j, "splitk", jint_known(v->splitk), bad);
+    put(j, "reduction", jint_known(v->reduction), bad);
+    put(j, "swizzle", jint_known(v->swizzle), bad);
+    put(j, "custom", jint_known(v->custom), bad);
+    put(j, "waves", v->waves > 0 ? jnum(v->waves) : json_null(), bad);
+    return j;
+}
+
 static json_t *verify_json(const kb_case_result *r, int *bad)
 {
     if (!r->verify.done)
@@ -356,6 +390,7 @@ json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r)
     put(o, "status", jstr(kb_case_status_name(r->status)), &bad);
     put(o, "error", jstr(kb_status_name(r->error)), &bad);
     put(o, "reason", jstr(r->reason), &bad);
+    put(o, "vendor", vendor_json(r, &bad), &bad);
     put(o, "verify", verify_json(r, &bad), &bad);
     put(o, "resources", resources_json(r, &bad), &bad);
     put(o, "timing", timing_json(r, &bad), &bad);

@@ -12,6 +12,11 @@
  *   status (a kb_case_status name: "ok", "skipped", "compile_error", "launch_error",
  *   "input_error", "wrong", "fault", "timeout"), error (kb_status_name of the error code
  *   behind it), reason,
+ *   vendor {library "cuBLASLt"|"cuDNN", version, candidates, workspace_bytes, engine,
+ *   algo (the cublasLtMatmulAlgo_t as 8 hex words "w0:w1:...:w7", replayable with the same
+ *   library version; backend/cuda/cublaslt.h parses it), algo_id, tile, stages, splitk,
+ *   reduction, swizzle, custom (its CUBLASLT_ALGO_CONFIG_* values), waves} (null for
+ *   kbench's own kernels),
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
  *   got_at_bad, want_at_bad}, resources {registers, spill_store_bytes, spill_load_bytes,
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
