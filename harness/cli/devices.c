@@ -24,6 +24,12 @@ static void print_device(const kb_backend *be, int index, const kb_device_info *
         printf("memory         %.1f GiB\n", d->total_mem_bytes / (1024.0 * 1024 * 1024));
     }
     printf("smem/block     %d KiB (opt-in)\n", d->max_shmem_per_block_optin / 1024);
+    const char *line = d->vendor_note;
+    for (int first = 1; *line; first = 0) {   /* one line per vendor library */
+        size_t len = strcspn(line, "\n");
+        printf("%-14s %.*s\n", first ? "vendor libs" : "", (int)len, line);
+        line += len + (line[len] == '\n');
+    }
     if (!(d->caps & KB_CAP_GPU_TIMER))
         printf("note           the emulator executes kernels on the CPU; its timings are CPU time\n");
 }

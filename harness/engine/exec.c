@@ -69,6 +69,8 @@ kb_status kb_run_vendor_plan(kb_run *r, const kb_vendor_op *op, kb_vendor_plan *
     kb_vendor_info info;
     memset(&info, 0, sizeof info);
     kb_status st = r->be->vendor_plan(r->bx, op, out, &info);
+    if (st == KB_ERR_INPUT)   /* the library offers nothing for this problem here: not kbench's failure */
+        return kb_run_skip(r, "%s", r->be->last_error(r->bx));
     if (st != KB_OK)
         return backend_fail(r, st, "vendor plan");
     r->plans[r->n_plans++] = *out;
