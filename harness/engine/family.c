@@ -9,6 +9,7 @@ extern const kb_family kb_family_attention;
 extern const kb_family kb_family_softmax;
 extern const kb_family kb_family_embedding;
 extern const kb_family kb_family_layernorm;
+extern const kb_family kb_family_ceiling;
 
 const kb_family *const kb_families[] = {
     &kb_family_gelu,
@@ -17,6 +18,7 @@ const kb_family *const kb_families[] = {
     &kb_family_softmax,
     &kb_family_embedding,
     &kb_family_layernorm,
+    &kb_family_ceiling,
 };
 const int kb_n_families = (int)(sizeof kb_families / sizeof kb_families[0]);
 
