@@ -497,6 +497,15 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
 
 static void attn_teardown(kb_run *r, void *state) { state_free(state); }
 
+/* The instruction each variant's inner loop issues: fp32 FMA (naive, fused), the dtype's
+ * mma.sync (mma); cuDNN's own instructions are not kbench's to name. */
+static int attn_path(const kb_case *c, int sm, kb_path *out)
+{
+    if (c->variant == V_CUDNN)
+        return 0;
+    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, 0) : kb_path_set(out, "fma", KB_DT_FP32, 0);
+}
+
 const kb_family kb_family_attention = {
     .name = "attention",
     .source = "attention.cu",
@@ -511,4 +520,5 @@ const kb_family kb_family_attention = {
     .enqueue = attn_enqueue,
     .check = attn_check,
     .teardown = attn_teardown,
+    .path = attn_path,
 };

@@ -301,10 +301,7 @@ static int ceil_path(const kb_case *c, int sm, kb_path *out)
     if (c->variant != V_FMA && c->variant != V_MMA)
         return 0;
     int widened = c->variant == V_MMA && c->params[P_PATH] == PATH_WIDENED;
-    snprintf(out->kind, sizeof out->kind, "%s/%s%s", c->variant == V_FMA ? "fma" : "mma", kb_dtype_name(c->dtype),
-             widened ? "/widened" : "");
-    out->dtype = widened ? KB_DT_FP16 : c->dtype;
-    return 1;
+    return kb_path_set(out, c->variant == V_FMA ? "fma" : "mma", c->dtype, widened);
 }
 
 const kb_family kb_family_ceiling = {

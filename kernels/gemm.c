@@ -172,10 +172,8 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
     return 1;
 }
 
-/* cuBLASLt: a GPU with the library, and what its documentation requires of FP8 (sm_89+, the
- * "TN" form, i.e. kbench's layout nt; e4m3 x e4m3: it has no e5m2 x e5m2 matmul). What the
- * heuristic cannot serve on the device (an alignment, a rank past its list) is skipped at
- * setup with its reason. */
+/* cuBLASLt: a GPU with the library, and what its documentation requires of FP8; what its
+ * heuristic cannot serve on the device (an alignment, a rank) is skipped at setup. */
 static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
     const int64_t *p = c->params;
@@ -404,15 +402,10 @@ static kb_status plan_cublaslt(kb_run *r, gemm_state *s)
         .alpha = (float)p[P_ALPHA], .beta = (float)p[P_BETA], .algo = (int)p[P_ALGO],
         .search = p[P_SEARCH] == SEARCH_ENUMERATE ? (int)p[P_BUDGET] : 0,
         .workspace_bytes = (size_t)p[P_WORKSPACE] << 20 } };
-    kb_vendor_matmul *mm = &op.u.mm;
-    kb_status st;
-    if (is_fp8(c->dtype)) {   /* cuBLASLt reads the scales from device memory */
-        float scales[2] = { s->scale_a, s->scale_b };
-        if ((st = upload_new(r, scales, sizeof scales, &mm->scale_a)) != KB_OK)
-            return st;
-        mm->scale_b = mm->scale_a + sizeof(float);
-    }
-    return kb_run_vendor_plan(r, &op, &s->plan);
+    float scales[2] = { s->scale_a, s->scale_b };   /* fp8: cuBLASLt reads them from device memory */
+    kb_status st = is_fp8(c->dtype) ? upload_new(r, scales, sizeof scales, &op.u.mm.scale_a) : KB_OK;
+    op.u.mm.scale_b = op.u.mm.scale_a ? op.u.mm.scale_a + sizeof(float) : 0;
+    return st == KB_OK ? kb_run_vendor_plan(r, &op, &s->plan) : st;
 }
 
 static kb_status gemm_setup(kb_run *r, void **state)
@@ -582,6 +575,15 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
 
 static void gemm_teardown(kb_run *r, void *state) { state_free(state); }
 
+/* The instruction a variant's loop issues (fp8 on sm_90: widened to f16, gemm.cu FP8_VIA_F16). */
+static int gemm_path(const kb_case *c, int sm, kb_path *out)
+{
+    if (c->variant == V_CUBLASLT || (c->variant != V_MMA && c->dtype == KB_DT_INT8))
+        return 0;   /* cuBLASLt's instructions are its own; integer SIMT has no FMA ceiling */
+    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, is_fp8(c->dtype) && sm >= 90)
+                               : kb_path_set(out, "fma", KB_DT_FP32, 0);
+}
+
 const kb_family kb_family_gemm = {
     .name = "gemm",
     .source = "gemm.cu",
@@ -596,4 +598,5 @@ const kb_family kb_family_gemm = {
     .enqueue = gemm_enqueue,
     .check = gemm_check,
     .teardown = gemm_teardown,
+    .path = gemm_path,
 };

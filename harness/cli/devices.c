@@ -2,6 +2,10 @@
 #include "cli/devices.h"
 
 #include "engine/peaks.h"
+#include "results/ceilings.h"
+#include "results/store.h"
+
+#include <stdlib.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +71,10 @@ int kb_cmd_devices(const kb_run_opts *o)
         printf("peaks          %s\n", note.s);
     }
     kb_sb_free(&note);
+    /* measured ceilings, when a ceilings run of this device is in the store */
+    const char *db = getenv("KBENCH_DB");
+    if (!kb_ceilings_print(db && *db ? db : KB_STORE_DEFAULT_PATH, &d, stdout))
+        printf("\n  measured ceilings: none in the store (kbench run suites/ceilings.yaml measures them)\n");
     be->fini(bx);
     return KB_EXIT_OK;
 }

@@ -225,6 +225,9 @@ static int stage_derive(case_ctx *x)
 {
     kb_case_result *res = x->res;
     kb_derive(&res->work, res->measure.m.st.median, x->p->peaks, x->c->dtype, &res->derived.d);
+    kb_path path;
+    int have_path = x->f->path && x->f->path(x->c, x->p->dev->sm, &path);
+    kb_derive_roofs(&res->work, x->p->peaks, have_path ? &path : NULL, &res->derived.d);
     res->derived.done = 1;
     return 1;
 }

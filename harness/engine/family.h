@@ -113,6 +113,11 @@ typedef struct kb_family {
     int (*path)(const kb_case *c, int sm, kb_path *out);
 } kb_family;
 
+/* Fill *out with the path "<unit>/<dtype>" ("mma/fp16", "fma/fp32"), or "<unit>/<dtype>/widened"
+ * bounded by the f16 rate when widened (fp8 fragments widened to f16). Returns 1, for
+ * `return kb_path_set(...)` in a family's path hook. */
+int kb_path_set(kb_path *out, const char *unit, kb_dtype dt, int widened);
+
 /* The registry: one static table of every family (family.c). */
 extern const kb_family *const kb_families[];
 extern const int kb_n_families;

@@ -298,6 +298,14 @@ static json_t *derived_json(const kb_case_result *r, int *bad)
     put(j, "peak_tflops", jnum_if(d->have_roof, d->peak_tflops), bad);
     put(j, "peak_gbps", jnum_if(d->have_roof, d->peak_gbps), bad);
     put(j, "peak_source", d->have_roof ? jstr(d->peak_source) : json_null(), bad);
+    put(j, "measured_gbps", jnum_if(d->have_measured, d->measured_gbps), bad);
+    put(j, "measured_roof_tflops", jnum_if(d->have_measured, d->measured_roof_tflops), bad);
+    put(j, "pct_measured", jnum_if(d->have_measured, d->pct_measured), bad);
+    put(j, "measured_source", d->have_measured ? jstr(d->measured_source) : json_null(), bad);
+    put(j, "path", d->path[0] ? jstr(d->path) : json_null(), bad);
+    put(j, "path_tflops", jnum_if(d->have_path, d->path_tflops), bad);
+    put(j, "pct_path", jnum_if(d->have_path, d->pct_path), bad);
+    put(j, "path_source", d->have_path ? jstr(d->path_source) : json_null(), bad);
     return j;
 }
 
@@ -432,6 +440,17 @@ static void derived_block(json_t *d, kb_derived *out)
     const char *b = json_string_value(json_object_get(d, "bound"));
     out->bound = !b ? KB_BOUND_UNKNOWN : strcmp(b, "compute") == 0 ? KB_BOUND_COMPUTE
                : strcmp(b, "memory") == 0 ? KB_BOUND_MEMORY : KB_BOUND_UNKNOWN;
+    /* the measured and path roofs (records before they existed have neither) */
+    out->have_measured = get_num(d, "pct_measured", &out->pct_measured) &
+                         get_num(d, "measured_roof_tflops", &out->measured_roof_tflops);
+    get_num(d, "measured_gbps", &out->measured_gbps);
+    const char *ms = json_string_value(json_object_get(d, "measured_source"));
+    out->measured_source = !ms ? NULL : strcmp(ms, "measured") == 0 ? "measured" : "measured bandwidth, datasheet compute";
+    const char *path = json_string_value(json_object_get(d, "path"));
+    snprintf(out->path, sizeof out->path, "%s", path ? path : "");
+    out->have_path = get_num(d, "pct_path", &out->pct_path) & get_num(d, "path_tflops", &out->path_tflops);
+    const char *ps = json_string_value(json_object_get(d, "path_source"));
+    out->path_source = !ps ? NULL : !strcmp(ps, "measured") ? "measured" : !strcmp(ps, "clock") ? "clock" : "datasheet";
 }
 
 int kb_record_derived(json_t *rec, kb_derived *out)

@@ -26,8 +26,11 @@
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
  *   read + written unless the family's work model says more)}, derived {clock, tflops,
  *   gbps, ai, bound "compute"|"memory", roof_tflops, pct_roof, peak_tflops, peak_gbps,
- *   peak_source "datasheet"|"clock"; see engine/derive.h: roofline fields null without
- *   a GPU peak}, launch_overhead {n, launches, eager_us, graph_us, per_launch_us,
+ *   peak_source "datasheet"|"clock", measured_gbps, measured_roof_tflops, pct_measured,
+ *   measured_source "measured"|"measured bandwidth, datasheet compute", path (the
+ *   instruction path, e.g. "mma/fp8e4m3/widened"; named on the emulator too), path_tflops,
+ *   pct_path, path_source "measured"|"datasheet"|"clock"; see engine/derive.h: roofline
+ *   fields null without a GPU peak, the measured ones without a ceilings run}, launch_overhead {n, launches, eager_us, graph_us, per_launch_us,
  *   empty_eager_us, empty_graph_us, host_enqueue_us, clock}, telemetry {available,
  *   sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz, power_w, temperature_c, reasons
  *   [names], throttled} or {available: false, why}, compile_ms, wall_ms,
