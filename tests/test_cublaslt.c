@@ -8,6 +8,7 @@
 #include "check.h"
 #include "backend/cuda/cublaslt.h"
 #include "backend/cuda/cublaslt_plan.h"
+#include "results/record_json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,31 @@ static void test_algo_text_roundtrip(void)
     kb_lt_algo_format(w, text, sizeof text);
     strcat(text, ":");   /* a ninth separator */
     CHECK(kb_lt_algo_parse(text, back) == -1);
+}
+
+/* The record keeps the algorithm in the text this module parses: replayable from a record. */
+static void test_record_keeps_a_replayable_algo(void)
+{
+    kb_case_result r;
+    memset(&r, 0, sizeof r);
+    r.vendor.done = 1;
+    snprintf(r.vendor.info.library, sizeof r.vendor.info.library, "cuBLASLt");
+    r.vendor.info.version = 130100;
+    r.vendor.info.have_algo = 1;
+    for (int i = 0; i < 8; i++)
+        r.vendor.info.algo[i] = 0xfedcba9876543210ull >> (4 * i);
+    r.vendor.info.tile = 21, r.vendor.info.splitk = 4, r.vendor.info.stages = -1, r.vendor.info.waves = 1.25f;
+    kb_record_ctx ctx = { "run", "2026-01-01T00:00:00Z", "cuda", NULL };
+    json_t *rec = kb_record_json(&ctx, &r);
+    json_t *v = json_object_get(rec, "vendor");
+    uint64_t back[8];
+    const char *text = json_string_value(json_object_get(v, "algo"));
+    CHECK_MSG(text && kb_lt_algo_parse(text, back) == 0 && memcmp(back, r.vendor.info.algo, sizeof back) == 0, "%s",
+              text ? text : "(none)");
+    CHECK(json_integer_value(json_object_get(v, "version")) == 130100 &&
+          json_integer_value(json_object_get(v, "tile")) == 21 && json_is_null(json_object_get(v, "stages")) &&
+          json_real_value(json_object_get(v, "waves")) == 1.25);
+    json_decref(rec);
 }
 
 static void test_enumeration_order(void)
@@ -349,6 +375,7 @@ int main(void)
     RUN(test_alignment_from_pad);
     RUN(test_status_mapping);
     RUN(test_algo_text_roundtrip);
+    RUN(test_record_keeps_a_replayable_algo);
     RUN(test_enumeration_order);
     RUN(test_load_errors);
     RUN(test_load);
