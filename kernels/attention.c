@@ -509,7 +509,8 @@ static int attn_path(const kb_case *c, int sm, kb_path *out)
 const kb_family kb_family_attention = {
     .name = "attention",
     .source = "attention.cu",
-    .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax (SIMT, mma), cuDNN",
+    .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax "
+             "(SIMT, mma), cuDNN",
     .variants = variants, .n_variants = 4,
     .dims = dims, .n_dims = 4,
     .params = params, .n_params = 7,

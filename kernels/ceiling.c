@@ -170,7 +170,7 @@ static kb_status make_inputs(kb_run *r, ceil_state *s)
     const kb_case *c = r->c;
     if (c->variant == V_MMA) {
         s->a_bits = replicate(c->dtype, 1.0f);
-        s->b_bits = c->dtype == KB_DT_INT8 ? replicate(c->dtype, 1.0f) : replicate(c->dtype, 1.0f / (float)mma_k(c->dtype));
+        s->b_bits = replicate(c->dtype, c->dtype == KB_DT_INT8 ? 1.0f : 1.0f / (float)mma_k(c->dtype));
         return KB_OK;
     }
     if (c->variant != V_COPY && c->variant != V_READ)

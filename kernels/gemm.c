@@ -41,7 +41,7 @@ static const kb_variant variants[] = {
     [V_MMA] = { "mma", "gemm_mma", MMA_DTYPES,
                 "tensor cores (mma.sync, ldmatrix), warp tiles WMxWN, STAGES-deep cp.async pipeline" },
     [V_CUBLASLT] = { "cublaslt", NULL, LT_DTYPES,
-                     "the vendor baseline: cublasLtMatmul with the algorithm of rank `algo` (heuristic or enumerated)" },
+                     "the vendor baseline: cublasLtMatmul, the algorithm of rank `algo` (heuristic or enumerated)" },
 };
 
 static const char *const layouts[] = { "nn", "nt", "tn", "tt", NULL };
@@ -60,11 +60,13 @@ static const kb_param params[] = {
     [P_WM] = { "WM", 64, NULL, 1u << V_MMA, "warp tile rows (multiple of 16)" },
     [P_WN] = { "WN", 64, NULL, 1u << V_MMA, "warp tile columns (multiple of 16)" },
     [P_STAGES] = { "STAGES", 3, NULL, 1u << V_MMA, "shared-memory pipeline depth (cp.async stages, >= 2)" },
-    [P_ALGO] = { "algo", 0, NULL, LT_ONLY, "rank in cuBLASLt's algorithm list (0 = the heuristic's first choice)" },
-    [P_WORKSPACE] = { "workspace", 32, NULL, LT_ONLY, "MiB of workspace the algorithm may use (0 hides split-K)" },
+    [P_ALGO] = { "algo", 0, NULL, LT_ONLY, "rank in cuBLASLt's algorithm list (0 = the heuristic's first choice)",
+                 0, 1023 },
+    [P_WORKSPACE] = { "workspace", 32, NULL, LT_ONLY, "MiB of workspace the algorithm may use (0 hides split-K)",
+                      0, 4096 },
     [P_SEARCH] = { "search", SEARCH_HEURISTIC, searches, LT_ONLY,
                    "heuristic: AlgoGetHeuristic's ranking; enumerate: AlgoGetIds/AlgoInit/AlgoCheck configurations" },
-    [P_BUDGET] = { "budget", 64, NULL, LT_ONLY, "enumerate: stop after this many runnable configurations" },
+    [P_BUDGET] = { "budget", 64, NULL, LT_ONLY, "enumerate: stop after this many runnable configurations", 1, 4096 },
 };
 
 /* ---- geometry every stage agrees on ---- */

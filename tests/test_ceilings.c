@@ -184,7 +184,7 @@ static void test_record_round_trip(void)
     r.measure.clock = "gpu";
     kb_derive(&w, w.flops / 400e12 * 1e6, &p, KB_DT_FP8E4M3, &r.derived.d);
     kb_derive_roofs(&w, &p, &path, &r.derived.d);
-    kb_record_ctx ctx = { "run", "2026-01-01T00:00:00Z", "cuda", NULL };
+    kb_record_ctx ctx = { .run_id = "run", .time = "2026-01-01T00:00:00Z", .backend = "cuda" };
     json_t *rec = kb_record_json(&ctx, &r);
     CHECK(rec != NULL);
     json_t *dj = json_object_get(rec, "derived");

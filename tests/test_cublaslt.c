@@ -149,7 +149,7 @@ static void test_record_keeps_a_replayable_algo(void)
     for (int i = 0; i < 8; i++)
         r.vendor.info.algo[i] = 0xfedcba9876543210ull >> (4 * i);
     r.vendor.info.tile = 21, r.vendor.info.splitk = 4, r.vendor.info.stages = -1, r.vendor.info.waves = 1.25f;
-    kb_record_ctx ctx = { "run", "2026-01-01T00:00:00Z", "cuda", NULL };
+    kb_record_ctx ctx = { .run_id = "run", .time = "2026-01-01T00:00:00Z", .backend = "cuda" };
     json_t *rec = kb_record_json(&ctx, &r);
     json_t *v = json_object_get(rec, "vendor");
     uint64_t back[8];

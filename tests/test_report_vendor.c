@@ -67,7 +67,8 @@ static void write_run(void)
     char b[1024];
     FILE *f = fdopen(mkstemp(path), "w");
     CHECK(f != NULL);
-    line(f, "gemm/mma/fp16/g", "gemm", "mma", "fp16", GEMM_DIMS, "ok", "", 200, roofs(687, "mma/fp16", 600, "measured", b));
+    line(f, "gemm/mma/fp16/g", "gemm", "mma", "fp16", GEMM_DIMS, "ok", "", 200,
+         roofs(687, "mma/fp16", 600, "measured", b));
     line(f, "gemm/cublaslt(algo=0)/fp16/g", "gemm", "cublaslt", "fp16", GEMM_DIMS, "ok", "", 160, NULL);
     line(f, "gemm/cublaslt(algo=1)/fp16/g", "gemm", "cublaslt", "fp16", GEMM_DIMS, "ok", "", 170, NULL);
     line(f, "gemm/mma/fp8e5m2/g", "gemm", "mma", "fp8e5m2", GEMM_DIMS, "ok", "", 150,
@@ -91,7 +92,8 @@ static void test_precision_comparison_with_vendor_rows(void)
     /* fp8e5m2: cuBLASLt skipped, with its reason; no ratio */
     CHECK(strstr(md, "| cublaslt skipped: cuBLASLt has no e5m2 x e5m2 matmul | n/a |"));
     /* attention: one dtype, but a vendor row was planned beside it: the group is kept */
-    CHECK(strstr(md, "### attention 1x32x2048x128 on TEST-GPU") && strstr(md, "| cudnn skipped: cuDNN needs a GPU | n/a |"));
+    CHECK(strstr(md, "### attention 1x32x2048x128 on TEST-GPU") &&
+          strstr(md, "| cudnn skipped: cuDNN needs a GPU | n/a |"));
     /* the vendor rows are not kbench's best: cublaslt never appears in the case column */
     CHECK(!strstr(md, "| fp16 | gemm/cublaslt"));
     free(md);
@@ -104,7 +106,8 @@ static void test_three_roofs_in_the_tables(void)
         return;
     /* gemm/mma fp16: %roof 68.7, %meas 114.5 (687/600), %path the same */
     CHECK_MSG(strstr(md, "| 68.70 | 114.5 | 114.5 | compute |"), "%s", md);
-    CHECK(strstr(md, "Measured ceilings (suites/ceilings.yaml on this device): memory 2800 GB/s; mma/fp16 600.0 TFLOPS; "
+    CHECK(strstr(md, "Measured ceilings (suites/ceilings.yaml on this device): memory 2800 GB/s; "
+                     "mma/fp16 600.0 TFLOPS; "
                      "mma/fp8e5m2/widened 550.0 TFLOPS"));
     free(md);
     char *html = render(KB_REPORT_HTML);

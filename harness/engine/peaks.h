@@ -42,7 +42,8 @@ typedef struct {
      * is in the store (results/ceilings.h loads them): best value per kind */
     int n_measured;
     struct {
-        char kind[40];             /* "copy", "read", "write", "fma/fp32", "mma/fp16", "mma/fp8e4m3/widened", "launch" */
+        char kind[40];             /* "copy", "read", "write", "fma/fp32", "mma/fp16", "mma/fp8e4m3/widened",
+                                    * "launch" */
         double value;              /* [GB/s] memory kinds, [TFLOPS|TOPS] compute kinds, [launches/s] launch */
     } measured[KB_PEAKS_MAX_MEASURED];
     double measured_gbps;          /* [GB/s] best of copy, read and write; 0 = none measured */

@@ -115,8 +115,8 @@ static void device_section(FILE *out, const kb_report_run *run, int dev)
         }
     }
     fputs("<table>\n<tr><th>case</th><th>status</th><th>verified / max_err</th><th>median_us (clock)</th>"
-          "<th>TFLOPS</th><th>GB/s</th><th>AI</th><th>%roof</th><th>%meas</th><th>%path</th><th>bound</th><th>samples</th>"
-          "<th>cv</th>"
+          "<th>TFLOPS</th><th>GB/s</th><th>AI</th><th>%roof</th><th>%meas</th><th>%path</th><th>bound</th>"
+          "<th>samples</th><th>cv</th>"
           "<th>reason</th></tr>\n", out);
     for (size_t i = 0; i < run->n; i++)
         if (run->rows[i].dev == dev)

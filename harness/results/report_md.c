@@ -95,8 +95,8 @@ static void device_section(FILE *out, const kb_report_run *run, int dev)
         fprintf(out, "> **%s**\n\n", KB_REPORT_EMU_NOTE);
     else
         ceilings_line(out, run, dev);
-    fprintf(out, "| case | status | verified / max_err | median_us (clock) | TFLOPS | GB/s | AI | %%roof | %%meas | %%path "
-                 "| bound | samples | cv |\n");
+    fprintf(out, "| case | status | verified / max_err | median_us (clock) | TFLOPS | GB/s | AI | %%roof | %%meas "
+                 "| %%path | bound | samples | cv |\n");
     fprintf(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
     for (size_t i = 0; i < run->n; i++)
         if (run->rows[i].dev == dev)
