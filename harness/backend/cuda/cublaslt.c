@@ -5,7 +5,6 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/vendor_dl.h"
 
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +31,7 @@ kb_status kb_lt_load(kb_lt_api *api, char *err, size_t n)
 
 void kb_lt_unload(kb_lt_api *api)
 {
-    if (api->lib)
-        dlclose(api->lib);
-    memset(api, 0, sizeof *api);
+    kb_dl_forget(&api->lib, api, sizeof *api);   /* stays loaded: see vendor_dl.h */
 }
 
 /* ---- types, layouts, alignment ---- */

@@ -83,6 +83,7 @@ typedef struct {
  * KB_OK, or KB_ERR_SETUP with "cuBLASLt not found (libcublasLt.so.13: <dlerror>)" or the
  * missing symbol in err (the library is closed again). Release with kb_lt_unload. */
 kb_status kb_lt_load(kb_lt_api *api, char *err, size_t n);
+/* Clear the table (the library stays loaded: vendor_dl.h). */
 void kb_lt_unload(kb_lt_api *api);
 
 /* ---- pure: types, layouts, alignment ---- */

@@ -5,7 +5,6 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/vendor_dl.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,9 +28,7 @@ kb_status kb_dnn_load(kb_dnn_api *api, char *err, size_t n)
 
 void kb_dnn_unload(kb_dnn_api *api)
 {
-    if (api->lib)
-        dlclose(api->lib);
-    memset(api, 0, sizeof *api);
+    kb_dl_forget(&api->lib, api, sizeof *api);   /* stays loaded: see vendor_dl.h */
 }
 
 int kb_dnn_data_type(kb_dtype dt, cudnnDataType_t *out)

@@ -48,6 +48,7 @@ typedef struct {
 /* Open cuDNN: $KBENCH_LIBCUDNN, else "libcudnn.so.9" on the loader's path, else beside the
  * toolkit kbench was built with. As kb_lt_load (cublaslt.h). */
 kb_status kb_dnn_load(kb_dnn_api *api, char *err, size_t n);
+/* Clear the table (the library stays loaded: vendor_dl.h). */
 void kb_dnn_unload(kb_dnn_api *api);
 
 /* Unique ids of the graph's real tensors (the variant pack's keys). */

@@ -10,6 +10,20 @@
 #define KB_CUDA_INCLUDE_DIR ""
 #endif
 
+void kb_dl_forget(void **lib, void *table, size_t table_bytes)
+{
+    memset(table, 0, table_bytes);
+    *lib = NULL;
+}
+
+/* Under LeakSanitizer: what the vendor libraries allocate and keep is theirs, not kbench's
+ * (a weak hook LSan looks up in the executable; unused otherwise). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libcublasLt.so\nleak:libcublas.so\nleak:libcudnn\n";
+}
+
 int kb_dl_toolkit_path(int i, const char *soname, char *buf, size_t n)
 {
     static const char *const rel[] = { "/../lib64/", "/../lib/" };

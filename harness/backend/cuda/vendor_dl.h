@@ -20,6 +20,12 @@ typedef struct {
 kb_status kb_dl_load(void **lib, void *table, const kb_dl_sym *syms, size_t n_syms, const char *env,
                      const char *soname, const char *what, char *err, size_t n);
 
+/* Forget a library's table. The library stays loaded (no dlclose): CUDA libraries run
+ * their teardown at exit, and the allocations they keep (cuBLASLt and cuDNN keep some
+ * after a failed handle creation) stay attributed to them for LeakSanitizer, whose
+ * suppressions (__lsan_default_suppressions in vendor_dl.c) name them. */
+void kb_dl_forget(void **lib, void *table, size_t table_bytes);
+
 /* The toolkit folder candidate i (0: lib64, 1: lib) holding soname, as a path into buf;
  * -1 when there is no such candidate (pure: does not look at the file system). */
 int kb_dl_toolkit_path(int i, const char *soname, char *buf, size_t n);
