@@ -174,5 +174,9 @@ int main(void)
     RUN(test_missing_library_skips_on_a_gpu);
     RUN(test_library_on_the_fake_driver);
     unsetenv("KBENCH_LIBCUDA");
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);   /* the logs and records of this test */
+    if (system(rm) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
     TEST_MAIN_END();
 }
