@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { V_NAIVE, V_FUSED, V_MMA };
+enum { V_NAIVE, V_FUSED, V_MMA, V_CUDNN };
 enum { P_CAUSAL, P_BLOCK, P_BQ, P_BKV, P_KC, P_TPR, P_RQ };
 enum { CAUSAL_NO, CAUSAL_YES };
 enum { D_B, D_H, D_S, D_D };
@@ -38,6 +38,8 @@ static const kb_variant variants[] = {
                   "FlashAttention-2 style: K/V tiles through shared memory, online softmax in registers, one launch" },
     [V_MMA] = { "mma", "attn_mma", MMA_DTYPES,
                 "FlashAttention-2 on tensor cores: mma.sync QK^T and PV per warp, cp.async double-buffered K/V" },
+    [V_CUDNN] = { "cudnn", NULL, MMA_DTYPES,
+                  "the vendor baseline: cuDNN 9's fused SDPA, an operation graph through its backend API" },
 };
 
 static const char *const causal_choices[] = { "no", "yes", NULL };
@@ -168,6 +170,13 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
     return shmem_fits(c, t, why, n);
 }
 
+/* cuDNN: a GPU with the library. Head dims or lengths its engines do not take are skipped at
+ * setup with cuDNN's own reason (its heuristic offers no engine). */
+static int valid_cudnn(const kb_target *t, char *why, size_t n)
+{
+    return kb_valid_vendor(t, KB_CAP_CUDNN, "cuDNN", "libcudnn.so.9", "KBENCH_LIBCUDNN", why, n);
+}
+
 static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
     int64_t bh = c->dims[D_B] * c->dims[D_H], s = c->dims[D_S], d = c->dims[D_D];
@@ -185,6 +194,8 @@ static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
     }
     if (c->variant == V_MMA)
         return valid_mma(c, t, why, n);
+    if (c->variant == V_CUDNN)
+        return valid_cudnn(t, why, n);
     return c->variant == V_NAIVE ? valid_naive(c, why, n) : valid_fused(c, t, why, n);
 }
 
@@ -236,6 +247,7 @@ typedef struct {
     float *got;         /* [n_rows * d] the same rows of the downloaded output */
     float *o_f32;       /* [n] downloaded output, dequantised */
     void *h_io;         /* [n] storage-typed host buffer */
+    kb_vendor_plan *plan; /* cudnn: the planned SDPA graph */
 } attn_state;
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -327,6 +339,17 @@ static void state_free(attn_state *s)
     free(s);
 }
 
+/* The cuDNN SDPA call on the uploaded Q, K, V and O: same layout, scale and mask. */
+static kb_status plan_cudnn(kb_run *r, attn_state *a)
+{
+    const kb_case *c = r->c;
+    kb_vendor_op op = { .kind = KB_VOP_SDPA, .u.sdpa = {
+        .dtype = c->dtype, .b = c->dims[D_B], .h = c->dims[D_H], .s = c->dims[D_S], .d = c->dims[D_D],
+        .causal = c->params[P_CAUSAL] == CAUSAL_YES, .scale = (float)(1.0 / sqrt((double)c->dims[D_D])),
+        .q = a->d_q, .k = a->d_k, .v = a->d_v, .o = a->d_o } };
+    return kb_run_vendor_plan(r, &op, &a->plan);
+}
+
 static kb_status attn_setup(kb_run *r, void **state)
 {
     const kb_case *c = r->c;
@@ -372,6 +395,8 @@ static kb_status attn_setup(kb_run *r, void **state)
         (st = make_input(r, &rng, -2.0f, 2.0f, n, a->h_io, fk, a->d_k)) != KB_OK ||
         (st = make_input(r, &rng, -1.0f, 1.0f, n, a->h_io, fv, a->d_v)) != KB_OK)
         goto fail;
+    if (c->variant == V_CUDNN && (st = plan_cudnn(r, a)) != KB_OK)
+        goto fail;
 
     int causal = c->params[P_CAUSAL] == CAUSAL_YES;
     for (int64_t k = 0; k < a->n_rows; k++) {
@@ -402,6 +427,8 @@ static kb_status attn_enqueue(kb_run *r, void *state)
     unsigned bh = (unsigned)(c->dims[D_B] * c->dims[D_H]);
     float scale = (float)(1.0 / sqrt((double)d));
     kb_status st;
+    if (c->variant == V_CUDNN)
+        return kb_run_vendor_run(r, a->plan);
     if (c->variant != V_NAIVE) {
         int64_t bq = c->params[P_BQ];
         unsigned threads = c->variant == V_MMA ? (unsigned)(bq / 16 * 32)
@@ -434,14 +461,14 @@ static kb_status attn_enqueue(kb_run *r, void *state)
  * and s (PV), and __expf, add kb_tolerance(fp32, max(s, d)) (1e-5 at these sizes). The
  * mma variant also rounds P to the dtype before P V: each p_j gains a relative error
  * <= u, which moves O = sum p_j v_j / l by at most u * max|v| = u (V is in [-1, 1]),
- * so its atol grows by u. */
+ * so its atol grows by u. cuDNN's flash engines round P the same way (P in the I/O type). */
 static void attn_tolerance(const kb_case *c, double *atol, double *rtol)
 {
     double a1, r1, a2, r2;
     int64_t s = c->dims[D_S], d = c->dims[D_D];
     kb_tolerance(c->dtype, 1, &a1, &r1);
     kb_tolerance(KB_DT_FP32, s > d ? s : d, &a2, &r2);
-    *atol = a1 + a2 + (c->variant == V_MMA ? kb_dtype_unit_roundoff(c->dtype) : 0.0);
+    *atol = a1 + a2 + (c->variant == V_MMA || c->variant == V_CUDNN ? kb_dtype_unit_roundoff(c->dtype) : 0.0);
     *rtol = r1 + r2;
 }
 
@@ -470,11 +497,21 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
 
 static void attn_teardown(kb_run *r, void *state) { state_free(state); }
 
+/* The instruction each variant's inner loop issues: fp32 FMA (naive, fused), the dtype's
+ * mma.sync (mma); cuDNN's own instructions are not kbench's to name. */
+static int attn_path(const kb_case *c, int sm, kb_path *out)
+{
+    if (c->variant == V_CUDNN)
+        return 0;
+    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, 0) : kb_path_set(out, "fma", KB_DT_FP32, 0);
+}
+
 const kb_family kb_family_attention = {
     .name = "attention",
     .source = "attention.cu",
-    .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax (SIMT, mma)",
-    .variants = variants, .n_variants = 3,
+    .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax "
+             "(SIMT, mma), cuDNN",
+    .variants = variants, .n_variants = 4,
     .dims = dims, .n_dims = 4,
     .params = params, .n_params = 7,
     .valid = attn_valid,
@@ -484,4 +521,5 @@ const kb_family kb_family_attention = {
     .enqueue = attn_enqueue,
     .check = attn_check,
     .teardown = attn_teardown,
+    .path = attn_path,
 };

@@ -7,6 +7,7 @@
  * 256-byte aligned; pad 1 makes every row after the first misaligned.
  */
 #include "engine/exec.h"
+#include "engine/valid.h"
 #include "engine/verify.h"
 
 #include <math.h>
@@ -14,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { V_NAIVE, V_SMEM, V_MMA };
-enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_COUNT };
+enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };
+enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
+       P_BUDGET, P_COUNT };
+enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
 enum { L_NN, L_NT, L_TN, L_TT };
 
 #define ALL_DTYPES ((1u << KB_DT_COUNT) - 1u)
@@ -23,6 +26,8 @@ enum { L_NN, L_NT, L_TN, L_TT };
 #define MMA_DTYPES (KB_DT_BIT(KB_DT_TF32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16) | \
                     KB_DT_BIT(KB_DT_INT8) | KB_DT_BIT(KB_DT_FP8E4M3) | KB_DT_BIT(KB_DT_FP8E5M2))
 #define TILED ((1u << V_SMEM) | (1u << V_MMA))
+#define LT_DTYPES (KB_DT_BIT(KB_DT_FP32) | MMA_DTYPES)
+#define LT_ONLY (1u << V_CUBLASLT)
 
 /* Outputs are checked on at most this many multiply-adds of reference work; bigger
  * problems are checked on evenly spaced rows (all columns of each), and the verify
@@ -35,9 +40,12 @@ static const kb_variant variants[] = {
                  "shared-memory tiles BMxBNxBK, TMxTN register micro-tile per thread, vector loads where aligned" },
     [V_MMA] = { "mma", "gemm_mma", MMA_DTYPES,
                 "tensor cores (mma.sync, ldmatrix), warp tiles WMxWN, STAGES-deep cp.async pipeline" },
+    [V_CUBLASLT] = { "cublaslt", NULL, LT_DTYPES,
+                     "the vendor baseline: cublasLtMatmul, the algorithm of rank `algo` (heuristic or enumerated)" },
 };
 
 static const char *const layouts[] = { "nn", "nt", "tn", "tt", NULL };
+static const char *const searches[] = { "heuristic", "enumerate", NULL };
 static const char *const dims[] = { "m", "n", "k" };
 
 static const kb_param params[] = {
@@ -52,6 +60,13 @@ static const kb_param params[] = {
     [P_WM] = { "WM", 64, NULL, 1u << V_MMA, "warp tile rows (multiple of 16)" },
     [P_WN] = { "WN", 64, NULL, 1u << V_MMA, "warp tile columns (multiple of 16)" },
     [P_STAGES] = { "STAGES", 3, NULL, 1u << V_MMA, "shared-memory pipeline depth (cp.async stages, >= 2)" },
+    [P_ALGO] = { "algo", 0, NULL, LT_ONLY, "rank in cuBLASLt's algorithm list (0 = the heuristic's first choice)",
+                 0, 1023 },
+    [P_WORKSPACE] = { "workspace", 32, NULL, LT_ONLY, "MiB of workspace the algorithm may use (0 hides split-K)",
+                      0, 4096 },
+    [P_SEARCH] = { "search", SEARCH_HEURISTIC, searches, LT_ONLY,
+                   "heuristic: AlgoGetHeuristic's ranking; enumerate: AlgoGetIds/AlgoInit/AlgoCheck configurations" },
+    [P_BUDGET] = { "budget", 64, NULL, LT_ONLY, "enumerate: stop after this many runnable configurations", 1, 4096 },
 };
 
 /* ---- geometry every stage agrees on ---- */
@@ -159,6 +174,26 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
     return 1;
 }
 
+/* cuBLASLt: a GPU with the library, and what its documentation requires of FP8; what its
+ * heuristic cannot serve on the device (an alignment, a rank) is skipped at setup. */
+static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    if (!kb_valid_vendor(t, KB_CAP_CUBLASLT, "cuBLASLt", "libcublasLt.so.13", "KBENCH_LIBCUBLASLT", why, n))
+        return 0;
+    if (c->dtype == KB_DT_FP8E5M2)
+        REFUSE("cuBLASLt has no e5m2 x e5m2 matmul (its FP8 operand pairs: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3)");
+    if (c->dtype == KB_DT_FP8E4M3 && t->sm < 89)
+        REFUSE("cuBLASLt FP8 matmul needs sm_89 or newer; the target is sm_%d", t->sm);
+    if (c->dtype == KB_DT_FP8E4M3 && p[P_LAYOUT] != L_NT)
+        REFUSE("cuBLASLt FP8 matmul takes only the TN form (A transposed, B not, column-major): kbench's layout nt");
+    if (p[P_ALGO] < 0 || p[P_ALGO] > 1023 || p[P_WORKSPACE] < 0 || p[P_WORKSPACE] > 4096)
+        REFUSE("algo must be 0..1023 and workspace 0..4096 MiB");
+    if (p[P_SEARCH] == SEARCH_ENUMERATE && (p[P_BUDGET] < 1 || p[P_ALGO] >= p[P_BUDGET]))
+        REFUSE("enumerate: algo=%lld must be below budget=%lld", (long long)p[P_ALGO], (long long)p[P_BUDGET]);
+    return 1;
+}
+
 static int gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
     gemm_geo g = geo_of(c);
@@ -171,6 +206,8 @@ static int gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         REFUSE("dims and leading dimensions must fit in 32-bit int");
     if (p[P_ALPHA] < -16777216 || p[P_ALPHA] > 16777216 || p[P_BETA] < -16777216 || p[P_BETA] > 16777216)
         REFUSE("alpha and beta must be exact in fp32 (|x| <= 2^24)");
+    if (c->variant == V_CUBLASLT)
+        return valid_cublaslt(c, t, why, n);
     if (c->variant == V_NAIVE) {
         if ((g.m + 7) / 8 > 65535)
             REFUSE("m=%lld needs more than 65535 blocks of 8 rows in grid.y", (long long)g.m);
@@ -214,6 +251,7 @@ typedef struct {
     int64_t ref_rows;
     void *h_d;                  /* [m * ldc] download buffer of D */
     float *got;                 /* [ref_rows][n] the checked rows of D in float (kept for --dump) */
+    kb_vendor_plan *plan;       /* cublaslt: the planned cublasLtMatmul */
 } gemm_state;
 
 
@@ -353,6 +391,25 @@ static int reference(gemm_state *s, const kb_case *c, const float *cf)
     return 0;
 }
 
+/* The cuBLASLt call of the case on the uploaded operands: the same shape, layout, leading
+ * dimensions, alpha/beta and (fp8) per-tensor scales as kbench's kernels get. */
+static kb_status plan_cublaslt(kb_run *r, gemm_state *s)
+{
+    const kb_case *c = r->c;
+    const gemm_geo *g = &s->g;
+    const int64_t *p = c->params;
+    kb_vendor_op op = { .kind = KB_VOP_MATMUL, .u.mm = {
+        .dtype = c->dtype, .m = g->m, .n = g->n, .k = g->k, .a_trans = g->a_t, .b_trans = g->b_t,
+        .lda = g->lda, .ldb = g->ldb, .ldc = g->ldc, .a = s->d_a, .b = s->d_b, .c = s->d_c, .d = s->d_d,
+        .alpha = (float)p[P_ALPHA], .beta = (float)p[P_BETA], .algo = (int)p[P_ALGO],
+        .search = p[P_SEARCH] == SEARCH_ENUMERATE ? (int)p[P_BUDGET] : 0,
+        .workspace_bytes = (size_t)p[P_WORKSPACE] << 20 } };
+    float scales[2] = { s->scale_a, s->scale_b };   /* fp8: cuBLASLt reads them from device memory */
+    kb_status st = is_fp8(c->dtype) ? upload_new(r, scales, sizeof scales, &op.u.mm.scale_a) : KB_OK;
+    op.u.mm.scale_b = op.u.mm.scale_a ? op.u.mm.scale_a + sizeof(float) : 0;
+    return st == KB_OK ? kb_run_vendor_plan(r, &op, &s->plan) : st;
+}
+
 static kb_status gemm_setup(kb_run *r, void **state)
 {
     const kb_case *c = r->c;
@@ -413,6 +470,8 @@ static kb_status gemm_setup(kb_run *r, void **state)
     s->d_c = s->d_d;   /* never read when beta == 0 */
     if (beta && (st = upload_new(r, h_c, d_bytes, &s->d_c)) != KB_OK)
         goto fail;
+    if (c->variant == V_CUBLASLT && (st = plan_cublaslt(r, s)) != KB_OK)
+        goto fail;
     free(cf);
     free(h_c);
     free(h_b);
@@ -434,6 +493,8 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
     gemm_state *s = state;
     const gemm_geo *g = &s->g;
     kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    if (c->variant == V_CUBLASLT)
+        return kb_run_vendor_run(r, s->plan);
     if (c->variant == V_NAIVE) {
         geom.block[0] = 32, geom.block[1] = 8;
         geom.grid[0] = (unsigned)((g->n + 31) / 32), geom.grid[1] = (unsigned)((g->m + 7) / 8);
@@ -516,11 +577,20 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
 
 static void gemm_teardown(kb_run *r, void *state) { state_free(state); }
 
+/* The instruction a variant's loop issues (fp8 on sm_90: widened to f16, gemm.cu FP8_VIA_F16). */
+static int gemm_path(const kb_case *c, int sm, kb_path *out)
+{
+    if (c->variant == V_CUBLASLT || (c->variant != V_MMA && c->dtype == KB_DT_INT8))
+        return 0;   /* cuBLASLt's instructions are its own; integer SIMT has no FMA ceiling */
+    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, is_fp8(c->dtype) && sm >= 90)
+                               : kb_path_set(out, "fma", KB_DT_FP32, 0);
+}
+
 const kb_family kb_family_gemm = {
     .name = "gemm",
     .source = "gemm.cu",
-    .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async)",
-    .variants = variants, .n_variants = 3,
+    .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async), cuBLASLt",
+    .variants = variants, .n_variants = 4,
     .dims = dims, .n_dims = 3,
     .params = params, .n_params = P_COUNT,
     .valid = gemm_valid,
@@ -530,4 +600,5 @@ const kb_family kb_family_gemm = {
     .enqueue = gemm_enqueue,
     .check = gemm_check,
     .teardown = gemm_teardown,
+    .path = gemm_path,
 };

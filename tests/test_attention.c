@@ -106,8 +106,10 @@ static int valid_says(const kb_case *c, const kb_target *t, const char *needle)
 static void test_registered(void)
 {
     CHECK(kb_family_find("attention") >= 0);
-    CHECK(F->n_variants == 3 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
-          !strcmp(F->variants[2].name, "mma"));
+    CHECK(F->n_variants == 4 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
+          !strcmp(F->variants[2].name, "mma") && !strcmp(F->variants[3].name, "cudnn"));
+    CHECK(F->variants[3].entry == NULL && F->variants[3].dtypes == F->variants[2].dtypes);
+    CHECK(kb_param_applies(F, P_CAUSAL, 3) && !kb_param_applies(F, P_BQ, 3));
     /* the tensor-core variant has fp16/bf16 operands only */
     CHECK(F->variants[2].dtypes == (KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16)));
     CHECK(kb_param_applies(F, P_BQ, 2) && kb_param_applies(F, P_BKV, 2) && !kb_param_applies(F, P_TPR, 2));
@@ -305,6 +307,86 @@ static void attention_row(const float *q, const float *k, const float *v, int64_
 
 /* The fused launch's arguments are q, k, v, o: the test reads the inputs the family
  * uploaded and writes the "kernel output" itself. fp32 storage, so no decoding. */
+/* ---- the cudnn variant: valid() and the vendor call it plans, on fake vendor slots ---- */
+static struct {
+    kb_vendor_op op;
+    int plans, runs, frees;
+    kb_status answer;            /* what vendor_plan returns */
+} vendor;
+static char fake_plan_storage;
+
+static kb_status fake_vendor_plan(kb_backend_ctx *x, const kb_vendor_op *op, kb_vendor_plan **out,
+                                  kb_vendor_info *info)
+{
+    vendor.op = *op;
+    vendor.plans++;
+    snprintf(info->library, sizeof info->library, "cuDNN");
+    *out = vendor.answer == KB_OK ? (kb_vendor_plan *)&fake_plan_storage : NULL;
+    return vendor.answer;
+}
+static kb_status fake_vendor_run(kb_backend_ctx *x, kb_vendor_plan *p)
+{
+    vendor.runs += p == (kb_vendor_plan *)&fake_plan_storage;
+    return KB_OK;
+}
+static void fake_vendor_free(kb_backend_ctx *x, kb_vendor_plan *p) { vendor.frees++; }
+
+static const kb_backend fake_with_vendor = {
+    .name = "fake",
+    .last_error = fake_last_error,
+    .alloc = fake_alloc,
+    .free = fake_free,
+    .upload = fake_copy_in,
+    .download = fake_copy_out,
+    .launch = fake_launch,
+    .vendor_plan = fake_vendor_plan,
+    .vendor_run = fake_vendor_run,
+    .vendor_free = fake_vendor_free,
+};
+
+static void test_cudnn_variant(void)
+{
+    kb_target gpu = { 90, KB_CAP_VENDOR_LIBS | KB_CAP_CUBLASLT | KB_CAP_CUDNN, 227 * 1024 };
+    kb_target nolib = gpu;
+    nolib.caps &= ~(unsigned)KB_CAP_CUDNN;
+    kb_case c = make_case("cudnn", KB_DT_BF16, 1, 2, 67, 128, 1);
+    CHECK(valid_says(&c, &sm90, "cuDNN needs a GPU"));
+    CHECK(valid_says(&c, &nolib, "KBENCH_LIBCUDNN"));
+    CHECK(valid_says(&c, &gpu, NULL));
+    kb_sb b;
+    kb_sb_init(&b);
+    kb_case_id(&c, &b);
+    CHECK_MSG(!strcmp(b.s, "attention/cudnn(causal=yes)/bf16/1x2x67x128/pad0/eager"), "%s", b.s);
+    kb_sb_free(&b);
+    kb_work w = F->work(&c), wm = F->work((c.variant = 2, &c));
+    CHECK(w.flops == wm.flops && w.bytes_read == wm.bytes_read && w.bytes_moved == 0);
+    c.variant = 3;
+
+    memset(&vendor, 0, sizeof vendor);
+    kb_run r;
+    run_init(&r, &c);
+    r.be = &fake_with_vendor;
+    void *st = NULL;
+    CHECK(F->setup(&r, &st) == KB_OK && vendor.plans == 1 && r.have_vendor);
+    const kb_vendor_sdpa *op = &vendor.op.u.sdpa;
+    CHECK(vendor.op.kind == KB_VOP_SDPA && op->dtype == KB_DT_BF16 && op->b == 1 && op->h == 2 && op->s == 67 &&
+          op->d == 128 && op->causal == 1);
+    CHECK(fabsf(op->scale - 1.0f / sqrtf(128.0f)) < 1e-7f);
+    CHECK(op->q && op->k && op->v && op->o && op->q != op->o);
+    CHECK(F->enqueue(&r, st) == KB_OK && vendor.runs == 1 && launches.n == 0);
+    F->teardown(&r, st);
+    kb_run_free_all(&r);
+    CHECK(vendor.frees == 1);
+
+    /* no engine for the problem: the case is skipped with the library's reason */
+    vendor.answer = KB_ERR_INPUT;
+    run_init(&r, &c);
+    r.be = &fake_with_vendor;
+    st = NULL;
+    CHECK(F->setup(&r, &st) != KB_OK && r.skipped && !strcmp(r.err, "fake"));
+    kb_run_free_all(&r);
+}
+
 static void test_check_against_independent_attention(void)
 {
     const int64_t b = 1, h = 2, s = 9, d = 8, n = b * h * s * d;
@@ -357,6 +439,10 @@ static double atol_of(const char *variant, kb_dtype dt)
     kb_case c = make_case(variant, dt, 1, 1, 9, 16, 0);
     kb_run r;
     run_init(&r, &c);
+    if (!strcmp(variant, "cudnn")) {
+        r.be = &fake_with_vendor;
+        vendor.answer = KB_OK;
+    }
     void *st = NULL;
     kb_verify v = { 0 };
     if (F->setup(&r, &st) != KB_OK || F->check(&r, st, &v) != KB_OK)
@@ -377,6 +463,7 @@ static void test_tolerance_per_dtype_and_variant(void)
     /* mma rounds P to the dtype: one more u */
     CHECK(fabs(atol_of("mma", KB_DT_FP16) - atol_of("fused", KB_DT_FP16) - u16) < 1e-12);
     CHECK(fabs(atol_of("mma", KB_DT_BF16) - atol_of("fused", KB_DT_BF16) - ubf) < 1e-12);
+    CHECK(atol_of("cudnn", KB_DT_BF16) == atol_of("mma", KB_DT_BF16));   /* cuDNN rounds P the same way */
 }
 
 /* Past the reference budget (256M multiply-adds) the check covers a sample of rows that
@@ -416,6 +503,7 @@ int main(void)
     RUN(test_valid_reasons);
     RUN(test_defines_per_variant);
     RUN(test_launch_geometry);
+    RUN(test_cudnn_variant);
     RUN(test_check_against_independent_attention);
     RUN(test_tolerance_per_dtype_and_variant);
     RUN(test_large_shape_samples_rows);

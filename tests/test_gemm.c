@@ -5,11 +5,13 @@
  * emulator's default sm_90 takes the f16 route), and the sampled reference of big shapes. */
 #include "family_fixture.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { V_NAIVE, V_SMEM, V_MMA };   /* variant order in gemm.c */
-enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES };
+enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };   /* variant order in gemm.c */
+enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
+       P_BUDGET };
 enum { L_NN, L_NT, L_TN, L_TT };
 
 static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_t n, int64_t k, int pad)
@@ -22,7 +24,10 @@ static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_
 
 static void test_descriptor(void)
 {
-    CHECK(fam->n_variants == 3 && fam->n_dims == 3 && fam->n_params == 11);
+    CHECK(fam->n_variants == 4 && fam->n_dims == 3 && fam->n_params == 15);
+    CHECK(!strcmp(fam->variants[V_CUBLASLT].name, "cublaslt") && fam->variants[V_CUBLASLT].entry == NULL);
+    CHECK(kb_param_applies(fam, P_ALGO, V_CUBLASLT) && !kb_param_applies(fam, P_ALGO, V_MMA) &&
+          !kb_param_applies(fam, P_BM, V_CUBLASLT) && kb_param_applies(fam, P_LAYOUT, V_CUBLASLT));
     CHECK(!strcmp(fam->variants[V_NAIVE].name, "naive") && !strcmp(fam->variants[V_SMEM].name, "smem") &&
           !strcmp(fam->variants[V_MMA].name, "mma"));
     CHECK(!(fam->variants[V_SMEM].dtypes & KB_DT_BIT(KB_DT_INT8)));
@@ -64,6 +69,99 @@ static int refused(const kb_case *c, const kb_target *t, const char *needle)
     if (ok || !strstr(why, needle))
         fprintf(stderr, "valid=%d, reason '%s' lacks '%s'\n", ok, why, needle);
     return !ok && strstr(why, needle) != NULL;
+}
+
+/* cuBLASLt: refused without vendor libraries (the emulator) or without the library, and
+ * for what its documentation rules out; its id carries only its own params. */
+static void test_cublaslt_valid(void)
+{
+    kb_target emu = { 90, 0, 227 * 1024 };
+    kb_target gpu = { 90, KB_CAP_VENDOR_LIBS | KB_CAP_CUBLASLT | KB_CAP_CUDNN, 227 * 1024 };
+    kb_target nolib = { 90, KB_CAP_VENDOR_LIBS | KB_CAP_CUDNN, 227 * 1024 }, ada = gpu;
+    ada.sm = 80;
+    char why[512];
+    kb_case c = make_case(V_CUBLASLT, KB_DT_FP16, L_NT, 48, 96, 64, 1);
+    CHECK(refused(&c, &emu, "cuBLASLt needs a GPU"));
+    CHECK(refused(&c, &nolib, "KBENCH_LIBCUBLASLT"));
+    CHECK(fam->valid(&c, &gpu, why, sizeof why));
+    c.dtype = KB_DT_FP8E5M2;
+    CHECK(refused(&c, &gpu, "no e5m2 x e5m2"));
+    c.dtype = KB_DT_FP8E4M3;
+    CHECK(fam->valid(&c, &gpu, why, sizeof why));
+    CHECK(refused(&c, &ada, "sm_89"));
+    c.params[P_LAYOUT] = L_NN;
+    CHECK(refused(&c, &gpu, "TN form"));
+    c = make_case(V_CUBLASLT, KB_DT_INT8, L_TT, 48, 96, 64, 0);
+    CHECK(fam->valid(&c, &gpu, why, sizeof why));
+    c.params[P_SEARCH] = 1;
+    c.params[P_ALGO] = 64;
+    CHECK(refused(&c, &gpu, "below budget=64"));
+    kb_sb b;
+    kb_sb_init(&b);
+    c = make_case(V_CUBLASLT, KB_DT_BF16, L_NT, 48, 96, 64, 0);
+    kb_case_id(&c, &b);
+    CHECK_MSG(!strcmp(b.s, "gemm/cublaslt(layout=nt,alpha=1,beta=0,algo=0,workspace=32,search=heuristic,budget=64)"
+                           "/bf16/48x96x64/pad0/eager"), "%s", b.s);
+    kb_sb_free(&b);
+    kb_work w = fam->work(&c), wm = fam->work((c.variant = V_MMA, &c));
+    CHECK(w.flops == wm.flops && w.bytes_read == wm.bytes_read && w.bytes_written == wm.bytes_written);
+}
+
+/* ---- the matmul the cublaslt variant plans, on a host-memory backend with fake vendor slots ---- */
+static kb_vendor_op planned;
+static int vendor_runs;
+static char plan_token;
+
+static kb_status host_alloc(kb_backend_ctx *x, size_t n, kb_dptr *out)
+{
+    void *p = malloc(n);
+    *out = (kb_dptr)(uintptr_t)p;
+    return p ? KB_OK : KB_ERR_OOM;
+}
+static void host_free(kb_backend_ctx *x, kb_dptr p) { free((void *)(uintptr_t)p); }
+static kb_status host_in(kb_backend_ctx *x, kb_dptr d, const void *s, size_t n)
+{
+    memcpy((void *)(uintptr_t)d, s, n);
+    return KB_OK;
+}
+static kb_status plan_it(kb_backend_ctx *x, const kb_vendor_op *op, kb_vendor_plan **out, kb_vendor_info *info)
+{
+    planned = *op;
+    *out = (kb_vendor_plan *)&plan_token;
+    return KB_OK;
+}
+static kb_status run_it(kb_backend_ctx *x, kb_vendor_plan *p)
+{
+    vendor_runs++;
+    return KB_OK;
+}
+static void free_it(kb_backend_ctx *x, kb_vendor_plan *p) {}
+
+static void test_cublaslt_plans_the_same_problem(void)
+{
+    static const kb_backend host = { .name = "host", .alloc = host_alloc, .free = host_free, .upload = host_in,
+                                     .vendor_plan = plan_it, .vendor_run = run_it, .vendor_free = free_it };
+    kb_case c = make_case(V_CUBLASLT, KB_DT_FP8E4M3, L_NT, 48, 96, 64, 1);
+    c.params[P_BETA] = 2;
+    c.params[P_WORKSPACE] = 4;
+    kb_run r;
+    memset(&r, 0, sizeof r);
+    r.be = &host, r.f = fam, r.c = &c;
+    void *st = NULL;
+    CHECK(fam->setup(&r, &st) == KB_OK);
+    const kb_vendor_matmul *mm = &planned.u.mm;
+    CHECK(planned.kind == KB_VOP_MATMUL && mm->dtype == KB_DT_FP8E4M3 && mm->m == 48 && mm->n == 96 && mm->k == 64);
+    CHECK(!mm->a_trans && mm->b_trans && mm->lda == 65 && mm->ldb == 65 && mm->ldc == 97);
+    CHECK(mm->alpha == 1 && mm->beta == 2 && mm->c != mm->d && mm->algo == 0 && mm->search == 0);
+    CHECK(mm->workspace_bytes == 4u << 20);
+    /* the per-tensor scales, in device memory, are the powers of two the inputs were scaled by */
+    float sa, sb;
+    memcpy(&sa, (void *)(uintptr_t)mm->scale_a, 4);
+    memcpy(&sb, (void *)(uintptr_t)mm->scale_b, 4);
+    CHECK(sa > 0 && sb > 0 && frexpf(sa, &(int){ 0 }) == 0.5f && frexpf(sb, &(int){ 0 }) == 0.5f);
+    CHECK(fam->enqueue(&r, st) == KB_OK && vendor_runs == 1);
+    fam->teardown(&r, st);
+    kb_run_free_all(&r);
 }
 
 static void test_valid_reasons(void)
@@ -219,6 +317,8 @@ int main(void)
     RUN(test_descriptor);
     RUN(test_work_model);
     RUN(test_valid_reasons);
+    RUN(test_cublaslt_valid);
+    RUN(test_cublaslt_plans_the_same_problem);
     RUN(test_broken_no_sync_is_caught);
     RUN(test_smem_b_tile_aligned_after_odd_a_tile);
     RUN(test_unwritten_output_fails);

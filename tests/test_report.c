@@ -217,7 +217,8 @@ static void test_markdown(void)
     if (!md) return;
     check_md_tables(md);
     CHECK(strstr(md, "# kbench report: test-gpu-a-20260102T000000Z-1") != NULL);
-    CHECK(strstr(md, "| case | status | verified / max_err | median_us (clock) | TFLOPS | GB/s | AI | %roof | bound | samples | cv |"));
+    CHECK(strstr(md, "| case | status | verified / max_err | median_us (clock) | TFLOPS | GB/s | AI | %roof | %meas | "
+                     "%path | bound | samples | cv |"));
     /* the bf16 GEMM row: its median with the clock, its TFLOPS and bound */
     CHECK(strstr(md, "| gemm/wmma(BM=128,BN=128,BK=32)/bf16/4096x4096x4096/pad0/eager | ok | ok / 0.085 | 193.4 (gpu) | 710.8 |"));
     CHECK(strstr(md, "| compute |") && strstr(md, "| memory |"));
@@ -272,25 +273,26 @@ static void test_csv(void)
     char *csv = render(RUN_GPU, KB_REPORT_CSV);
     if (!csv) return;
     CHECK(strncmp(csv, "run_id,device,case,family,variant,dtype,launch,status,verified,max_abs_err,max_rel_err,"
-                       "median_us,clock,tflops,gbps,ai,roof_tflops,pct_roof,bound,samples,cv,reason\r\n", 130) == 0);
+                       "median_us,clock,tflops,gbps,ai,roof_tflops,pct_roof,bound,samples,cv,reason,pct_measured,"
+                       "measured_roof_tflops,path,pct_path,path_tflops,path_source\r\n", 211) == 0);
     char field[256];
     /* row 4 is the bf16 GEMM (header is row 0); its id has commas, so it was quoted */
-    CHECK(csv_records(csv, 22, 4, 2, field, sizeof field) == 20);
+    CHECK(csv_records(csv, 28, 4, 2, field, sizeof field) == 20);
     CHECK(strcmp(field, "gemm/wmma(BM=128,BN=128,BK=32)/bf16/4096x4096x4096/pad0/eager") == 0);
-    csv_records(csv, 22, 4, 18, field, sizeof field);
+    csv_records(csv, 28, 4, 18, field, sizeof field);
     CHECK(strcmp(field, "compute") == 0);
     /* a reason with quotes comes back intact (the fault is row 16) */
-    csv_records(csv, 22, 16, 21, field, sizeof field);
+    csv_records(csv, 28, 16, 21, field, sizeof field);
     CHECK_MSG(strcmp(field, FAULT_REASON) == 0, "got %s", field);
-    csv_records(csv, 22, 16, 11, field, sizeof field);
+    csv_records(csv, 28, 16, 11, field, sizeof field);
     CHECK(field[0] == 0);                                        /* no median for a fault */
     free(csv);
 
     csv = render(RUN_EMU, KB_REPORT_CSV);
     if (!csv) return;
-    CHECK(csv_records(csv, 22, 1, 12, field, sizeof field) == 8);
+    CHECK(csv_records(csv, 28, 1, 12, field, sizeof field) == 8);
     CHECK(strcmp(field, "cpu") == 0);
-    csv_records(csv, 22, 1, 17, field, sizeof field);
+    csv_records(csv, 28, 1, 17, field, sizeof field);
     CHECK(field[0] == 0);                                        /* no %roof on the emulator */
     free(csv);
 }

@@ -56,7 +56,10 @@ enum {
     KB_CAP_GRAPHS     = 1u << 3, /* graph capture and replay (the graph_* slots are set) */
     KB_CAP_RESOURCES  = 1u << 4, /* per-entry registers, stack and shared memory (resources slot) */
     KB_CAP_TELEMETRY  = 1u << 5, /* clocks, power, temperature, throttle reasons (telemetry slot) */
-    KB_CAP_VENDOR_LIBS = 1u << 6 /* vendor libraries (cuBLASLt, cuDNN) can run on the device */
+    KB_CAP_VENDOR_LIBS = 1u << 6, /* vendor libraries (cuBLASLt, cuDNN) can run on the device (a GPU) */
+    KB_CAP_CUBLASLT   = 1u << 7, /* cuBLASLt is loaded (vendor_* slots take KB_VOP_MATMUL). A backend's
+                                  * caps promise it; a device's caps drop it when the library did not load */
+    KB_CAP_CUDNN      = 1u << 8  /* cuDNN is loaded (vendor_* slots take KB_VOP_SDPA); as KB_CAP_CUBLASLT */
 };
 
 /* Description of the device a backend drives (or emulates). */
@@ -74,7 +77,62 @@ typedef struct {
     int max_shmem_per_block_optin; /* [bytes] */
     unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
                              * timings, never GPU numbers) */
+    char vendor_note[512];  /* one line per vendor library: its version, or why it did not load; "" without */
 } kb_device_info;
+
+/* ---- vendor library calls (cuBLASLt, cuDNN): the OPTIONAL vendor_* slots ----
+ *
+ * A family reaches a vendor library only through a kb_vendor_op (exec.h: kb_run_vendor_plan
+ * and kb_run_vendor_run), never by naming a backend. Plan once in setup (descriptors,
+ * heuristics, workspace), run in enqueue (one library call on the backend's stream, so it
+ * is timed, captured into graphs and synchronised like a launch). */
+typedef enum { KB_VOP_MATMUL = 1, KB_VOP_SDPA } kb_vendor_op_kind;
+
+/* D = alpha * op(A) op(B) + beta * C in kbench's row-major convention (kernels/gemm.cu):
+ * A is m x k (stored k x m when a_trans), B is k x n (stored n x k when b_trans), C and D
+ * m x n; leading dimensions in elements. Operand types follow dtype as kbench's own
+ * kernels do: fp32 C/D for tf32, int32 C/D for int8, bf16 C/D for fp8. */
+typedef struct {
+    kb_dtype dtype;
+    int64_t m, n, k;
+    int a_trans, b_trans;
+    int64_t lda, ldb, ldc;
+    kb_dptr a, b, c, d;          /* c may equal d; c is not read when beta == 0 */
+    float alpha, beta;
+    kb_dptr scale_a, scale_b;    /* fp8: device fp32 per-tensor scales of A and B; else 0 */
+    int algo;                    /* rank in the algorithm list (0 = the heuristic's first choice) */
+    int search;                  /* 0: heuristic ranks; > 0: enumerate configurations, at most this many */
+    size_t workspace_bytes;      /* the most workspace the algorithm may use */
+} kb_vendor_matmul;
+
+/* O = softmax(Q K^T * scale [+ causal mask]) V, Q, K, V, O [b, h, s, d] contiguous. */
+typedef struct {
+    kb_dtype dtype;              /* fp16 | bf16 */
+    int64_t b, h, s, d;
+    int causal;
+    float scale;
+    kb_dptr q, k, v, o;
+} kb_vendor_sdpa;
+
+typedef struct {
+    kb_vendor_op_kind kind;
+    union { kb_vendor_matmul mm; kb_vendor_sdpa sdpa; } u;
+} kb_vendor_op;
+
+/* What a planned vendor call will run: enough to replay it with the same library version. */
+typedef struct {
+    char library[16];            /* "cuBLASLt", "cuDNN" */
+    long version;                /* the library's own version number (cublasLtGetVersion, cudnnGetVersion) */
+    int have_algo;               /* cuBLASLt: the fields below describe the algorithm */
+    uint64_t algo[8];            /* the cublasLtMatmulAlgo_t, word by word */
+    int algo_id, tile, stages, splitk, reduction, swizzle, custom; /* CUBLASLT_ALGO_CONFIG_*; -1 unknown */
+    float waves;                 /* the heuristic's wavesCount (0 unknown) */
+    int candidates;              /* algorithms the heuristic (or the enumeration) offered */
+    size_t workspace_bytes;      /* [bytes] the workspace the call uses */
+    char engine[96];             /* cuDNN: the engine the heuristic chose ("engine 3, knobs ..."); "" */
+} kb_vendor_info;
+
+typedef struct kb_vendor_plan kb_vendor_plan; /* a planned call, private to each backend */
 
 /* What to compile: one module per distinct (source, defines, arch). */
 typedef struct {
@@ -151,6 +209,14 @@ typedef struct kb_backend {
     kb_status (*graph_end)(kb_backend_ctx *x, kb_graph **out);
     kb_status (*graph_launch)(kb_backend_ctx *x, kb_graph *g);
     void (*graph_free)(kb_backend_ctx *x, kb_graph *g);
+
+    /* OPTIONAL (KB_CAP_VENDOR_LIBS, all three or none): plan a vendor library call
+     * (descriptors, algorithm choice, workspace) and fill *info; KB_ERR_SETUP when the
+     * library is not loaded, KB_ERR_INPUT when it offers no algorithm for the problem
+     * (the message says so). run enqueues it on the backend's stream. */
+    kb_status (*vendor_plan)(kb_backend_ctx *x, const kb_vendor_op *op, kb_vendor_plan **out, kb_vendor_info *info);
+    kb_status (*vendor_run)(kb_backend_ctx *x, kb_vendor_plan *p);
+    void (*vendor_free)(kb_backend_ctx *x, kb_vendor_plan *p);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;

@@ -32,6 +32,12 @@ static int compile_case(void *user, const kb_walk_item *it)
         return 0;
     }
     const kb_family *f = kb_families[it->c->family];
+    if (!f->variants[it->c->variant].entry) {   /* a vendor library call: no kernel of kbench's */
+        x->n_skip++;
+        if (!quiet)
+            printf("%-72s %-13s %s\n", it->id, "skipped", "a vendor library call: nothing to compile");
+        return 0;
+    }
     kb_case_defines(f, it->c, &x->defs);
     const kb_module_ref *b = kb_modules_get(x->mods, f->source, x->defs.s, x->sm);
     if (b->status != KB_OK) {

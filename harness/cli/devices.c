@@ -2,6 +2,10 @@
 #include "cli/devices.h"
 
 #include "engine/peaks.h"
+#include "results/ceilings.h"
+#include "results/store.h"
+
+#include <stdlib.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +28,12 @@ static void print_device(const kb_backend *be, int index, const kb_device_info *
         printf("memory         %.1f GiB\n", d->total_mem_bytes / (1024.0 * 1024 * 1024));
     }
     printf("smem/block     %d KiB (opt-in)\n", d->max_shmem_per_block_optin / 1024);
+    const char *line = d->vendor_note;
+    for (int first = 1; *line; first = 0) {   /* one line per vendor library */
+        size_t len = strcspn(line, "\n");
+        printf("%-14s %.*s\n", first ? "vendor libs" : "", (int)len, line);
+        line += len + (line[len] == '\n');
+    }
     if (!(d->caps & KB_CAP_GPU_TIMER))
         printf("note           the emulator executes kernels on the CPU; its timings are CPU time\n");
 }
@@ -61,6 +71,10 @@ int kb_cmd_devices(const kb_run_opts *o)
         printf("peaks          %s\n", note.s);
     }
     kb_sb_free(&note);
+    /* measured ceilings, when a ceilings run of this device is in the store */
+    const char *db = getenv("KBENCH_DB");
+    if (!kb_ceilings_print(db && *db ? db : KB_STORE_DEFAULT_PATH, &d, stdout))
+        printf("\n  measured ceilings: none in the store (kbench run suites/ceilings.yaml measures them)\n");
     be->fini(bx);
     return KB_EXIT_OK;
 }

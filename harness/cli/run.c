@@ -9,6 +9,7 @@
 #include "engine/setup.h"
 #include "results/record.h"
 #include "results/record_json.h"
+#include "results/ceilings.h"
 #include "results/store.h"
 #include "suite/walk.h"
 
@@ -171,6 +172,9 @@ static void open_store(run_ctx *x)
         fprintf(stderr, "kbench: results store %s: %s (JSON Lines records only)\n", db.s, note.s);
         x->store = NULL;
     }
+    /* the device's measured ceilings (a ceilings run in this store): the measured and path roofs */
+    if (x->store && x->pipe.peaks && kb_ceilings_load(db.s, &x->dev, &x->peaks) > 0)
+        fprintf(stderr, "kbench: %s\n", x->peaks.measured_note);
     free(dir);
     kb_sb_free(&db);
     kb_sb_free(&note);

@@ -128,6 +128,8 @@ static int stage_valid(case_ctx *x)
 static int stage_compile(case_ctx *x)
 {
     kb_case_result *res = x->res;
+    if (!x->entry)
+        return 1;   /* a vendor library call: no kernel source of kbench's to compile */
     kb_sb defs;
     kb_sb_init(&defs);
     kb_case_defines(x->f, x->c, &defs);
@@ -151,11 +153,20 @@ static int stage_setup(case_ctx *x)
     kb_run *r = &x->r;
     r->be = x->p->be;
     r->bx = x->p->bx;
-    r->mod = x->mr->mod;
+    r->mod = x->mr ? x->mr->mod : NULL;
     r->f = x->f;
     r->c = x->c;
     r->target = (kb_target){ x->p->dev->sm, x->p->dev->caps, x->p->dev->max_shmem_per_block_optin };
     kb_status st = x->f->setup(r, &x->state);
+    if (r->have_vendor) {
+        x->res->vendor.done = 1;
+        x->res->vendor.info = r->vendor;
+    }
+    if (st != KB_OK && r->skipped) {
+        x->res->status = KB_CASE_SKIPPED;
+        snprintf(x->res->reason, sizeof x->res->reason, "%s", r->err);
+        return 0;
+    }
     return st == KB_OK ? 1 : fail(x, st);
 }
 
@@ -214,6 +225,9 @@ static int stage_derive(case_ctx *x)
 {
     kb_case_result *res = x->res;
     kb_derive(&res->work, res->measure.m.st.median, x->p->peaks, x->c->dtype, &res->derived.d);
+    kb_path path;
+    int have_path = x->f->path && x->f->path(x->c, x->p->dev->sm, &path);
+    kb_derive_roofs(&res->work, x->p->peaks, have_path ? &path : NULL, &res->derived.d);
     res->derived.done = 1;
     return 1;
 }

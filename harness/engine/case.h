@@ -68,6 +68,11 @@ typedef struct {
         kb_resources res;         /* fields -1 where unknown */
     } compile;
 
+    struct {                      /* setup: the vendor library call the case runs, if any */
+        int done;
+        kb_vendor_info info;
+    } vendor;
+
     struct {                      /* verify: one execution against the reference */
         int done;
         kb_verify v;

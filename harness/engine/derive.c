@@ -2,6 +2,7 @@
 #include "engine/derive.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *kb_bound_name(kb_bound b)
@@ -47,4 +48,55 @@ void kb_derive(const kb_work *w, double median_us, const kb_peaks *p, kb_dtype d
         out->roof_tflops = slope_tflops;
         out->pct_roof = 100.0 * out->gbps / peak_m;
     }
+}
+
+/* The path roof: the measured rate of the path's instruction, else the datasheet (clock)
+ * peak of the dtype that bounds it. */
+static void path_roof(const kb_peaks *p, const kb_path *path, kb_derived *d)
+{
+    const char *src = "measured";
+    double rate = kb_peaks_measured(p, path->kind);
+    if (!(rate > 0))
+        rate = kb_peaks_tflops(p, path->dtype, &src);
+    if (!(rate > 0) || !src)
+        return;
+    d->have_path = 1;
+    d->path_tflops = rate;
+    d->path_source = src;
+    d->pct_path = 100.0 * d->tflops / rate;
+}
+
+static void measured_roof(const kb_work *w, const kb_peaks *p, const kb_path *path, kb_derived *d)
+{
+    double bw = p->measured_gbps, c = path ? kb_peaks_measured(p, path->kind) : 0;
+    if (!(bw > 0))
+        return;
+    d->measured_source = "measured";
+    if (!(c > 0) && w->flops > 0) {
+        c = d->peak_tflops;   /* the path was not measured: the datasheet's compute ceiling */
+        d->measured_source = "measured bandwidth, datasheet compute";
+    }
+    if (w->flops > 0 && !(c > 0))
+        return;
+    double slope = d->ai * bw / 1e3;
+    d->have_measured = 1;
+    d->measured_gbps = bw;
+    if (w->flops > 0 && slope >= c) {
+        d->measured_roof_tflops = c;
+        d->pct_measured = 100.0 * d->tflops / c;
+    } else {
+        d->measured_roof_tflops = slope;
+        d->pct_measured = 100.0 * d->gbps / bw;
+    }
+}
+
+void kb_derive_roofs(const kb_work *w, const kb_peaks *p, const kb_path *path, kb_derived *d)
+{
+    if (path)
+        snprintf(d->path, sizeof d->path, "%s", path->kind);
+    if (!p || p->no_roof || !d->have_rates)
+        return;
+    if (path && w->flops > 0)
+        path_roof(p, path, d);
+    measured_roof(w, p, path, d);
 }

@@ -32,11 +32,33 @@ typedef struct {
 
     kb_bound bound;       /* compute|memory by the ridge point; memory for zero flops even
                            * without peaks; unknown otherwise */
+
+    /* The second roof, measured (kb_derive_roofs): the device's measured bandwidth x ai,
+     * capped by the measured rate of the case's instruction path - or by the datasheet
+     * compute ceiling (peak_tflops) where that path was not measured. */
+    int have_measured;
+    double measured_gbps;        /* [GB/s] the measured bandwidth ceiling */
+    double measured_roof_tflops; /* [TFLOPS] min(compute, ai * measured_gbps) */
+    double pct_measured;         /* [%] achieved / measured roof (memory: gbps / measured_gbps) */
+    const char *measured_source; /* "measured", or "measured bandwidth, datasheet compute" */
+
+    /* The third roof: the instruction the kernel's loop issues (family path hook). */
+    char path[40];               /* "mma/fp8e4m3/widened", ""; named even without a GPU */
+    int have_path;               /* path_tflops and pct_path are meaningful */
+    double path_tflops;          /* [TFLOPS] the measured rate of that instruction, else the
+                                  * datasheet (else clock) peak of the dtype bounding it */
+    double pct_path;             /* [%] achieved / path_tflops */
+    const char *path_source;     /* "measured", "datasheet", "clock" */
 } kb_derived;
 
 /* Derive the rates of work w timed at median_us. p may be NULL (no ceilings). A
  * non-positive median gives have_rates 0 and nothing else but the zero-flop bound.
  * Never divides by zero: zero flops -> ai 0, memory-bound, % of the bandwidth ceiling. */
 void kb_derive(const kb_work *w, double median_us, const kb_peaks *p, kb_dtype dt, kb_derived *out);
+
+/* After kb_derive: the measured roof and the path roof of d (see kb_derived). path may be
+ * NULL (the family does not name one); p NULL or without a GPU roof (the emulator) leaves
+ * both roofs unset - CPU timings are never scored against GPU ceilings. */
+void kb_derive_roofs(const kb_work *w, const kb_peaks *p, const kb_path *path, kb_derived *d);
 
 #endif /* KB_DERIVE_H */

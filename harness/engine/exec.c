@@ -59,8 +59,48 @@ kb_status kb_run_launch(kb_run *r, const char *entry, const kb_geom *g, const kb
                        g->shmem_bytes, r->be->last_error(r->bx));
 }
 
+kb_status kb_run_vendor_plan(kb_run *r, const kb_vendor_op *op, kb_vendor_plan **out)
+{
+    *out = NULL;
+    if (!r->be->vendor_plan)
+        return kb_run_fail(r, KB_ERR_SETUP, "the %s backend has no vendor library calls", r->be->name);
+    if (r->n_plans == KB_RUN_MAX_PLANS)
+        return kb_run_fail(r, KB_ERR_INTERNAL, "more than %d vendor plans in one case", KB_RUN_MAX_PLANS);
+    kb_vendor_info info;
+    memset(&info, 0, sizeof info);
+    kb_status st = r->be->vendor_plan(r->bx, op, out, &info);
+    if (st == KB_ERR_INPUT)   /* the library offers nothing for this problem here: not kbench's failure */
+        return kb_run_skip(r, "%s", r->be->last_error(r->bx));
+    if (st != KB_OK)
+        return backend_fail(r, st, "vendor plan");
+    r->plans[r->n_plans++] = *out;
+    r->vendor = info;
+    r->have_vendor = 1;
+    return KB_OK;
+}
+
+kb_status kb_run_vendor_run(kb_run *r, kb_vendor_plan *p)
+{
+    kb_status st = r->be->vendor_run(r->bx, p);
+    return st == KB_OK ? KB_OK : backend_fail(r, st, "vendor call");
+}
+
+kb_status kb_run_skip(kb_run *r, const char *fmt, ...)
+{
+    if (r->err[0] == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->err, sizeof r->err, fmt, ap);
+        va_end(ap);
+    }
+    r->skipped = 1;
+    return KB_ERR_INPUT;
+}
+
 void kb_run_free_all(kb_run *r)
 {
+    while (r->n_plans > 0)
+        r->be->vendor_free(r->bx, r->plans[--r->n_plans]);
     while (r->n_bufs > 0)
         r->be->free(r->bx, r->bufs[--r->n_bufs]);
 }

@@ -10,6 +10,7 @@
 
 #define KB_RUN_MAX_BUFS 32
 #define KB_RUN_MAX_ARRAYS 8
+#define KB_RUN_MAX_PLANS 4
 
 /* A host array a family exposes for --dump (inputs, output, reference), as fp32. */
 typedef struct {
@@ -31,6 +32,11 @@ struct kb_run {
     char err[1024];              /* first error message of the case */
     kb_run_array arrays[KB_RUN_MAX_ARRAYS]; /* exposed for --dump */
     int n_arrays;
+    kb_vendor_plan *plans[KB_RUN_MAX_PLANS]; /* vendor library calls, freed by kb_run_free_all */
+    int n_plans;
+    kb_vendor_info vendor;       /* what the last planned vendor call runs (have_vendor) */
+    int have_vendor;
+    int skipped;                 /* setup found the case cannot run here (kb_run_skip): skipped, not failed */
 };
 
 /* The case and its variant, for family code. */
@@ -42,6 +48,16 @@ kb_status kb_run_upload(kb_run *r, kb_dptr dst, const void *src, size_t bytes);
 kb_status kb_run_download(kb_run *r, void *dst, kb_dptr src, size_t bytes);
 /* Launch entry of the case's module. */
 kb_status kb_run_launch(kb_run *r, const char *entry, const kb_geom *g, const kb_arg *args, int nargs);
+/* Plan a vendor library call (backend.h, kb_vendor_op), tracked by the run; its description
+ * goes to r->vendor (the record's "vendor" block). KB_ERR_SETUP when the backend has no
+ * vendor slots or the library is not loaded; the backend's message in the case. */
+kb_status kb_run_vendor_plan(kb_run *r, const kb_vendor_op *op, kb_vendor_plan **out);
+/* Enqueue a planned vendor call on the backend's stream. */
+kb_status kb_run_vendor_run(kb_run *r, kb_vendor_plan *p);
+/* Setup found that the case cannot run on this target for a reason only known at run time
+ * (a vendor heuristic offers fewer algorithms than the rank asked for): the case is recorded
+ * as skipped with this reason, not as a failure. Returns KB_ERR_INPUT for `return kb_run_skip(...)`. */
+kb_status kb_run_skip(kb_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record the first error message of the case and return st (for `return kb_run_fail(...)`). */
 kb_status kb_run_fail(kb_run *r, kb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Expose a host fp32 array (inputs, the downloaded output, the reference) so that
@@ -51,7 +67,7 @@ kb_status kb_run_fail(kb_run *r, kb_status st, const char *fmt, ...) __attribute
 void kb_run_expose(kb_run *r, const char *name, const float *data, const int64_t *shape, int ndim);
 /* Write every exposed array under dir/<id with '/' as '__'>/; KB_OK or KB_ERR_IO (message in r). */
 kb_status kb_run_dump(kb_run *r, const char *dir, const char *case_id);
-/* Free every tracked allocation. */
+/* Free every tracked allocation and vendor plan. */
 void kb_run_free_all(kb_run *r);
 
 #endif /* KB_EXEC_H */

@@ -1,6 +1,7 @@
 /* family.c - the registry of kernel families and the self-describing case id. */
 #include "engine/family.h"
 
+#include <stdio.h>
 #include <string.h>
 
 extern const kb_family kb_family_gelu;
@@ -9,6 +10,7 @@ extern const kb_family kb_family_attention;
 extern const kb_family kb_family_softmax;
 extern const kb_family kb_family_embedding;
 extern const kb_family kb_family_layernorm;
+extern const kb_family kb_family_ceiling;
 
 const kb_family *const kb_families[] = {
     &kb_family_gelu,
@@ -17,6 +19,7 @@ const kb_family *const kb_families[] = {
     &kb_family_softmax,
     &kb_family_embedding,
     &kb_family_layernorm,
+    &kb_family_ceiling,
 };
 const int kb_n_families = (int)(sizeof kb_families / sizeof kb_families[0]);
 
@@ -48,6 +51,13 @@ int kb_param_applies(const kb_family *f, int param, int variant)
 {
     uint32_t m = f->params[param].variants;
     return m == 0 || (variant >= 0 && variant < 32 && (m >> variant) & 1u);
+}
+
+int kb_path_set(kb_path *out, const char *unit, kb_dtype dt, int widened)
+{
+    snprintf(out->kind, sizeof out->kind, "%s/%s%s", unit, kb_dtype_name(dt), widened ? "/widened" : "");
+    out->dtype = widened ? KB_DT_FP16 : dt;
+    return 1;
 }
 
 void kb_case_id(const kb_case *c, kb_sb *b)

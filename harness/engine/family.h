@@ -69,6 +69,16 @@ typedef struct {
     double atol, rtol;     /* tolerance used: |got - want| <= atol + rtol * |want| */
 } kb_verify;
 
+/* The instruction a case's inner loop is bounded by: the measured-ceiling kind it is scored
+ * against (a ceiling family kind: "fma/fp32", "mma/fp16", "mma/fp8e4m3/widened") and the
+ * dtype whose datasheet (else clock-based) peak bounds that instruction where no ceiling
+ * was measured - fp16 for fp8 widened to f16, so an fp8 kernel on that path is scored
+ * against the f16 rate it can reach as well as the fp8 datasheet figure. */
+typedef struct {
+    char kind[40];
+    kb_dtype dtype;
+} kb_path;
+
 typedef struct kb_run kb_run;  /* execution context of one case (exec.h) */
 
 typedef struct kb_family {
@@ -97,7 +107,16 @@ typedef struct kb_family {
     kb_status (*enqueue)(kb_run *r, void *state);
     kb_status (*check)(kb_run *r, void *state, kb_verify *v);
     void (*teardown)(kb_run *r, void *state);
+
+    /* OPTIONAL: the instruction path of case c compiled for arch sm; 1 with *out filled, 0
+     * where the family does not say (a vendor library: its instructions are its own). */
+    int (*path)(const kb_case *c, int sm, kb_path *out);
 } kb_family;
+
+/* Fill *out with the path "<unit>/<dtype>" ("mma/fp16", "fma/fp32"), or "<unit>/<dtype>/widened"
+ * bounded by the f16 rate when widened (fp8 fragments widened to f16). Returns 1, for
+ * `return kb_path_set(...)` in a family's path hook. */
+int kb_path_set(kb_path *out, const char *unit, kb_dtype dt, int widened);
 
 /* The registry: one static table of every family (family.c). */
 extern const kb_family *const kb_families[];

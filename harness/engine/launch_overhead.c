@@ -59,12 +59,22 @@ static kb_status counting_launch(kb_backend_ctx *x, kb_module *m, const char *en
     return count_inner->launch(x, m, entry, g, args, nargs);
 }
 
+/* A vendor library call (cuBLASLt, cuDNN) counts as one launch: one call of the library's
+ * on the stream, whatever kernels it issues inside. */
+static kb_status counting_vendor_run(kb_backend_ctx *x, kb_vendor_plan *p)
+{
+    count_launches++;
+    return count_inner->vendor_run(x, p);
+}
+
 /* One execution of the case (doubling as the warm-up), counting its launches. */
 static kb_status count_case_launches(kb_run *r, void *state, int *launches)
 {
     kb_backend shim = *r->be;
     const kb_backend *saved = r->be;
     shim.launch = counting_launch;
+    if (shim.vendor_run)
+        shim.vendor_run = counting_vendor_run;
     count_inner = saved;
     count_launches = 0;
     r->be = &shim;

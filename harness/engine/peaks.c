@@ -216,6 +216,37 @@ double kb_peaks_gbps(const kb_peaks *p, const char **source)
     return 0;
 }
 
+int kb_peaks_kind_is_memory(const char *kind)
+{
+    return !strcmp(kind, "copy") || !strcmp(kind, "read") || !strcmp(kind, "write");
+}
+
+void kb_peaks_add_measured(kb_peaks *p, const char *kind, double value)
+{
+    if (!(value > 0))
+        return;
+    if (kb_peaks_kind_is_memory(kind) && value > p->measured_gbps)
+        p->measured_gbps = value;
+    for (int i = 0; i < p->n_measured; i++)
+        if (!strcmp(p->measured[i].kind, kind)) {
+            if (value > p->measured[i].value)
+                p->measured[i].value = value;
+            return;
+        }
+    if (p->n_measured == KB_PEAKS_MAX_MEASURED)
+        return;
+    copy_str(p->measured[p->n_measured].kind, sizeof p->measured[0].kind, kind);
+    p->measured[p->n_measured++].value = value;
+}
+
+double kb_peaks_measured(const kb_peaks *p, const char *kind)
+{
+    for (int i = 0; p && i < p->n_measured; i++)
+        if (!strcmp(p->measured[i].kind, kind))
+            return p->measured[i].value;
+    return 0;
+}
+
 /* "fp32 66.9  tf32 494.7 ..." for the non-zero entries of t. */
 static void format_rates(kb_sb *out, const double *t)
 {

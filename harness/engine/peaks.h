@@ -14,6 +14,8 @@
 
 #include "backend/backend.h"
 
+#define KB_PEAKS_MAX_MEASURED 24
+
 typedef struct {
     char device[128];              /* the device name looked up */
     int no_roof;                   /* 1: the device has no GPU roofline (no KB_CAP_ROOFLINE, e.g. the
@@ -35,6 +37,17 @@ typedef struct {
     /* clock-based, from the attributes above */
     double clock_tflops[KB_DT_COUNT]; /* [TFLOPS|TOPS] 0 = arch or dtype not in the ops table */
     double clock_gbps;             /* [GB/s] 0 when the memory attributes are unknown */
+
+    /* measured on this device by the ceiling family (suites/ceilings.yaml), when a run of it
+     * is in the store (results/ceilings.h loads them): best value per kind */
+    int n_measured;
+    struct {
+        char kind[40];             /* "copy", "read", "write", "fma/fp32", "mma/fp16", "mma/fp8e4m3/widened",
+                                    * "launch" */
+        double value;              /* [GB/s] memory kinds, [TFLOPS|TOPS] compute kinds, [launches/s] launch */
+    } measured[KB_PEAKS_MAX_MEASURED];
+    double measured_gbps;          /* [GB/s] best of copy, read and write; 0 = none measured */
+    char measured_note[192];       /* where they come from (run, time, timing clock, SM clock) */
 } kb_peaks;
 
 /* Dense ops per clock per SM of an architecture (sm x10) and dtype, from NVIDIA's
@@ -63,6 +76,17 @@ double kb_peaks_tflops(const kb_peaks *p, kb_dtype dt, const char **source);
 
 /* The bandwidth ceiling [GB/s], chosen the same way. */
 double kb_peaks_gbps(const kb_peaks *p, const char **source);
+
+/* Add a measured ceiling (kind as the ceiling family names it, value in its unit); the
+ * memory kinds (copy, read, write) also raise measured_gbps. Extra kinds past
+ * KB_PEAKS_MAX_MEASURED are dropped; a kind given twice keeps the larger value. */
+void kb_peaks_add_measured(kb_peaks *p, const char *kind, double value);
+
+/* The measured ceiling of kind, 0 when none was measured (p may be NULL). */
+double kb_peaks_measured(const kb_peaks *p, const char *kind);
+
+/* 1 for the ceiling kinds that are bandwidths (copy, read, write). */
+int kb_peaks_kind_is_memory(const char *kind);
 
 /* Human-readable description of both sets of peaks for `kbench devices` (appended to
  * out, several lines, each starting with two spaces). Says plainly when the GPU is

@@ -25,3 +25,17 @@ int kb_valid_vec(int64_t vec, kb_dtype dt, char *why, size_t n)
     }
     return 1;
 }
+
+int kb_valid_vendor(const kb_target *t, unsigned cap, const char *lib, const char *soname, const char *env,
+                    char *why, size_t n)
+{
+    if (!(t->caps & KB_CAP_VENDOR_LIBS)) {
+        snprintf(why, n, "%s needs a GPU", lib);
+        return 0;
+    }
+    if (!(t->caps & cap)) {
+        snprintf(why, n, "%s could not be loaded (%s): kbench devices says why; %s names its path", lib, soname, env);
+        return 0;
+    }
+    return 1;
+}

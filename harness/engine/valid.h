@@ -3,7 +3,7 @@
 #ifndef KB_VALID_H
 #define KB_VALID_H
 
-#include "core/kb.h"
+#include "engine/family.h"
 
 /* Threads per block: a multiple of the warp size, 32..1024. 1 when legal; else 0 with
  * the reason in why. */
@@ -12,5 +12,12 @@ int kb_valid_block(int64_t block, char *why, size_t n);
 /* Elements per vector access: 1, 2, 4 or 8, and at most 16 bytes (one 128-bit access)
  * of dtype. 1 when legal; else 0 with the reason in why. */
 int kb_valid_vec(int64_t vec, kb_dtype dt, char *why, size_t n);
+
+/* A variant that calls a vendor library (cap: KB_CAP_CUBLASLT or KB_CAP_CUDNN): refused on
+ * a target that cannot run vendor libraries, "<lib> needs a GPU" (the emulator), and on a
+ * GPU where the library did not load, "<lib> could not be loaded (<soname>): kbench devices
+ * says why; <env> names its path". 1 when it can run. */
+int kb_valid_vendor(const kb_target *t, unsigned cap, const char *lib, const char *soname, const char *env,
+                    char *why, size_t n);
 
 #endif

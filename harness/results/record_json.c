@@ -157,6 +157,40 @@ static json_t *device_json(const kb_device_info *d, int *bad)
     return j;
 }
 
+/* The vendor library call of the case, as it can be replayed: the library and its version,
+ * the serialised cuBLASLt algorithm (8 words, hex) with its configuration, or cuDNN's engine. */
+static json_t *vendor_json(const kb_case_result *r, int *bad)
+{
+    if (!r->vendor.done)
+        return json_null();
+    const kb_vendor_info *v = &r->vendor.info;
+    json_t *j = obj(bad);
+    if (!j)
+        return NULL;
+    put(j, "library", jstr(v->library), bad);
+    put(j, "version", jint(v->version), bad);
+    put(j, "candidates", jint(v->candidates), bad);
+    put(j, "workspace_bytes", jnum((double)v->workspace_bytes), bad);
+    put(j, "engine", v->engine[0] ? jstr(v->engine) : json_null(), bad);
+    if (!v->have_algo) {
+        put(j, "algo", json_null(), bad);
+        return j;
+    }
+    char words[8 * 17];
+    for (int i = 0; i < 8; i++)
+        snprintf(words + 17 * i, 18, "%016llx%s", (unsigned long long)v->algo[i], i < 7 ? ":" : "");
+    put(j, "algo", jstr(words), bad);
+    put(j, "algo_id", jint_known(v->algo_id), bad);
+    put(j, "tile", jint_known(v->tile), bad);
+    put(j, "stages", jint_known(v->stages), bad);
+    put(j, "splitk", jint_known(v->splitk), bad);
+    put(j, "reduction", jint_known(v->reduction), bad);
+    put(j, "swizzle", jint_known(v->swizzle), bad);
+    put(j, "custom", jint_known(v->custom), bad);
+    put(j, "waves", v->waves > 0 ? jnum(v->waves) : json_null(), bad);
+    return j;
+}
+
 static json_t *verify_json(const kb_case_result *r, int *bad)
 {
     if (!r->verify.done)
@@ -264,6 +298,14 @@ static json_t *derived_json(const kb_case_result *r, int *bad)
     put(j, "peak_tflops", jnum_if(d->have_roof, d->peak_tflops), bad);
     put(j, "peak_gbps", jnum_if(d->have_roof, d->peak_gbps), bad);
     put(j, "peak_source", d->have_roof ? jstr(d->peak_source) : json_null(), bad);
+    put(j, "measured_gbps", jnum_if(d->have_measured, d->measured_gbps), bad);
+    put(j, "measured_roof_tflops", jnum_if(d->have_measured, d->measured_roof_tflops), bad);
+    put(j, "pct_measured", jnum_if(d->have_measured, d->pct_measured), bad);
+    put(j, "measured_source", d->have_measured ? jstr(d->measured_source) : json_null(), bad);
+    put(j, "path", d->path[0] ? jstr(d->path) : json_null(), bad);
+    put(j, "path_tflops", jnum_if(d->have_path, d->path_tflops), bad);
+    put(j, "pct_path", jnum_if(d->have_path, d->pct_path), bad);
+    put(j, "path_source", d->have_path ? jstr(d->path_source) : json_null(), bad);
     return j;
 }
 
@@ -356,6 +398,7 @@ json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r)
     put(o, "status", jstr(kb_case_status_name(r->status)), &bad);
     put(o, "error", jstr(kb_status_name(r->error)), &bad);
     put(o, "reason", jstr(r->reason), &bad);
+    put(o, "vendor", vendor_json(r, &bad), &bad);
     put(o, "verify", verify_json(r, &bad), &bad);
     put(o, "resources", resources_json(r, &bad), &bad);
     put(o, "timing", timing_json(r, &bad), &bad);
@@ -397,6 +440,17 @@ static void derived_block(json_t *d, kb_derived *out)
     const char *b = json_string_value(json_object_get(d, "bound"));
     out->bound = !b ? KB_BOUND_UNKNOWN : strcmp(b, "compute") == 0 ? KB_BOUND_COMPUTE
                : strcmp(b, "memory") == 0 ? KB_BOUND_MEMORY : KB_BOUND_UNKNOWN;
+    /* the measured and path roofs (records before they existed have neither) */
+    out->have_measured = get_num(d, "pct_measured", &out->pct_measured) &
+                         get_num(d, "measured_roof_tflops", &out->measured_roof_tflops);
+    get_num(d, "measured_gbps", &out->measured_gbps);
+    const char *ms = json_string_value(json_object_get(d, "measured_source"));
+    out->measured_source = !ms ? NULL : strcmp(ms, "measured") == 0 ? "measured" : "measured bandwidth, datasheet compute";
+    const char *path = json_string_value(json_object_get(d, "path"));
+    snprintf(out->path, sizeof out->path, "%s", path ? path : "");
+    out->have_path = get_num(d, "pct_path", &out->pct_path) & get_num(d, "path_tflops", &out->path_tflops);
+    const char *ps = json_string_value(json_object_get(d, "path_source"));
+    out->path_source = !ps ? NULL : !strcmp(ps, "measured") ? "measured" : !strcmp(ps, "clock") ? "clock" : "datasheet";
 }
 
 int kb_record_derived(json_t *rec, kb_derived *out)

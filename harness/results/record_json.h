@@ -12,6 +12,11 @@
  *   status (a kb_case_status name: "ok", "skipped", "compile_error", "launch_error",
  *   "input_error", "wrong", "fault", "timeout"), error (kb_status_name of the error code
  *   behind it), reason,
+ *   vendor {library "cuBLASLt"|"cuDNN", version, candidates, workspace_bytes, engine,
+ *   algo (the cublasLtMatmulAlgo_t as 8 hex words "w0:w1:...:w7", replayable with the same
+ *   library version; backend/cuda/cublaslt.h parses it), algo_id, tile, stages, splitk,
+ *   reduction, swizzle, custom (its CUBLASLT_ALGO_CONFIG_* values), waves} (null for
+ *   kbench's own kernels),
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
  *   got_at_bad, want_at_bad}, resources {registers, spill_store_bytes, spill_load_bytes,
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
@@ -21,8 +26,11 @@
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
  *   read + written unless the family's work model says more)}, derived {clock, tflops,
  *   gbps, ai, bound "compute"|"memory", roof_tflops, pct_roof, peak_tflops, peak_gbps,
- *   peak_source "datasheet"|"clock"; see engine/derive.h: roofline fields null without
- *   a GPU peak}, launch_overhead {n, launches, eager_us, graph_us, per_launch_us,
+ *   peak_source "datasheet"|"clock", measured_gbps, measured_roof_tflops, pct_measured,
+ *   measured_source "measured"|"measured bandwidth, datasheet compute", path (the
+ *   instruction path, e.g. "mma/fp8e4m3/widened"; named on the emulator too), path_tflops,
+ *   pct_path, path_source "measured"|"datasheet"|"clock"; see engine/derive.h: roofline
+ *   fields null without a GPU peak, the measured ones without a ceilings run}, launch_overhead {n, launches, eager_us, graph_us, per_launch_us,
  *   empty_eager_us, empty_graph_us, host_enqueue_us, clock}, telemetry {available,
  *   sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz, power_w, temperature_c, reasons
  *   [names], throttled} or {available: false, why}, compile_ms, wall_ms,

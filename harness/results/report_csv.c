@@ -8,7 +8,8 @@
 static const char *const columns[] = {
     "run_id", "device", "case", "family", "variant", "dtype", "launch", "status", "verified",
     "max_abs_err", "max_rel_err", "median_us", "clock", "tflops", "gbps", "ai", "roof_tflops",
-    "pct_roof", "bound", "samples", "cv", "reason",
+    "pct_roof", "bound", "samples", "cv", "reason", "pct_measured", "measured_roof_tflops", "path", "pct_path",
+    "path_tflops", "path_source",
 };
 #define N_COLUMNS (sizeof columns / sizeof columns[0])
 
@@ -75,6 +76,12 @@ kb_status kb_report_csv(const kb_report_run *run, FILE *out)
         field(out, 0, r->have_timing ? b : "");
         num(out, r->have_timing, r->cv);
         field(out, 0, r->reason);
+        num(out, r->d.have_measured && !emu, r->d.pct_measured);
+        num(out, r->d.have_measured && !emu, r->d.measured_roof_tflops);
+        field(out, 0, r->d.path);
+        num(out, r->d.have_path && !emu, r->d.pct_path);
+        num(out, r->d.have_path && !emu, r->d.path_tflops);
+        field(out, 0, r->d.have_path && !emu ? r->d.path_source : "");
         fputs("\r\n", out);
     }
     return ferror(out) ? KB_ERR_IO : KB_OK;

@@ -8,7 +8,8 @@
  * listed with their status and reason in context.kbench_not_timed instead, and the
  * JUnit and markdown reports carry them. There is no separate host CPU time for a kernel:
  * cpu_time repeats real_time (on the emulator both are CPU time, labelled so).
- * User counters: flops and bytes per iteration, tflops, gbps, ai, pct_roof. */
+ * User counters: flops and bytes per iteration, tflops, gbps, ai, pct_roof, pct_measured,
+ * pct_path (the last three where a GPU roof applies). */
 #include "results/report_gbench.h"
 #include "core/stats.h"
 
@@ -122,6 +123,13 @@ static void counters(json_t *e, const kb_report_row *r, double t_us)
         set(e, "pct_roof", json_real(100 * d.tflops / r->d.roof_tflops));
     else if (r->d.have_roof && r->d.peak_gbps > 0)
         set(e, "pct_roof", json_real(100 * d.gbps / r->d.peak_gbps));
+    /* the measured and path roofs, at this repetition's time */
+    if (r->d.have_measured && r->d.measured_roof_tflops > 0 && work.flops > 0)
+        set(e, "pct_measured", json_real(100 * d.tflops / r->d.measured_roof_tflops));
+    else if (r->d.have_measured && r->d.measured_gbps > 0)
+        set(e, "pct_measured", json_real(100 * d.gbps / r->d.measured_gbps));
+    if (r->d.have_path && r->d.path_tflops > 0)
+        set(e, "pct_path", json_real(100 * d.tflops / r->d.path_tflops));
 }
 
 static void add_case(json_t *arr, const kb_report_run *run, size_t i)

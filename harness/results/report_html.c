@@ -56,6 +56,8 @@ static void case_row(FILE *out, const kb_report_row *r, int emu)
     td_num(out, r->d.have_rates, r->d.gbps);
     td_num(out, r->d.have_rates, r->d.ai);
     td_num(out, r->d.have_roof && !emu, r->d.pct_roof);
+    td_num(out, r->d.have_measured && !emu, r->d.pct_measured);
+    td_num(out, r->d.have_path && !emu, r->d.pct_path);
     const char *bound = kb_bound_name(r->d.bound);
     td_text(out, bound && !emu ? bound : "");
     snprintf(b, sizeof b, "%d", r->samples);
@@ -86,7 +88,9 @@ static void device_section(FILE *out, const kb_report_run *run, int dev)
         const char *src;
         kb_report_ceilings(run, dev, peak, &bw, &src);
         if (bw > 0) {
-            fprintf(out, "<p>Roofline ceilings: %s peaks recorded with the run. GB/s counts compulsory bytes only; "
+            fprintf(out, "<p>Roofline ceilings: %s peaks recorded with the run (solid), measured ceilings of this "
+                         "device where a ceilings run exists (dashed). %%meas: of the measured roof; %%path: of the "
+                         "kernel's instruction path (measured, else datasheet). GB/s counts compulsory bytes only; "
                          "hover a point for its case id.</p>\n", src && strcmp(src, "clock") == 0 ? "clock-based" : "datasheet");
             kb_report_svg_roofline(run, dev, out);
             int any = 0;
@@ -111,7 +115,8 @@ static void device_section(FILE *out, const kb_report_run *run, int dev)
         }
     }
     fputs("<table>\n<tr><th>case</th><th>status</th><th>verified / max_err</th><th>median_us (clock)</th>"
-          "<th>TFLOPS</th><th>GB/s</th><th>AI</th><th>%roof</th><th>bound</th><th>samples</th><th>cv</th>"
+          "<th>TFLOPS</th><th>GB/s</th><th>AI</th><th>%roof</th><th>%meas</th><th>%path</th><th>bound</th>"
+          "<th>samples</th><th>cv</th>"
           "<th>reason</th></tr>\n", out);
     for (size_t i = 0; i < run->n; i++)
         if (run->rows[i].dev == dev)
@@ -125,8 +130,9 @@ static void precision_section(FILE *out, const kb_report_run *run)
     int n = kb_report_precision_groups(run, &g);
     if (n <= 0)
         return;
-    fputs("<h2>Precision comparison</h2>\n<p>The fastest ok case of each dtype per shape; speed-up over fp16; "
-          "error is the largest difference from the double-precision reference.</p>\n", out);
+    fputs("<h2>Precision comparison</h2>\n<p>The fastest ok kbench case of each dtype per shape; speed-up over fp16; "
+          "error is the largest difference from the double-precision reference; the vendor library's row of the same "
+          "shape and dtype (cuBLASLt, cuDNN) and kbench's speed relative to it.</p>\n", out);
     for (int k = 0; k < n; k++) {
         const kb_report_row *f = &run->rows[g[k].first];
         kb_sb dims;
@@ -151,7 +157,7 @@ static void precision_section(FILE *out, const kb_report_run *run)
             kb_report_precision_cells(run, &g[k], d, cells);
             fputs("<tr>", out);
             for (int c = 0; c < KB_PRECISION_COLS; c++) {
-                if (c < 2)
+                if (c < 2 || c == 7)
                     td_text(out, cells[c]);   /* left-aligned text columns */
                 else {
                     fputs("<td>", out);

@@ -99,6 +99,14 @@ static void testcase(FILE *out, const kb_report_row *r, int emu)
             kb_report_num(b, sizeof b, r->d.pct_roof);
             fprintf(out, " pct_roof=%s bound=%s", b, kb_bound_name(r->d.bound));
         }
+        if (r->d.have_measured && !emu) {
+            kb_report_num(b, sizeof b, r->d.pct_measured);
+            fprintf(out, " pct_measured=%s", b);
+        }
+        if (r->d.have_path && !emu) {
+            kb_report_num(b, sizeof b, r->d.pct_path);
+            fprintf(out, " pct_path=%s path=%s", b, r->d.path);
+        }
         fputs("</system-out>\n", out);
     }
     fputs("    </testcase>\n", out);

@@ -42,6 +42,8 @@ static void row_line(FILE *out, const kb_report_row *r, int emulator)
     num_cell(out, r->d.have_rates, r->d.gbps);
     num_cell(out, r->d.have_rates, r->d.ai);
     num_cell(out, r->d.have_roof && !emulator, r->d.pct_roof);
+    num_cell(out, r->d.have_measured && !emulator, r->d.pct_measured);
+    num_cell(out, r->d.have_path && !emulator, r->d.pct_path);
     const char *bound = kb_bound_name(r->d.bound);
     cell(out, bound && !emulator ? bound : "");
     snprintf(b, sizeof b, "%d", r->samples);
@@ -63,6 +65,19 @@ static void ceilings_line(FILE *out, const kb_report_run *run, int dev)
     for (int d = 0; d < KB_DT_COUNT; d++)
         if (t[d] > 0) fprintf(out, "; %s %.1f TFLOPS", kb_dtype_name((kb_dtype)d), t[d]);
     fprintf(out, " (TOPS for int8). GB/s counts compulsory bytes only.\n\n");
+    char kinds[KB_PEAKS_MAX_MEASURED][40];
+    double mt[KB_PEAKS_MAX_MEASURED], mbw;
+    int nk = kb_report_measured(run, dev, &mbw, kinds, mt, KB_PEAKS_MAX_MEASURED);
+    if (mbw <= 0 && nk == 0) {
+        fprintf(out, "Measured ceilings: none for this device (kbench run suites/ceilings.yaml): %%meas is empty; "
+                     "%%path is against the datasheet rate of the kernel's instruction path.\n\n");
+        return;
+    }
+    fprintf(out, "Measured ceilings (suites/ceilings.yaml on this device): memory %.0f GB/s", mbw);
+    for (int k = 0; k < nk; k++)
+        fprintf(out, "; %s %.1f TFLOPS", kinds[k], mt[k]);
+    fprintf(out, ". %%meas: of the measured roof; %%path: of the instruction path's ceiling (measured, else the "
+                 "datasheet).\n\n");
 }
 
 static void device_section(FILE *out, const kb_report_run *run, int dev)
@@ -80,8 +95,9 @@ static void device_section(FILE *out, const kb_report_run *run, int dev)
         fprintf(out, "> **%s**\n\n", KB_REPORT_EMU_NOTE);
     else
         ceilings_line(out, run, dev);
-    fprintf(out, "| case | status | verified / max_err | median_us (clock) | TFLOPS | GB/s | AI | %%roof | bound | samples | cv |\n");
-    fprintf(out, "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n");
+    fprintf(out, "| case | status | verified / max_err | median_us (clock) | TFLOPS | GB/s | AI | %%roof | %%meas "
+                 "| %%path | bound | samples | cv |\n");
+    fprintf(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
     for (size_t i = 0; i < run->n; i++)
         if (run->rows[i].dev == dev)
             row_line(out, &run->rows[i], emu);
@@ -108,8 +124,9 @@ static void precision_section(FILE *out, const kb_report_run *run)
     int n = kb_report_precision_groups(run, &g);
     if (n <= 0)
         return;
-    fprintf(out, "## Precision comparison\n\nThe fastest ok case of each dtype per shape; speed-up over fp16; "
-                 "error is the largest difference from the double-precision reference.\n\n");
+    fprintf(out, "## Precision comparison\n\nThe fastest ok kbench case of each dtype per shape; speed-up over fp16; "
+                 "error is the largest difference from the double-precision reference; the vendor library's row of "
+                 "the same shape and dtype (cuBLASLt, cuDNN) and kbench's speed relative to it.\n\n");
     for (int k = 0; k < n; k++) {
         const kb_report_row *f = &run->rows[g[k].first];
         kb_sb dims;
@@ -119,7 +136,7 @@ static void precision_section(FILE *out, const kb_report_run *run)
         kb_sb_free(&dims);
         for (int c = 0; c < KB_PRECISION_COLS; c++)
             fprintf(out, "| %s ", kb_precision_cols[c]);
-        fprintf(out, "|\n|---|---|---:|---:|---:|---:|---:|\n");
+        fprintf(out, "|\n|---|---|---:|---:|---:|---:|---:|---|---:|\n");
         for (int d = 0; d < KB_DT_COUNT; d++) {
             if (g[k].rows[d] < 0)
                 continue;

@@ -2,6 +2,7 @@
  * pieces every report writer shares (see report_rows.h). */
 #include "results/report_rows.h"
 
+#include "engine/family.h"
 #include "results/record.h"
 #include "results/record_json.h"
 
@@ -228,6 +229,39 @@ static int same_shape(const kb_report_row *a, const kb_report_row *b)
            json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad"));
 }
 
+int kb_report_row_is_vendor(const kb_report_row *row)
+{
+    int f = kb_family_find(row->family);
+    int v = f < 0 ? -1 : kb_family_variant_find(kb_families[f], row->variant);
+    return v >= 0 && kb_families[f]->variants[v].entry == NULL;
+}
+
+/* The group of row r (same shape), or -1. */
+static int group_of(const kb_report_run *run, const kb_precision_group *g, int n, const kb_report_row *r)
+{
+    for (int k = 0; k < n; k++)
+        if (same_shape(&run->rows[g[k].first], r))
+            return k;
+    return -1;
+}
+
+/* Attach the vendor rows: the fastest ok one per group and dtype, else one that did not run. */
+static void attach_vendor_rows(const kb_report_run *run, kb_precision_group *g, int n)
+{
+    for (size_t i = 0; i < run->n; i++) {
+        const kb_report_row *r = &run->rows[i];
+        kb_dtype dt;
+        int k;
+        if (!precision_family(r->family) || kb_dtype_parse(r->dtype, &dt) != 0 || !kb_report_row_is_vendor(r) ||
+            (k = group_of(run, g, n, r)) < 0)
+            continue;
+        int *best = &g[k].vendor[dt];
+        int ran = r->ok && r->have_timing, best_ran = *best >= 0 && run->rows[*best].ok;
+        if (*best < 0 || (ran && (!best_ran || r->median_us < run->rows[*best].median_us)))
+            *best = (int)i;
+    }
+}
+
 int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **out)
 {
     kb_precision_group *g = NULL;
@@ -236,28 +270,32 @@ int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **ou
     for (size_t i = 0; i < run->n; i++) {
         const kb_report_row *r = &run->rows[i];
         kb_dtype dt;
-        if (!r->ok || !r->have_timing || !precision_family(r->family) || kb_dtype_parse(r->dtype, &dt) != 0)
+        if (!r->ok || !r->have_timing || !precision_family(r->family) || kb_dtype_parse(r->dtype, &dt) != 0 ||
+            kb_report_row_is_vendor(r))
             continue;
-        int k = 0;
-        while (k < n && !same_shape(&run->rows[g[k].first], r)) k++;
-        if (k == n) {
+        int k = group_of(run, g, n, r);
+        if (k < 0) {
             kb_precision_group *ng = realloc(g, (size_t)(n + 1) * sizeof *ng);
             if (!ng) { free(g); return -1; }
             g = ng;
-            for (int d = 0; d < KB_DT_COUNT; d++) g[n].rows[d] = -1;
+            for (int d = 0; d < KB_DT_COUNT; d++) g[n].rows[d] = g[n].vendor[d] = -1;
             g[n].first = (int)i;
-            n++;
+            k = n++;
         }
         int *best = &g[k].rows[dt];
         if (*best < 0 || r->median_us < run->rows[*best].median_us)
             *best = (int)i;
     }
-    /* keep the groups where two or more dtypes ran */
+    attach_vendor_rows(run, g, n);
+    /* keep the groups where two or more dtypes ran, or a vendor row stands beside one */
     int kept = 0;
     for (int k = 0; k < n; k++) {
-        int dts = 0;
-        for (int d = 0; d < KB_DT_COUNT; d++) dts += g[k].rows[d] >= 0;
-        if (dts >= 2) g[kept++] = g[k];
+        int dts = 0, vendor = 0;
+        for (int d = 0; d < KB_DT_COUNT; d++) {
+            dts += g[k].rows[d] >= 0;
+            vendor |= g[k].rows[d] >= 0 && g[k].vendor[d] >= 0;
+        }
+        if (dts >= 2 || vendor) g[kept++] = g[k];
     }
     if (kept == 0) { free(g); g = NULL; }
     *out = g;
@@ -366,7 +404,28 @@ void kb_report_xml_text(FILE *out, const char *s)
 
 const char *const kb_precision_cols[KB_PRECISION_COLS] = {
     "dtype", "case", "median_us (clock)", "TFLOPS", "speed-up vs fp16", "max_abs_err", "max_rel_err",
+    "vendor median_us (clock)", "kbench vs vendor",
 };
+
+/* The vendor cells: its median with the clock and variant, and kbench's speed relative to it. */
+static void vendor_cells(const kb_report_run *run, const kb_report_row *r, int v, char *vendor, char *ratio)
+{
+    char b[64];
+    snprintf(ratio, 256, "n/a");
+    if (v < 0) {
+        snprintf(vendor, 256, "n/a");
+        return;
+    }
+    const kb_report_row *vr = &run->rows[v];
+    if (!vr->ok || !vr->have_timing) {
+        snprintf(vendor, 256, "%s %s: %s", vr->variant, vr->status, vr->reason);
+        return;
+    }
+    kb_report_num(b, sizeof b, vr->median_us);
+    snprintf(vendor, 256, "%s (%s) %s", b, vr->clock, vr->variant);
+    kb_report_num(b, sizeof b, vr->median_us / r->median_us);
+    snprintf(ratio, 256, "%sx", b);
+}
 
 void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
                                char cells[KB_PRECISION_COLS][256])
@@ -390,4 +449,29 @@ void kb_report_precision_cells(const kb_report_run *run, const kb_precision_grou
     int have = r->verified && r->have_err;
     snprintf(cells[5], 256, have ? "%.2g" : "", r->max_abs_err);
     snprintf(cells[6], 256, have ? "%.2g" : "", r->max_rel_err);
+    vendor_cells(run, r, g->vendor[dtype], cells[7], cells[8]);
+}
+
+int kb_report_measured(const kb_report_run *run, int dev, double *gbps, char kinds[][40], double *tflops, int max)
+{
+    int n = 0;
+    *gbps = 0;
+    for (size_t i = 0; i < run->n; i++) {
+        const kb_report_row *r = &run->rows[i];
+        if (r->dev != dev)
+            continue;
+        if (r->d.have_measured && r->d.measured_gbps > *gbps)
+            *gbps = r->d.measured_gbps;
+        if (!r->d.have_path || !r->d.path_source || strcmp(r->d.path_source, "measured") != 0)
+            continue;
+        int k = 0;
+        while (k < n && strcmp(kinds[k], r->d.path) != 0) k++;
+        if (k == n && n < max) {
+            snprintf(kinds[n], 40, "%s", r->d.path);
+            tflops[n++] = 0;
+        }
+        if (k < n && r->d.path_tflops > tflops[k])
+            tflops[k] = r->d.path_tflops;
+    }
+    return n;
 }

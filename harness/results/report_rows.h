@@ -72,9 +72,14 @@ void kb_report_run_free(kb_report_run *r);
 /* ---- shared by the writers ---- */
 
 /* Precision comparison: one shape of a GEMM or attention family on one device, the
- * fastest ok row of each dtype (-1 where none), kept when two or more dtypes ran. */
+ * fastest ok row of kbench's own kernels for each dtype (-1 where none), and the vendor
+ * library's row of the same shape and dtype (gemm/cublaslt, attention/cudnn: a variant
+ * without a kernel entry): its fastest ok row, else one that did not run (skipped, with
+ * its reason), -1 where none was planned. Kept when two or more dtypes ran, or a vendor
+ * row was planned beside one. */
 typedef struct {
     int rows[KB_DT_COUNT];
+    int vendor[KB_DT_COUNT];
     int first;                 /* a row of the group, for its family, dims and device */
 } kb_precision_group;
 
@@ -83,13 +88,23 @@ typedef struct {
 int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **out);
 
 /* The cells of one precision-comparison row as text, in the order of kb_precision_cols:
- * dtype, case, median (clock), TFLOPS, speed-up over the group's fp16 row ("n/a"
- * without one), max abs and max rel error ("" when not verified). The markdown and
- * HTML reports render the same cells. */
-#define KB_PRECISION_COLS 7
+ * dtype, the best kbench case, median (clock), TFLOPS, speed-up over the group's fp16 row
+ * ("n/a" without one), max abs and max rel error ("" when not verified), the vendor row
+ * (its median and clock; "skipped: <reason>" when it did not run; "n/a" without one) and
+ * kbench's speed relative to it (vendor median / kbench median; "n/a" unless both ran).
+ * The markdown and HTML reports render the same cells. */
+#define KB_PRECISION_COLS 9
 extern const char *const kb_precision_cols[KB_PRECISION_COLS];
 void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
                                char cells[KB_PRECISION_COLS][256]);
+
+/* 1 when the row is a vendor library's (its family's variant has no kernel entry). */
+int kb_report_row_is_vendor(const kb_report_row *row);
+
+/* The measured ceilings the records of device dev were scored against: the measured
+ * bandwidth (*gbps, 0: none) and up to max measured instruction ceilings (kinds[i],
+ * tflops[i]: each path whose rate was measured). Returns the number of kinds. */
+int kb_report_measured(const kb_report_run *run, int dev, double *gbps, char kinds[][40], double *tflops, int max);
 
 /* "4096x4096x4096" from a record's dims object (in its order). */
 void kb_report_dims_text(const kb_report_row *row, kb_sb *out);

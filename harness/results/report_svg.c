@@ -1,6 +1,7 @@
 /* report_svg.c - the log-log roofline chart of one device as inline SVG: x is arithmetic
  * intensity [FLOP/byte], y is TFLOPS; the bandwidth slope and one compute ceiling per
- * dtype from the recorded peaks; each ok case a point whose <title> is its id. */
+ * dtype from the recorded peaks, the device's measured ceilings dashed beside them (where a
+ * ceilings run was recorded); each ok case a point whose <title> is its id. */
 #include "results/report_svg.h"
 
 #include <math.h>
@@ -114,6 +115,39 @@ static void ceilings(FILE *out, const range *r, int dev, const double *peak, dou
     fprintf(out, "</g>\n");
 }
 
+/* The measured ceilings (dashed), beside the datasheet lines: the measured bandwidth slope
+ * and the measured rate of each instruction path the run's kernels were scored against. */
+static void measured(FILE *out, const kb_report_run *run, const range *r, int dev)
+{
+    char kinds[KB_PEAKS_MAX_MEASURED][40];
+    double t[KB_PEAKS_MAX_MEASURED], bw;
+    int nk = kb_report_measured(run, dev, &bw, kinds, t, KB_PEAKS_MAX_MEASURED);
+    if (bw <= 0 && nk == 0)
+        return;
+    double xmin = pow(10, r->x0), xmax = pow(10, r->x1);
+    fprintf(out, "<g class=\"measured\" clip-path=\"url(#kb-plot-%d)\" fill=\"none\" stroke-width=\"1.5\" "
+                 "stroke-dasharray=\"6 4\">\n", dev);
+    double top = 0;
+    for (int k = 0; k < nk; k++) top = fmax(top, t[k]);
+    if (bw > 0) {
+        double x_end = top > 0 ? top * 1e3 / bw : xmax;
+        fprintf(out, "<line class=\"measured-bandwidth\" stroke=\"#444\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                     "y2=\"%.1f\"><title>measured bandwidth %.0f GB/s (ceilings run)</title></line>\n",
+                px(r, xmin), py(r, xmin * bw / 1e3), px(r, x_end), py(r, x_end * bw / 1e3), bw);
+    }
+    for (int k = 0; k < nk; k++) {
+        double ridge = bw > 0 ? t[k] * 1e3 / bw : xmin, y = py(r, t[k]);
+        fprintf(out, "<line class=\"measured-ceiling\" stroke=\"#666\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                     "y2=\"%.1f\"><title>measured %s %.1f TFLOPS (ceilings run)</title></line>\n",
+                px(r, ridge), y, px(r, xmax), y, kinds[k], t[k]);
+    }
+    fprintf(out, "</g>\n<g font-size=\"10\" fill=\"#666\">\n");
+    for (int k = 0; k < nk; k++)
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">measured %s %.0f</text>\n", W - MR + 6, py(r, t[k]) + 14, kinds[k],
+                t[k]);
+    fprintf(out, "</g>\n");
+}
+
 static void points(FILE *out, const kb_report_run *run, const range *r, int dev)
 {
     fprintf(out, "<g class=\"points\" stroke=\"#000\" stroke-width=\"0.5\" fill-opacity=\"0.8\">\n");
@@ -128,6 +162,10 @@ static void points(FILE *out, const kb_report_run *run, const range *r, int dev)
         fprintf(out, ": AI %.3g FLOP/byte, %.4g TFLOPS", row->d.ai, row->d.tflops);
         if (row->d.have_roof)
             fprintf(out, ", %.1f%% of the roofline (%s-bound)", row->d.pct_roof, kb_bound_name(row->d.bound));
+        if (row->d.have_measured)
+            fprintf(out, ", %.1f%% of the measured roof", row->d.pct_measured);
+        if (row->d.have_path)
+            fprintf(out, ", %.1f%% of %s (%s)", row->d.pct_path, row->d.path, row->d.path_source);
         fprintf(out, "</title></circle>\n");
     }
     fprintf(out, "</g>\n");
@@ -148,6 +186,7 @@ void kb_report_svg_roofline(const kb_report_run *run, int dev, FILE *out)
     grid(out, &r);
     if (bw > 0)
         ceilings(out, &r, dev, peak, bw, src ? src : "?");
+    measured(out, run, &r, dev);
     points(out, run, &r, dev);
     /* legend: one swatch per dtype that has a point */
     fprintf(out, "<g font-size=\"11\">\n");

@@ -1,6 +1,7 @@
 /* store.c - the SQLite results store: schema, and records in (see store.h). Queries
  * out are in store_query.c. */
 #include "results/store.h"
+#include "results/ceilings.h"
 #include "core/fsutil.h"
 
 #include <sqlite3.h>
@@ -41,6 +42,7 @@ static const char schema_sql[] =
     "CREATE VIEW IF NOT EXISTS results AS"
     " SELECT c.*, d.name AS device, d.uuid AS device_uuid, d.sm AS sm"
     " FROM cases c LEFT JOIN devices d USING (device_id);"
+    KB_CEILINGS_VIEW_SQL
     "PRAGMA user_version = 1;";
 
 /* Columns of `cases` taken straight from the record: column, block (NULL: top level), key. */

@@ -16,6 +16,7 @@
  */
 #include "backend/cuda/cuda_ctx.h"
 #include "backend/cuda/cuda_graph.h"
+#include "backend/cuda/cuda_vendor.h"
 #include "core/fsutil.h"
 #include "backend/cuda/kb_nvrtc.h"
 
@@ -66,6 +67,7 @@ static void cuda_fini(kb_backend_ctx *x)
     if (!x)
         return;
     /* Reverse order of init; errors are ignored, there is nothing left to do. */
+    kb_cuda_vendor_close(x);
     if (x->api.lib) {
         if (x->ev_stop) x->api.EventDestroy(x->ev_stop);
         if (x->ev_start) x->api.EventDestroy(x->ev_start);
@@ -173,6 +175,7 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
         goto fail;
     if ((st = query_info(x, o->sm_override)) != KB_OK)
         goto fail;
+    kb_cuda_vendor_open(x);   /* optional: a library that does not load drops its cap */
     /* CUDA's and NVML's PCI bus ids agree; the UUID is the fallback */
     if (!(x->nvml = kb_nvml_open(x->info.pci_bus_id, x->info.uuid))) {
         set_err(x, "cuda: out of memory");
@@ -477,7 +480,7 @@ static void cuda_telemetry(kb_backend_ctx *x, kb_telemetry *out)
 const kb_backend kb_backend_cuda = {
     .name = "cuda",
     .caps = KB_CAP_GPU_TIMER | KB_CAP_ROOFLINE | KB_CAP_FULL_SPEED | KB_CAP_GRAPHS | KB_CAP_RESOURCES |
-            KB_CAP_TELEMETRY | KB_CAP_VENDOR_LIBS,
+            KB_CAP_TELEMETRY | KB_CAP_VENDOR_LIBS | KB_CAP_CUBLASLT | KB_CAP_CUDNN,
     .init = cuda_init,
     .fini = cuda_fini,
     .last_error = cuda_last_error,
@@ -503,4 +506,7 @@ const kb_backend kb_backend_cuda = {
     .graph_end = kb_cuda_graph_end,
     .graph_launch = kb_cuda_graph_launch,
     .graph_free = kb_cuda_graph_free,
+    .vendor_plan = kb_cuda_vendor_plan,
+    .vendor_run = kb_cuda_vendor_run,
+    .vendor_free = kb_cuda_vendor_free,
 };

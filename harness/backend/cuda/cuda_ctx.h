@@ -3,7 +3,9 @@
 #ifndef KB_CUDA_CTX_H
 #define KB_CUDA_CTX_H
 
+#include "backend/cuda/cublaslt.h"
 #include "backend/cuda/cuda_api.h"
+#include "backend/cuda/cudnn_sdpa.h"
 #include "backend/cuda/nvml.h"
 
 struct kb_backend_ctx {
@@ -16,6 +18,11 @@ struct kb_backend_ctx {
     kb_nvml *nvml;          /* telemetry of this device; never NULL after init */
     kb_device_info info;
     char err[1024];         /* last error, one line */
+    /* vendor libraries (cuda_vendor.c): loaded at init, handles on first use */
+    kb_lt_api lt;
+    cublasLtHandle_t lt_handle;
+    kb_dnn_api dnn;
+    cudnnHandle_t dnn_handle;
 };
 
 /* A looked-up entry, kept so that timed launch loops do not pay a lookup each. */
