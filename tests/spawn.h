@@ -81,7 +81,7 @@ static inline int run_kbench_within(const char *const *argv, const char *out_pat
 }
 
 /* Whole file as a NUL-terminated string (malloc'ed), or NULL. */
-static char *slurp(const char *path)
+static inline char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -96,7 +96,7 @@ static char *slurp(const char *path)
     return s;
 }
 
-static void print_tail(const char *path, size_t max)
+static inline void print_tail(const char *path, size_t max)
 {
     char *s = slurp(path);
     if (!s)

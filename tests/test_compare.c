@@ -178,7 +178,7 @@ static void test_exit_codes(void)
     CHECK(cmd(RUN_A, RUN_B, "--threshold", "0.15") == KB_EXIT_OK);      /* both changes within 15% */
     CHECK(cmd(RUN_A, RUN_B, "--threshold=0.02", NULL) == KB_EXIT_REGRESS);
     CHECK(cmd("test-gpu-a-20260102T000000Z-1", "test-gpu-b-20260103T000000Z-1", "--results", "tests/data") == KB_EXIT_REGRESS);
-    CHECK(cmd(RUN_EMU, RUN_A, NULL, NULL) == KB_EXIT_OK);               /* no case in common */
+    CHECK(cmd(RUN_EMU, RUN_A, NULL, NULL) == KB_EXIT_INPUT);            /* no case in common: unrelated runs */
     CHECK(cmd(RUN_A, NULL, NULL, NULL) == KB_EXIT_INPUT);
     CHECK(cmd(RUN_A, RUN_B, RUN_A, NULL) == KB_EXIT_INPUT);
     CHECK(cmd(RUN_A, "tests/data/missing.jsonl", NULL, NULL) == KB_EXIT_INPUT);

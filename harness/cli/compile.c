@@ -106,3 +106,21 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
         return KB_EXIT_WRONG;
     return fail_on_spill && x.n_spill ? KB_EXIT_WRONG : KB_EXIT_OK;
 }
+
+static const kb_opt compile_opts[] = {
+    KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_CACHE_DIR,
+    { "--fail-on-spill", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, fail_on_spill), NULL,
+      "exit 1 when any case spills registers", 0, 0, 0, NULL, 0 },
+    KB_ROW_QUIET,
+};
+
+static int compile_main(void *o) { return kb_cmd_compile(o, ((kb_run_opts *)o)->fail_on_spill); }
+
+const kb_command kb_command_compile = {
+    "compile", "SUITE", 1, 1, offsetof(kb_run_opts, suite_path),
+    "JIT every module of SUITE with NVRTC for --arch, offline, and show registers, spills and shared memory",
+    "  needs no GPU or driver; exits 1 when a module fails to compile, or with --fail-on-spill when any\n"
+    "  case spills\n",
+    compile_opts, (int)(sizeof compile_opts / sizeof compile_opts[0]), sizeof(kb_run_opts), kb_run_opts_defaults,
+    compile_main,
+};

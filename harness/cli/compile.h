@@ -9,4 +9,6 @@
  * a compile error, or on any spill when fail_on_spill; a process exit code. */
 int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill);
 
+extern const kb_command kb_command_compile;
+
 #endif

@@ -78,3 +78,15 @@ int kb_cmd_devices(const kb_run_opts *o)
     be->fini(bx);
     return KB_EXIT_OK;
 }
+
+static const kb_opt devices_opts[] = { KB_ROW_BACKEND, KB_ROW_DEVICE, KB_ROW_ARCH };
+
+static int devices_main(void *o) { return kb_cmd_devices(o); }
+
+const kb_command kb_command_devices = {
+    "devices", "", 0, 0, 0,
+    "the device the backend drives, with its properties, peaks and measured ceilings",
+    "  without --backend it asks the CUDA driver and says so plainly, exit 3, when there is none\n",
+    devices_opts, (int)(sizeof devices_opts / sizeof devices_opts[0]), sizeof(kb_run_opts), kb_run_opts_defaults,
+    devices_main,
+};

@@ -8,4 +8,6 @@
  * and returns KB_EXIT_SETUP when there is none. A process exit code. */
 int kb_cmd_devices(const kb_run_opts *o);
 
+extern const kb_command kb_command_devices;
+
 #endif

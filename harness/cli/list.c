@@ -104,3 +104,16 @@ int kb_cmd_list(const kb_run_opts *o)
     }
     return rc < 0 ? KB_EXIT_SETUP : KB_EXIT_OK;
 }
+
+static const kb_opt list_opts[] = { KB_ROW_BACKEND, KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_FULL_SHAPES };
+
+static int list_main(void *o) { return kb_cmd_list(o); }
+
+const kb_command kb_command_list = {
+    "list", "[SUITE]", 0, 1, offsetof(kb_run_opts, suite_path),
+    "the families with their variants, dtypes, dims and params; or the planned case ids of SUITE",
+    "  without SUITE: every family with its variants, dtypes, dims and parameters (with their ranges)\n"
+    "  with SUITE:    every planned case id (after zip, where and the plan walk), each refused one\n"
+    "                 with valid()'s reason for --arch\n",
+    list_opts, (int)(sizeof list_opts / sizeof list_opts[0]), sizeof(kb_run_opts), kb_run_opts_defaults, list_main,
+};

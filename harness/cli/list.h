@@ -9,4 +9,6 @@
  * with valid()'s reason for the target (--arch, default sm_90). A process exit code. */
 int kb_cmd_list(const kb_run_opts *o);
 
+extern const kb_command kb_command_list;
+
 #endif

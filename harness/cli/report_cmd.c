@@ -1,58 +1,30 @@
-/* report_cmd.c - `kbench report`, `kbench query` and `kbench compare`: option parsing
- * and exit codes around report.h, store.h and compare.h (see report_cmd.h). */
+/* report_cmd.c - `kbench report`, `kbench query` and `kbench compare`: their options
+ * (cli/opts.h) and exit codes around report.h, store.h and compare.h (see report_cmd.h). */
 #include "cli/report_cmd.h"
+
 #include "results/compare.h"
 #include "results/report.h"
 #include "results/store.h"
 #include "results/store_query.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static const char report_usage[] =
-    "usage: kbench report RUN [--format md|csv|html|gbench-json|junit] [--out FILE] [--results DIR]\n"
-    "  RUN: a results .jsonl file, or a run id found in DIR/*.jsonl (default results)\n";
-static const char query_usage[] =
-    "usage: kbench query [--db PATH] [--csv|--json] [--write] [--import FILE.jsonl]... [\"SQL\" | -]\n"
-    "  store: $KBENCH_DB, else " KB_STORE_DEFAULT_PATH "; tables runs, devices, cases, measurements;\n"
-    "  view results (cases with their device). Read-only unless --write.\n"
-    "  example: kbench query \"SELECT case_id, median_us, tflops FROM results WHERE status = 'ok'\"\n";
-static const char compare_usage[] =
-    "usage: kbench compare A B [--threshold 0.05] [--results DIR]\n"
-    "  A is the baseline; A and B are .jsonl files or run ids. Exit 4 when a case of B is slower\n"
-    "  than A by more than the threshold with p < 0.05 (two-sided Mann-Whitney U).\n";
+/* ---- report ---- */
 
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: 1 and *val set (advancing *i), 0 when
- * argv[*i] is another option, -1 when the value is missing. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
-        return 0;
-    if (argv[*i][n] == '=') {
-        *val = argv[*i] + n + 1;
-        return 1;
-    }
-    if (argv[*i][n] != 0)
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    *val = argv[++*i];
-    return 1;
-}
+typedef struct {
+    const char *run;
+    const char *format;
+    const char *out;
+    const char *results;
+} report_opts;
 
-static int usage_error(const char *usage, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "kbench: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%s", usage);
-    return KB_EXIT_INPUT;
-}
-
-static int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+static void report_defaults(void *o) { ((report_opts *)o)->format = "md"; }
 
 /* Write the report into path.tmp, then rename: a reader never sees half a report. */
 static int report_to_file(const kb_report_run *run, kb_report_format f, const char *path)
@@ -77,43 +49,75 @@ static int report_to_file(const kb_report_run *run, kb_report_format f, const ch
     return st == KB_OK ? KB_EXIT_OK : KB_EXIT_SETUP;
 }
 
-int kb_cmd_report(int argc, char **argv)
+/* 1 when a and b name the same existing file. */
+static int same_file(const char *a, const char *b)
 {
-    const char *run_arg = NULL, *fmt = "md", *out_path = NULL, *results = NULL;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (is_help(argv[i])) { fputs(report_usage, stdout); return KB_EXIT_OK; }
-        if ((r = opt_value(argc, argv, &i, "--format", &fmt)) || (r = opt_value(argc, argv, &i, "-f", &fmt)) ||
-            (r = opt_value(argc, argv, &i, "--out", &out_path)) || (r = opt_value(argc, argv, &i, "-o", &out_path)) ||
-            (r = opt_value(argc, argv, &i, "--results", &results))) {
-            if (r < 0) return usage_error(report_usage, "%s needs a value", argv[i]);
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1]) return usage_error(report_usage, "unknown option %s", argv[i]);
-        if (run_arg) return usage_error(report_usage, "one RUN only (also got %s)", argv[i]);
-        run_arg = argv[i];
-    }
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int report_main(void *opts)
+{
+    report_opts *o = opts;
     kb_report_format f;
-    if (!run_arg) return usage_error(report_usage, "%s", "which run? (a .jsonl file or a run id)");
-    if (kb_report_format_parse(fmt, &f) != 0) return usage_error(report_usage, "unknown format %s", fmt);
+    if (kb_report_format_parse(o->format, &f) != 0)
+        return kb_opts_fail(&kb_command_report, "--format", "expected one of md, csv, html, gbench-json, junit, "
+                            "got '%s'", o->format);
+    if (o->out && same_file(o->out, o->run))
+        return kb_opts_fail(&kb_command_report, "--out", "%s is the run being reported; the report would replace "
+                            "its records", o->out);
     kb_report_run run;
     kb_sb err;
     kb_sb_init(&err);
-    if (kb_report_run_load(run_arg, results, &run, &err) != KB_OK) {
+    if (kb_report_run_load(o->run, o->results, &run, &err) != KB_OK) {
         fprintf(stderr, "kbench: %s\n", err.s);
         kb_sb_free(&err);
         return KB_EXIT_INPUT;
     }
     kb_sb_free(&err);
     int rc = KB_EXIT_OK;
-    if (out_path) {
-        rc = report_to_file(&run, f, out_path);
+    if (o->out) {
+        rc = report_to_file(&run, f, o->out);
     } else if (kb_report_write(&run, f, stdout) != KB_OK || fflush(stdout) != 0) {
         fprintf(stderr, "kbench: cannot write the report: %s\n", strerror(errno));
         rc = KB_EXIT_SETUP;
     }
     kb_report_run_free(&run);
     return rc;
+}
+
+static const kb_opt report_opt_rows[] = {
+    { "--format", "-f", KB_OPT_STR, offsetof(report_opts, format), "FMT",
+      "md, csv, html (roofline), gbench-json (Google Benchmark), junit (default md)", 0, 0, 0, NULL, 0 },
+    { "--out", "-o", KB_OPT_STR, offsetof(report_opts, out), "FILE",
+      "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
+    { "--results", NULL, KB_OPT_STR, offsetof(report_opts, results), "DIR",
+      "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
+};
+
+const kb_command kb_command_report = {
+    "report", "RUN", 1, 1, offsetof(report_opts, run),
+    "a recorded run as markdown, CSV, HTML (roofline), Google Benchmark JSON or JUnit",
+    "  RUN: a results .jsonl file, or a run id found in DIR/*.jsonl\n",
+    report_opt_rows, (int)(sizeof report_opt_rows / sizeof report_opt_rows[0]), sizeof(report_opts),
+    report_defaults, report_main,
+};
+
+/* ---- query ---- */
+
+typedef struct {
+    const char *sql;
+    const char *db;
+    int format;                /* kb_query_format */
+    int writable;
+    const char **imports;
+    int n_imports;
+} query_opts;
+
+static void query_defaults(void *o)
+{
+    const char *db = getenv("KBENCH_DB");
+    ((query_opts *)o)->db = db && *db ? db : KB_STORE_DEFAULT_PATH;
 }
 
 /* All of stdin as a string (caller frees), NULL on failure. */
@@ -129,115 +133,142 @@ static char *read_stdin(void)
     return b.s;
 }
 
-int kb_cmd_query(int argc, char **argv)
+static int query_imports(const query_opts *o, kb_sb *err)
 {
-    const char *db = getenv("KBENCH_DB"), *sql = NULL;
-    kb_query_format fmt = KB_QUERY_TABLE;
-    int writable = 0, n_imports = 0;
-    const char **imports = calloc((size_t)argc + 1, sizeof *imports);
-    if (!imports) return KB_EXIT_SETUP;
-    if (!db || !*db) db = KB_STORE_DEFAULT_PATH;
-    int rc = KB_EXIT_OK;
-    for (int i = 1; i < argc && rc == KB_EXIT_OK; i++) {
-        const char *v;
-        int r;
-        if (is_help(argv[i])) { fputs(query_usage, stdout); free(imports); return KB_EXIT_OK; }
-        if ((r = opt_value(argc, argv, &i, "--db", &db)) != 0) {
-            if (r < 0) rc = usage_error(query_usage, "%s needs a value", argv[i]);
-        } else if ((r = opt_value(argc, argv, &i, "--import", &v)) != 0) {
-            if (r < 0) rc = usage_error(query_usage, "%s needs a value", argv[i]);
-            else imports[n_imports++] = v;
-        } else if (strcmp(argv[i], "--csv") == 0) fmt = KB_QUERY_CSV;
-        else if (strcmp(argv[i], "--json") == 0) fmt = KB_QUERY_JSON;
-        else if (strcmp(argv[i], "--write") == 0) writable = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) rc = usage_error(query_usage, "unknown option %s", argv[i]);
-        else if (sql) rc = usage_error(query_usage, "one SQL argument only (quote it): also got %s", argv[i]);
-        else sql = argv[i];
+    for (int k = 0; k < o->n_imports; k++) {
+        size_t n = 0;
+        kb_status st = kb_store_import_jsonl(o->db, o->imports[k], &n, err);
+        if (st != KB_OK) {
+            fprintf(stderr, "kbench: import %s: %s\n", o->imports[k], err->s);
+            return st == KB_ERR_IO && access(o->imports[k], R_OK) == 0 ? KB_EXIT_SETUP : KB_EXIT_INPUT;
+        }
+        fprintf(stderr, "kbench: imported %zu records of %s into %s\n", n, o->imports[k], o->db);
     }
-    if (rc == KB_EXIT_OK && !sql && n_imports == 0)
-        rc = usage_error(query_usage, "%s", "no SQL to run");
+    return KB_EXIT_OK;
+}
+
+static int query_main(void *opts)
+{
+    query_opts *o = opts;
+    if (!o->sql && o->n_imports == 0)
+        return kb_opts_fail(&kb_command_query, NULL, "no SQL to run (give it as the argument, or - for stdin)");
     kb_sb err;
     kb_sb_init(&err);
-    for (int k = 0; rc == KB_EXIT_OK && k < n_imports; k++) {
-        size_t n = 0;
-        kb_status st = kb_store_import_jsonl(db, imports[k], &n, &err);
-        if (st != KB_OK) {
-            fprintf(stderr, "kbench: import %s: %s\n", imports[k], err.s);
-            rc = st == KB_ERR_IO && access(imports[k], R_OK) == 0 ? KB_EXIT_SETUP : KB_EXIT_INPUT;
-        } else {
-            fprintf(stderr, "kbench: imported %zu records of %s into %s\n", n, imports[k], db);
-        }
-    }
+    int rc = query_imports(o, &err);
     char *text = NULL;
+    const char *sql = o->sql;
     if (rc == KB_EXIT_OK && sql) {
         if (strcmp(sql, "-") == 0 && !(sql = text = read_stdin())) {
             fprintf(stderr, "kbench: cannot read SQL from stdin\n");
             rc = KB_EXIT_INPUT;
-        } else if (!writable && access(db, F_OK) != 0) {
-            fprintf(stderr, "kbench: no results store at %s (kbench run fills it; or kbench query --import FILE.jsonl)\n", db);
+        } else if (!o->writable && access(o->db, F_OK) != 0) {
+            fprintf(stderr, "kbench: no results store at %s (kbench run fills it; or kbench query --import FILE.jsonl)\n",
+                    o->db);
             rc = KB_EXIT_SETUP;
         } else {
-            kb_status st = kb_store_query(db, sql, fmt, writable, stdout, &err);
-            if (st != KB_OK) {
-                fprintf(stderr, "kbench: %s%s\n", err.s,
-                        !writable && strstr(err.s, "readonly") ? " (the store is opened read-only; --write allows changes)" : "");
-                rc = st == KB_ERR_IO ? KB_EXIT_SETUP : KB_EXIT_INPUT;
-            }
+            kb_status st = kb_store_query(o->db, sql, (kb_query_format)o->format, o->writable, stdout, &err);
+            if (st != KB_OK)
+                fprintf(stderr, "kbench: %s\n", err.s);
+            rc = st == KB_OK ? KB_EXIT_OK : st == KB_ERR_IO ? KB_EXIT_SETUP : KB_EXIT_INPUT;
         }
     }
     free(text);
     kb_sb_free(&err);
-    free(imports);
     return rc;
 }
 
-int kb_cmd_compare(int argc, char **argv)
+static const kb_opt query_opt_rows[] = {
+    { "--db", NULL, KB_OPT_STR, offsetof(query_opts, db), "PATH",
+      "the store (default $KBENCH_DB, else " KB_STORE_DEFAULT_PATH ")", 0, 0, 0, NULL, 0 },
+    { "--csv", NULL, KB_OPT_SET, offsetof(query_opts, format), NULL, "CSV (RFC 4180) instead of a table",
+      KB_QUERY_CSV, 0, 0, NULL, 0 },
+    { "--json", NULL, KB_OPT_SET, offsetof(query_opts, format), NULL, "a JSON array of objects per statement",
+      KB_QUERY_JSON, 0, 0, NULL, 0 },
+    { "--write", NULL, KB_OPT_FLAG, offsetof(query_opts, writable), NULL,
+      "allow statements that change the store (read-only otherwise)", 0, 0, 0, NULL, 0 },
+    { "--import", NULL, KB_OPT_LIST, offsetof(query_opts, imports), "FILE.jsonl",
+      "import a JSON Lines file into the store first", 0, 0, 0, NULL, offsetof(query_opts, n_imports) },
+};
+
+const kb_command kb_command_query = {
+    "query", "[SQL | -]", 0, 1, offsetof(query_opts, sql),
+    "SQL over the results store (results/kbench.db), read-only unless --write",
+    "  tables runs, devices, cases, measurements; view results (cases with their device)\n"
+    "  example: kbench query \"SELECT case_id, median_us, tflops FROM results WHERE status = 'ok'\"\n",
+    query_opt_rows, (int)(sizeof query_opt_rows / sizeof query_opt_rows[0]), sizeof(query_opts), query_defaults,
+    query_main,
+};
+
+/* ---- compare ---- */
+
+typedef struct {
+    const char *runs[2];
+    double threshold;
+    const char *results;
+} compare_opts;
+
+static void compare_defaults(void *o) { ((compare_opts *)o)->threshold = 0.05; }
+
+static int compare_loaded(kb_report_run *a, kb_report_run *b, double threshold)
 {
-    const char *runs[2] = { NULL, NULL }, *thr = "0.05", *results = NULL;
-    int n_runs = 0;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (is_help(argv[i])) { fputs(compare_usage, stdout); return KB_EXIT_OK; }
-        if ((r = opt_value(argc, argv, &i, "--threshold", &thr)) || (r = opt_value(argc, argv, &i, "--results", &results))) {
-            if (r < 0) return usage_error(compare_usage, "%s needs a value", argv[i]);
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1]) return usage_error(compare_usage, "unknown option %s", argv[i]);
-        if (n_runs == 2) return usage_error(compare_usage, "two runs only (also got %s)", argv[i]);
-        runs[n_runs++] = argv[i];
+    kb_cmp_result cmp;
+    if (kb_compare_runs(a, b, threshold, &cmp) != KB_OK) {
+        fprintf(stderr, "kbench: out of memory\n");
+        return KB_EXIT_SETUP;
     }
-    if (n_runs != 2) return usage_error(compare_usage, "%s", "compare needs two runs, A (baseline) and B");
-    char *end;
-    double threshold = strtod(thr, &end);
-    if (*end || end == thr || !(threshold >= 0) || threshold > 100)
-        return usage_error(compare_usage, "--threshold wants a fraction such as 0.05, not %s", thr);
+    int rc;
+    if (cmp.n_compared + cmp.n_not_compared == 0) {
+        fprintf(stderr, "kbench: %s and %s have no case in common: unrelated runs, nothing to compare\n",
+                a->source, b->source);
+        rc = KB_EXIT_INPUT;
+    } else {
+        kb_compare_print(a, b, &cmp, threshold, stdout);
+        fflush(stdout);
+        rc = cmp.n_regressions > 0 ? KB_EXIT_REGRESS : KB_EXIT_OK;
+    }
+    kb_compare_free(&cmp);
+    return rc;
+}
+
+static int compare_main(void *opts)
+{
+    compare_opts *o = opts;
     kb_report_run a, b;
     kb_sb err;
     kb_sb_init(&err);
     int rc = KB_EXIT_INPUT;
-    if (kb_report_run_load(runs[0], results, &a, &err) != KB_OK) {
+    if (kb_report_run_load(o->runs[0], o->results, &a, &err) != KB_OK) {
         fprintf(stderr, "kbench: %s\n", err.s);
-        kb_sb_free(&err);
-        return rc;
-    }
-    if (kb_report_run_load(runs[1], results, &b, &err) != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err.s);
-        kb_report_run_free(&a);
-        kb_sb_free(&err);
-        return rc;
-    }
-    kb_cmp_result cmp;
-    if (kb_compare_runs(&a, &b, threshold, &cmp) == KB_OK) {
-        kb_compare_print(&a, &b, &cmp, threshold, stdout);
-        fflush(stdout);
-        rc = cmp.n_regressions > 0 ? KB_EXIT_REGRESS : KB_EXIT_OK;
-        kb_compare_free(&cmp);
     } else {
-        fprintf(stderr, "kbench: out of memory\n");
-        rc = KB_EXIT_SETUP;
+        if (kb_report_run_load(o->runs[1], o->results, &b, &err) != KB_OK) {
+            fprintf(stderr, "kbench: %s\n", err.s);
+        } else {
+            rc = compare_loaded(&a, &b, o->threshold);
+            kb_report_run_free(&b);
+        }
+        kb_report_run_free(&a);
     }
-    kb_report_run_free(&a);
-    kb_report_run_free(&b);
     kb_sb_free(&err);
     return rc;
 }
+
+static const kb_opt compare_opt_rows[] = {
+    { "--threshold", NULL, KB_OPT_DOUBLE, offsetof(compare_opts, threshold), "F",
+      "a slowdown beyond this fraction, significant at p < 0.05, is a regression (default 0.05)", 0, 100, 0, NULL,
+      0 },
+    { "--results", NULL, KB_OPT_STR, offsetof(compare_opts, results), "DIR",
+      "where run ids are looked up (default results)", 0, 0, 0, NULL, 0 },
+};
+
+const kb_command kb_command_compare = {
+    "compare", "A B", 2, 2, offsetof(compare_opts, runs),
+    "two runs side by side: ratio of medians, Mann-Whitney U, regressions (exit 4)",
+    "  A is the baseline; A and B are .jsonl files or run ids. Exit 4 when a case of B is slower than A\n"
+    "  by more than the threshold with p < 0.05 (two-sided Mann-Whitney U); exit 2 when they share no case.\n",
+    compare_opt_rows, (int)(sizeof compare_opt_rows / sizeof compare_opt_rows[0]), sizeof(compare_opts),
+    compare_defaults, compare_main,
+};
+
+int kb_cmd_report(int argc, char **argv) { return kb_command_main(&kb_command_report, argc - 1, argv + 1); }
+int kb_cmd_query(int argc, char **argv) { return kb_command_main(&kb_command_query, argc - 1, argv + 1); }
+int kb_cmd_compare(int argc, char **argv) { return kb_command_main(&kb_command_compare, argc - 1, argv + 1); }

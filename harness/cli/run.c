@@ -385,3 +385,40 @@ int kb_cmd_run(const kb_run_opts *o)
     close_run(&x);
     return rc;
 }
+
+/* ---- the command line ---- */
+
+const char *const kb_run_backend_choices[] = { "auto", "cuda", "emu", NULL };
+
+void kb_run_opts_defaults(void *o) { ((kb_run_opts *)o)->backend = "auto"; }
+
+static const kb_opt run_opts[] = {
+    KB_ROW_BACKEND,
+    KB_ROW_ARCH,
+    KB_ROW_DEVICE,
+    KB_ROW_FILTER,
+    { "--out", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+      "JSON Lines records (default results/<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
+    { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, resume_path), "FILE",
+      "append to FILE, skipping the cases it already records", 0, 0, 0, NULL, 0 },
+    KB_ROW_CACHE_DIR,
+    { "--dump", NULL, KB_OPT_STR, offsetof(kb_run_opts, dump_dir), "DIR",
+      "inputs, output and reference as .npy under DIR/<case>/ (filtered cases, else wrong ones)", 0, 0, 0, NULL, 0 },
+    KB_ROW_FULL_SHAPES,
+    { "--min-samples", NULL, KB_OPT_INT, offsetof(kb_run_opts, min_samples), "N",
+      "override the suite's min_samples", 1, KB_MEASURE_SAMPLES_MAX, 0, NULL, 0 },
+    { "--max-samples", NULL, KB_OPT_INT, offsetof(kb_run_opts, max_samples), "N",
+      "override the suite's max_samples", 1, KB_MEASURE_MAX_SAMPLES_MAX, 0, NULL, 0 },
+    { "--timeout", NULL, KB_OPT_DOUBLE, offsetof(kb_run_opts, timeout_s), "S",
+      "override the suite's timeout_s [seconds]", 0, KB_MEASURE_TIMEOUT_MAX_S, 1, NULL, 0 },
+    KB_ROW_THREADS,
+    KB_ROW_QUIET,
+};
+
+static int run_main(void *o) { return kb_cmd_run(o); }
+
+const kb_command kb_command_run = {
+    "run", "SUITE", 1, 1, offsetof(kb_run_opts, suite_path),
+    "plan, compile, execute, verify, measure and record every case of SUITE", NULL,
+    run_opts, (int)(sizeof run_opts / sizeof run_opts[0]), sizeof(kb_run_opts), kb_run_opts_defaults, run_main,
+};

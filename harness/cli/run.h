@@ -3,14 +3,17 @@
 #define KB_RUN_H
 
 #include "backend/backend.h"
+#include "cli/opts.h"
 #include "engine/measure.h"
+
+#include <stddef.h>
 
 typedef struct {
     const char *suite_path;
     const char *backend;        /* "auto" (cuda when a device is present, else emu), "cuda", "emu" */
     int sm_override;            /* --arch sm_XX; 0 = the device's own (emu: 90) */
     int device_index;
-    const char *const *filters; /* a case runs when its id contains any of them (none: all) */
+    const char **filters;       /* a case runs when its id contains any of them (none: all) */
     int n_filters;
     const char *out_path;       /* JSON Lines file; NULL: results/<suite>-<UTC time>.jsonl */
     const char *resume_path;    /* continue this JSON Lines file, skipping recorded cases */
@@ -21,7 +24,34 @@ typedef struct {
     int emu_threads;
     int min_samples, max_samples; /* overrides when > 0 */
     double timeout_s;           /* override when > 0 */
+    int fail_on_spill;          /* compile: exit 1 when a case spills registers */
 } kb_run_opts;
+
+/* The option rows run, list, devices and compile share (cli/opts.h). */
+extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
+#define KB_ROW_BACKEND { "--backend", NULL, KB_OPT_CHOICE, offsetof(kb_run_opts, backend), "auto|cuda|emu", \
+    "cuda when a device is present, else the CPU emulator (default auto)", 0, 0, 0, kb_run_backend_choices, 0 }
+#define KB_ROW_ARCH { "--arch", NULL, KB_OPT_ARCH, offsetof(kb_run_opts, sm_override), "sm_XX", \
+    "target architecture: sm_80, sm_86, sm_89, sm_90 (default: the device's; emu and offline: sm_90)", \
+    0, 0, 0, NULL, 0 }
+#define KB_ROW_DEVICE { "--device", NULL, KB_OPT_INT, offsetof(kb_run_opts, device_index), "N", \
+    "CUDA device ordinal (default 0)", 0, 1023, 0, NULL, 0 }
+#define KB_ROW_FILTER { "--filter", NULL, KB_OPT_LIST, offsetof(kb_run_opts, filters), "TEXT", \
+    "only cases whose id contains TEXT", 0, 0, 0, NULL, offsetof(kb_run_opts, n_filters) }
+#define KB_ROW_FULL_SHAPES { "--full-shapes", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, full_shapes), NULL, \
+    "on the emulator, the full shapes instead of the suite's check shapes", 0, 0, 0, NULL, 0 }
+#define KB_ROW_CACHE_DIR { "--cache-dir", NULL, KB_OPT_STR, offsetof(kb_run_opts, cache_dir), "DIR", \
+    "compile cache (default $KBENCH_CACHE_DIR, $XDG_CACHE_HOME/kbench, ~/.cache/kbench)", 0, 0, 0, NULL, 0 }
+#define KB_ROW_QUIET { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_run_opts, quiet), NULL, \
+    "no per-case rows, only the summary", 0, 0, 0, NULL, 0 }
+#define KB_ROW_THREADS { "--threads", NULL, KB_OPT_INT, offsetof(kb_run_opts, emu_threads), "N", \
+    "emulator worker threads (default: cores)", 1, 1024, 0, NULL, 0 }
+
+/* Defaults every command of this struct shares: --backend auto. */
+void kb_run_opts_defaults(void *o);
+
+/* `kbench run`: its options and the function that runs it. */
+extern const kb_command kb_command_run;
 
 /* Plan, compile, execute, verify, measure and record every case of o->suite_path.
  * Returns a process exit code (KB_EXIT_*). */

@@ -56,11 +56,11 @@ double kb_measure_noise(const kb_stats *st)
 #define FIELD(key, is_int, field, lo, hi, open, unit) \
     { key, is_int, offsetof(kb_measure_settings, field), lo, hi, open, unit }
 const kb_measure_field kb_measure_fields[] = {
-    FIELD("warmup", 1, warmup, 0, 100000, 0, "executions"),
-    FIELD("min_samples", 1, min_samples, 1, 1000000, 0, "samples"),
-    FIELD("max_samples", 1, max_samples, 0, 10000000, 0, "samples (0: no bound)"),
+    FIELD("warmup", 1, warmup, 0, KB_MEASURE_WARMUP_MAX, 0, "executions"),
+    FIELD("min_samples", 1, min_samples, 1, KB_MEASURE_SAMPLES_MAX, 0, "samples"),
+    FIELD("max_samples", 1, max_samples, 0, KB_MEASURE_MAX_SAMPLES_MAX, 0, "samples (0: no bound)"),
     FIELD("max_noise", 0, max_noise, 0, 1, 0, "(relative; 0.005 = 0.5%, 0 = sample to the timeout)"),
-    FIELD("timeout_s", 0, timeout_s, 0, 86400, 1, "s"),
+    FIELD("timeout_s", 0, timeout_s, 0, KB_MEASURE_TIMEOUT_MAX_S, 1, "s"),
 };
 #undef FIELD
 const int kb_measure_n_fields = (int)(sizeof kb_measure_fields / sizeof kb_measure_fields[0]);

@@ -49,6 +49,13 @@ typedef struct {
 #define KB_SLOW_TIMEOUT_CAP_S 1.0
 #define KB_SLOW_MAX_SAMPLES 10
 
+/* The documented ranges (kb_measure_fields holds them; the command line's overrides
+ * take theirs from here too). */
+#define KB_MEASURE_WARMUP_MAX 100000
+#define KB_MEASURE_SAMPLES_MAX 1000000          /* min_samples */
+#define KB_MEASURE_MAX_SAMPLES_MAX 10000000     /* max_samples */
+#define KB_MEASURE_TIMEOUT_MAX_S 86400.0
+
 /* The numeric settings as a table: suite key, where it lives, and its documented range
  * [min, max] (min_open: min itself is refused). The suite loader and the command line
  * check every value against it, so a setting has one range wherever it is given. */

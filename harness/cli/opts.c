@@ -1,0 +1,233 @@
+/* opts.c - the command-line parser (see opts.h). */
+#include "cli/opts.h"
+
+#include "core/kb.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void vfail(const kb_command *cmd, const char *what, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "kbench %s: ", cmd->name);
+    if (what)
+        fprintf(stderr, "%s: ", what);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(kbench %s --help lists the options)\n", cmd->name);
+}
+
+int kb_opts_fail(const kb_command *cmd, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(cmd, what, fmt, ap);
+    va_end(ap);
+    return KB_EXIT_INPUT;
+}
+
+int kb_opts_arch(const char *s, int *sm)
+{
+    if (strncmp(s, "sm_", 3) == 0)
+        s += 3;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || (v != 80 && v != 86 && v != 89 && v != 90))
+        return -1;
+    *sm = (int)v;
+    return 0;
+}
+
+/* "an integer in [1, 1000000]" / "a number in (0, 86400]" */
+static void range_text(const kb_opt *op, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s in %c%.15g, %.15g]", op->kind == KB_OPT_INT ? "an integer" : "a number",
+             op->min_open ? '(' : '[', op->min, op->max);
+}
+
+/* A number in op's range from text v; 0 with *out set, or 2 after the error. */
+static int parse_number(const kb_command *cmd, const kb_opt *op, const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double d;
+    if (op->kind == KB_OPT_INT) {
+        long long x = strtoll(v, &end, 10);
+        d = (double)x;
+    } else {
+        d = strtod(v, &end);
+    }
+    int ok = *v && !*end && errno == 0 && isfinite(d) && d >= op->min && d <= op->max &&
+             !(op->min_open && d == op->min);
+    if (!ok) {
+        char want[96];
+        range_text(op, want, sizeof want);
+        return kb_opts_fail(cmd, op->name, "expected %s, got '%s'", want, v);
+    }
+    *out = d;
+    return 0;
+}
+
+static int parse_choice(const kb_command *cmd, const kb_opt *op, const char *v, const char **out)
+{
+    for (int i = 0; op->choices[i]; i++)
+        if (strcmp(op->choices[i], v) == 0) {
+            *out = op->choices[i];
+            return 0;
+        }
+    kb_sb list;
+    kb_sb_init(&list);
+    for (int i = 0; op->choices[i]; i++)
+        kb_sb_printf(&list, "%s%s", i ? ", " : "", op->choices[i]);
+    int rc = kb_opts_fail(cmd, op->name, "expected one of %s, got '%s'", list.s, v);
+    kb_sb_free(&list);
+    return rc;
+}
+
+/* Store value v of op into o (LIST: append; argc bounds the list). 0, or 2. */
+static int store(const kb_command *cmd, const kb_opt *op, const char *v, void *o, int argc)
+{
+    char *field = (char *)o + op->offset;
+    double d;
+    int rc = 0;
+    switch (op->kind) {
+    case KB_OPT_FLAG: *(int *)field = 1; break;
+    case KB_OPT_SET: *(int *)field = (int)op->min; break;
+    case KB_OPT_STR: *(const char **)field = v; break;
+    case KB_OPT_CHOICE: rc = parse_choice(cmd, op, v, (const char **)field); break;
+    case KB_OPT_INT:
+        if ((rc = parse_number(cmd, op, v, &d)) == 0)
+            *(int *)field = (int)d;
+        break;
+    case KB_OPT_DOUBLE:
+        if ((rc = parse_number(cmd, op, v, &d)) == 0)
+            *(double *)field = d;
+        break;
+    case KB_OPT_ARCH:
+        if (kb_opts_arch(v, (int *)field) != 0)
+            rc = kb_opts_fail(cmd, op->name, "expected sm_80, sm_86, sm_89 or sm_90, got '%s'", v);
+        break;
+    case KB_OPT_LIST: {
+        const char ***list = (const char ***)field;
+        int *count = (int *)((char *)o + op->count_offset);
+        if (!*list && !(*list = calloc((size_t)argc + 1, sizeof **list)))
+            return kb_opts_fail(cmd, op->name, "out of memory");
+        (*list)[(*count)++] = v;
+        break;
+    }
+    }
+    return rc;
+}
+
+static const kb_opt *find_opt(const kb_command *cmd, const char *arg, size_t len)
+{
+    for (int i = 0; i < cmd->n_opts; i++) {
+        const kb_opt *op = &cmd->opts[i];
+        if ((strlen(op->name) == len && strncmp(op->name, arg, len) == 0) ||
+            (op->alias && strlen(op->alias) == len && strncmp(op->alias, arg, len) == 0))
+            return op;
+    }
+    return NULL;
+}
+
+static int takes_value(const kb_opt *op) { return op->kind != KB_OPT_FLAG && op->kind != KB_OPT_SET; }
+
+/* One option at argv[*i] ("--name", "--name=value", "--name value"). 0, or 2. */
+static int parse_option(const kb_command *cmd, int argc, char **argv, int *i, void *o)
+{
+    const char *arg = argv[*i], *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    const kb_opt *op = find_opt(cmd, arg, len);
+    if (!op)
+        return kb_opts_fail(cmd, NULL, "unknown option '%.*s'", (int)len, arg);
+    if (!takes_value(op)) {
+        if (eq)
+            return kb_opts_fail(cmd, op->name, "takes no value, got '%s'", eq + 1);
+        return store(cmd, op, NULL, o, argc);
+    }
+    const char *v = eq ? eq + 1 : NULL;
+    if (!v) {
+        if (*i + 1 >= argc)
+            return kb_opts_fail(cmd, op->name, "needs a value (%s)", op->metavar ? op->metavar : "a value");
+        v = argv[++*i];
+    }
+    return store(cmd, op, v, o, argc);
+}
+
+int kb_opts_parse(const kb_command *cmd, int argc, char **argv, void *o)
+{
+    memset(o, 0, cmd->opts_size);
+    if (cmd->defaults)
+        cmd->defaults(o);
+    int n_pos = 0, only_pos = 0;
+    const char **pos = (const char **)((char *)o + cmd->pos_offset);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_pos && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+            kb_opts_help(cmd, stdout);
+            return KB_EXIT_OK;
+        }
+        if (!only_pos && strcmp(a, "--") == 0) {
+            only_pos = 1;
+        } else if (!only_pos && a[0] == '-' && a[1]) {
+            if (parse_option(cmd, argc, argv, &i, o) != 0)
+                return KB_EXIT_INPUT;
+        } else if (n_pos == cmd->max_pos) {
+            return kb_opts_fail(cmd, NULL, "unexpected argument '%s' (usage: kbench %s %s)", a, cmd->name,
+                                cmd->args);
+        } else {
+            pos[n_pos++] = a;
+        }
+    }
+    if (n_pos < cmd->min_pos)
+        return kb_opts_fail(cmd, NULL, "expected %s (usage: kbench %s %s)", cmd->args, cmd->name, cmd->args);
+    return -1;
+}
+
+void kb_opts_free(const kb_command *cmd, void *o)
+{
+    for (int i = 0; i < cmd->n_opts; i++)
+        if (cmd->opts[i].kind == KB_OPT_LIST) {
+            const char ***list = (const char ***)((char *)o + cmd->opts[i].offset);
+            free(*list);
+            *list = NULL;
+        }
+}
+
+void kb_opts_help(const kb_command *cmd, FILE *out)
+{
+    fprintf(out, "usage: kbench %s%s%s [options]\n\n  %s\n\n", cmd->name, cmd->args[0] ? " " : "", cmd->args,
+            cmd->about);
+    for (int i = 0; i < cmd->n_opts; i++) {
+        const kb_opt *op = &cmd->opts[i];
+        char left[96], range[96] = "";
+        snprintf(left, sizeof left, "%s%s%s%s%s", op->alias ? op->alias : "", op->alias ? ", " : "", op->name,
+                 op->metavar ? " " : "", op->metavar ? op->metavar : "");
+        if (op->kind == KB_OPT_INT || op->kind == KB_OPT_DOUBLE) {
+            char r[80];
+            range_text(op, r, sizeof r);
+            snprintf(range, sizeof range, " (%s)", strchr(r, ' ') ? strstr(r, "in ") : r);
+        }
+        fprintf(out, "  %-28s %s%s%s\n", left, op->help, range, op->kind == KB_OPT_LIST ? " (repeatable)" : "");
+    }
+    if (cmd->more)
+        fprintf(out, "\n%s", cmd->more);
+}
+
+int kb_command_main(const kb_command *cmd, int argc, char **argv)
+{
+    void *o = calloc(1, cmd->opts_size);
+    if (!o) {
+        fprintf(stderr, "kbench %s: out of memory\n", cmd->name);
+        return KB_EXIT_SETUP;
+    }
+    int rc = kb_opts_parse(cmd, argc, argv, o);
+    if (rc < 0)
+        rc = cmd->run(o);
+    kb_opts_free(cmd, o);
+    free(o);
+    return rc;
+}
