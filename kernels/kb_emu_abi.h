@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#define KB_EMU_ABI_VERSION 1u
+#define KB_EMU_ABI_VERSION 2u
 #define KB_EMU_WARP_SIZE 32
 /* Largest per-lane payload of one warp exchange [bytes]: room for WMMA / mma.sync
  * fragments (an fp32 16x16 accumulator is 8 floats per lane). */
@@ -79,6 +79,20 @@ typedef struct kb_emu_rt {
     /* Fail the launch: kind is KB_EMU_FAULT_*, msg says what happened (the runtime
      * appends the block and thread). Never returns. */
     void (*fault)(kb_emu_thread *t, int kind, const char *msg);
+
+    /* cp.async, modelled (harness/backend/emu/emu_async.h): issue a 16-byte copy of
+     * src_bytes (0..16, the rest zero-filled) from global gmem to shared smem, pending
+     * until this thread's cp_async_wait retires its group; commit closes the thread's
+     * open group; wait(n) lets all but the n most recent committed groups land. The
+     * destination holds poison while pending. smem outside shared memory fails the launch. */
+    void (*cp_async)(kb_emu_thread *t, void *smem, const void *gmem, int src_bytes);
+    void (*cp_async_commit)(kb_emu_thread *t);
+    void (*cp_async_wait)(kb_emu_thread *t, int n);
+
+    /* A read of [addr, addr + bytes) of shared memory the module performs through a
+     * primitive (ldmatrix rows): fails the launch, naming the copy, when a pending cp.async
+     * covers it - a wait count one too small. */
+    void (*shared_read)(kb_emu_thread *t, const void *addr, unsigned bytes);
 } kb_emu_rt;
 
 #endif /* KB_EMU_ABI_H */

@@ -36,7 +36,9 @@
  *     the rest (gmem is not read when src_bytes is 0 but must still be a valid address);
  *     kb_cp_async_commit() closes a group; kb_cp_async_wait<N>() waits until at most N
  *     groups are pending. The copies become visible to other threads after the wait and a
- *     __syncthreads(). The emulator copies synchronously; commit and wait do nothing.
+ *     __syncthreads(). The emulator models them: a copy is pending (its destination
+ *     poisoned) until a wait retires its group, and an ldmatrix of a pending destination
+ *     fails the case (harness/backend/emu/emu_async.h).
  */
 #ifndef KB_MMA_H
 #define KB_MMA_H
@@ -319,6 +321,8 @@ template <int N, bool TRANS> inline void kb_emu_ldmatrix_(uint32_t *r, const voi
         kb_emu_fault_(KB_EMU_FAULT_MEMORY, "ldmatrix: row address not 16-byte aligned");
     const unsigned char *area = kb_emu_xchg_(0xffffffffu, row, &members);
     unsigned g = lane >> 2, t = lane & 3u;
+    if (lane < 8u * N)   /* each row once: no pending cp.async may cover it */
+        kb_emu_rt_->shared_read(kb_emu_self_, kb_emu_lane_<const void *>(area, lane), 16);
     for (int j = 0; j < N; j++) {
         const unsigned char *p;
         if (!TRANS) {
@@ -341,19 +345,19 @@ inline void kb_ldmatrix_x1_trans(uint32_t r[1], const void *row) { kb_emu_ldmatr
 inline void kb_ldmatrix_x2_trans(uint32_t r[2], const void *row) { kb_emu_ldmatrix_<2, true>(r, row); }
 inline void kb_ldmatrix_x4_trans(uint32_t r[4], const void *row) { kb_emu_ldmatrix_<4, true>(r, row); }
 
-/* cp.async: a synchronous copy with the GPU's alignment rules. */
+/* cp.async: the GPU's alignment rules, then a pending copy the runtime lands at the
+ * thread's wait_group (see kb_emu_rt.cp_async). */
 inline void kb_cp_async_16_zfill(void *smem, const void *gmem, int src_bytes)
 {
     if ((uintptr_t)smem % 16u || (uintptr_t)gmem % 16u)
         kb_emu_fault_(KB_EMU_FAULT_MEMORY, "cp.async: 16-byte copy with a misaligned address");
     if (src_bytes < 0 || src_bytes > 16)
         kb_emu_fault_(KB_EMU_FAULT_MEMORY, "cp.async: src-size outside 0..16");
-    memcpy(smem, gmem, (size_t)src_bytes);
-    memset(static_cast<unsigned char *>(smem) + src_bytes, 0, (size_t)(16 - src_bytes));
+    kb_emu_rt_->cp_async(kb_emu_self_, smem, gmem, src_bytes);
 }
 inline void kb_cp_async_16(void *smem, const void *gmem) { kb_cp_async_16_zfill(smem, gmem, 16); }
-inline void kb_cp_async_commit(void) {}
-template <int N> inline void kb_cp_async_wait(void) {}
+inline void kb_cp_async_commit(void) { kb_emu_rt_->cp_async_commit(kb_emu_self_); }
+template <int N> inline void kb_cp_async_wait(void) { kb_emu_rt_->cp_async_wait(kb_emu_self_, N); }
 
 #endif /* backend */
 

@@ -38,6 +38,8 @@ kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sin
     /* untouched pages of these two cost nothing until a kernel needs them */
     w->xchg = malloc((size_t)KB_EMU_MAX_WARPS * 2 * KB_EMU_WARP_SIZE * KB_EMU_XCHG_MAX_BYTES);
     w->smem = aligned_alloc(64, (limit + 63) / 64 * 64 + 64);
+    if (kb_emu_async_init(&w->async, KB_EMU_MAX_THREADS, limit) != 0)
+        return KB_ERR_OOM;
     if (!w->thr || !w->waiters || !w->runq || !w->pool || !w->free_fibers || !w->xchg || !w->smem)
         return KB_ERR_OOM;
     for (int i = 0; i < KB_EMU_MAX_WARPS; i++)
@@ -47,6 +49,7 @@ kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sin
 
 void kb_emu_worker_fini(kb_emu_worker *w)
 {
+    kb_emu_async_fini(&w->async);
     for (int i = 0; i < w->n_pool; i++)
         kb_emu_fiber_free(w->pool[i]);
     free(w->smem);
@@ -228,6 +231,7 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
         w->warp[k].arrived = w->warp[k].gen = w->warp[k].unread[0] = w->warp[k].unread[1] = 0;
     /* poison: a read of shared memory before any write shows as NaN */
     memset(w->smem, 0xff, l->dyn_shmem_bytes);
+    kb_emu_async_reset(&w->async);
     w->smem_used = l->dyn_shmem_bytes;
     w->n_decl = 0;
     w->aborted = 0;
@@ -376,12 +380,62 @@ static void *rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, s
     return w->decl[w->n_decl++].ptr;
 }
 
+/* ---- cp.async (emu_async.h) ---- */
+
+/* The offset of [addr, addr + bytes) in the block's shared memory arena, or -1. */
+static long arena_offset(const kb_emu_worker *w, const void *addr, size_t bytes)
+{
+    const unsigned char *p = addr;
+    size_t limit = w->sink->shmem_limit_bytes;
+    if (p < w->smem || p + bytes > w->smem + limit)
+        return -1;
+    return (long)(p - w->smem);
+}
+
+static void rt_cp_async(kb_emu_thread *p, void *smem, const void *gmem, int src_bytes)
+{
+    kb_emu_thr *t = (kb_emu_thr *)p;
+    long off = arena_offset(t->w, smem, 16);
+    if (off < 0)
+        rt_fault_fmt(t, KB_ERR_FAULT, "cp.async: the destination is not shared memory");
+    if (kb_emu_async_issue(&t->w->async, t->w->smem, (uint32_t)off, gmem, src_bytes, p->linear) != 0)
+        rt_fault_fmt(t, KB_ERR_OOM, "cp.async: out of memory for pending copies");
+}
+
+static void rt_cp_async_commit(kb_emu_thread *p) { kb_emu_async_commit(&((kb_emu_thr *)p)->w->async, p->linear); }
+
+static void rt_cp_async_wait(kb_emu_thread *p, int n)
+{
+    kb_emu_thr *t = (kb_emu_thr *)p;
+    kb_emu_async_wait(&t->w->async, t->w->smem, p->linear, n < 0 ? 0 : (unsigned)n);
+}
+
+static void rt_shared_read(kb_emu_thread *p, const void *addr, unsigned bytes)
+{
+    kb_emu_thr *t = (kb_emu_thr *)p;
+    long off = arena_offset(t->w, addr, bytes);
+    const kb_emu_copy *c;
+    int owner = off < 0 ? -1 : kb_emu_async_pending(&t->w->async, (uint32_t)off, bytes, &c);
+    if (owner < 0)
+        return;
+    const kb_emu_dim3 *i = &t->w->thr[owner].pub.thread_idx;
+    char msg[300];
+    snprintf(msg, sizeof msg, "reads %u bytes of shared memory at offset %ld while a cp.async to offset %u, issued "
+             "by thread (%u,%u,%u) in its group %u, is still pending (its cp.async.wait_group has not retired "
+             "that group: a wait count too small?)", bytes, off, c->off, i->x, i->y, i->z, c->group);
+    rt_fault_fmt(t, KB_ERR_FAULT, msg);
+}
+
 static const kb_emu_rt emu_rt = {
     .abi_version = KB_EMU_ABI_VERSION,
     .syncthreads = rt_syncthreads,
     .warp_exchange = rt_warp_exchange,
     .shared_static = rt_shared_static,
     .fault = rt_fault,
+    .cp_async = rt_cp_async,
+    .cp_async_commit = rt_cp_async_commit,
+    .cp_async_wait = rt_cp_async_wait,
+    .shared_read = rt_shared_read,
 };
 
 const kb_emu_rt *kb_emu_block_rt(void) { return &emu_rt; }

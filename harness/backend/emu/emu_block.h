@@ -11,6 +11,7 @@
 #ifndef KB_EMU_BLOCK_H
 #define KB_EMU_BLOCK_H
 
+#include "backend/emu/emu_async.h"
 #include "backend/emu/emu_fiber.h"
 #include "backend/emu/emu_launch.h"
 
@@ -71,6 +72,7 @@ struct kb_emu_worker {
     struct { const void *key; void *ptr; } decl[KB_EMU_MAX_SHARED_DECLS];
     int n_decl;
     int aborted;                  /* a thread failed the launch; abandon the block */
+    kb_emu_async async;           /* the block's pending cp.async copies */
 
     /* fibers: every stack mapped so far, and the free ones */
     kb_emu_fiber **pool;          /* [KB_EMU_MAX_THREADS + 1] */
