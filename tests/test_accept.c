@@ -115,7 +115,8 @@ static json_t *rec(const char *fam, const char *var, const char *dt, const char 
 {
     char id[128];
     snprintf(id, sizeof id, "%s/%s/%s", fam, var, dt);
-    json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s}, s:{s:s, s:f, s:f, s:f}}", "case_id", id, "family",
+    json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s}, s:{s:s, s:f, s:f, s:f}}", "case_id", id,
+                          "family",
                           fam, "variant", var, "dtype", dt, "status", status, "reason",
                           strcmp(status, "skipped") ? "" : "cuBLASLt needs a GPU", "launch", "eager", "timing",
                           "clock", clock, "derived", "clock", clock, "tflops", tflops, "gbps", gbps, "ai", 1.0);

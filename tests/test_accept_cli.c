@@ -2,7 +2,9 @@
  * PASSes and every performance test is SKIP ("emulator: CPU timings"), verdict JSON and
  * JUnit are written, GPU thresholds are said not to apply; a wrong case is exit 6; a bad
  * spec is exit 2 naming file:line:col; a Slurm rank writes its files under its rank key
- * and `kbench fleet` reports the ranks that never wrote. */
+ * and `kbench fleet` reports the ranks that never wrote; four fake Slurm ranks with the
+ * emulator's fault injection on one: the slowed GPU is flagged (exit 5), the corrupted
+ * one too (exit 6), and no other. */
 #include "check.h"
 #include "core/kb.h"
 #include "spawn.h"
@@ -47,7 +49,8 @@ static void test_accept_on_the_emulator(void)
     snprintf(log, sizeof log, "%s/log", dir);
     snprintf(json, sizeof json, "%s/v.json", dir);
     snprintf(junit, sizeof junit, "%s/v.xml", dir);
-    const char *a[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, "--json", json, "--junit", junit, NULL };
+    const char *a[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, "--json", json,
+                        "--junit", junit, NULL };
     int rc = run_kbench(a, log);
     char *text = slurp(log);
     CHECK_MSG(rc == KB_EXIT_OK, "exit %d: %s", rc, text ? text : "");
@@ -130,10 +133,92 @@ static void test_slurm_rank_and_fleet(void)
     rm_dir(dir);
 }
 
+/* Four emulator ranks of a fake Slurm step (2 nodes x 2) into dir, with the fault hooks
+ * applied to rank `bad` only (KBENCH_FAULT_RANKS). Returns the worst accept exit code. */
+static int fleet_of_four(const char *dir, const char *hook, int bad)
+{
+    char log[600], rank[8], local[8], node[16], bad_s[8];
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(bad_s, sizeof bad_s, "%d", bad);
+    setenv(hook, hook[11] == 'S' ? "1000" : "1", 1);        /* KBENCH_EMU_SLOWDOWN / KBENCH_EMU_CORRUPT */
+    setenv("KBENCH_FAULT_RANKS", bad_s, 1);
+    setenv("SLURM_NTASKS", "4", 1);
+    setenv("SLURM_JOB_ID", "777", 1);
+    setenv("SLURM_STEP_ID", "1", 1);
+    int worst = 0;
+    for (int r = 0; r < 4; r++) {
+        snprintf(rank, sizeof rank, "%d", r);
+        snprintf(local, sizeof local, "%d", r % 2);
+        snprintf(node, sizeof node, "n%d", r / 2);
+        setenv("SLURM_PROCID", rank, 1);
+        setenv("SLURM_LOCALID", local, 1);
+        setenv("SLURMD_NODENAME", node, 1);
+        const char *a[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, NULL };
+        int rc = run_kbench(a, log);
+        CHECK_MSG(rc == (r == bad && hook[11] == 'C' ? KB_EXIT_INCORRECT : KB_EXIT_OK), "rank %d: exit %d", r, rc);
+        worst = rc > worst ? rc : worst;
+    }
+    const char *vars[] = { hook, "KBENCH_FAULT_RANKS", "SLURM_NTASKS", "SLURM_JOB_ID", "SLURM_STEP_ID",
+                           "SLURM_PROCID", "SLURM_LOCALID", "SLURMD_NODENAME" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    return worst;
+}
+
+/* The statuses of rank r's tests in the fleet verdict, as "name=STATUS " pairs. */
+static void fleet_statuses(json_t *fj, int r, char *out, size_t size)
+{
+    size_t i, j, k = 0;
+    json_t *v, *t;
+    out[0] = 0;
+    json_array_foreach(json_object_get(fj, "gpus"), i, v) {
+        if (json_integer_value(json_object_get(json_object_get(v, "identity"), "rank")) != r)
+            continue;
+        json_array_foreach(json_object_get(v, "tests"), j, t)
+            if (k < size)
+                k += (size_t)snprintf(out + k, size - k, "%s=%s ", json_string_value(json_object_get(t, "name")),
+                                      json_string_value(json_object_get(t, "status")));
+    }
+}
+
+/* Fault injection end to end: the same verdict and fleet logic a real fleet runs flags
+ * exactly the slowed rank (exit 5) and exactly the corrupted one (exit 6). */
+static void test_fault_injection_fleet(void)
+{
+    const char *hooks[] = { "KBENCH_EMU_SLOWDOWN", "KBENCH_EMU_CORRUPT" };
+    int bad[] = { 2, 1 }, want[] = { KB_EXIT_SLOW, KB_EXIT_INCORRECT };
+    for (int h = 0; h < 2; h++) {
+        char dir[] = "/tmp/kb_test_acccli_XXXXXX", log[600], path[600], st[2048];
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(log, sizeof log, "%s/log", dir);
+        fleet_of_four(dir, hooks[h], bad[h]);
+        const char *a[] = { "kbench", "fleet", dir, "--quiet", NULL };
+        int rc = run_kbench(a, log);
+        CHECK_MSG(rc == want[h], "%s: fleet exit %d", hooks[h], rc);
+        snprintf(path, sizeof path, "%s/fleet.json", dir);
+        json_t *fj = json_load_file(path, 0, NULL);
+        CHECK(fj && json_array_size(json_object_get(fj, "problems")) == 0);
+        for (int r = 0; fj && r < 4; r++) {
+            fleet_statuses(fj, r, st, sizeof st);
+            int failed = strstr(st, "=FAIL") != NULL;
+            CHECK_MSG(failed == (r == bad[h]), "%s rank %d: %s", hooks[h], r, st);
+            /* CPU timings are noisy: any performance test of the slowed rank may be the one
+             * beyond the factor; its results stay correct */
+            if (r == bad[h] && h == 0)
+                CHECK_MSG(strstr(st, "correctness=PASS"), "%s", st);
+            if (r == bad[h] && h == 1)
+                CHECK_MSG(strstr(st, "correctness=FAIL"), "%s", st);
+        }
+        json_decref(fj);
+        rm_dir(dir);
+    }
+}
+
 int main(void)
 {
     RUN(test_accept_on_the_emulator);
     RUN(test_wrong_case_and_bad_spec);
     RUN(test_slurm_rank_and_fleet);
+    RUN(test_fault_injection_fleet);
     TEST_MAIN_END();
 }

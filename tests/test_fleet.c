@@ -41,6 +41,7 @@ typedef struct {
     int rank, world;
     double gbps, fp16, launch_us;
     int wrong;
+    int cpu;                    /* emulator: CPU timings, SKIP on its own */
 } fake_gpu;
 
 static json_t *verdict_of(const fake_gpu *g, const kb_acc_spec *spec)
@@ -68,10 +69,10 @@ static json_t *verdict_of(const fake_gpu *g, const kb_acc_spec *spec)
     kb_acc_test which[] = { KB_ACC_MEM_BW, KB_ACC_GEMM_FP16, KB_ACC_LAUNCH };
     for (int i = 0; i < 3; i++) {
         kb_acc_result *r = &v.r[which[i]];
-        r->status = KB_ACC_PASS;
+        r->status = g->cpu ? KB_ACC_SKIP : KB_ACC_PASS;
         r->have_value = 1;
         r->value = vals[which[i]];
-        snprintf(r->clock, sizeof r->clock, "gpu");
+        snprintf(r->clock, sizeof r->clock, g->cpu ? "cpu" : "gpu");
         snprintf(r->reason, sizeof r->reason, "meets");
     }
     v.gpu_thresholds = 1;
@@ -132,7 +133,7 @@ static void test_one_slow_gpu_is_flagged(void)
     /* 2 nodes x 4 GPUs; rank 6's bandwidth passes its floor (1905) but is far below the fleet */
     fake_gpu g[8];
     for (int i = 0; i < 8; i++)
-        g[i] = (fake_gpu){ i < 4 ? "n1" : "n2", i, 8, 2600 + 5 * i, 700 - i, 4.0 + 0.01 * i, 0 };
+        g[i] = (fake_gpu){ i < 4 ? "n1" : "n2", i, 8, 2600 + 5 * i, 700 - i, 4.0 + 0.01 * i, 0, 0 };
     g[6].gbps = 2000;
     g[2].launch_us = 9.0;                                        /* slow launches on rank 2 */
     write_fleet(dir, g, 8);
@@ -180,7 +181,7 @@ static void test_wrong_gpu_wins_over_slow(void)
     CHECK(mkdtemp(dir) != NULL);
     fake_gpu g[4];
     for (int i = 0; i < 4; i++)
-        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, i == 1 };
+        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, i == 1, 0 };
     g[3].fp16 = 400;                                            /* slow */
     write_fleet(dir, g, 4);
     kb_fleet f;
@@ -190,6 +191,32 @@ static void test_wrong_gpu_wins_over_slow(void)
     kb_fleet_judge(&f, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR);
     CHECK(!strcmp(status_of(&f, 3, "gemm_fp16"), "FAIL") && !strcmp(status_of(&f, 1, "correctness"), "FAIL"));
     CHECK(kb_fleet_exit_code(&f) == KB_EXIT_INCORRECT);
+    kb_fleet_free(&f);
+    kb_sb_free(&err);
+    rm_dir(dir);
+}
+
+/* Emulator ranks: CPU timings count only by a factor of KB_FLEET_CPU_FACTOR from the
+ * median, so CPU noise of 8x is not flagged and an injected 1000x slowdown is. */
+static void test_cpu_timings_by_factor(void)
+{
+    char dir[] = "/tmp/kb_test_fleet_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    fake_gpu g[4];
+    double bw[] = { 2.5, 2.0, 0.3, 0.0025 };
+    for (int i = 0; i < 4; i++)
+        g[i] = (fake_gpu){ "emu", i, 4, bw[i], 1e-4, 1.4, 0, 1 };
+    write_fleet(dir, g, 4);
+    kb_fleet f;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_fleet_load(dir, &f, &err) == KB_OK);
+    kb_fleet_judge(&f, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR);
+    for (int r = 0; r < 4; r++)
+        CHECK_MSG(!strcmp(status_of(&f, r, "memory_bandwidth"), r == 3 ? "FAIL" : "SKIP"), "rank %d", r);
+    const char *why = json_string_value(json_object_get(gpu_test(&f, 3, "memory_bandwidth"), "reason"));
+    CHECK_MSG(why && strstr(why, "CPU timings, relative only"), "%s", why ? why : "");
+    CHECK(kb_fleet_exit_code(&f) == KB_EXIT_SLOW);
     kb_fleet_free(&f);
     kb_sb_free(&err);
     rm_dir(dir);
@@ -211,7 +238,7 @@ static void test_missing_duplicate_corrupt(void)
     CHECK(mkdtemp(dir) != NULL);
     fake_gpu g[4];
     for (int i = 0; i < 4; i++)
-        g[i] = (fake_gpu){ "n1", i, 5, 2600, 700, 4.0, 0 };        /* world 5: rank 4 never wrote */
+        g[i] = (fake_gpu){ "n1", i, 5, 2600, 700, 4.0, 0, 0 };        /* world 5: rank 4 never wrote */
     write_fleet(dir, g, 4);
     g[0].host = "n9";                                            /* rank 0 again, from another file */
     write_fleet(dir, g, 1);
@@ -247,7 +274,7 @@ static void test_cli_fleet(void)
     snprintf(log, sizeof log, "%s/log", dir);
     fake_gpu g[4];
     for (int i = 0; i < 4; i++)
-        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, 0 };
+        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, 0, 0 };
     g[2].gbps = 1500;                                            /* below the H100 floor too */
     write_fleet(dir, g, 4);
     const char *a[] = { "kbench", "fleet", dir, "--quiet", NULL };
@@ -272,6 +299,7 @@ int main(void)
     RUN(test_median_and_mad);
     RUN(test_one_slow_gpu_is_flagged);
     RUN(test_wrong_gpu_wins_over_slow);
+    RUN(test_cpu_timings_by_factor);
     RUN(test_missing_duplicate_corrupt);
     RUN(test_cli_fleet);
     TEST_MAIN_END();

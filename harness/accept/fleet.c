@@ -165,12 +165,12 @@ static json_t *test_of(json_t *v, const char *name)
     return NULL;
 }
 
-/* The GPU-clock value of test name on GPU i, into *x; 0 when it has none. */
-static int gpu_value(const kb_fleet *f, int i, const char *name, double *x)
+/* The value of test name on GPU i timed by clock, into *x; 0 when it has none. */
+static int timed_value(const kb_fleet *f, int i, const char *name, const char *clock, double *x)
 {
     json_t *t = test_of(f->gpus[i].v, name);
     json_t *val = json_object_get(t, "value");
-    if (!t || !json_is_number(val) || strcmp(jstr(t, "clock"), "gpu"))
+    if (!t || !json_is_number(val) || strcmp(jstr(t, "clock"), clock))
         return 0;
     *x = json_number_value(val);
     return 1;
@@ -181,18 +181,23 @@ static void mark(json_t *t, const kb_fleet_dist *d, const char *scope, int lower
 {
     char reason[600];
     double x = json_number_value(json_object_get(t, "value"));
-    snprintf(reason, sizeof reason, "%s outlier: %.4g %s %s %.4g (median %.4g of %d GPUs of the SKU%s, MAD %.3g); %s",
+    snprintf(reason, sizeof reason, "%s outlier: %.4g %s %s %.4g (median %.4g of %d GPUs of the SKU%s, MAD %.3g%s); %s",
              scope, x, jstr(t, "unit"), lower_better ? "above" : "below", lower_better ? d->high : d->low, d->median,
-             d->n, scope[0] == 'n' ? " on the node" : "", d->mad, jstr(t, "reason"));
+             d->n, scope[0] == 'n' ? " on the node" : "", d->mad,
+             strcmp(jstr(t, "clock"), "cpu") ? "" : "; CPU timings, relative only", jstr(t, "reason"));
     const char *st = jstr(t, "status");
-    if (!strcmp(st, "PASS") || !strcmp(st, "WARN"))
+    /* CPU timings were SKIP on their own (no GPU threshold): relative to the fleet they count */
+    if (!strcmp(st, "PASS") || !strcmp(st, "WARN") || !strcmp(jstr(t, "clock"), "cpu"))
         json_object_set_new(t, "status", json_string("FAIL"));
     json_object_set_new(t, "reason", json_string(reason));
     json_object_set_new(t, scope[0] == 'f' ? "fleet_outlier" : "node_outlier", json_true());
 }
 
-/* Judge test name among the GPUs of spec (and of host, when host is not NULL). */
-static void judge_group(kb_fleet *f, const char *spec, const char *host, const char *name, int lower_better)
+/* Judge test name among the GPUs of spec (and of host, when host is not NULL) whose
+ * values were timed by clock: GPU timings against median -/+ k scales, CPU timings (the
+ * emulator) by a factor from the median. */
+static void judge_group(kb_fleet *f, const char *spec, const char *host, const char *name, const char *clock,
+                        int lower_better)
 {
     double *x = malloc((size_t)(f->n ? f->n : 1) * sizeof *x);
     int *who = malloc((size_t)(f->n ? f->n : 1) * sizeof *who), m = 0;
@@ -201,18 +206,23 @@ static void judge_group(kb_fleet *f, const char *spec, const char *host, const c
         if (strcmp(jstr(json_object_get(v, "spec"), "name"), spec) ||
             (host && strcmp(jstr(json_object_get(v, "identity"), "host"), host)))
             continue;
-        if (gpu_value(f, i, name, &x[m]))
+        if (timed_value(f, i, name, clock, &x[m]))
             who[m++] = i;
     }
     kb_fleet_dist d;
-    if (x && who && kb_fleet_dist_of(x, m, f->k, f->rel_floor, &d)) {
+    int cpu = !strcmp(clock, "cpu");
+    int enough = x && who && (cpu ? kb_fleet_dist_ratio(x, m, KB_FLEET_CPU_FACTOR, &d)
+                                  : kb_fleet_dist_of(x, m, f->k, f->rel_floor, &d));
+    if (enough) {
         for (int j = 0; j < m; j++)
             if (kb_fleet_is_outlier(&d, x[j], lower_better))
                 mark(test_of(f->gpus[who[j]].v, name), &d, host ? "node" : "fleet", lower_better);
         if (!host) {
-            json_t *g = json_object_get(f->groups, spec);
+            char key[96];
+            snprintf(key, sizeof key, "%s%s", spec, cpu ? " (cpu timings)" : "");
+            json_t *g = json_object_get(f->groups, key);
             if (!g)
-                json_object_set_new(f->groups, spec, g = json_object());
+                json_object_set_new(f->groups, key, g = json_object());
             json_object_set_new(g, name, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "n", d.n, "median", d.median,
                                                    "mad", d.mad, "scale", d.scale, "low", d.low, "high", d.high));
         }
@@ -259,10 +269,13 @@ void kb_fleet_judge(kb_fleet *f, double k, double rel_floor)
         for (int t = KB_ACC_MEM_BW; t <= KB_ACC_LAUNCH; t++) {
             const char *name = kb_acc_test_name((kb_acc_test)t);
             int lower = kb_acc_test_kind((kb_acc_test)t) == KB_ACC_KIND_LIMIT;
-            if (first_spec)
-                judge_group(f, spec, NULL, name, lower);
-            if (first_node)
-                judge_group(f, spec, host, name, lower);
+            for (int c = 0; c < 2; c++) {
+                const char *clock = c ? "cpu" : "gpu";
+                if (first_spec)
+                    judge_group(f, spec, NULL, name, clock, lower);
+                if (first_node)
+                    judge_group(f, spec, host, name, clock, lower);
+            }
         }
     }
     for (int i = 0; i < f->n; i++)

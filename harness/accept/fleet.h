@@ -7,6 +7,10 @@
  *     becomes FAIL "fleet outlier";
  *   - the same within the GPUs of one node (host) when it has at least 3 of the SKU:
  *     FAIL "node outlier".
+ * Values are compared only with values of the same timing clock. CPU timings (the
+ * emulator: no GPU threshold, noisy shared cores) are judged by a factor of
+ * KB_FLEET_CPU_FACTOR from their group's median, and a flagged one becomes FAIL although
+ * it was SKIP on its own: that is how the flow is exercised without a GPU.
  * A hard floor (the spec's) was already applied by each rank. Only ranks' files are read:
  * ranks never talk to each other.
  *

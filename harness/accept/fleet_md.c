@@ -72,7 +72,7 @@ static void groups(json_t *g, FILE *out)
 {
     if (!json_object_size(g))
         return;
-    fputs("\n## Distributions (GPU-timed values, per SKU)\n\n| spec | test | GPUs | median | MAD | outlier bound |\n"
+    fputs("\n## Distributions (per SKU and timing clock)\n\n| spec | test | GPUs | median | MAD | outlier bound |\n"
           "|---|---|---|---|---|---|\n", out);
     const char *spec, *test;
     json_t *tests, *d;

@@ -45,6 +45,15 @@ int kb_fleet_dist_of(const double *x, int n, double k, double rel_floor, kb_flee
     return n >= KB_FLEET_MIN_GPUS;
 }
 
+int kb_fleet_dist_ratio(const double *x, int n, double factor, kb_fleet_dist *out)
+{
+    int enough = kb_fleet_dist_of(x, n, 0, 0, out);
+    out->scale = 0;
+    out->low = out->median / factor;
+    out->high = out->median * factor;
+    return enough;
+}
+
 int kb_fleet_is_outlier(const kb_fleet_dist *d, double x, int lower_is_better)
 {
     if (d->n < KB_FLEET_MIN_GPUS)

@@ -15,6 +15,8 @@
 #define KB_FLEET_MIN_GPUS 3       /* values needed before anything is called an outlier */
 #define KB_FLEET_DEFAULT_K 3.0
 #define KB_FLEET_DEFAULT_REL_FLOOR 0.02
+#define KB_FLEET_CPU_FACTOR 100.0 /* CPU (emulator) timings: a factor from the median (7x seen between
+                                   * unchanged runs on a loaded 2-core machine: only an injected fault counts) */
 
 typedef struct {
     int n;
@@ -29,6 +31,10 @@ double kb_fleet_median(const double *x, int n);
 /* The distribution of x[0..n) with bounds at k scales. 1 when n >= KB_FLEET_MIN_GPUS (the
  * bounds apply), 0 otherwise (n, median and mad still filled when n > 0). */
 int kb_fleet_dist_of(const double *x, int n, double k, double rel_floor, kb_fleet_dist *out);
+
+/* For CPU timings (the emulator: noisy, shared cores), bounds by ratio instead: low =
+ * median / factor, high = median x factor. Same return and fields as kb_fleet_dist_of. */
+int kb_fleet_dist_ratio(const double *x, int n, double factor, kb_fleet_dist *out);
 
 /* 1 when x lies beyond the bound on its bad side (below low, or above high when
  * lower_is_better). */

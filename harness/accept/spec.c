@@ -150,7 +150,8 @@ static kb_status load_match(const kb_yctx *y, const yaml_node_t *m, kb_acc_spec 
         s->sm_count = (int)n;
     }
     if (!s->n_pci_ids && !s->n_names)
-        return kb_yaml_fail(y, m, "'match' needs a pci_device_id or a name (a spec without 'match' is the generic one)");
+        return kb_yaml_fail(y, m, "'match' needs a pci_device_id or a name "
+                            "(a spec without 'match' is the generic one)");
     if (s->n_names && !s->sm)
         return kb_yaml_fail(y, m, "'match' by name needs 'sm' (the compute capability x10) as well");
     return KB_OK;

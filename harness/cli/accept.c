@@ -176,6 +176,25 @@ static int judge(accept_ctx *x)
     return rc;
 }
 
+/* Test hook: with KBENCH_FAULT_RANKS="2,5" the emulator's fault injection
+ * (KBENCH_EMU_SLOWDOWN, KBENCH_EMU_CORRUPT) applies to those ranks only - srun gives
+ * every task the same environment. */
+static void fault_hooks_for_rank(int rank)
+{
+    const char *ranks = getenv("KBENCH_FAULT_RANKS");
+    if (!ranks)
+        return;
+    for (const char *p = ranks; *p;) {
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end != p && r == rank)
+            return;
+        p = *end ? end + 1 : end;
+    }
+    unsetenv("KBENCH_EMU_SLOWDOWN");
+    unsetenv("KBENCH_EMU_CORRUPT");
+}
+
 static int accept_main(void *opts)
 {
     accept_ctx x;
@@ -188,6 +207,7 @@ static int accept_main(void *opts)
     gethostname(host, sizeof host - 1);
     kb_acc_identity_read(env_get, NULL, host, &x.id);
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);   /* CUDA's numbering = NVML's */
+    fault_hooks_for_rank(x.id.rank);
     kb_run_opts *r = &x.o->run;
     r->device_index = kb_acc_pick_device(r->device_index, getenv("CUDA_VISIBLE_DEVICES"), x.id.local_rank);
     int rc = device_and_spec(&x);
