@@ -56,6 +56,7 @@ void kb_acc_identity_read(char *(*get)(void *user, const char *name), void *user
         id->world_size = launchers[i].size ? env_int(get, user, launchers[i].size) : -1;
         break;
     }
+    env_str(get, user, "CUDA_VISIBLE_DEVICES", id->cuda_visible, sizeof id->cuda_visible);
     if (!strcmp(id->launcher, "slurm")) {
         id->node_id = env_int(get, user, "SLURM_NODEID");
         env_str(get, user, "SLURM_JOB_ID", id->job_id, sizeof id->job_id);

@@ -25,6 +25,7 @@ typedef struct {
     char job_id[64];        /* "" when none */
     char step_id[32];
     char host[128];         /* SLURMD_NODENAME, else the host name given */
+    char cuda_visible[128]; /* CUDA_VISIBLE_DEVICES as the launcher set it ("" unset) */
 } kb_acc_identity;
 
 /* Fill *id from the environment read through get (getenv, or a test's table; user is

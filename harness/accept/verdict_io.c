@@ -27,9 +27,10 @@ static json_t *test_json(kb_acc_test t, const kb_acc_result *r)
 
 static json_t *identity_json(const kb_acc_identity *id)
 {
-    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s}", "launcher", id->launcher, "rank", id->rank,
+    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s}", "launcher", id->launcher, "rank", id->rank,
                      "local_rank", id->local_rank, "node_id", id->node_id, "world_size", id->world_size, "job_id",
-                     id->job_id, "step_id", id->step_id, "host", id->host);
+                     id->job_id, "step_id", id->step_id, "host", id->host, "cuda_visible_devices",
+                     id->cuda_visible);
 }
 
 static json_t *gpu_json(const kb_device_info *d)

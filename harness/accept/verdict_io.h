@@ -3,7 +3,7 @@
  * Verdict file (JSON), "schema": "kbench-accept", "schema_version": 1:
  *   time, kbench_version, backend,
  *   identity {launcher, rank, local_rank, node_id (-1 unknown), world_size (-1 unknown),
- *             job_id, step_id, host},
+ *             job_id, step_id, host, cuda_visible_devices ("" unset)},
  *   gpu {name, uuid, pci_bus_id, serial (null: not read), sm, sm_count, emulator},
  *   spec {name, sku, file, matched_by},
  *   gpu_thresholds_applied (false on the emulator: CPU timings), note,
