@@ -287,6 +287,12 @@ static void test_cli_fleet(void)
     CHECK(access(path, R_OK) == 0);
     snprintf(path, sizeof path, "%s/fleet.md", dir);
     CHECK(access(path, R_OK) == 0);
+    snprintf(path, sizeof path, "%s/fleet.html", dir);
+    char *html = slurp(path);
+    /* a chart per test; the slow GPU's dot red, with its rank in the hover text */
+    CHECK(html && strstr(html, "<h3>memory_bandwidth: h100-sxm</h3>") && strstr(html, "fill=\"#d00\"") &&
+          strstr(html, "n1 rank 2 GPU-0002: 1500 GB/s FAIL"));
+    free(html);
     const char *bad[] = { "kbench", "fleet", "/nonexistent/kb_fleet", NULL };
     CHECK(run_kbench(bad, log) == KB_EXIT_INPUT);
     const char *badk[] = { "kbench", "fleet", dir, "--k", "-1", NULL };

@@ -2,6 +2,7 @@
 #include "cli/fleet.h"
 
 #include "accept/fleet.h"
+#include "accept/fleet_html.h"
 #include "accept/fleet_md.h"
 #include "accept/fleet_stats.h"
 #include "accept/verdict_io.h"
@@ -10,14 +11,15 @@
 #include <stdio.h>
 #include <string.h>
 
-static kb_status write_md(const char *path, json_t *fj, kb_sb *err)
+/* Write a page of fj to path with the writer fn. */
+static kb_status write_page(const char *path, json_t *fj, kb_status (*fn)(json_t *, FILE *), kb_sb *err)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         kb_sb_printf(err, "%s: %s", path, strerror(errno));
         return KB_ERR_IO;
     }
-    kb_status st = kb_fleet_markdown(fj, f);
+    kb_status st = fn(fj, f);
     if (fclose(f) != 0 || st != KB_OK) {
         kb_sb_printf(err, "%s: write failed", path);
         return KB_ERR_IO;
@@ -28,17 +30,20 @@ static kb_status write_md(const char *path, json_t *fj, kb_sb *err)
 static kb_status write_all(const kb_fleet_opts *o, json_t *fj, kb_sb *err)
 {
     const char *dir = o->out_dir ? o->out_dir : o->dir;
-    char json_path[1024], md_path[1024], junit_path[1024];
+    char json_path[1024], md_path[1024], html_path[1024], junit_path[1024];
     snprintf(json_path, sizeof json_path, "%s/fleet.json", dir);
     snprintf(md_path, sizeof md_path, "%s/fleet.md", dir);
+    snprintf(html_path, sizeof html_path, "%s/fleet.html", dir);
     snprintf(junit_path, sizeof junit_path, "%s/fleet.junit.xml", dir);
     kb_status st = kb_acc_write_json(json_path, fj, err);
     if (st == KB_OK)
-        st = write_md(md_path, fj, err);
+        st = write_page(md_path, fj, kb_fleet_markdown, err);
+    if (st == KB_OK)
+        st = write_page(html_path, fj, kb_fleet_html, err);
     if (st == KB_OK)
         st = kb_acc_junit_file(junit_path, json_object_get(fj, "gpus"), "kbench fleet", err);
     if (st == KB_OK)
-        fprintf(stderr, "kbench fleet: %s, %s, %s\n", json_path, md_path, junit_path);
+        fprintf(stderr, "kbench fleet: %s, %s, %s, %s\n", json_path, md_path, html_path, junit_path);
     return st;
 }
 
@@ -84,7 +89,7 @@ static const kb_opt fleet_opts[] = {
     { "--rel-floor", NULL, KB_OPT_DOUBLE, offsetof(kb_fleet_opts, rel_floor), "F",
       "the robust scale is at least F x median (default 0.02)", 0, 1, 0, NULL, 0 },
     { "--out-dir", NULL, KB_OPT_STR, offsetof(kb_fleet_opts, out_dir), "DIR",
-      "where fleet.json, fleet.md and fleet.junit.xml go (default: the input DIR)", 0, 0, 0, NULL, 0 },
+      "where fleet.json, .md, .html and .junit.xml go (default: the input DIR)", 0, 0, 0, NULL, 0 },
     { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_fleet_opts, quiet), NULL, "no markdown on stdout", 0, 0, 0, NULL, 0 },
 };
 

@@ -1,6 +1,6 @@
 /* fleet.h - `kbench fleet DIR`: merge the verdict files `kbench accept --out-dir DIR`
  * ranks wrote, flag outliers per SKU across the fleet and within each node
- * (accept/fleet.h), and write fleet.json, fleet.md and fleet.junit.xml (into DIR unless
+ * (accept/fleet.h), and write fleet.json, fleet.md, fleet.html and fleet.junit.xml (into DIR unless
  * --out-dir). Exit code: the worst GPU's (6 incorrect, 5 slow or outlier, 3 nothing
  * checked or a missing/duplicate/corrupt rank file, 0 pass); 2 when DIR cannot be read. */
 #ifndef KB_CLI_FLEET_H
