@@ -36,7 +36,9 @@ static int device_and_spec(accept_ctx *x)
 {
     kb_run_opts *r = &x->o->run;
     char err[1024] = "";
-    kb_backend_opts bo = { r->cache_dir, r->device_index, r->sm_override, r->emu_threads };
+    kb_backend_opts bo;
+    if (kb_run_backend_opts(r, &bo) != 0)
+        return KB_EXIT_INPUT;
     const kb_backend *be;
     kb_backend_ctx *bx;
     kb_status st = kb_backend_open(r->backend, &bo, &be, &bx, err, sizeof err);
