@@ -53,14 +53,17 @@ json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
     const char *note = v->gpu_thresholds ? "GPU thresholds applied"
                                          : "GPU thresholds were not applied: no GPU timing (the emulator's timings "
                                            "are CPU time); correctness and the checks that ran are judged";
+    json_t *checks = json_array();
+    for (int i = 0; i < c->n_checks; i++)
+        json_array_append_new(checks, json_string(c->checks[i]));
     json_t *spec = json_pack("{s:s, s:s, s:s, s:s}", "name", c->spec->name, "sku", c->spec->sku, "file",
                              c->spec->file, "matched_by", c->matched_by ? c->matched_by : "");
-    return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:o, s:b, s:s, s:s, s:s, s:i, s:o}", "schema",
+    return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:o, s:b, s:s, s:s, s:o, s:s, s:i, s:o}", "schema",
                      KB_ACC_SCHEMA, "schema_version", KB_ACC_SCHEMA_VERSION, "time", c->time, "kbench_version",
                      KB_VERSION, "backend", c->backend, "identity", identity_json(c->id), "gpu", gpu_json(c->dev),
                      "spec", spec, "gpu_thresholds_applied", v->gpu_thresholds, "note", note, "records",
-                     c->records ? c->records : "", "verdict", kb_acc_status_name(v->worst), "exit_code",
-                     kb_acc_exit_code(st, which, KB_ACC_TEST_COUNT), "tests", tests);
+                     c->records ? c->records : "", "check_records", checks, "verdict", kb_acc_status_name(v->worst),
+                     "exit_code", kb_acc_exit_code(st, which, KB_ACC_TEST_COUNT), "tests", tests);
 }
 
 kb_status kb_acc_write_json(const char *path, json_t *o, kb_sb *err)

@@ -7,7 +7,8 @@
  *   gpu {name, uuid, pci_bus_id, serial (null: not read), sm, sm_count, emulator},
  *   spec {name, sku, file, matched_by},
  *   gpu_thresholds_applied (false on the emulator: CPU timings), note,
- *   records (the JSON Lines records behind the verdict), verdict (PASS|WARN|FAIL|SKIP: the
+ *   records (the JSON Lines records behind the verdict), check_records [the kernel check
+ *   suites' records files, when they ran], verdict (PASS|WARN|FAIL|SKIP: the
  *   worst test that ran), exit_code,
  *   tests [{name, status, unit, value (null: none), clock "gpu"|"cpu"|"", comparison
  *           ">="|"<="|"", threshold, reference, fraction (null where they do not apply),
@@ -41,6 +42,8 @@ typedef struct {
     const char *matched_by;     /* "pci device id", "--spec", "generic: ..." */
     const char *records;        /* the records file */
     const char *time;           /* ISO-8601 UTC */
+    const char *const *checks;  /* the kernel check suites' records files (may be NULL) */
+    int n_checks;
 } kb_acc_context;
 
 /* The verdict file's object (caller json_decref's); NULL when out of memory. */

@@ -10,11 +10,14 @@
 #include "results/record.h"
 #include "results/record_json.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#define KB_ACC_MAX_CHECKS 32
 
 typedef struct {
     kb_accept_opts *o;
@@ -26,7 +29,10 @@ typedef struct {
     kb_acc_spec spec;
     const char *matched_by;
     char key[200];              /* this rank's file-name key */
+    char stamp[40];             /* "<UTC time>-<pid>": this run's records files */
     kb_sb records, verdict_path, junit_path;
+    int n_checks;               /* kernel check suites run */
+    char *checks[KB_ACC_MAX_CHECKS]; /* their records files */
 } accept_ctx;
 
 static char *env_get(void *user, const char *name) { return getenv(name); }
@@ -84,7 +90,8 @@ static int plan_files(accept_ctx *x)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
-    kb_sb_printf(&x->records, "%s/%s/records-%s-%d.jsonl", dir, x->key, ts, (int)getpid());
+    snprintf(x->stamp, sizeof x->stamp, "%s-%d", ts, (int)getpid());
+    kb_sb_printf(&x->records, "%s/%s/records-%s.jsonl", dir, x->key, x->stamp);
     kb_sb_printf(&x->verdict_path, "%s/%s.verdict.json", dir, x->key);
     kb_sb_printf(&x->junit_path, "%s/%s.junit.xml", dir, x->key);
     if (kb_fs_mkdir_parent(x->records.s) != KB_OK || access(dir, W_OK | X_OK) != 0) {
@@ -144,29 +151,41 @@ static kb_status write_outputs(accept_ctx *x, json_t *vj)
     return st;
 }
 
-/* Judge the records and write the verdict. The exit code. */
-static int judge(accept_ctx *x)
+/* Append every record of path to arr. 0, or -1 after saying why. */
+static int load_records(const char *path, json_t *arr)
 {
     json_t **objs = NULL;
     size_t n = 0;
     kb_sb err;
     kb_sb_init(&err);
-    if (kb_record_load(x->records.s, &objs, &n, &err) != KB_OK) {
+    kb_status st = kb_record_load(path, &objs, &n, &err);
+    if (st != KB_OK)
         fprintf(stderr, "kbench accept: %s\n", err.s);
-        kb_sb_free(&err);
-        return KB_EXIT_SETUP;
-    }
     kb_sb_free(&err);
-    json_t *arr = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append(arr, objs[i]);
     kb_record_free_all(objs, n);
+    return st == KB_OK ? 0 : -1;
+}
+
+/* Judge the records and write the verdict. The exit code. */
+static int judge(accept_ctx *x)
+{
+    json_t *arr = json_array();
+    int bad = load_records(x->records.s, arr);
+    for (int i = 0; i < x->n_checks && !bad; i++)
+        bad = load_records(x->checks[i], arr);
+    if (bad) {
+        json_decref(arr);
+        return KB_EXIT_SETUP;
+    }
     kb_acc_verdict v;
     kb_acc_evaluate(&x->spec, x->have_peaks ? &x->peaks : NULL, arr, &v);
     json_decref(arr);
     char when[32];
     kb_record_time_now(when);
-    kb_acc_context c = { &x->id, &x->dev, x->backend, &x->spec, x->matched_by, x->records.s, when };
+    kb_acc_context c = { &x->id, &x->dev, x->backend, &x->spec, x->matched_by, x->records.s, when,
+                         (const char *const *)x->checks, x->n_checks };
     json_t *vj = kb_acc_verdict_json(&c, &v);
     if (!vj)
         return KB_EXIT_SETUP;
@@ -175,6 +194,65 @@ static int judge(accept_ctx *x)
     if (write_outputs(x, vj) != KB_OK)
         rc = rc > KB_EXIT_SETUP ? rc : KB_EXIT_SETUP;
     json_decref(vj);
+    return rc;
+}
+
+/* Whether the kernel check suites run: --check-suites yes|no, or auto: on a device that
+ * runs at full speed (a GPU), not on the emulator (minutes of CPU there). */
+static int want_checks(const accept_ctx *x)
+{
+    const char *c = x->o->check_suites;
+    return !strcmp(c, "yes") || (!strcmp(c, "auto") && (x->dev.caps & KB_CAP_FULL_SPEED));
+}
+
+/* 1 for kernels_<family>.yaml (the family checks; kernels_<family>_<more>.yaml are inputs
+ * of other tests). */
+static int is_check_suite(const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(name, "kernels_", 8) && n > 13 && !strcmp(name + n - 5, ".yaml") &&
+           !memchr(name + 8, '_', n - 13);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Run every kernel check suite (<data root>/tests/suites/kernels_<family>.yaml) into its
+ * own records file. An exit code to stop with, or -1 to go on. */
+static int run_checks(accept_ctx *x)
+{
+    char dir[1100], *names[KB_ACC_MAX_CHECKS];
+    int n = 0;
+    snprintf(dir, sizeof dir, "%s/tests/suites", kb_data_root());
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && n < KB_ACC_MAX_CHECKS && (e = readdir(d)))
+        if (is_check_suite(e->d_name))
+            names[n++] = strdup(e->d_name);
+    if (d)
+        closedir(d);
+    if (!n)
+        fprintf(stderr, "kbench accept: no kernel check suites in %s (an installed kbench ships none); "
+                "correctness is judged on suites/accept.yaml\n", dir);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    int rc = -1;
+    for (int i = 0; i < n; i++) {
+        char suite[1400], out[1400];
+        snprintf(suite, sizeof suite, "%s/%s", dir, names[i]);
+        snprintf(out, sizeof out, "%s", x->records.s);
+        char *slash = strrchr(out, '/');
+        snprintf(slash ? slash + 1 : out, sizeof out - (size_t)(slash ? slash + 1 - out : 0), "check-%.*s-%s.jsonl",
+                 (int)(strlen(names[i]) - 13), names[i] + 8, x->stamp);
+        if (rc < 0) {
+            x->o->run.suite_path = suite;
+            x->o->run.out_path = out;
+            int r = kb_cmd_run(&x->o->run);
+            if (r == KB_EXIT_OK || r == KB_EXIT_WRONG)
+                x->checks[x->n_checks++] = strdup(out);
+            else
+                rc = r;
+        }
+        free(names[i]);
+    }
     return rc;
 }
 
@@ -222,17 +300,26 @@ static int accept_main(void *opts)
         r->out_path = x.records.s;
         rc = kb_cmd_run(r);
         /* 0 and 1 (a case failed: the verdict says which) go on to the verdict */
-        rc = rc == KB_EXIT_OK || rc == KB_EXIT_WRONG ? judge(&x) : rc;
+        rc = rc == KB_EXIT_OK || rc == KB_EXIT_WRONG ? -1 : rc;
+        if (rc < 0 && want_checks(&x))
+            rc = run_checks(&x);
+        if (rc < 0)
+            rc = judge(&x);
     }
+    for (int i = 0; i < x.n_checks; i++)
+        free(x.checks[i]);
     kb_sb_free(&x.records);
     kb_sb_free(&x.verdict_path);
     kb_sb_free(&x.junit_path);
     return rc;
 }
 
+static const char *const check_choices[] = { "auto", "yes", "no", NULL };
+
 static void accept_defaults(void *o)
 {
     kb_run_opts_defaults(o);
+    ((kb_accept_opts *)o)->check_suites = "auto";
     ((kb_accept_opts *)o)->run.device_index = -1;  /* chosen from the rank unless --device */
     ((kb_accept_opts *)o)->run.quiet = 1;
 }
@@ -250,6 +337,9 @@ static const kb_opt accept_opts[] = {
       0, NULL, 0 },
     { "--suite", NULL, KB_OPT_STR, offsetof(kb_accept_opts, suite), "FILE",
       "the cases to run (default suites/accept.yaml)", 0, 0, 0, NULL, 0 },
+    { "--check-suites", NULL, KB_OPT_CHOICE, offsetof(kb_accept_opts, check_suites), "auto|yes|no",
+      "also verify every kernel check suite (tests/suites/kernels_*.yaml; auto: on a GPU, not on the emulator)", 0,
+      0, 0, check_choices, 0 },
     KB_ROW_BACKEND,
     KB_ROW_ARCH,
     KB_ROW_DEVICE,

@@ -21,6 +21,7 @@ typedef struct {
     const char *out_dir;        /* --out-dir DIR; NULL: results/accept */
     const char *json_path;      /* --json FILE: a copy of the verdict */
     const char *junit_path;     /* --junit FILE: a copy of the JUnit XML */
+    const char *check_suites;   /* --check-suites auto|yes|no: the kernel check suites too */
 } kb_accept_opts;
 
 extern const kb_command kb_command_accept;
