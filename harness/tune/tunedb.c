@@ -27,7 +27,7 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS tune_choices(" KEY_COLS
     "problem TEXT NOT NULL, family TEXT, case_id TEXT, config TEXT, params TEXT, median_us REAL, lo_us REAL, "
     "hi_us REAL, verdict TEXT, tied TEXT, strategy TEXT, evaluations INTEGER, space INTEGER, device TEXT, "
-    "sm INTEGER, sm_count INTEGER, emulator INTEGER, time TEXT, stale INTEGER NOT NULL DEFAULT 0, "
+    "sm INTEGER, sm_count INTEGER, emulator INTEGER, time TEXT, n_tied INTEGER, stale INTEGER NOT NULL DEFAULT 0, "
     "PRIMARY KEY(" KEY_PK ", problem));";
 
 void kb_tune_key_make(const kb_device_info *d, const char *toolchain, kb_tune_key *out)
@@ -226,8 +226,8 @@ kb_status kb_tunedb_put_choice(kb_tunedb *db, const kb_tune_key *key, const char
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db->db,
                            "INSERT OR REPLACE INTO tune_choices(" KEY_PK ", " CHOICE_COLS
-                           ", device, sm, sm_count, emulator, stale) VALUES "
-                           "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,0)",
+                           ", device, sm, sm_count, emulator, n_tied, stale) VALUES "
+                           "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,0)",
                            -1, &s, NULL) != SQLITE_OK)
         return db_error(db, "tune_choices", err);
     char when[32];
@@ -249,6 +249,7 @@ kb_status kb_tunedb_put_choice(kb_tunedb *db, const kb_tune_key *key, const char
     sqlite3_bind_int(s, 20, key->sm);
     sqlite3_bind_int(s, 21, key->sm_count);
     sqlite3_bind_int(s, 22, key->emulator);
+    sqlite3_bind_int(s, 23, c->n_tied);
     int rc = sqlite3_step(s);
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? KB_OK : db_error(db, "tune_choices", err);
@@ -280,13 +281,14 @@ static void read_choice(sqlite3_stmt *s, kb_tune_choice_row *c)
     c->key.sm = sqlite3_column_int(s, 19);
     c->key.sm_count = sqlite3_column_int(s, 20);
     c->key.emulator = sqlite3_column_int(s, 21);
+    c->n_tied = sqlite3_column_int(s, 22);
 }
 
 int kb_tunedb_each_choice(kb_tunedb *db, int (*fn)(void *user, const kb_tune_choice_row *c), void *user)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db->db,
-                           "SELECT " KEY_PK ", " CHOICE_COLS ", device, sm, sm_count, emulator FROM tune_choices "
+                           "SELECT " KEY_PK ", " CHOICE_COLS ", device, sm, sm_count, emulator, n_tied FROM tune_choices "
                            "WHERE stale=0 ORDER BY sm, sm_count, device, problem",
                            -1, &s, NULL) != SQLITE_OK)
         return -1;

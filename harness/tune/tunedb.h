@@ -44,7 +44,7 @@ typedef struct {
     char params[512];              /* JSON object of the config params, the variant first {"variant":"mma","BM":64} */
     char family[32];
     char status[24];               /* a kb_case_status name */
-    char reason[512];
+    char reason[1200];
     double median_us;              /* [us], NAN when not measured */
     double noise;                  /* relative standard error of the median, NAN unknown */
     int samples;
@@ -61,6 +61,7 @@ typedef struct {
     char params[512];              /* as kb_tune_entry.params, of the winner */
     double median_us, lo_us, hi_us; /* [us] */
     int tie;
+    int n_tied;                    /* configurations within the winner's noise */
     char tied[1024];               /* the runners-up within noise: "config (median us)", "; "-joined */
     char strategy[16];
     int evaluations, space;        /* evaluated / configurations in the problem's space */

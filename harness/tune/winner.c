@@ -7,7 +7,7 @@
 void kb_tune_interval(const kb_tune_result *r, double *lo, double *hi)
 {
     double half = isfinite(r->noise) && r->noise >= 0 ? KB_TUNE_Z95 * r->noise * r->median_us : r->median_us;
-    *lo = r->median_us - half;
+    *lo = r->median_us > half ? r->median_us - half : 0.0;   /* a time is never negative */
     *hi = r->median_us + half;
 }
 

@@ -1,7 +1,8 @@
 /* winner.h - choosing a winner that is beyond the noise.
  *
  * Each measured configuration has a median and the relative standard error of that
- * median (measure.h's noise); its 95% confidence interval is median * (1 +- 1.96 noise).
+ * median (measure.h's noise); its 95% confidence interval is median * (1 +- 1.96 noise),
+ * clipped at 0.
  * The fastest median leads; every configuration whose interval overlaps the leader's
  * is "within noise". Alone, the leader wins "clear"; otherwise it is a "tie" and the
  * tied configurations are ordered deterministically: fewer registers, then less static
