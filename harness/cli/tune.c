@@ -150,9 +150,9 @@ static int search_all(kb_tune_session *x)
     for (int i = 0; i < x->space.n; i++)
         configs += x->space.problems[i].n;
     fprintf(stderr, "kbench: tune %s: %d problems, %lld configurations (%lld refused by valid()) on %s (%s, sm_%d); "
-            "strategy %s, budget %s%d, seed %d\n", x->plan.suite_name, x->space.n, (long long)configs,
+            "strategy %s, budget %d%s, seed %d\n", x->plan.suite_name, x->space.n, (long long)configs,
             (long long)x->space.invalid, x->be->name, x->dev.name, x->dev.sm, kb_tune_strategy_name(x->strategy),
-            x->o->budget > 0 ? "" : "all ", x->o->budget, x->o->seed);
+            x->o->budget, x->o->budget > 0 ? " per problem" : " (all)", x->o->seed);
     if (x->key.emulator)
         fprintf(stderr, "kbench: emulator timings are CPU time: the database marks them so, and export refuses "
                 "them without --allow-cpu\n");
