@@ -5,6 +5,7 @@
 #include "suite/plan.h"
 #include "tune/export.h"
 #include "tune/prune.h"
+#include "tune/replay.h"
 #include "tune/space.h"
 #include "tune/strategy.h"
 #include "tune/tunedb.h"
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 /* A 3-axis grid (8 x 8 x 6 = 384 configurations) with a smooth bowl around (5, 2, 3),
@@ -307,6 +309,8 @@ static void test_db(void)
     unlink(path);
 }
 
+static double replay_objective(void *user, int i) { return ((const kb_tune_replay *)user)->time[i]; }
+
 static void test_problem_parse(void)
 {
     kb_tune_problem_parts pp;
@@ -317,6 +321,59 @@ static void test_problem_parse(void)
     CHECK(kb_tune_problem_parse("gelu/fp32/100/pad0/eager", &pp) == 0 && pp.n_dims == 1 && pp.dims[0] == 100);
     CHECK(kb_tune_problem_parse("gelu/fp32/100", &pp) == -1);
     CHECK(kb_tune_problem_parse("gelu/fp32/x/pad0/eager", &pp) == -1);
+}
+
+/* A Kernel Tuner cache (2 x 3 space): one failed entry, one absent (failed), the rest
+ * timed; written unterminated, as Kernel Tuner leaves a cache it is appending to. */
+static const char kt_cache[] =
+    "{\"schema_version\": \"1.0.0\", \"device_name\": \"NVIDIA A100-SXM4-80GB\", \"kernel_name\": \"matmul\",\n"
+    " \"problem_size\": [4096, 4096], \"tune_params_keys\": [\"block_size_x\", \"tile\"],\n"
+    " \"tune_params\": {\"block_size_x\": [32, 64], \"tile\": [1, 2, 4]}, \"objective\": \"time\",\n"
+    " \"cache\": {\n"
+    "\"32,1\": {\"block_size_x\": 32, \"tile\": 1, \"time\": 4.0},\n"
+    "\"32,2\": {\"block_size_x\": 32, \"tile\": 2, \"time\": 3.0},\n"
+    "\"32,4\": {\"block_size_x\": 32, \"tile\": 4, \"time\": \"CompilationFailedConfig\"},\n"
+    "\"64,1\": {\"block_size_x\": 64, \"tile\": 1, \"time\": 2.0},\n"
+    "\"64,4\": {\"block_size_x\": 64, \"tile\": 4, \"time\": 1.0},\n";
+
+static void test_replay_kerneltuner(void)
+{
+    char path[] = "/tmp/kb_tune_kt_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 && write(fd, kt_cache, sizeof kt_cache - 1) == (ssize_t)(sizeof kt_cache - 1));
+    close(fd);
+    kb_tune_replay r;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK_MSG(kb_tune_replay_load(path, NULL, &r, &err) == KB_OK, "%s", err.s);
+    CHECK(r.n == 6 && r.n_axes == 2 && r.absent == 1 && strcmp(r.format, "Kernel Tuner cache") == 0);
+    int failed = 0, opt = kb_tune_replay_optimum(&r);
+    for (int i = 0; i < r.n; i++)
+        failed += isinf(r.time[i]);
+    CHECK(failed == 2 && opt >= 0 && r.time[opt] == 1.0 && strcmp(r.label[opt], "block_size_x=64,tile=4") == 0);
+    /* random's expected best of 1 draw: the mean with failures as the slowest (4):
+     * (4 + 3 + 4 + 2 + 4 + 1) / 6 = 3; of 6 draws: the optimum */
+    CHECK(fabs(kb_tune_replay_random_expected(&r, 1) - 3.0) < 1e-12);
+    CHECK(fabs(kb_tune_replay_random_expected(&r, 6) - 1.0) < 1e-12);
+    /* of 2 draws: sorted 1,2,3,4,4,4: P(min=1) = 5/15, P(2) = 4/15, P(3) = 3/15, P(4) = 3/15 */
+    CHECK(fabs(kb_tune_replay_random_expected(&r, 2) - (5 * 1.0 + 4 * 2.0 + 3 * 3.0 + 3 * 4.0) / 15) < 1e-12);
+    kb_tune_view v = { r.n, r.n_axes, r.level };
+    for (int s = 0; s < KB_TUNE_STRATEGY_COUNT; s++) {
+        kb_tune_search_opts o = { (kb_tune_strategy)s, 0, 5, 0 };
+        kb_tune_trace t;
+        CHECK(kb_tune_search(&o, &v, replay_objective, &r, &t) == KB_OK);
+        CHECK(t.evaluations == 6 && t.best == opt);
+        kb_tune_trace_free(&t);
+    }
+    kb_tune_replay_free(&r);
+    /* neither format */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK(write(fd, "[1, 2]\n", 7) == 7);
+    close(fd);
+    kb_sb_clear(&err);
+    CHECK(kb_tune_replay_load(path, NULL, &r, &err) == KB_ERR_INPUT && strstr(err.s, path));
+    kb_sb_free(&err);
+    unlink(path);
 }
 
 int main(void)
@@ -330,5 +387,6 @@ int main(void)
     RUN(test_space);
     RUN(test_db);
     RUN(test_problem_parse);
+    RUN(test_replay_kerneltuner);
     TEST_MAIN_END();
 }

@@ -180,6 +180,37 @@ static void test_interrupt(void)
     free(log);
 }
 
+/* The records of the tune replayed: one strategy (the fields) and all of them. */
+static void test_replay_records(void)
+{
+    char res[300];
+    snprintf(res, sizeof res, "%s/replay.json", dir);
+    const char *one[] = { "kbench", "tune", "--replay", out, "--filter", "bf16", "--strategy", "ils", "--budget", "5",
+                          "--format", "json", NULL };
+    CHECK(run_kbench(one, res) == 0);
+    char *text = slurp(res);
+    json_t *j = text ? json_loads(strstr(text, "{"), JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+    CHECK(j != NULL);
+    CHECK(json_integer_value(json_object_get(j, "space")) == 12 && json_integer_value(json_object_get(j, "budget")) == 5);
+    CHECK(json_integer_value(json_object_get(j, "evaluations")) == 5);
+    CHECK(json_real_value(json_object_get(j, "best_time")) >= json_real_value(json_object_get(j, "optimum_time")));
+    CHECK(json_integer_value(json_object_get(j, "best_found_at")) >= 1);
+    CHECK(strstr(json_string_value(json_object_get(j, "best_config")), "variant="));
+    json_decref(j);
+    free(text);
+    const char *all[] = { "kbench", "tune", "--replay", out, "--filter", "fp32", "--strategy", "all", "--repeats", "3",
+                          "--format", "json", NULL };
+    CHECK(run_kbench(all, res) == 0);
+    text = slurp(res);
+    j = text ? json_loads(strstr(text, "{"), JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+    CHECK(j && json_integer_value(json_object_get(j, "space")) == 9);
+    CHECK(j && json_array_size(json_object_get(j, "strategies")) == 4);
+    json_decref(j);
+    free(text);
+    const char *neither[] = { "kbench", "tune", NULL };
+    CHECK(run_kbench(neither, res) == 2);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -192,6 +223,7 @@ int main(void)
     fputs(suite_text, f);
     fclose(f);
     RUN(test_tune_and_resume);
+    RUN(test_replay_records);
     RUN(test_export_json);
     RUN(test_export_header);
     RUN(test_export_kerneltuner);

@@ -3,6 +3,7 @@
  * an ordinary record (JSON Lines + the results store) and a row of the tuning database. */
 #include "cli/tune.h"
 
+#include "cli/tune_replay.h"
 #include "cli/tune_run.h"
 #include "engine/setup.h"
 #include "tune/prune.h"
@@ -197,6 +198,14 @@ static void close_session(kb_tune_session *x)
 
 int kb_cmd_tune(const kb_tune_opts *o)
 {
+    if (o->replay_path && o->run.suite_path)
+        return kb_opts_fail(&kb_command_tune, "--replay", "replays a file instead of tuning SUITE: give one of them");
+    if (o->replay_path)
+        return kb_tune_replay_main(&kb_command_tune, o);
+    if (!o->run.suite_path)
+        return kb_opts_fail(&kb_command_tune, "SUITE", "a suite to tune (or --replay FILE)");
+    if (strcmp(o->strategy, "all") == 0)
+        return kb_opts_fail(&kb_command_tune, "--strategy", "'all' compares strategies on a --replay FILE only");
     kb_tune_session *x = calloc(1, sizeof *x);
     if (!x)
         return KB_EXIT_SETUP;
@@ -226,15 +235,21 @@ static void tune_defaults(void *p)
     kb_run_opts_defaults(&o->run);
     o->strategy = "ils";
     o->seed = 1;
+    o->repeats = 10;
+    o->format = "text";
 }
+
+static const char *const strategy_choices[] = { "brute", "random", "ils", "anneal", "all", NULL };
+static const char *const replay_formats[] = { "text", "json", NULL };
 
 static const kb_opt tune_opts[] = {
     KB_ROW_BACKEND,
     KB_ROW_ARCH,
     KB_ROW_DEVICE,
     KB_ROW_FILTER,
-    { "--strategy", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, strategy), "brute|random|ils|anneal",
-      "search strategy (default ils: greedy iterated local search)", 0, 0, 0, kb_tune_strategy_names, 0 },
+    { "--strategy", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, strategy), "brute|random|ils|anneal|all",
+      "search strategy (default ils: greedy iterated local search); all: compare them (--replay)", 0, 0, 0,
+      strategy_choices, 0 },
     { "--budget", NULL, KB_OPT_INT, offsetof(kb_tune_opts, budget), "N",
       "configurations evaluated per problem at most (default: all)", 1, 1000000, 0, NULL, 0 },
     { "--seed", NULL, KB_OPT_INT, offsetof(kb_tune_opts, seed), "N", "the strategy's seed (default 1)", 0,
@@ -256,16 +271,25 @@ static const kb_opt tune_opts[] = {
       "override the suite's timeout_s [seconds]", 0, KB_MEASURE_TIMEOUT_MAX_S, 1, NULL, 0 },
     KB_ROW_THREADS,
     KB_ROW_QUIET,
+    { "--replay", NULL, KB_OPT_STR, offsetof(kb_tune_opts, replay_path), "FILE",
+      "run the strategy on recorded times: kbench records or a Kernel Tuner cache (no SUITE, no device)", 0, 0, 0,
+      NULL, 0 },
+    { "--repeats", NULL, KB_OPT_INT, offsetof(kb_tune_opts, repeats), "N",
+      "--replay --strategy all: seeds per strategy (default 10)", 1, 10000, 0, NULL, 0 },
+    { "--format", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, format), "text|json", "--replay: the report's form",
+      0, 0, 0, replay_formats, 0 },
 };
 
 static int tune_main(void *o) { return kb_cmd_tune(o); }
 
 const kb_command kb_command_tune = {
-    "tune", "SUITE", 1, 1, offsetof(kb_tune_opts, run.suite_path),
+    "tune", "[SUITE]", 0, 1, offsetof(kb_tune_opts, run.suite_path),
     "search each problem's configurations, choose winners beyond the noise, fill the tuning database",
     "Each problem (family, dtype, dims, pad, launch and the choice params) is tuned over its\n"
     "configurations (variant and tile params). Every evaluation is verified, measured and recorded;\n"
     "a rerun with the same GPU, driver, toolchain and kernel source reuses the database. Ctrl-C keeps\n"
-    "what finished. docs/tuning.md explains the strategies, the choice and the database.\n",
+    "what finished. --replay FILE runs strategies on recorded times instead (kbench records or a\n"
+    "Kernel Tuner cache; --filter TEXT picks the problem; default budget 15% of the space).\n"
+    "docs/tuning.md explains the strategies, the choice, the database and the replay.\n",
     tune_opts, (int)(sizeof tune_opts / sizeof tune_opts[0]), sizeof(kb_tune_opts), tune_defaults, tune_main,
 };
