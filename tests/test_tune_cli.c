@@ -170,7 +170,7 @@ static void test_interrupt(void)
     CHECK(sum && sscanf(sum, "kbench: tune: %d measured", &done) == 1);
     CHECK_MSG(done >= 1 && done < 21, "%d measured before the interrupt", done);
     free(log);
-    const char *again[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db2, "--out", out, "--strategy",
+    const char *again[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db2, "--resume", out, "--strategy",
                             "brute", NULL };
     CHECK(run_kbench_within(again, log2, 120) == 0);
     log = slurp(log2);
