@@ -167,10 +167,10 @@ static int search_all(kb_tune_session *x)
 static int summary(kb_tune_session *x)
 {
     const char *db = x->o->db_path ? x->o->db_path : KB_TUNEDB_DEFAULT_PATH;
-    fprintf(stderr, "kbench: tune: %d measured, %d from the database, %d pruned, %d skipped, %d failed; "
-            "%d problems chosen (%d ties), %d without a winner; records in %s, choices in %s\n", x->evaluated,
-            x->reused, x->pruned, x->skipped - x->pruned, x->failed, x->chosen, x->ties, x->unchosen, x->out_path.s,
-            db);
+    fprintf(stderr, "kbench: tune: %d measured, %d from the database, %d pruned, %d skipped, %d failed, %d "
+            "re-measured to break ties; %d problems chosen (%d ties), %d without a winner; records in %s, choices "
+            "in %s\n", x->evaluated, x->reused, x->pruned, x->skipped - x->pruned, x->failed, x->remeasured,
+            x->chosen, x->ties, x->unchosen, x->out_path.s, db);
     if (kb_interrupted()) {
         fprintf(stderr, "kbench: interrupted; every finished configuration is recorded and in %s: the same command "
                 "reuses them\n", db);
@@ -236,6 +236,7 @@ static void tune_defaults(void *p)
     o->strategy = "ils";
     o->seed = 1;
     o->repeats = 10;
+    o->rounds = 2;
     o->format = "text";
 }
 
@@ -257,6 +258,8 @@ static const kb_opt tune_opts[] = {
     { "--db", NULL, KB_OPT_STR, offsetof(kb_tune_opts, db_path), "FILE",
       "the tuning database (default results/tune.db); a rerun reuses what it holds for the same key", 0, 0, 0,
       NULL, 0 },
+    { "--rounds", NULL, KB_OPT_INT, offsetof(kb_tune_opts, rounds), "N",
+      "a tie is re-measured interleaved for N rounds before the choice (default 2; 0: never)", 0, 100, 0, NULL, 0 },
     { "--no-prune", NULL, KB_OPT_FLAG, offsetof(kb_tune_opts, no_prune), NULL,
       "measure configurations that spill or exceed a limit too", 0, 0, 0, NULL, 0 },
     { "--out", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",

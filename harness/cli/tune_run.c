@@ -203,18 +203,103 @@ static void print_choice(const problem_ctx *pc, const kb_tune_choice_row *c)
         printf("  (emulator: CPU timings, not a GPU winner)\n");
 }
 
-/* Choose among the evaluated configurations and store the choice. */
-static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search_opts *so)
+/* The evaluated configurations as the winner rule sees them (calloc'ed, in trace order). */
+static kb_tune_result *results_of(const problem_ctx *pc, const kb_tune_trace *t)
 {
-    kb_tune_session *x = pc->x;
     kb_tune_result *r = calloc((size_t)(t->evaluations ? t->evaluations : 1), sizeof *r);
-    if (!r)
-        return;
-    for (int k = 0; k < t->evaluations; k++) {
+    for (int k = 0; r && k < t->evaluations; k++) {
         const kb_tune_entry *e = &pc->e[t->order[k]];
         r[k] = (kb_tune_result){ e->case_id, isfinite(entry_time(e)), e->median_us, e->noise, e->registers,
                                  e->shmem_bytes };
     }
+    return r;
+}
+
+/* One more measurement of configuration i, its samples appended to pool. 0, -1 to stop. */
+static int remeasure(problem_ctx *pc, int i, double **pool, int *n_pool, int *failed)
+{
+    kb_tune_session *x = pc->x;
+    const kb_tune_config *cfg = &pc->p->configs[i];
+    const kb_case *c = &x->plan.cases[cfg->case_index];
+    kb_case_result r;
+    kb_case_run(&x->pipe, c, cfg->id, &x->plan.entries[c->entry].measure, &r);
+    if (r.error == KB_ERR_INTERRUPTED) {
+        kb_case_result_free(&r);
+        return -1;
+    }
+    record_case(x, &r);
+    x->remeasured++;
+    double *np = r.status == KB_CASE_OK ? realloc(*pool, (size_t)(*n_pool + r.measure.m.n) * sizeof *np) : NULL;
+    if (np) {
+        memcpy(np + *n_pool, r.measure.m.samples_us, (size_t)r.measure.m.n * sizeof *np);
+        *pool = np;
+        *n_pool += r.measure.m.n;
+    } else {
+        *failed = r.status != KB_CASE_OK ? (int)r.status : (int)KB_CASE_LAUNCH_ERROR;  /* failing once: not trusted */
+    }
+    kb_case_result_free(&r);
+    return x->record_failed ? -1 : 0;
+}
+
+/* The pooled samples of a re-measured configuration into its entry (and the database). */
+static void pool_into(problem_ctx *pc, int i, const double *pool, int n, int failed)
+{
+    kb_tune_entry *e = &pc->e[i];
+    kb_stats st;
+    if (failed || n == 0 || kb_stats_compute(pool, n, &st) != 0) {
+        snprintf(e->status, sizeof e->status, "%s", kb_case_status_name(failed ? (kb_case_status)failed
+                                                                                   : KB_CASE_LAUNCH_ERROR));
+        snprintf(e->reason, sizeof e->reason, "failed when re-measured to break a tie (its record says why)");
+    } else {
+        e->median_us = st.median;
+        e->noise = kb_measure_noise(&st);
+        e->samples = n;
+    }
+    kb_sb err;
+    kb_sb_init(&err);
+    if (kb_tunedb_put(pc->x->db, &pc->x->key, pc->source, e, &err) != KB_OK)
+        fprintf(stderr, "kbench: tuning database: %s\n", err.s);
+    kb_sb_free(&err);
+}
+
+/* A tie is re-measured before the choice: the leader and the configurations within its
+ * noise, round-robin for --rounds rounds (interleaved, so a drift in clocks or load hits
+ * them alike), each configuration's samples pooled over the rounds. 0, -1 to stop. */
+static int break_tie(problem_ctx *pc, const kb_tune_trace *t)
+{
+    int rounds = pc->x->o->rounds, set[KB_TUNE_MAX_TIED + 1], n_set = 0, rc = 0;
+    kb_tune_result *r = results_of(pc, t);
+    kb_tune_choice ch;
+    if (!r || rounds <= 0 || kb_tune_choose(r, t->evaluations, &ch) < 0 || !ch.tie) {
+        free(r);
+        return 0;
+    }
+    set[n_set++] = t->order[ch.winner];
+    for (int k = 0; k < ch.n_tied && k < KB_TUNE_MAX_TIED; k++)
+        set[n_set++] = t->order[ch.tied[k]];
+    free(r);
+    double *pool[KB_TUNE_MAX_TIED + 1] = { 0 };
+    int n_pool[KB_TUNE_MAX_TIED + 1] = { 0 }, failed[KB_TUNE_MAX_TIED + 1] = { 0 };
+    if (!pc->x->o->run.quiet)
+        printf("  a tie of %d: re-measuring them interleaved, %d round%s\n", n_set, rounds, rounds == 1 ? "" : "s");
+    for (int round = 0; round < rounds && rc == 0; round++)
+        for (int k = 0; k < n_set && rc == 0; k++)
+            rc = remeasure(pc, set[k], &pool[k], &n_pool[k], &failed[k]);
+    for (int k = 0; k < n_set; k++) {
+        if (rc == 0)
+            pool_into(pc, set[k], pool[k], n_pool[k], failed[k]);
+        free(pool[k]);
+    }
+    return rc;
+}
+
+/* Choose among the evaluated configurations and store the choice. */
+static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search_opts *so)
+{
+    kb_tune_session *x = pc->x;
+    kb_tune_result *r = results_of(pc, t);
+    if (!r)
+        return;
     kb_tune_choice ch;
     if (kb_tune_choose(r, t->evaluations, &ch) < 0) {
         x->unchosen++;
@@ -265,9 +350,9 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
     kb_tune_trace t;
     int rc = -1;
     if (kb_tune_search(&so, &v, objective, &pc, &t) == KB_OK) {
-        if (!t.stopped)
+        rc = t.stopped ? -1 : break_tie(&pc, &t);
+        if (rc == 0)
             choose(&pc, &t, &so);
-        rc = t.stopped ? -1 : 0;
         kb_tune_trace_free(&t);
     }
     free(pc.e);

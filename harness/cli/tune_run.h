@@ -21,6 +21,7 @@ typedef struct {
     int seed;
     const char *db_path;           /* NULL: results/tune.db */
     int no_prune;                  /* measure what spills too */
+    int rounds;                    /* interleaved re-measurement rounds of a tie (0: none) */
     const char *replay_path;       /* --replay: records or a Kernel Tuner cache */
     int repeats;                   /* --replay: seeds per strategy for --strategy all */
     const char *format;            /* --replay: text or json */
@@ -47,7 +48,7 @@ typedef struct {
     kb_tune_space space;
     kb_tune_strategy strategy;
     /* counts over the session */
-    int evaluated, reused, failed, pruned, skipped, chosen, ties, unchosen;
+    int evaluated, reused, failed, pruned, skipped, chosen, ties, unchosen, remeasured;
     int record_failed;
 } kb_tune_session;
 
