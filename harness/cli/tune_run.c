@@ -21,6 +21,7 @@ typedef struct {
     int evals;
     int best;
     double best_us;
+    int before;                    /* the winner before a re-measurement, -1 when none was made */
 } problem_ctx;
 
 /* The hash of family f's kernel source with its headers, for the session's arch and
@@ -267,13 +268,15 @@ static void pool_into(problem_ctx *pc, int i, const double *pool, int n, int fai
  * them alike), each configuration's samples pooled over the rounds. 0, -1 to stop. */
 static int break_tie(problem_ctx *pc, const kb_tune_trace *t)
 {
-    int rounds = pc->x->o->rounds, set[KB_TUNE_MAX_TIED + 1], n_set = 0, rc = 0;
+    int confirm = pc->x->o->confirm, set[KB_TUNE_MAX_TIED + 1], n_set = 0, rc = 0;
+    int rounds = confirm && pc->x->o->rounds < 1 ? 1 : pc->x->o->rounds;
     kb_tune_result *r = results_of(pc, t);
     kb_tune_choice ch;
-    if (!r || rounds <= 0 || kb_tune_choose(r, t->evaluations, &ch) < 0 || !ch.tie) {
+    if (!r || rounds <= 0 || kb_tune_choose(r, t->evaluations, &ch) < 0 || !(ch.tie || confirm)) {
         free(r);
         return 0;
     }
+    pc->before = t->order[ch.winner];
     set[n_set++] = t->order[ch.winner];
     for (int k = 0; k < ch.n_tied && k < KB_TUNE_MAX_TIED; k++)
         set[n_set++] = t->order[ch.tied[k]];
@@ -281,7 +284,8 @@ static int break_tie(problem_ctx *pc, const kb_tune_trace *t)
     double *pool[KB_TUNE_MAX_TIED + 1] = { 0 };
     int n_pool[KB_TUNE_MAX_TIED + 1] = { 0 }, failed[KB_TUNE_MAX_TIED + 1] = { 0 };
     if (!pc->x->o->run.quiet)
-        printf("  a tie of %d: re-measuring them interleaved, %d round%s\n", n_set, rounds, rounds == 1 ? "" : "s");
+        printf("  %s of %d: re-measuring them interleaved, %d round%s\n", ch.tie ? "a tie" : "confirming the winner",
+               n_set, rounds, rounds == 1 ? "" : "s");
     for (int round = 0; round < rounds && rc == 0; round++)
         for (int k = 0; k < n_set && rc == 0; k++)
             rc = remeasure(pc, set[k], &pool[k], &n_pool[k], &failed[k]);
@@ -330,6 +334,11 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
             fprintf(stderr, "kbench: tuning database: %s\n", err.s);
         kb_sb_free(&err);
         print_choice(pc, c);
+        int now = t->order[ch.winner];
+        if (pc->before >= 0 && pc->before != now)
+            printf("  the re-measurement changed the winner: %s before\n", pc->p->configs[pc->before].config);
+        else if (pc->before >= 0)
+            printf("  the re-measurement confirmed the winner\n");
     }
     x->chosen++;
     x->ties += ch.tie;
@@ -340,7 +349,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
 int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
 {
     problem_ctx pc = { x, p, source_hash(x, p->family), calloc((size_t)p->n, sizeof(kb_tune_entry)), 0, -1,
-                       INFINITY };
+                       INFINITY, -1 };
     if (!pc.e)
         return -1;
     if (!x->o->run.quiet)

@@ -22,6 +22,7 @@ typedef struct {
     const char *db_path;           /* NULL: results/tune.db */
     int no_prune;                  /* measure what spills too */
     int rounds;                    /* interleaved re-measurement rounds of a tie (0: none) */
+    int confirm;                   /* re-measure every winner too (at least one round) */
     const char *replay_path;       /* --replay: records or a Kernel Tuner cache */
     int repeats;                   /* --replay: seeds per strategy for --strategy all */
     const char *format;            /* --replay: text or json */
