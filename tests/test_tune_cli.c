@@ -68,6 +68,17 @@ static void test_tune_and_resume(void)
     log = slurp(log_path);
     CHECK(log && strstr(log, "0 measured, 10 from the database"));
     free(log);
+    /* --confirm re-measures the stored winners and says whether each held */
+    const char *confirm[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db, "--out", out, "--strategy",
+                              "brute", "--confirm", "--rounds", "1", NULL };
+    CHECK(run_kbench_within(confirm, log_path, 120) == 0);
+    log = slurp(log_path);
+    CHECK(log && strstr(log, "0 measured, 21 from the database"));
+    int held = 0;
+    for (const char *p = log; p && (p = strstr(p, "the re-measurement ")); p++)
+        held++;
+    CHECK_MSG(held == 2, "%d problems confirmed", held);
+    free(log);
 }
 
 static void test_export_json(void)
