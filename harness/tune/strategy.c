@@ -74,15 +74,16 @@ static int hamming(const kb_tune_view *v, int a, int b)
     return d;
 }
 
-/* The neighbours of i into s->scratch, shuffled: the configurations at Hamming distance
- * 1, else (a sparse space) at the smallest distance there is. Returns their count. */
-static int neighbours(search *s, int i)
+/* The neighbours of i at the smallest Hamming distance >= min_d there is (1: one axis
+ * changed; a sparse space or a coupled pair of params may need more) into s->scratch,
+ * shuffled. Returns their count; *dist gets the distance. */
+static int neighbours_from(search *s, int i, int min_d, int *dist)
 {
     int best_d = 0, n = 0;
     for (int j = 0; j < s->v->n; j++) {
-        if (j == i)
+        int d = j == i ? 0 : hamming(s->v, i, j);
+        if (d < min_d)
             continue;
-        int d = hamming(s->v, i, j);
         if (best_d == 0 || d < best_d) {
             best_d = d;
             n = 0;
@@ -95,7 +96,14 @@ static int neighbours(search *s, int i)
         s->scratch[k] = s->scratch[r];
         s->scratch[r] = tmp;
     }
+    *dist = best_d;
     return n;
+}
+
+static int neighbours(search *s, int i)
+{
+    int d;
+    return neighbours_from(s, i, 1, &d);
 }
 
 /* A random configuration not evaluated yet, or -1. */
@@ -124,35 +132,59 @@ static void run_random(search *s)
         eval(s, i);
 }
 
-/* First-improvement hill climb from start; returns the local optimum. */
+/* The first neighbour of cur (at the nearest distance >= min_d, random order) faster than
+ * t, or -1; *dist gets the distance searched. */
+static int improve(search *s, int cur, double t, int min_d, int *dist)
+{
+    int n = neighbours_from(s, cur, min_d, dist), found = -1;
+    int *nb = malloc((size_t)(n ? n : 1) * sizeof *nb);
+    if (!nb)
+        return -1;
+    memcpy(nb, s->scratch, (size_t)n * sizeof *nb);
+    for (int k = 0; k < n && !done(s) && found < 0; k++)
+        if (eval(s, nb[k]) < t)
+            found = nb[k];
+    free(nb);
+    return found;
+}
+
+/* First-improvement hill climb from cur over the nearest neighbours; at a local optimum
+ * the next distance is tried once (two params that only move together, as BM and WM), so
+ * the climb ends where neither improves. Returns the local optimum. */
 static int climb(search *s, int cur)
 {
     double t = eval(s, cur);
-    int moved = 1;
-    while (moved && !done(s)) {
-        moved = 0;
-        int n = neighbours(s, cur);
-        int *nb = malloc((size_t)(n ? n : 1) * sizeof *nb);
-        if (!nb)
-            return cur;
-        memcpy(nb, s->scratch, (size_t)n * sizeof *nb);
-        for (int k = 0; k < n && !done(s); k++) {
-            double tn = eval(s, nb[k]);
-            if (tn < t) {
-                cur = nb[k];
-                t = tn;
-                moved = 1;
-                break;
-            }
-        }
-        free(nb);
+    while (!done(s)) {
+        int d, next = improve(s, cur, t, 1, &d);
+        if (next < 0 && d > 0 && !done(s))
+            next = improve(s, cur, t, d + 1, &d);
+        if (next < 0)
+            break;
+        cur = next;
+        t = s->memo[cur];
     }
     return cur;
 }
 
+/* The best of a few random configurations (about a tenth of the budget, 2 to 10): a start
+ * for a local search that is not left to one draw. -1 when none is left. */
+static int sampled_start(search *s)
+{
+    int k = s->budget / 10, best = -1;
+    k = k < 2 ? 2 : k > 10 ? 10 : k;
+    for (int i = 0; i < k && !done(s); i++) {
+        int j = fresh(s);
+        if (j < 0)
+            break;
+        if (best < 0 || eval(s, j) < s->memo[best])
+            best = j;
+    }
+    return best;
+}
+
 static void run_ils(search *s, int patience)
 {
-    int start = fresh(s);
+    int start = sampled_start(s);
     while (start >= 0 && !done(s)) {
         int opt = climb(s, start);
         int stale = 0;
@@ -175,7 +207,7 @@ static void run_ils(search *s, int patience)
 
 static void run_anneal(search *s)
 {
-    int cur = fresh(s);
+    int cur = sampled_start(s);
     if (cur < 0)
         return;
     double t = eval(s, cur), temp = 0.2;
