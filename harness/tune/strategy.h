@@ -4,13 +4,16 @@
  *
  *   brute   every configuration in order (the budget, when given, cuts it short)
  *   random  a seeded random order without repeats, `budget` of them
- *   ils     greedy iterated local search (Kernel Tuner's greedy_ils): from a random start,
- *           first-improvement hill climbing over the Hamming neighbours (configurations
- *           that differ on one axis) in random order; at a local optimum a random walk of
- *           a few neighbour steps from the best point restarts the climb; after `patience`
- *           perturbations without a new best, a fresh random start
- *   anneal  simulated annealing over the same neighbours (Kernel Tuner's defaults:
- *           T from 1 down by 0.995 per step, acceptance exp(-relative worsening / T))
+ *   ils     greedy iterated local search (Kernel Tuner's greedy_ils): from the best of a few
+ *           random configurations (a tenth of the budget, 2 to 10), first-improvement hill
+ *           climbing over the Hamming neighbours (configurations that differ on one axis)
+ *           in random order, and where none improves, once over those two axes away
+ *           (coupled params: BM >= WM, so BM and WM often move together); at a local
+ *           optimum a random walk of three neighbour steps restarts the climb; after
+ *           `patience` perturbations without a new best, a fresh random start
+ *   anneal  simulated annealing over the same neighbours from the same sampled start: a
+ *           random neighbour is accepted with probability exp(-relative worsening / T), T
+ *           cooling geometrically from 0.2 to 0.001 over the budget
  * A configuration is evaluated at most once (memoised); the budget counts evaluations.
  * A failed configuration (time INFINITY) is never the best.
  */
