@@ -94,14 +94,16 @@ static double median_of(double *v, int n)
 }
 
 /* One strategy over seeds 1..repeats: median best, runs within 5%, median evaluations to
- * get there, and the score against random sampling (1: the optimum, 0: random's
- * expected best at this budget, negative: worse than random). */
+ * get there, and the median over the runs of the score against random sampling (1: the
+ * optimum, 0: random's expected best at this budget, negative: worse than random; the
+ * median, as one run stuck in a slow region would otherwise outweigh the rest). */
 static json_t *score(const kb_tune_replay *r, kb_tune_strategy s, int budget, int repeats, double opt, double rnd)
 {
-    double *best = calloc((size_t)repeats, sizeof *best), *at = calloc((size_t)repeats, sizeof *at), sc = 0;
+    double *best = calloc((size_t)repeats, sizeof *best), *at = calloc((size_t)repeats, sizeof *at);
+    double *sc = calloc((size_t)repeats, sizeof *sc);
     int reached = 0, runs = 0;
     kb_tune_view v = { r->n, r->n_axes, r->level };
-    for (int seed = 1; best && at && seed <= repeats; seed++) {
+    for (int seed = 1; best && at && sc && seed <= repeats; seed++) {
         kb_tune_search_opts so = { s, budget, (uint64_t)seed, 0 };
         kb_tune_trace t;
         if (kb_tune_search(&so, &v, replay_time, (void *)r, &t) != KB_OK)
@@ -110,7 +112,7 @@ static json_t *score(const kb_tune_replay *r, kb_tune_strategy s, int budget, in
         best[runs] = t.best_time;
         if (w)
             at[reached++] = w;
-        sc += rnd > opt && isfinite(t.best_time) ? (rnd - t.best_time) / (rnd - opt) : 0.0;
+        sc[runs] = rnd > opt ? (isfinite(t.best_time) ? (rnd - t.best_time) / (rnd - opt) : -INFINITY) : 0.0;
         runs++;
         kb_tune_trace_free(&t);
     }
@@ -120,7 +122,8 @@ static json_t *score(const kb_tune_replay *r, kb_tune_strategy s, int budget, in
     json_object_set_new(o, "median_best_time", num_or_null(median_of(best, runs)));
     json_object_set_new(o, "runs_within_5pct", json_integer(reached));
     json_object_set_new(o, "median_evaluations_to_5pct", num_or_null(median_of(at, reached)));
-    json_object_set_new(o, "score_vs_random", num_or_null(runs ? sc / runs : NAN));
+    json_object_set_new(o, "score_vs_random", num_or_null(median_of(sc, runs)));
+    free(sc);
     free(best);
     free(at);
     return o;
@@ -147,7 +150,7 @@ static int all(const kb_tune_opts *o, const kb_tune_replay *r, int budget)
                r->problem, r->format, r->n, unit_of(r), budget, 100.0 * budget / r->n, o->repeats);
         printf("optimum %.6g; random sampling's expected best at this budget %.6g\n", r->time[opt], rnd);
         printf("%-8s %14s %12s %18s %16s\n", "strategy", "median best", "within 5%", "evals to 5% (med)",
-               "score vs random");
+               "score (median)");
         size_t i;
         json_t *s;
         json_array_foreach(arr, i, s) {
