@@ -224,7 +224,8 @@ static void test_space(void)
     kb_tune_space s;
     CHECK(kb_tune_space_build(&p, &o, &s) == KB_OK);
     CHECK_MSG(s.n == 4, "%d problems", s.n);   /* 2 dtypes x 2 forms */
-    CHECK(strcmp(s.problems[0].key, "gelu(form=erf)/fp32/4096/pad0/eager") == 0);
+    CHECK_MSG(strcmp(s.problems[0].key, "gelu(form=erf,ypad=-1,max_grid=0)/fp32/4096/pad0/eager") == 0, "%s",
+              s.problems[0].key);
     /* naive: BLOCK 64, 128; vec: BLOCK x VEC = 4 */
     CHECK_MSG(s.problems[0].n == 6, "%d configs", s.problems[0].n);
     CHECK(s.invalid == 12 && strstr(s.first_invalid, "BLOCK=2000"));

@@ -37,7 +37,9 @@ static int open_backend(kb_tune_session *x)
 {
     const kb_run_opts *o = &x->o->run;
     char err[1024] = "";
-    kb_backend_opts bo = { o->cache_dir, o->device_index, o->sm_override, o->emu_threads };
+    kb_backend_opts bo;
+    if (kb_run_backend_opts(o, &bo) != 0)
+        return KB_EXIT_INPUT;
     kb_status st = kb_backend_open(o->backend, &bo, &x->be, &x->bx, err, sizeof err);
     if (st != KB_OK) {
         fprintf(stderr, "kbench: %s\n", err);
@@ -279,6 +281,7 @@ static const kb_opt tune_opts[] = {
     { "--timeout", NULL, KB_OPT_DOUBLE, offsetof(kb_run_opts, timeout_s), "S",
       "override the suite's timeout_s [seconds]", 0, KB_MEASURE_TIMEOUT_MAX_S, 1, NULL, 0 },
     KB_ROW_THREADS,
+    KB_ROW_EMU,
     KB_ROW_QUIET,
     { "--replay", NULL, KB_OPT_STR, offsetof(kb_tune_opts, replay_path), "FILE",
       "run the strategy on recorded times: kbench records or a Kernel Tuner cache (no SUITE, no device)", 0, 0, 0,

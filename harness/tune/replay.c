@@ -223,12 +223,29 @@ static int record_key(json_t *rec, kb_sb *b)
     json_t *v;
     int first = 1;
     char text[64];
-    json_object_foreach(params, name, v) {
-        if (is_config(f, name, v))
-            continue;
-        value_text(v, text, sizeof text);
-        kb_sb_printf(b, "%s%s=%s", first ? "(" : ",", name, text);
-        first = 0;
+    if (f) {   /* as space.c: every problem param of the family, its default where the record has none */
+        for (int i = 0; i < f->n_params; i++) {
+            const kb_param *p = &f->params[i];
+            if (kb_tune_param_is_config(p))
+                continue;
+            v = json_object_get(params, p->name);
+            if (v)
+                value_text(v, text, sizeof text);
+            else if (p->choices)
+                snprintf(text, sizeof text, "%s", p->choices[p->def]);
+            else
+                snprintf(text, sizeof text, "%lld", (long long)p->def);
+            kb_sb_printf(b, "%s%s=%s", first ? "(" : ",", p->name, text);
+            first = 0;
+        }
+    } else {
+        json_object_foreach(params, name, v) {
+            if (is_config(f, name, v))
+                continue;
+            value_text(v, text, sizeof text);
+            kb_sb_printf(b, "%s%s=%s", first ? "(" : ",", name, text);
+            first = 0;
+        }
     }
     kb_sb_printf(b, "%s/%s/", first ? "" : ")", dt);
     first = 1;

@@ -27,7 +27,9 @@ void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b)
     kb_sb_printf(b, "%s", f->name);
     int first = 1;
     for (int i = 0; i < f->n_params; i++) {
-        if (kb_tune_param_is_config(&f->params[i]) || !kb_param_applies(f, i, c->variant))
+        /* every problem param, also one that does not apply to this variant (it holds its
+         * default then), so that all variants of one problem share its key */
+        if (kb_tune_param_is_config(&f->params[i]))
             continue;
         kb_sb_printf(b, "%s", first ? "(" : ",");
         param_value(&f->params[i], c->params[i], b);

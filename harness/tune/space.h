@@ -3,7 +3,8 @@
  *
  * A problem is what a deployment looks up: family, dtype, dims, pad, launch mode and the
  * params that change what is computed (choice params such as gemm's layout or attention's
- * causal, and lower-case integer params such as alpha, beta). A configuration is how it
+ * causal, and lower-case integer params such as alpha, beta) - all of them, at their
+ * default where one does not apply to a variant, so every variant shares the key. A configuration is how it
  * is computed: the variant and the tile params (the upper-case -D params: BM, BLOCK, VEC,
  * STAGES, ...) plus cuBLASLt's algorithm rank `algo`. The space is built by the one plan
  * walk (suite/walk.c): a case valid() refuses never enters it (counted with its reason).
