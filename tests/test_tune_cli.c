@@ -103,6 +103,18 @@ static void test_export_json(void)
     CHECK(json_integer_value(json_object_get(json_object_get(c, "params"), "BLOCK")) > 0);
     CHECK(json_real_value(json_object_get(c, "median_us")) > 0);
     json_decref(doc);
+    /* --gpu-sm/--gpu-sm-count: the same compute capability's nearest SM count, said so */
+    const char *gpu[] = { "kbench", "export", "--db", db, "--out", path, "--allow-cpu", "--gpu-sm", "sm_90",
+                          "--gpu-sm-count", "132", NULL };
+    CHECK(run_kbench(gpu, log_path) == 0);
+    doc = json_load_file(path, 0, &e);
+    c = json_array_get(json_object_get(doc, "choices"), 0);
+    const char *lookup = json_string_value(json_object_get(c, "lookup"));
+    CHECK(lookup && strstr(lookup, "nearest-GPU fallback") && strstr(lookup, "132 SMs"));
+    json_decref(doc);
+    const char *other[] = { "kbench", "export", "--db", db, "--allow-cpu", "--gpu-sm", "sm_80", "--gpu-sm-count",
+                            "108", NULL };
+    CHECK(run_kbench(other, log_path) == 2);
 }
 
 /* The header compiles into a program that finds the tuned shape and a nearby one. */

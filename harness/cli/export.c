@@ -63,6 +63,40 @@ static int add_entry(void *user, const kb_tune_entry *e)
     return 0;
 }
 
+/* --gpu: keep one choice per problem - the GPU's own (same compute capability and SM
+ * count), else the same compute capability's nearest SM count, said so in its lookup
+ * field; a problem tuned only on other architectures is left out. Returns the count kept. */
+static int for_gpu(export_ctx *x)
+{
+    int sm = x->o->gpu_sm, smc = x->o->gpu_sm_count, kept = 0;
+    int *best_of = calloc((size_t)(x->n ? x->n : 1), sizeof *best_of);
+    if (!best_of)
+        return -1;
+    for (int i = 0; i < x->n; i++) {   /* the row serving row i's problem: decided before anything moves */
+        int best = -1, best_d = 0;
+        for (int j = 0; j < x->n; j++) {
+            const kb_tune_choice_row *o = &x->rows[j];
+            int d = o->key.sm_count > smc ? o->key.sm_count - smc : smc - o->key.sm_count;
+            if (o->key.sm == sm && strcmp(o->problem, x->rows[i].problem) == 0 && (best < 0 || d < best_d)) {
+                best = j;
+                best_d = d;
+            }
+        }
+        best_of[i] = best;
+    }
+    for (int i = 0; i < x->n; i++) {
+        if (best_of[i] != i)
+            continue;   /* another row serves this problem better, or none of this sm */
+        kb_tune_choice_row *c = &x->rows[i];
+        if (c->key.sm_count != smc)
+            snprintf(c->lookup, sizeof c->lookup, "nearest-GPU fallback: tuned on %.80s (sm_%d, %d SMs) for sm_%d, "
+                     "%d SMs", c->key.device, c->key.sm, c->key.sm_count, sm, smc);
+        x->rows[kept++] = *c;
+    }
+    free(best_of);
+    return x->n = kept;
+}
+
 /* Write the chosen format to out. */
 static kb_status write_out(export_ctx *x, kb_tunedb *db, FILE *out, kb_sb *err)
 {
@@ -85,6 +119,9 @@ static int check_rows(const kb_command *cmd, const export_ctx *x, const char *db
         return kb_opts_fail(cmd, "--allow-cpu", "the %d choice%s in %s were measured on the CPU emulator: CPU timings, "
                             "not GPU choices; --allow-cpu exports them marked so", x->cpu_refused,
                             x->cpu_refused == 1 ? "" : "s", db);
+    if (x->n == 0 && x->o->gpu_sm)
+        return kb_opts_fail(cmd, "--gpu-sm", "%s holds no current choice for sm_%d%s", db, x->o->gpu_sm,
+                            x->o->n_problems ? " matching --problem" : "");
     if (x->n == 0)
         return kb_opts_fail(cmd, "--db", "%s holds no current choice%s (kbench tune fills it)", db,
                             x->o->n_problems ? " matching --problem" : "");
@@ -114,7 +151,7 @@ static int export_main(void *p)
     if (kb_tunedb_each_choice(db, add_choice, &x) < 0) {
         fprintf(stderr, "kbench export: %s: not a tuning database\n", db_path);
         rc = KB_EXIT_INPUT;
-    } else if ((rc = check_rows(&kb_command_export, &x, db_path)) < 0) {
+    } else if ((o->gpu_sm == 0 || for_gpu(&x) >= 0) && (rc = check_rows(&kb_command_export, &x, db_path)) < 0) {
         FILE *out = o->out_path ? fopen(o->out_path, "w") : stdout;
         if (!out) {
             fprintf(stderr, "kbench export: %s: cannot write\n", o->out_path);
@@ -151,6 +188,11 @@ static const kb_opt export_opts[] = {
       NULL, 0 },
     { "--allow-cpu", NULL, KB_OPT_FLAG, offsetof(kb_export_opts, allow_cpu), NULL,
       "export choices measured on the CPU emulator too (marked as CPU timings)", 0, 0, 0, NULL, 0 },
+    { "--gpu-sm", NULL, KB_OPT_ARCH, offsetof(kb_export_opts, gpu_sm), "sm_XX",
+      "one choice per problem for this GPU: its own, else the nearest SM count of this sm_XX (said so)", 0, 0, 0,
+      NULL, 0 },
+    { "--gpu-sm-count", NULL, KB_OPT_INT, offsetof(kb_export_opts, gpu_sm_count), "N",
+      "with --gpu-sm: the GPU's SM count", 1, 1024, 0, NULL, 0 },
     { "--problem", NULL, KB_OPT_LIST, offsetof(kb_export_opts, problems), "TEXT",
       "only problems whose key contains TEXT (repeatable)", 0, 0, 0, NULL, offsetof(kb_export_opts, n_problems) },
 };

@@ -13,6 +13,7 @@ typedef struct {
     int allow_cpu;
     const char **problems;         /* only problems whose key contains any of these */
     int n_problems;
+    int gpu_sm, gpu_sm_count;      /* --gpu: one choice per problem for this GPU (0: every GPU) */
 } kb_export_opts;
 
 extern const kb_command kb_command_export;

@@ -72,6 +72,8 @@ static json_t *choice_json(const kb_tune_choice_row *c, const kb_tune_problem_pa
     json_object_set_new(o, "evaluations", json_integer(c->evaluations));
     json_object_set_new(o, "space", json_integer(c->space));
     json_object_set_new(o, "time", json_string(c->time));
+    if (c->lookup[0])
+        json_object_set_new(o, "lookup", json_string(c->lookup));
     return o;
 }
 
@@ -331,6 +333,8 @@ kb_status kb_tune_export_header(const kb_tune_choice_row *rows, int n, FILE *out
             strcmp(c->key.device, rows[i - 1].key.device) != 0)
             fprintf(out, "    /* ---- sm_%d, %d SMs: %s%s ---- */\n", c->key.sm, c->key.sm_count, c->key.device,
                     c->key.emulator ? " (CPU emulator timings)" : "");
+        if (c->lookup[0])
+            fprintf(out, "    /* %s */\n", c->lookup);
         header_entry(out, c, &pp, params);
         json_decref(params);
     }

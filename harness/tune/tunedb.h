@@ -66,6 +66,7 @@ typedef struct {
     char strategy[16];
     int evaluations, space;        /* evaluated / configurations in the problem's space */
     char time[32];                 /* ISO-8601 UTC */
+    char lookup[192];              /* "" for an exact hit; how a nearest-GPU fallback was chosen (export) */
     kb_tune_key key;               /* filled by the readers */
     char source[40];               /* filled by the readers */
 } kb_tune_choice_row;
