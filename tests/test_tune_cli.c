@@ -174,6 +174,21 @@ static void test_export_kerneltuner(void)
     json_decref(doc);
 }
 
+/* --time: each problem's search stops when its time is spent, and the choice is made
+ * among what was evaluated. */
+static void test_time_budget(void)
+{
+    char db3[300];
+    snprintf(db3, sizeof db3, "%s/time.db", dir);
+    const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db3, "--out", out, "--strategy",
+                           "brute", "--time", "0.001", "--rounds", "0", NULL };
+    CHECK(run_kbench_within(argv, log_path, 120) == 0);
+    char *log = slurp(log_path);
+    CHECK(log && strstr(log, "s spent: choosing among the 1 evaluated"));
+    CHECK(log && strstr(log, "2 problems chosen"));
+    free(log);
+}
+
 /* SIGINT mid-tune: exit 130, what finished is in the database, a rerun reuses it. */
 static void test_interrupt(void)
 {
@@ -251,6 +266,7 @@ int main(void)
     RUN(test_export_json);
     RUN(test_export_header);
     RUN(test_export_kerneltuner);
+    RUN(test_time_budget);
     RUN(test_interrupt);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -255,6 +255,8 @@ static const kb_opt tune_opts[] = {
       strategy_choices, 0 },
     { "--budget", NULL, KB_OPT_INT, offsetof(kb_tune_opts, budget), "N",
       "configurations evaluated per problem at most (default: all)", 1, 1000000, 0, NULL, 0 },
+    { "--time", NULL, KB_OPT_DOUBLE, offsetof(kb_tune_opts, time_s), "S",
+      "search each problem for at most S seconds, then choose among what was evaluated", 0, 1e7, 1, NULL, 0 },
     { "--seed", NULL, KB_OPT_INT, offsetof(kb_tune_opts, seed), "N", "the strategy's seed (default 1)", 0,
       2147483647, 0, NULL, 0 },
     { "--db", NULL, KB_OPT_STR, offsetof(kb_tune_opts, db_path), "FILE",

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     kb_tune_session *x;
@@ -22,7 +23,16 @@ typedef struct {
     int best;
     double best_us;
     int before;                    /* the winner before a re-measurement, -1 when none was made */
+    double t0_s;                   /* [s] when the search began (monotonic) */
+    int out_of_time;               /* --time ran out: the search stopped, the choice is still made */
 } problem_ctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* The hash of family f's kernel source with its headers, for the session's arch and
  * toolchain: the compile cache's key with no defines. "" when it cannot be read. */
@@ -157,6 +167,10 @@ static double objective(void *user, int i)
     kb_tune_session *x = pc->x;
     if (kb_interrupted())
         return NAN;
+    if (x->o->time_s > 0 && now_s() - pc->t0_s > x->o->time_s) {
+        pc->out_of_time = 1;
+        return NAN;
+    }
     /* a configuration measured before under the same key is reused; one pruned before is
      * measured again when pruning is off */
     int reused = kb_tunedb_lookup(x->db, &x->key, pc->source, pc->p->configs[i].id, &pc->e[i]) == 1 &&
@@ -349,7 +363,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
 int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
 {
     problem_ctx pc = { x, p, source_hash(x, p->family), calloc((size_t)p->n, sizeof(kb_tune_entry)), 0, -1,
-                       INFINITY, -1 };
+                       INFINITY, -1, now_s(), 0 };
     if (!pc.e)
         return -1;
     if (!x->o->run.quiet)
@@ -359,7 +373,9 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
     kb_tune_trace t;
     int rc = -1;
     if (kb_tune_search(&so, &v, objective, &pc, &t) == KB_OK) {
-        rc = t.stopped ? -1 : break_tie(&pc, &t);
+        if (pc.out_of_time && !x->o->run.quiet)
+            printf("  --time %.0f s spent: choosing among the %d evaluated\n", x->o->time_s, t.evaluations);
+        rc = t.stopped && !pc.out_of_time ? -1 : break_tie(&pc, &t);
         if (rc == 0)
             choose(&pc, &t, &so);
         kb_tune_trace_free(&t);

@@ -18,6 +18,7 @@ typedef struct {
     kb_run_opts run;               /* first: the shared option rows (KB_ROW_*) address it */
     const char *strategy;          /* brute, random, ils, anneal */
     int budget;                    /* evaluations per problem; 0: all */
+    double time_s;                 /* [s] search time per problem; 0: no limit */
     int seed;
     const char *db_path;           /* NULL: results/tune.db */
     int no_prune;                  /* measure what spills too */
