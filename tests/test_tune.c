@@ -224,16 +224,16 @@ static void test_space(void)
     kb_tune_space s;
     CHECK(kb_tune_space_build(&p, &o, &s) == KB_OK);
     CHECK_MSG(s.n == 4, "%d problems", s.n);   /* 2 dtypes x 2 forms */
-    CHECK_MSG(strcmp(s.problems[0].key, "gelu(form=erf,ypad=-1,max_grid=0)/fp32/4096/pad0/eager") == 0, "%s",
+    CHECK_MSG(strcmp(s.problems[0].key, "gelu(form=erf,ypad=-1)/fp32/4096/pad0/eager") == 0, "%s",
               s.problems[0].key);
     /* naive: BLOCK 64, 128; vec: BLOCK x VEC = 4 */
     CHECK_MSG(s.problems[0].n == 6, "%d configs", s.problems[0].n);
     CHECK(s.invalid == 12 && strstr(s.first_invalid, "BLOCK=2000"));
     const kb_tune_problem *q = &s.problems[0];
-    CHECK(q->n_axes == 3 && q->n_values[0] == 2);
+    CHECK(q->n_axes == 4 && q->n_values[0] == 2);   /* variant, BLOCK, VEC, max_grid (vec only) */
     int found = 0;
     for (int i = 0; i < q->n; i++)
-        found += strcmp(q->configs[i].config, "vec(BLOCK=128,VEC=4)") == 0;
+        found += strcmp(q->configs[i].config, "vec(BLOCK=128,VEC=4,max_grid=0)") == 0;
     CHECK(found == 1);
     kb_tune_space_free(&s);
     kb_plan_free(&p);

@@ -129,9 +129,9 @@ static void test_export_header(void)
     FILE *f = fopen(src, "w");
     fprintf(f, "#include \"kbench_tuned.h\"\n#include <stdio.h>\nint main(void) {\n"
                "  long long n[1] = {8192}, near[1] = {10000};\n"
-               "  const kbench_tuned *t = kbench_tuned_lookup(\"gelu(form=erf,ypad=-1,max_grid=0)\", \"bf16\", n, 1, 90, 2);\n"
-               "  const kbench_tuned *u = kbench_tuned_lookup(\"gelu(form=erf,ypad=-1,max_grid=0)\", \"bf16\", near, 1, 80, 108);\n"
-               "  const kbench_tuned *v = kbench_tuned_lookup(\"gelu(form=tanh,ypad=-1,max_grid=0)\", \"bf16\", n, 1, 90, 2);\n"
+               "  const kbench_tuned *t = kbench_tuned_lookup(\"gelu(form=erf,ypad=-1)\", \"bf16\", n, 1, 90, 2);\n"
+               "  const kbench_tuned *u = kbench_tuned_lookup(\"gelu(form=erf,ypad=-1)\", \"bf16\", near, 1, 80, 108);\n"
+               "  const kbench_tuned *v = kbench_tuned_lookup(\"gelu(form=tanh,ypad=-1)\", \"bf16\", n, 1, 90, 2);\n"
                "  if (!t || t != u || v || !t->cpu_timing || kbench_tuned_param_value(t, \"BLOCK\", -1) < 64) return 1;\n"
                "  printf(\"%%s %%s\\n\", t->problem, t->variant);\n  return 0;\n}\n");
     fclose(f);
@@ -186,6 +186,37 @@ static void test_time_budget(void)
     char *log = slurp(log_path);
     CHECK(log && strstr(log, "s spent: choosing among the 1 evaluated"));
     CHECK(log && strstr(log, "2 problems chosen"));
+    free(log);
+}
+
+/* Static pruning on the cuda path: NVRTC compiles for sm_90, ptxas reports the spills of
+ * an nn tile whose B fragments do not fit, and the configuration is recorded pruned
+ * before anything runs (against the fake driver: nothing could run for real). */
+static void test_prune_on_cuda(void)
+{
+    const char *fake = getenv("KBENCH_FAKE_LIBCUDA");
+    if (!fake || access(fake, R_OK) != 0) {
+        printf("     (skipped: KBENCH_FAKE_LIBCUDA names no fake driver; run through ctest)\n");
+        return;
+    }
+    char yaml[300], db4[300], out4[300];
+    snprintf(yaml, sizeof yaml, "%s/spill.yaml", dir);
+    snprintf(out4, sizeof out4, "%s/spill.jsonl", dir);
+    snprintf(db4, sizeof db4, "%s/spill.db", dir);
+    FILE *f = fopen(yaml, "w");
+    fputs("suite: spill\nbenchmarks:\n  - family: gemm\n    variant: mma\n    dtype: fp16\n"
+          "    shape: [{m: 16, n: 64, k: 64}]\n"
+          "    params: {layout: nn, BM: 128, BN: 128, BK: 64, WM: 64, WN: 64, STAGES: 2}\n", f);
+    fclose(f);
+    setenv("KBENCH_LIBCUDA", fake, 1);
+    const char *argv[] = { "kbench", "tune", yaml, "--backend", "cuda", "--arch", "sm_90", "--db", db4, "--out", out4,
+                           "--rounds", "0", NULL };
+    int rc = run_kbench_within(argv, log_path, 300);
+    unsetenv("KBENCH_LIBCUDA");
+    CHECK_MSG(rc == 1, "exit %d", rc);   /* the one configuration was pruned: no winner */
+    char *log = slurp(log_path);
+    CHECK(log && strstr(log, "pruned: spills registers"));
+    CHECK(log && strstr(log, "1 pruned"));
     free(log);
 }
 
@@ -267,6 +298,7 @@ int main(void)
     RUN(test_export_header);
     RUN(test_export_kerneltuner);
     RUN(test_time_budget);
+    RUN(test_prune_on_cuda);
     RUN(test_interrupt);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -61,7 +61,7 @@ static void config_params(const kb_family *f, const kb_case *c, char *out, size_
     json_t *o = json_object();
     json_object_set_new(o, "variant", json_string(f->variants[c->variant].name));
     for (int i = 0; i < f->n_params; i++)
-        if (kb_tune_param_is_config(&f->params[i]) && kb_param_applies(f, i, c->variant))
+        if (kb_tune_param_is_config(f, i) && kb_param_applies(f, i, c->variant))
             json_object_set_new(o, f->params[i].name, json_integer(c->params[i]));
     char *s = json_dumps(o, JSON_COMPACT);
     snprintf(out, n, "%s", s ? s : "{}");

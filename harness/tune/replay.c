@@ -201,7 +201,7 @@ static int is_config(const kb_family *f, const char *name, json_t *v)
 {
     int i = f ? kb_family_param_find(f, name) : -1;
     if (i >= 0)
-        return kb_tune_param_is_config(&f->params[i]);
+        return kb_tune_param_is_config(f, i);
     return !json_is_string(v) && ((name[0] >= 'A' && name[0] <= 'Z') || strcmp(name, "algo") == 0);
 }
 
@@ -223,10 +223,10 @@ static int record_key(json_t *rec, kb_sb *b)
     json_t *v;
     int first = 1;
     char text[64];
-    if (f) {   /* as space.c: every problem param of the family, its default where the record has none */
+    if (f) {   /* as space.c: every problem param of the family (its default if the record lacks it) */
         for (int i = 0; i < f->n_params; i++) {
             const kb_param *p = &f->params[i];
-            if (kb_tune_param_is_config(p))
+            if (kb_tune_param_is_config(f, i))
                 continue;
             v = json_object_get(params, p->name);
             if (v)

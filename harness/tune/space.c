@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kb_tune_param_is_config(const kb_param *p)
+int kb_tune_param_is_config(const kb_family *f, int i)
 {
+    const kb_param *p = &f->params[i];
+    for (int v = 0; v < f->n_variants; v++)
+        if (!kb_param_applies(f, i, v))
+            return 1;   /* a knob of some variants (gelu vec's max_grid, cuBLASLt's workspace) */
     if (p->choices)
         return 0;
     return isupper((unsigned char)p->name[0]) || strcmp(p->name, "algo") == 0;
@@ -27,9 +31,7 @@ void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b)
     kb_sb_printf(b, "%s", f->name);
     int first = 1;
     for (int i = 0; i < f->n_params; i++) {
-        /* every problem param, also one that does not apply to this variant (it holds its
-         * default then), so that all variants of one problem share its key */
-        if (kb_tune_param_is_config(&f->params[i]))
+        if (kb_tune_param_is_config(f, i))   /* a problem param applies to every variant */
             continue;
         kb_sb_printf(b, "%s", first ? "(" : ",");
         param_value(&f->params[i], c->params[i], b);
@@ -49,7 +51,7 @@ static char *config_label(const kb_family *f, const kb_case *c)
     kb_sb_printf(&b, "%s", f->variants[c->variant].name);
     int first = 1;
     for (int i = 0; i < f->n_params; i++) {
-        if (!kb_tune_param_is_config(&f->params[i]) || !kb_param_applies(f, i, c->variant))
+        if (!kb_tune_param_is_config(f, i) || !kb_param_applies(f, i, c->variant))
             continue;
         kb_sb_printf(&b, "%s", first ? "(" : ",");
         param_value(&f->params[i], c->params[i], &b);
@@ -86,7 +88,7 @@ static kb_tune_problem *add_problem(kb_tune_space *s, const kb_family *f, int fa
     p->family = family;
     p->axis_param[p->n_axes++] = -1;
     for (int i = 0; i < f->n_params && p->n_axes < KB_TUNE_MAX_AXES; i++)
-        if (kb_tune_param_is_config(&f->params[i]))
+        if (kb_tune_param_is_config(f, i))
             p->axis_param[p->n_axes++] = i;
     s->n++;
     return p;

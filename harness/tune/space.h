@@ -2,11 +2,12 @@
  * holding the configurations that compete for it.
  *
  * A problem is what a deployment looks up: family, dtype, dims, pad, launch mode and the
- * params that change what is computed (choice params such as gemm's layout or attention's
- * causal, and lower-case integer params such as alpha, beta) - all of them, at their
- * default where one does not apply to a variant, so every variant shares the key. A configuration is how it
- * is computed: the variant and the tile params (the upper-case -D params: BM, BLOCK, VEC,
- * STAGES, ...) plus cuBLASLt's algorithm rank `algo`. The space is built by the one plan
+ * params that change what is computed and apply to every variant (choice params such as
+ * gemm's layout or attention's causal, lower-case integer params such as alpha, beta). A
+ * configuration is how it is computed: the variant, the tile params (the upper-case -D
+ * params: BM, BLOCK, VEC, STAGES, ...), cuBLASLt's algorithm rank `algo`, and every param
+ * that applies to some variants only (gelu vec's max_grid, cuBLASLt's workspace). The
+ * space is built by the one plan
  * walk (suite/walk.c): a case valid() refuses never enters it (counted with its reason).
  *
  * Each configuration carries, per axis (axis 0 the variant, then each config param of
@@ -45,8 +46,8 @@ typedef struct {
     char first_invalid[512];       /* the first refused case and its reason ("" when none) */
 } kb_tune_space;
 
-/* 1 when param p of a family is a configuration axis (see the file comment). */
-int kb_tune_param_is_config(const kb_param *p);
+/* 1 when param i of family f is a configuration axis (see the file comment). */
+int kb_tune_param_is_config(const kb_family *f, int i);
 
 /* The problem key of case c of family f into b (cleared first). */
 void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b);
