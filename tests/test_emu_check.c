@@ -216,6 +216,53 @@ static void test_uninit(void)
     close_with(x, m);
 }
 
+/* Global memory: a read of bytes nothing uploaded is named; atomics on shared memory
+ * initialise and never race. */
+static void test_global_init_and_atomics(void)
+{
+    kb_module *m;
+    kb_backend_ctx *x = open_with(NULL, KB_EMU_CHECK_RACE | KB_EMU_CHECK_INIT, &m);
+    if (!m)
+        return;
+    kb_dptr in = dalloc(x, 64 * sizeof(int)), out = dalloc(x, 64 * sizeof(int));
+    int h[64];
+    for (int i = 0; i < 64; i++) h[i] = i;
+    CHECK(B->upload(x, in, h, 32 * sizeof(int)) == KB_OK);          /* half of it */
+    kb_arg args[] = { kb_arg_ptr(out), kb_arg_ptr(in) };
+    CHECK(launch(x, m, "copy_in", 1, 1, 1, 64, 1, 1, 0, args, 2) == KB_ERR_FAULT);
+    const char *e = B->last_error(x);
+    CHECK_MSG(contains(e, "never written: global memory, byte 128 of a 256-byte allocation") &&
+              contains(e, "thread (32,0,0)") && contains(e, "emu_check.cu:"), "%s", e);
+    CHECK(B->upload(x, in, h, sizeof h) == KB_OK);
+    CHECK_MSG(launch(x, m, "copy_in", 1, 1, 1, 64, 1, 1, 0, args, 2) == KB_OK, "%s", B->last_error(x));
+    kb_arg one[] = { kb_arg_ptr(out) };
+    CHECK_MSG(launch(x, m, "shared_atomic_count", 3, 1, 1, 96, 1, 1, 0, one, 1) == KB_OK, "%s", B->last_error(x));
+    int got[3];
+    CHECK(B->download(x, got, out, sizeof got) == KB_OK && got[0] == 96 && got[2] == 96);
+    B->free(x, in);
+    B->free(x, out);
+    close_with(x, m);
+}
+
+/* A barrier some threads never reach is found under every schedule. */
+static void test_divergence_every_schedule(void)
+{
+    const char *schedules[] = { "lockstep", "warp-ahead", "random:7" };
+    for (int i = 0; i < 3; i++) {
+        kb_module *m;
+        kb_backend_ctx *x = open_with(schedules[i], 0, &m);
+        if (!m)
+            return;
+        kb_dptr d = dalloc(x, 4 * 256 * sizeof(float));
+        kb_arg a[] = { kb_arg_ptr(d), kb_arg_i32(224) };
+        CHECK_MSG(launch(x, m, "divergent_barrier2", 4, 1, 1, 256, 1, 1, 0, a, 2) == KB_ERR_FAULT, "%s", schedules[i]);
+        CHECK_MSG(contains(B->last_error(x), "224 of 256 threads waited, 32 had exited"), "%s: %s", schedules[i],
+                  B->last_error(x));
+        B->free(x, d);
+        close_with(x, m);
+    }
+}
+
 int main(void)
 {
     RUN(test_async_groups_unit);
@@ -228,6 +275,8 @@ int main(void)
     RUN(test_schedules);
     RUN(test_race);
     RUN(test_uninit);
+    RUN(test_global_init_and_atomics);
+    RUN(test_divergence_every_schedule);
     B->unload(X, M_CHECK);
     fixture_end();
     TEST_MAIN_END();

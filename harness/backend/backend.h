@@ -78,6 +78,7 @@ typedef struct {
     unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
                              * timings, never GPU numbers) */
     char vendor_note[512];  /* one line per vendor library: its version, or why it did not load; "" without */
+    int driver_version;     /* CUDA driver API version x1000 + minor x10 (13000 = 13.0); 0 without a driver (emu) */
 } kb_device_info;
 
 /* ---- vendor library calls (cuBLASLt, cuDNN): the OPTIONAL vendor_* slots ----

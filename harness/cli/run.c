@@ -12,6 +12,7 @@
 #include "results/ceilings.h"
 #include "results/store.h"
 #include "suite/walk.h"
+#include "tune/prune.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -211,6 +212,10 @@ static void open_pipeline(run_ctx *x)
     p->overrides = &x->overrides;
     p->dump_dir = o->dump_dir;
     p->dump_all = o->n_filters > 0;
+    if (o->prune) {
+        p->prune = kb_tune_prune;   /* recorded skipped, "pruned: <why>", before anything runs */
+        p->prune_user = &x->dev;
+    }
 }
 
 /* Serialise the result once; the same object goes to the file and the store. */
@@ -442,6 +447,8 @@ static const kb_opt run_opts[] = {
     KB_ROW_THREADS,
     KB_ROW_EMU,
     KB_ROW_QUIET,
+    { "--prune", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, prune), NULL,
+      "skip (as 'pruned: ...') cases whose compile output shows spills or exceeded limits", 0, 0, 0, NULL, 0 },
 };
 
 static int run_main(void *o) { return kb_cmd_run(o); }

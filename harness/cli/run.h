@@ -25,6 +25,7 @@ typedef struct {
     int min_samples, max_samples; /* overrides when > 0 */
     double timeout_s;           /* override when > 0 */
     int fail_on_spill;          /* compile: exit 1 when a case spills registers */
+    int prune;                  /* run: skip cases whose compile output shows spills or exceeded limits */
     const char *emu_schedule;   /* --emu-schedule: lockstep, warp-ahead, random[:SEED] */
     const char *emu_check;      /* --emu-check: race, init, all (comma-separated) */
 } kb_run_opts;

@@ -146,6 +146,13 @@ static int stage_compile(case_ctx *x)
         return fail(x, x->mr->status);
     }
     res->compile.have_resources = kb_modules_resources(x->p->mods, x->mr, x->entry, &res->compile.res) == KB_OK;
+    char why[512] = "";
+    if (x->p->prune && !x->p->prune(x->p->prune_user, x->c, res->compile.have_resources ? &res->compile.res : NULL,
+                                    why, sizeof why)) {
+        res->status = KB_CASE_SKIPPED;
+        snprintf(res->reason, sizeof res->reason, "pruned: %s", why);
+        return 0;
+    }
     return 1;
 }
 

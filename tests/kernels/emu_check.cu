@@ -89,3 +89,32 @@ extern "C" __global__ void warp_order(int *order, int *counter)
     if (threadIdx.x % 32 == 0)
         order[blockIdx.x * (blockDim.x / 32) + warp] = atomicAdd(&counter[blockIdx.x], 1);
 }
+
+/* out[t] = in[t] for 64 threads; the test uploads only part of in. */
+extern "C" __global__ void copy_in(int *out, const int *in)
+{
+    out[threadIdx.x] = in[threadIdx.x];
+}
+
+/* A shared counter every thread bumps with an atomic, read after a barrier: atomics are
+ * neither races nor uninitialised writes. */
+extern "C" __global__ void shared_atomic_count(int *out)
+{
+    KB_SHARED(int, count, [1]);
+    if (threadIdx.x == 0)
+        count[0] = 0;
+    __syncthreads();
+    atomicAdd(&count[0], 1);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = count[0];
+}
+
+/* Threads at or past n_live leave before the barrier: divergent unless n_live == blockDim.x. */
+extern "C" __global__ void divergent_barrier2(float *out, int n_live)
+{
+    if ((int)threadIdx.x >= n_live)
+        return;
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}

@@ -69,8 +69,9 @@ int kb_emu_parse_schedule(const char *s, kb_emu_schedule *out, uint64_t *seed)
     return 0;
 }
 
-void kb_emu_exec_settings(kb_emu_exec *e, kb_emu_schedule s, uint64_t seed, unsigned checks)
+void kb_emu_exec_settings(kb_emu_exec *e, kb_emu_schedule s, uint64_t seed, unsigned checks, const kb_emu_heap *heap)
 {
+    e->sink.heap = heap;
     e->sink.schedule = s;
     e->sink.seed = seed;
     e->sink.checks = checks;

@@ -5,6 +5,7 @@
 #ifndef KB_EMU_LAUNCH_H
 #define KB_EMU_LAUNCH_H
 
+#include "backend/emu/emu_heap.h"
 #include "core/kb.h"
 #include "kb_emu_abi.h"
 
@@ -62,6 +63,7 @@ typedef struct {
     kb_emu_schedule schedule;
     uint64_t seed;                       /* KB_EMU_SCHED_RANDOM */
     unsigned checks;                     /* KB_EMU_CHECK_* the modules were built with */
+    const kb_emu_heap *heap;             /* KB_EMU_CHECK_INIT: what device memory holds */
 } kb_emu_sink;
 
 #endif /* KB_EMU_LAUNCH_H */

@@ -16,6 +16,28 @@ static long arena_offset(const kb_emu_worker *w, const void *addr, size_t bytes)
     return (long)(p - w->smem);
 }
 
+/* A global-memory access of kernel code: a write marks its bytes; a read of a byte
+ * nothing wrote fails the launch (--emu-check init). */
+static void global_access(kb_emu_thr *t, const void *addr, unsigned bytes, int kind, const void *pc)
+{
+    const kb_emu_heap *heap = t->w->sink->heap;
+    if (!heap)
+        return;
+    if (kind != KB_EMU_ACCESS_READ) {
+        kb_emu_heap_mark(heap, addr, bytes);
+        return;
+    }
+    const kb_emu_region *r;
+    long long off = kb_emu_heap_unwritten(heap, addr, bytes, &r);
+    if (off < 0)
+        return;
+    char here[400], msg[700];
+    kb_emu_symbolize(pc, here, sizeof here);
+    snprintf(msg, sizeof msg, "read of memory never written: global memory, byte %lld of a %llu-byte allocation "
+             "(nothing uploaded, filled or stored it), read at %s", off, (unsigned long long)(r->end - r->base), here);
+    kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
+}
+
 /* Fail t's launch for hazard h found at its access at pc. */
 __attribute__((noreturn)) static void hazard_fail(kb_emu_thr *t, const kb_emu_hazard *h, const void *pc)
 {
@@ -42,6 +64,8 @@ void kb_emu_rt_cp_async(kb_emu_thread *p, void *smem, const void *gmem, int src_
     if (off < 0)
         kb_emu_thread_fail(t, KB_ERR_FAULT, "cp.async: the destination is not shared memory");
     kb_emu_hazard h;
+    if (src_bytes > 0)
+        global_access(t, gmem, (unsigned)src_bytes, KB_EMU_ACCESS_READ, __builtin_return_address(0));
     /* the copy may land any time until its wait: a write from the issue on */
     if ((w->sink->checks & KB_EMU_CHECK_RACE) &&
         kb_emu_shadow_access(&w->shadow, (uint32_t)off, 16, 1, p->linear, __builtin_return_address(0), 1, 0, &h))
@@ -79,18 +103,23 @@ void kb_emu_rt_shared_read(kb_emu_thread *p, const void *addr, unsigned bytes)
     kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
 }
 
-void kb_emu_rt_access(kb_emu_thread *p, const void *addr, unsigned bytes, int is_write, const void *pc)
+void kb_emu_rt_access(kb_emu_thread *p, const void *addr, unsigned bytes, int kind, const void *pc)
 {
     kb_emu_thr *t = (kb_emu_thr *)p;
     kb_emu_worker *w = t->w;
+    unsigned c = w->sink->checks;
     long off = arena_offset(w, addr, bytes);
-    if (off < 0 || !w->sink->checks)
-        return;                      /* not shared memory */
-    if (!is_write)
+    if (!c)
+        return;
+    if (off < 0) {
+        global_access(t, addr, bytes, kind, pc);
+        return;
+    }
+    if (kind == KB_EMU_ACCESS_READ)
         kb_emu_rt_shared_read(p, addr, bytes);
     kb_emu_hazard h;
-    unsigned c = w->sink->checks;
-    if (kb_emu_shadow_access(&w->shadow, (uint32_t)off, bytes, is_write, p->linear, pc, !!(c & KB_EMU_CHECK_RACE),
-                             !!(c & KB_EMU_CHECK_INIT), &h))
+    int atomic = kind == KB_EMU_ACCESS_ATOMIC;   /* synchronises: written, never a race */
+    if (kb_emu_shadow_access(&w->shadow, (uint32_t)off, bytes, kind != KB_EMU_ACCESS_READ, p->linear, pc,
+                             !atomic && (c & KB_EMU_CHECK_RACE), !atomic && (c & KB_EMU_CHECK_INIT), &h))
         hazard_fail(t, &h, pc);
 }

@@ -13,6 +13,6 @@ void kb_emu_rt_cp_async(kb_emu_thread *p, void *smem, const void *gmem, int src_
 void kb_emu_rt_cp_async_commit(kb_emu_thread *p);
 void kb_emu_rt_cp_async_wait(kb_emu_thread *p, int n);
 void kb_emu_rt_shared_read(kb_emu_thread *p, const void *addr, unsigned bytes);
-void kb_emu_rt_access(kb_emu_thread *p, const void *addr, unsigned bytes, int is_write, const void *pc);
+void kb_emu_rt_access(kb_emu_thread *p, const void *addr, unsigned bytes, int kind, const void *pc);
 
 #endif /* KB_EMU_MEMRT_H */
