@@ -7,7 +7,8 @@
  * Device memory is host memory; kernels do nothing. With FAKE_CUDA_FAULT=1 in the
  * environment the first stream or event synchronisation after a launch reports
  * CUDA_ERROR_ILLEGAL_ADDRESS, and from then on every call returns that same error, as a
- * real context does after a sticky fault.
+ * real context does after a sticky fault. KBENCH_FAKE_CUDA_DRIVER sets the driver's CUDA
+ * version (default 13000), KBENCH_FAKE_CUDA_ARCH the compute capability x10 (default 90).
  */
 #include <cuda.h>
 
@@ -32,8 +33,16 @@ static CUresult sync_point(void)
     return CUDA_SUCCESS;
 }
 
+/* An integer setting from the environment, else def. */
+static int env_int(const char *name, int def)
+{
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : def;
+}
+
 CUresult cuInit(unsigned int flags) { (void)flags; return CUDA_SUCCESS; }
-CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+/* KBENCH_FAKE_CUDA_DRIVER: the CUDA version the driver reports (12040 = an R550 driver) */
+CUresult cuDriverGetVersion(int *v) { *v = env_int("KBENCH_FAKE_CUDA_DRIVER", 13000); return CUDA_SUCCESS; }
 
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
@@ -61,8 +70,9 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
     (void)d;
     switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    /* KBENCH_FAKE_CUDA_ARCH: the compute capability x10 (80, 89, 90) */
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = env_int("KBENCH_FAKE_CUDA_ARCH", 90) / 10; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = env_int("KBENCH_FAKE_CUDA_ARCH", 90) % 10; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; break;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1000000; break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 1000000; break;

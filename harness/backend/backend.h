@@ -78,7 +78,15 @@ typedef struct {
     unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
                              * timings, never GPU numbers) */
     char vendor_note[512];  /* one line per vendor library: its version, or why it did not load; "" without */
+    int driver_version;     /* cuda: cuDriverGetVersion (12040 = CUDA 12.4); 0 on emu */
+    int target_sm;          /* the arch kernels are compiled for (--arch), x10; 0 = sm (kb_target_sm) */
+    int toolchain_unusable; /* 1: no compiler this build found makes code this driver loads (run stops, exit 3) */
+    char toolchain_note[512]; /* cuda: the NVRTC chosen and its fit with the driver, or why none fits; "" on emu */
 } kb_device_info;
+
+/* The arch a device's kernels are compiled for: --arch when given, else its own. Peaks,
+ * `devices` and the record's "sm" keep the device's own (d->sm). */
+static inline int kb_target_sm(const kb_device_info *d) { return d->target_sm > 0 ? d->target_sm : d->sm; }
 
 /* ---- vendor library calls (cuBLASLt, cuDNN): the OPTIONAL vendor_* slots ----
  *

@@ -118,7 +118,7 @@ static int fits_memory(case_ctx *x)
 static int stage_valid(case_ctx *x)
 {
     const kb_device_info *d = x->p->dev;
-    kb_target t = { d->sm, d->caps, d->max_shmem_per_block_optin };
+    kb_target t = { kb_target_sm(d), d->caps, d->max_shmem_per_block_optin };
     if (x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason) && fits_memory(x))
         return 1;
     x->res->status = KB_CASE_SKIPPED;
@@ -133,7 +133,7 @@ static int stage_compile(case_ctx *x)
     kb_sb defs;
     kb_sb_init(&defs);
     kb_case_defines(x->f, x->c, &defs);
-    x->mr = kb_modules_get(x->p->mods, x->f->source, defs.s, x->p->dev->sm);
+    x->mr = kb_modules_get(x->p->mods, x->f->source, defs.s, kb_target_sm(x->p->dev));
     kb_sb_free(&defs);
     res->compile.done = 1;
     res->compile.compile_ms = x->mr->compile_ms;
@@ -141,7 +141,7 @@ static int stage_compile(case_ctx *x)
     res->compile.note = x->mr->compile_ms > 0 ? x->mr->note : "";   /* once, where it was built */
     if (x->mr->status != KB_OK) {
         snprintf(res->reason, sizeof res->reason, "%s did not %s for sm_%d (log in the record)", x->f->source,
-                 x->mr->status == KB_ERR_COMPILE ? "compile" : "load", x->p->dev->sm);
+                 x->mr->status == KB_ERR_COMPILE ? "compile" : "load", kb_target_sm(x->p->dev));
         return fail(x, x->mr->status);
     }
     res->compile.have_resources = kb_modules_resources(x->p->mods, x->mr, x->entry, &res->compile.res) == KB_OK;
@@ -156,7 +156,7 @@ static int stage_setup(case_ctx *x)
     r->mod = x->mr ? x->mr->mod : NULL;
     r->f = x->f;
     r->c = x->c;
-    r->target = (kb_target){ x->p->dev->sm, x->p->dev->caps, x->p->dev->max_shmem_per_block_optin };
+    r->target = (kb_target){ kb_target_sm(x->p->dev), x->p->dev->caps, x->p->dev->max_shmem_per_block_optin };
     kb_status st = x->f->setup(r, &x->state);
     if (r->have_vendor) {
         x->res->vendor.done = 1;
@@ -226,7 +226,7 @@ static int stage_derive(case_ctx *x)
     kb_case_result *res = x->res;
     kb_derive(&res->work, res->measure.m.st.median, x->p->peaks, x->c->dtype, &res->derived.d);
     kb_path path;
-    int have_path = x->f->path && x->f->path(x->c, x->p->dev->sm, &path);
+    int have_path = x->f->path && x->f->path(x->c, kb_target_sm(x->p->dev), &path);
     kb_derive_roofs(&res->work, x->p->peaks, have_path ? &path : NULL, &res->derived.d);
     res->derived.done = 1;
     return 1;

@@ -19,6 +19,7 @@
 #include "backend/cuda/cuda_vendor.h"
 #include "core/fsutil.h"
 #include "backend/cuda/kb_nvrtc.h"
+#include "backend/cuda/kb_nvrtc_lib.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -41,22 +42,20 @@ static void set_err(kb_backend_ctx *x, const char *fmt, ...)
 
 /* ---- toolchain ---- */
 
+/* The NVRTC in use (kb_nvrtc_lib_current), so the compile cache's key names it. */
 static char toolchain[32];
-static pthread_once_t toolchain_once = PTHREAD_ONCE_INIT;
-
-static void toolchain_fill(void)
-{
-    int major, minor;
-    if (kb_nvrtc_version(&major, &minor) == 0)
-        snprintf(toolchain, sizeof toolchain, "nvrtc %d.%d", major, minor);
-    else
-        snprintf(toolchain, sizeof toolchain, "nvrtc ?");
-}
+static pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *cuda_toolchain_id(kb_backend_ctx *x)
 {
     (void)x;
-    pthread_once(&toolchain_once, toolchain_fill);
+    int major, minor;
+    pthread_mutex_lock(&toolchain_lock);
+    if (kb_nvrtc_version(&major, &minor) == 0)
+        snprintf(toolchain, sizeof toolchain, "nvrtc %d.%d", major, minor);
+    else
+        snprintf(toolchain, sizeof toolchain, "nvrtc ?");
+    pthread_mutex_unlock(&toolchain_lock);
     return toolchain;
 }
 
@@ -112,9 +111,30 @@ static kb_status query_info(kb_backend_ctx *x, int sm_override)
             return st;
     if ((st = CU(x, x->api.DeviceTotalMem(&d->total_mem_bytes, x->dev))) != KB_OK)
         return st;
-    d->sm = sm_override > 0 ? sm_override : major * 10 + minor;
+    d->sm = major * 10 + minor;   /* peaks, devices and records keep the device's own */
+    d->target_sm = sm_override > 0 ? sm_override : d->sm;
     d->caps = kb_backend_cuda.caps;
+    d->driver_version = x->driver_version;
+    char why[256];
+    if (!kb_cubin_runs_on(d->target_sm, d->sm, why, sizeof why)) {
+        set_err(x, "--arch sm_%d: %s", d->target_sm, why);
+        return KB_ERR_INPUT;
+    }
     return KB_OK;
+}
+
+/* Choose the NVRTC this driver can load CUBINs of; when none fits the device is still
+ * described (kbench devices shows why) but marked unusable, and run stops with exit 3. */
+static void choose_nvrtc(kb_backend_ctx *x)
+{
+    kb_device_info *d = &x->info;
+    char note[sizeof d->toolchain_note - 64];
+    if (kb_nvrtc_lib_select(x->driver_version, note, sizeof note) == KB_OK) {
+        snprintf(d->toolchain_note, sizeof d->toolchain_note, "%s; its CUBINs load on this driver", note);
+        return;
+    }
+    d->toolchain_unusable = 1;
+    snprintf(d->toolchain_note, sizeof d->toolchain_note, "%s", note);
 }
 
 static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
@@ -175,6 +195,7 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
         goto fail;
     if ((st = query_info(x, o->sm_override)) != KB_OK)
         goto fail;
+    choose_nvrtc(x);
     kb_cuda_vendor_open(x);   /* optional: a library that does not load drops its cap */
     /* CUDA's and NVML's PCI bus ids agree; the UUID is the fallback */
     if (!(x->nvml = kb_nvml_open(x->info.pci_bus_id, x->info.uuid))) {
