@@ -225,6 +225,9 @@ typedef struct kb_backend {
     kb_status (*vendor_plan)(kb_backend_ctx *x, const kb_vendor_op *op, kb_vendor_plan **out, kb_vendor_info *info);
     kb_status (*vendor_run)(kb_backend_ctx *x, kb_vendor_plan *p);
     void (*vendor_free)(kb_backend_ctx *x, kb_vendor_plan *p);
+    /* OPTIONAL: how timer_start/timer_stop measure, for the records ("cuda events behind a
+     * blocking kernel", ...); NULL: the backend's clock around each window */
+    const char *(*timing_method)(kb_backend_ctx *x);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;

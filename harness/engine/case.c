@@ -218,6 +218,8 @@ static int stage_measure(case_ctx *x)
         return fail(x, st);
     x->res->measure.done = 1;
     x->res->measure.clock = kb_clock_name(p->dev->caps);
+    snprintf(x->res->measure.method, sizeof x->res->measure.method, "%s",
+             p->be->timing_method ? p->be->timing_method(p->bx) : "host monotonic clock around each window");
     return 1;
 }
 

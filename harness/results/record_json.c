@@ -244,6 +244,7 @@ static json_t *timing_json(const kb_case_result *r, int *bad)
         return NULL;
     }
     put(j, "clock", jstr(r->measure.clock), bad);
+    put(j, "timing_method", jstr(r->measure.method), bad);
     put(j, "samples", jint(m->n), bad);
     put(j, "median_us", jnum(m->st.median), bad);
     put(j, "mean_us", jnum(m->st.mean), bad);

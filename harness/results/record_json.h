@@ -22,7 +22,8 @@
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
  *   got_at_bad, want_at_bad}, resources {registers, spill_store_bytes, spill_load_bytes,
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
- *   timing {clock "cpu"|"gpu", samples, median_us, mean_us, min_us, max_us, p10_us,
+ *   timing {clock "cpu"|"gpu", timing_method (how the window was timed: "cuda events behind a
+ *   blocking kernel", "cuda events (no blocking kernel: why)", ...), samples, median_us, mean_us, min_us, max_us, p10_us,
  *   p90_us, cv, noise, timed_out, l2 "cold"|"hot", flush_bytes, stop
  *   "noise"|"timeout"|"max_samples", samples_us [...]},
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
