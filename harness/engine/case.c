@@ -235,8 +235,9 @@ static int stage_derive(case_ctx *x)
 }
 
 /* Eager vs graph launch overhead, once per problem: the graph twin of a case would
- * measure the same thing. A failure leaves the block empty with the reason kept; the
- * case itself was measured and stays ok. */
+ * measure the same thing. A fault (or a kernel timeout) here is the case's fault, as in
+ * any other stage: the context is lost. Any other failure (e.g. a call a graph cannot
+ * capture) leaves the block empty with the reason kept; the case was measured, stays ok. */
 static int stage_overhead(case_ctx *x)
 {
     kb_pipeline *p = x->p;
@@ -247,7 +248,7 @@ static int stage_overhead(case_ctx *x)
     ov->empty = p->empty && p->empty->status == KB_OK ? p->empty->mod : NULL;
     int n = kb_launch_overhead_n(res->measure.m.st.median, p->dev->caps);
     kb_status st = kb_launch_overhead(&x->r, x->state, n, ov);
-    if (st == KB_ERR_INTERRUPTED)
+    if (st == KB_ERR_INTERRUPTED || st == KB_ERR_FAULT || st == KB_ERR_TIMEOUT)
         return fail(x, st);
     if (st == KB_OK) {
         res->overhead.done = 1;

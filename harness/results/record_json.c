@@ -329,6 +329,11 @@ static json_t *overhead_json(const kb_case_result *r, int *bad)
     put(j, "empty_graph_us", jnum(o->empty_graph_us), bad);
     put(j, "host_enqueue_us", jnum(o->host_enqueue_us), bad);
     put(j, "clock", jstr(r->measure.clock), bad);
+    put(j, "reps", jint(o->reps), bad);
+    put(j, "per_launch_q1_us", jnum(o->per_launch_q1_us), bad);
+    put(j, "per_launch_q3_us", jnum(o->per_launch_q3_us), bad);
+    put(j, "empty_n", o->empty_n ? jint(o->empty_n) : json_null(), bad);
+    put(j, "null_reason", o->null_reason[0] ? jstr(o->null_reason) : json_null(), bad);
     return j;
 }
 

@@ -34,7 +34,9 @@
  *   instruction path, e.g. "mma/fp8e4m3/widened"; named on the emulator too), path_tflops,
  *   pct_path, path_source "measured"|"datasheet"|"clock"; see engine/derive.h: roofline
  *   fields null without a GPU peak, the measured ones without a ceilings run}, launch_overhead {n, launches, eager_us, graph_us, per_launch_us,
- *   empty_eager_us, empty_graph_us, host_enqueue_us, clock}, telemetry {available,
+ *   empty_eager_us, empty_graph_us, host_enqueue_us, clock, reps (each figure a median of),
+ *   per_launch_q1_us, per_launch_q3_us, empty_n (floor launches per window), null_reason
+ *   (why per_launch_us is null: too few executions per window)}, telemetry {available,
  *   sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz, power_w, temperature_c, reasons
  *   [names], throttled} or {available: false, why}, compile_ms, wall_ms,
  *   stage_ms {valid, compile, setup, verify, measure, derive, overhead, telemetry: [ms]
