@@ -107,6 +107,30 @@ static void test_fault_in_overhead_fails_the_case(void)
     kb_modules_free(mods);
 }
 
+/* A graph case is verified from a graph replay: a replay that computes nothing is wrong
+ * (verifying an eager twin would have called it ok). */
+static kb_status replay_nothing(kb_backend_ctx *x, kb_graph *g) { return KB_OK; }
+
+static void test_graph_case_verifies_the_replay(void)
+{
+    kb_backend shim = kb_backend_emu;
+    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
+    kb_pipeline p;
+    pipeline(&p, mods);
+    kb_measure_settings ms = KB_MEASURE_DEFAULTS;
+    kb_case c = gelu_case("naive", 3000, KB_LAUNCH_GRAPH);
+    kb_case_result r;
+    kb_case_run(&p, &c, "gelu-graph-ok", &ms, &r);
+    CHECK_MSG(r.status == KB_CASE_OK, "%s", r.reason);
+    kb_case_result_free(&r);
+    shim.graph_launch = replay_nothing;
+    p.be = &shim;
+    kb_case_run(&p, &c, "gelu-graph-empty", &ms, &r);
+    CHECK_MSG(r.status == KB_CASE_WRONG, "%s: %s", kb_case_status_name(r.status), r.reason);
+    kb_case_result_free(&r);
+    kb_modules_free(mods);
+}
+
 static void test_skipped(void)
 {
     kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
@@ -187,6 +211,7 @@ int main(void)
     }
     RUN(test_ok_eager_and_graph);
     RUN(test_fault_in_overhead_fails_the_case);
+    RUN(test_graph_case_verifies_the_replay);
     RUN(test_skipped);
     RUN(test_compile_error_and_dump);
     kb_backend_emu.fini(bx);
