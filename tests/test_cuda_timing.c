@@ -2,7 +2,9 @@
  * (tests/fake_cuda/fake_cuda.h): samples hold GPU time only, the host's launch cost never
  * (the blocking kernel holds the stream while a window's launches are queued), in cold and
  * hot mode, eager and graph; a graph's first replay does not carry its upload; the record
- * names the method. Each assertion failed before the blocking kernel and cuGraphUpload. */
+ * names the method; samples after which the SM clock reads under 75% of its maximum are
+ * discarded (the NVML double's scripted clocks). Each assertion failed before the blocking
+ * kernel, cuGraphUpload and the per-sample clock. */
 #include "check.h"
 #include "engine/launch_overhead.h"
 #include "engine/measure.h"
@@ -72,6 +74,55 @@ static void test_samples_hold_gpu_time_only(void)
     CHECK_MSG(!strcmp(method, "cuda events behind a blocking kernel"), "%s", method);
 }
 
+/* Measure hot/eager with the NVML double's scripted SM clocks (max 1980 MHz). */
+static kb_status measure_with_clocks(const char *clocks, int samples, double timeout_s, kb_measurement *meas,
+                                     kb_run *r)
+{
+    static kb_case c;
+    memset(&c, 0, sizeof c);
+    memset(r, 0, sizeof *r);
+    r->be = &kb_backend_cuda;
+    r->bx = bx;
+    r->mod = ref->mod;
+    r->f = &fam;
+    r->c = &c;
+    kb_measure_settings s = KB_MEASURE_DEFAULTS;
+    s.warmup = 0;
+    s.min_samples = s.max_samples = samples;
+    s.timeout_s = timeout_s;
+    s.l2 = KB_L2_HOT;
+    setenv("KBENCH_FAKE_NVML_SM_CLOCKS", clocks, 1);
+    kb_status st = kb_measure_case(r, NULL, &s, NULL, meas);
+    unsetenv("KBENCH_FAKE_NVML_SM_CLOCKS");
+    return st;
+}
+
+/* nvbench's throttle rule per sample: a sample after which the SM clock reads under 75%
+ * of its maximum is dropped and counted; sampling goes on until enough are kept. */
+static void test_throttled_samples_are_discarded(void)
+{
+    kb_measurement m = { 0 };
+    kb_run r;
+    /* reads: 1980 1980 900 | 1980 1980 900 | 1980 1980: six kept, two dropped */
+    kb_status st = measure_with_clocks("1980,1980,900", 6, 15.0, &m, &r);
+    CHECK_MSG(st == KB_OK, "%s", r.err);
+    CHECK_MSG(m.n == 6 && m.discarded == 2, "%d kept, %d discarded", m.n, m.discarded);
+    CHECK(m.clock_min_mhz == 1980 && m.clock_max_mhz == 1980);
+    kb_measurement_free(&m);
+    kb_run_free_all(&r);
+    /* 1485 is exactly 75%: kept; 1484 is not */
+    st = measure_with_clocks("1485,1484", 4, 15.0, &m, &r);
+    CHECK(st == KB_OK && m.n == 4 && m.discarded == 3 && m.clock_min_mhz == 1485);
+    kb_measurement_free(&m);
+    kb_run_free_all(&r);
+    /* always throttled: the timeout ends it as a failure that says why */
+    st = measure_with_clocks("900", 3, 0.05, &m, &r);
+    CHECK_MSG(st == KB_ERR_TIMEOUT && strstr(r.err, "under 75% of the maximum SM clock"), "%s", r.err);
+    CHECK(m.n == 0 && m.discarded > 0);
+    kb_measurement_free(&m);
+    kb_run_free_all(&r);
+}
+
 /* KBENCH_FAKE_CUDA_SLOWDOWN scales GPU time: the samples follow it exactly. */
 static void test_slowdown(void)
 {
@@ -88,6 +139,12 @@ int main(void)
         return 1;
     }
     setenv("KBENCH_LIBCUDA", fake, 1);
+    const char *nvml = getenv("KBENCH_FAKE_LIBNVML");
+    if (!nvml || access(nvml, R_OK) != 0) {
+        fprintf(stderr, "KBENCH_FAKE_LIBNVML does not name the built NVML double (run through ctest)\n");
+        return 1;
+    }
+    setenv("KBENCH_LIBNVML", nvml, 1);
     char err[1024] = "";
     kb_backend_opts bo = { 0 };
     if (kb_backend_cuda.init(&bo, &bx, err, sizeof err) != KB_OK) {
@@ -102,6 +159,7 @@ int main(void)
     }
     RUN(test_samples_hold_gpu_time_only);
     RUN(test_slowdown);
+    RUN(test_throttled_samples_are_discarded);
     kb_modules_free(mods);
     kb_backend_cuda.fini(bx);
     TEST_MAIN_END();

@@ -65,6 +65,23 @@ static void test_devices_prints_the_fit(void)
     CHECK(!log_has("DOES NOT FIT"));
 }
 
+/* Under MIG the device's UUID is kept as NVML and nvidia-smi print it: "MIG-...". */
+static void test_mig_uuid(void)
+{
+    const char *nvml = getenv("KBENCH_FAKE_LIBNVML");
+    if (!nvml)
+        return;
+    const char *a[] = { "kbench", "devices", "--backend", "cuda", NULL };
+    setenv("KBENCH_LIBNVML", nvml, 1);
+    CHECK(run_fake("13000", "90", a) == KB_EXIT_OK);
+    CHECK(log_has("uuid           GPU-11111111-1111-1111-1111-111111111111"));
+    setenv("KBENCH_FAKE_NVML_MIG", "1", 1);
+    CHECK(run_fake("13000", "90", a) == KB_EXIT_OK);
+    CHECK(log_has("uuid           MIG-11111111-1111-1111-1111-111111111111"));
+    unsetenv("KBENCH_FAKE_NVML_MIG");
+    unsetenv("KBENCH_LIBNVML");
+}
+
 /* A sm_80 CUBIN does not run on 9.0; sm_89 does not run on 8.6. */
 static void test_arch_it_cannot_run_exits_2(void)
 {
@@ -113,6 +130,7 @@ int main(void)
     snprintf(log_path, sizeof log_path, "%s/r.log", dir);
     RUN(test_old_driver_exits_3_before_first_case);
     RUN(test_devices_prints_the_fit);
+    RUN(test_mig_uuid);
     RUN(test_arch_it_cannot_run_exits_2);
     RUN(test_arch_it_can_run_is_compiled_for);
     unlink(out);

@@ -79,7 +79,7 @@ static int build_fake_driver(void)
     }
     snprintf(fake, sizeof fake, "%s/libcuda.so.1", dir);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -I'%.*s' tests/fake_cuda/fake_libcuda.c tests/fake_cuda/fake_cubin.c -o '%s'",
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -I'%.*s' tests/fake_cuda/fake_*.c -o '%s'",
              (int)strcspn(KB_CUDA_INCLUDE_DIR, ";"), KB_CUDA_INCLUDE_DIR, fake);
     return system(cmd) == 0 ? 0 : -1;
 }

@@ -228,6 +228,9 @@ typedef struct kb_backend {
     /* OPTIONAL: how timer_start/timer_stop measure, for the records ("cuda events behind a
      * blocking kernel", ...); NULL: the backend's clock around each window */
     const char *(*timing_method)(kb_backend_ctx *x);
+    /* OPTIONAL: the SM clock now and its maximum [MHz], read right after each sample (the
+     * throttle rule of telemetry.h discards samples under 75% of the maximum). 1 when read. */
+    int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;

@@ -109,6 +109,9 @@ typedef struct {
     kb_l2_mode l2;       /* the mode the samples were taken in */
     size_t flush_bytes;  /* [bytes] overwritten before each sample (0 in hot mode) */
     int batches;         /* Google Benchmark invocations it took */
+    int discarded;       /* samples dropped: the SM clock was under 75% of its maximum (throttled) */
+    int clock_min_mhz;   /* [MHz] lowest and highest SM clock read after the kept samples; */
+    int clock_max_mhz;   /*       -1 when the backend reads none (sample_clock) */
 } kb_measurement;
 
 /* Relative standard error of the median of a sample set: 1.2533 * stddev / sqrt(n) / median
@@ -128,7 +131,10 @@ void kb_l2_flush_free(const kb_backend *be, kb_backend_ctx *bx, kb_l2_flush *f);
 
 /* Measure the case in r (state from the family's setup) in launch mode r->c->launch
  * with settings o. Cold mode overwrites flush before each sample (NULL: one is
- * allocated for the case via kb_run_alloc). Every sample is kept. Returns KB_OK with m
+ * allocated for the case via kb_run_alloc). Every sample is kept, except where the backend
+ * reads the SM clock after it (sample_clock) and finds it under KB_TEL_MIN_CLOCK_FRACTION of
+ * its maximum: that sample is discarded and counted (nvbench's throttle rule); when only
+ * discarded samples remain at the timeout, KB_ERR_TIMEOUT. Returns KB_OK with m
  * filled, or the failing status (the case's error set in r); m is always safe to
  * kb_measurement_free. KB_ERR_INPUT when min_samples < 1 or max_samples (when set) <
  * min_samples. */

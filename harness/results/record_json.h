@@ -25,7 +25,9 @@
  *   timing {clock "cpu"|"gpu", timing_method (how the window was timed: "cuda events behind a
  *   blocking kernel", "cuda events (no blocking kernel: why)", ...), samples, median_us, mean_us, min_us, max_us, p10_us,
  *   p90_us, cv, noise, timed_out, l2 "cold"|"hot", flush_bytes, stop
- *   "noise"|"timeout"|"max_samples", samples_us [...]},
+ *   "noise"|"timeout"|"max_samples", discarded (samples dropped: the SM clock read after them
+ *   was under 75% of its maximum), sm_clock_min_mhz, sm_clock_max_mhz (over the kept
+ *   samples; null where no clock is read per sample), samples_us [...]},
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
  *   read + written unless the family's work model says more)}, derived {clock, tflops,
  *   gbps, ai, bound "compute"|"memory", roof_tflops, pct_roof, peak_tflops, peak_gbps,

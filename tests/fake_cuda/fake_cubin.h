@@ -38,9 +38,10 @@ typedef struct {
 /* Parse image (no size is passed to cuModuleLoadData: the ELF headers bound every read,
  * and a header that points past itself is refused). 0 on success; -1 when the image is not
  * a CUBIN of machine EM_CUDA (the caller answers CUDA_ERROR_INVALID_IMAGE). */
-int fake_cubin_parse(const void *image, fake_image *out);
+__attribute__((visibility("hidden"))) int fake_cubin_parse(const void *image, fake_image *out);
 
 /* The entry called name, or NULL. */
-const fake_entry *fake_cubin_entry(const fake_image *img, const char *name);
+__attribute__((visibility("hidden"))) const fake_entry *fake_cubin_entry(const fake_image *img,
+                                                                         const char *name);
 
 #endif

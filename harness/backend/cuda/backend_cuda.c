@@ -205,6 +205,9 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
         st = KB_ERR_OOM;
         goto fail;
     }
+    /* under MIG, cuDeviceGetUuid gives the instance's UUID, which NVML prints "MIG-..." */
+    if (kb_nvml_mig_enabled(x->nvml) && !strncmp(x->info.uuid, "GPU-", 4))
+        memcpy(x->info.uuid, "MIG-", 4);
     x->err[0] = 0;
     *out = x;
     return KB_OK;
@@ -510,6 +513,11 @@ static void cuda_telemetry(kb_backend_ctx *x, kb_telemetry *out)
     kb_nvml_read(x->nvml, out);
 }
 
+static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz)
+{
+    return kb_nvml_sm_clock(x->nvml, sm_mhz, sm_max_mhz);
+}
+
 const kb_backend kb_backend_cuda = {
     .name = "cuda",
     .caps = KB_CAP_GPU_TIMER | KB_CAP_ROOFLINE | KB_CAP_FULL_SPEED | KB_CAP_GRAPHS | KB_CAP_RESOURCES |
@@ -536,6 +544,7 @@ const kb_backend kb_backend_cuda = {
     .timer_stop = cuda_timer_stop,
     .telemetry = cuda_telemetry,
     .timing_method = kb_cuda_timing_method,
+    .sample_clock = cuda_sample_clock,
     .graph_begin = kb_cuda_graph_begin,
     .graph_end = kb_cuda_graph_end,
     .graph_launch = kb_cuda_graph_launch,
