@@ -62,6 +62,7 @@ const kb_measure_field kb_measure_fields[] = {
     FIELD("max_samples", 1, max_samples, 0, KB_MEASURE_MAX_SAMPLES_MAX, 0, "samples (0: no bound)"),
     FIELD("max_noise", 0, max_noise, 0, 1, 0, "(relative; 0.005 = 0.5%, 0 = sample to the timeout)"),
     FIELD("timeout_s", 0, timeout_s, 0, KB_MEASURE_TIMEOUT_MAX_S, 1, "s"),
+    FIELD("warmup_s", 0, warmup_s, 0, KB_MEASURE_WARMUP_MAX_S, 0, "s"),
 };
 #undef FIELD
 const int kb_measure_n_fields = (int)(sizeof kb_measure_fields / sizeof kb_measure_fields[0]);
@@ -103,6 +104,7 @@ kb_measure_settings kb_measure_resolve(const kb_measure_settings *s, const kb_me
         if (m.min_samples > KB_SLOW_MIN_SAMPLES_CAP) m.min_samples = KB_SLOW_MIN_SAMPLES_CAP;
         if (m.timeout_s > KB_SLOW_TIMEOUT_CAP_S) m.timeout_s = KB_SLOW_TIMEOUT_CAP_S;
         m.max_samples = KB_SLOW_MAX_SAMPLES;
+        if (m.warmup_s > KB_SLOW_WARMUP_CAP_S) m.warmup_s = KB_SLOW_WARMUP_CAP_S;
     }
     if (!o)
         return m;
@@ -389,7 +391,10 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, 
     }
     if (r->c->launch == KB_LAUNCH_GRAPH && (st = capture(r, state, &s.g)) != KB_OK)
         return st;
-    for (int i = 0; i < o->warmup && st == KB_OK; i++)
+    /* warm-up: `warmup` executions, and for at least warmup_s (clocks ramp up, caches and
+     * TLBs fill: a count alone under-warms a short kernel) */
+    double w0 = wall_s();
+    for (int i = 0; st == KB_OK && (i < o->warmup || wall_s() - w0 < o->warmup_s); i++)
         st = kb_interrupted() ? kb_run_fail(r, KB_ERR_INTERRUPTED, "interrupted during warm-up")
                               : execute_once(r, state, s.g);
     if (st == KB_OK && (st = be->sync(r->bx)) != KB_OK)

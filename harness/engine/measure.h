@@ -38,16 +38,18 @@ typedef struct {
     double max_noise;    /* stop once the relative standard error of the median is at most this */
     double timeout_s;    /* [s] stop sampling after this much wall time (min_samples permitting) */
     kb_l2_mode l2;       /* cold (default) or hot */
+    double warmup_s;     /* [s] warm up for at least this long as well as `warmup` executions */
 } kb_measure_settings;
 
-/* nvbench's defaults: 1 warm-up, 10 samples, 0.5% noise, 15 s, cold L2. */
-#define KB_MEASURE_DEFAULTS { 1, 10, 0, 0.005, 15.0, KB_L2_COLD }
+/* nvbench's defaults: 1 warm-up, 10 samples, 0.5% noise, 15 s, cold L2; no warm-up time. */
+#define KB_MEASURE_DEFAULTS { 1, 10, 0, 0.005, 15.0, KB_L2_COLD, 0.0 }
 
 /* On a backend without KB_CAP_FULL_SPEED (the emulator) CPU timings are not the point:
  * a case is measured briefly, within these caps (the command line may still ask more). */
 #define KB_SLOW_MIN_SAMPLES_CAP 3
 #define KB_SLOW_TIMEOUT_CAP_S 1.0
 #define KB_SLOW_MAX_SAMPLES 10
+#define KB_SLOW_WARMUP_CAP_S 0.1
 
 /* The documented ranges (kb_measure_fields holds them; the command line's overrides
  * take theirs from here too). */
@@ -55,6 +57,7 @@ typedef struct {
 #define KB_MEASURE_SAMPLES_MAX 1000000          /* min_samples */
 #define KB_MEASURE_MAX_SAMPLES_MAX 10000000     /* max_samples */
 #define KB_MEASURE_TIMEOUT_MAX_S 86400.0
+#define KB_MEASURE_WARMUP_MAX_S 600.0          /* warmup_s */
 
 /* The numeric settings as a table: suite key, where it lives, and its documented range
  * [min, max] (min_open: min itself is refused). The suite loader and the command line
