@@ -101,19 +101,19 @@ static void test_arch_it_cannot_run_exits_2(void)
 static void test_arch_it_can_run_is_compiled_for(void)
 {
     const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "cuda", "--arch", "sm_86",
-                        "--filter", "naive(form=erf,BLOCK=256)/fp32/31/pad0/eager", "--max-samples", "1",
+                        "--filter", "/fp32/31/pad0/eager", "--max-samples", "1",
                         "--out", out, NULL };
     run_fake("13000", "89", a); /* the fake's kernels do nothing: the case is "wrong", not the point */
     CHECK(log_has("sm_89, compiled for sm_86"));
     json_t **recs = NULL;
     size_t n = 0;
-    CHECK(kb_record_load(out, &recs, &n, NULL) == KB_OK && n == 1);
-    if (n == 1) {
-        json_t *d = json_object_get(recs[0], "device");
+    CHECK(kb_record_load(out, &recs, &n, NULL) == KB_OK && n >= 1);
+    for (size_t i = 0; i < n; i++) {
+        json_t *d = json_object_get(recs[i], "device");
         CHECK(json_integer_value(json_object_get(d, "sm")) == 89);
         CHECK(json_integer_value(json_object_get(d, "target_sm")) == 86);
         CHECK(json_integer_value(json_object_get(d, "driver_version")) == 13000);
-        CHECK(strcmp(json_string_value(json_object_get(recs[0], "status")), "compile_error") != 0);
+        CHECK(strcmp(json_string_value(json_object_get(recs[i], "status")), "compile_error") != 0);
     }
     kb_record_free_all(recs, n);
 }

@@ -13,7 +13,7 @@ kb_status kb_st_side_open(kb_st_side *s, const char *name, const char *cache_dir
 {
     memset(s, 0, sizeof *s);
     s->floor_us = NAN;
-    kb_backend_opts bo = { cache_dir, device_index, 0, 0 };
+    kb_backend_opts bo = { .cache_dir = cache_dir, .device_index = device_index };
     kb_status st = kb_backend_open(name, &bo, &s->be, &s->bx, err, n);
     if (st != KB_OK) {
         s->bx = NULL;

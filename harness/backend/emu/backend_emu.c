@@ -11,6 +11,7 @@
 #include "backend/emu/emu_host.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,9 @@ struct kb_backend_ctx {
     struct timespec t0;
     kb_graph *capture;                /* non-NULL between graph_begin and graph_end */
     int ffi_only;                     /* KBENCH_EMU_FFI=1: every call through libffi */
+    kb_emu_schedule schedule;         /* --emu-schedule */
+    uint64_t seed;
+    unsigned checks;                  /* KB_EMU_CHECK_* built into the modules */
     unsigned char *spare[EMU_SPARES]; /* freed blocks >= EMU_SPARE_MIN_BYTES (header included) */
     char err[1024];
 };
@@ -81,6 +85,15 @@ static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *
         x->n_workers = 1;
     const char *ffi = getenv("KBENCH_EMU_FFI");
     x->ffi_only = ffi && strcmp(ffi, "1") == 0;
+    if (kb_emu_parse_schedule(o ? o->emu_schedule : NULL, &x->schedule, &x->seed) != 0) {
+        snprintf(err, errlen, "emu: unknown schedule '%s' (lockstep, warp-ahead, random or random:SEED)",
+                 o->emu_schedule);
+        kb_emu_cxx_free(&x->cxx);
+        free(x);
+        return KB_ERR_INPUT;
+    }
+    x->checks = o ? o->emu_checks : 0;
+    kb_emu_cxx_set_checks(&x->cxx, x->checks);
     *out = x;
     return KB_OK;
 }
@@ -291,6 +304,7 @@ static kb_status launch_now(kb_backend_ctx *x, kb_module *m, const char *entry, 
         st = kb_emu_exec_create(x->n_workers, x->sm, x->shmem_limit_bytes, &x->exec, err, sizeof err);
         if (st != KB_OK)
             return fail(x, st, "%s", err);
+        kb_emu_exec_settings(x->exec, x->schedule, x->seed, x->checks);
     }
     kb_emu_launch l = {
         .cif = &cif,
