@@ -3,6 +3,7 @@
  * cli/<command>.{c,h} with a kb_command, and one row below. */
 #include "cli/compile.h"
 #include "cli/devices.h"
+#include "cli/estimate.h"
 #include "cli/list.h"
 #include "cli/opts.h"
 #include "cli/report_cmd.h"
@@ -15,6 +16,7 @@
 static const kb_command *const commands[] = {
     &kb_command_run, &kb_command_list, &kb_command_devices, &kb_command_compile,
     &kb_command_report, &kb_command_query, &kb_command_compare,
+    &kb_command_estimate,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
