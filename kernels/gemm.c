@@ -202,6 +202,11 @@ static void gemm_defines(const kb_case *c, kb_sb *out)
 {
     /* one kernel per module: only the case's variant is compiled (and static_asserted) */
     kb_sb_printf(out, "GEMM_VARIANT=%d\n", c->variant);
+    if (c->variant == V_MMA) {   /* rows 16-byte aligned: cp.async; otherwise register staging */
+        gemm_geo g = geo_of(c);
+        kb_sb_printf(out, "GEMM_ASYNC_A=%d\nGEMM_ASYNC_B=%d\n", g.lda * (int64_t)g.esz % 16 == 0,
+                     g.ldb * (int64_t)g.esz % 16 == 0);
+    }
 }
 
 static kb_work gemm_work(const kb_case *c)

@@ -95,24 +95,40 @@ static void naive(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb
     t->warp_insts = mnk / 32.0 * 5.0;                  /* per k: 2 loads, 1 FMA, 2 address */
     t->l2_bytes = mnk * (d->esz + 1.0) + cd_bytes(d);  /* B: esz per lane; A: one 32 B sector per warp */
     t->dram_bytes = operand_dram(d, 8, 32, g) + cd_bytes(d);
+    t->write_bytes = (double)d->m * d->n * d->osz;
     t->inflight_bytes = 2.0 * d->esz;                  /* one k step's two loads */
     (void)c;
 }
 
-/* Instructions one warp issues per k-tile of the mma variant. */
+/* 16-byte chunks of one k-tile's A and B tiles each thread copies. */
+static int64_t mma_chunks_per_thread(const kb_case *c, const dims_t *d)
+{
+    const int64_t *p = c->params;
+    int64_t t = kb_gemm_threads(c);
+    return cdiv(p[P_BM] * p[P_BK] * d->esz / 16, t) + cdiv(p[P_BN] * p[P_BK] * d->esz / 16, t);
+}
+
+static int mma_k_steps(const kb_case *c, const dims_t *d)
+{
+    int mk = c->dtype == KB_DT_TF32 ? 8 : d->esz == 2 ? 16 : 32;
+    return (int)(c->params[P_BK] / mk);
+}
+
+/* Instructions one warp issues per k-tile of the mma variant. Copies: cp.async, 4 per
+ * chunk; register staging (rows not 16-byte aligned), per chunk one load, a shift-or and
+ * a predicate per element, one shared store and 5 of addressing. */
 static double mma_warp_insts(const kb_case *c, const dims_t *d, int sm, int async)
 {
     const int64_t *p = c->params;
-    int mk = c->dtype == KB_DT_TF32 ? 8 : d->esz == 2 ? 16 : 32;
-    double mt = (double)(p[P_WM] / 16), ntl = (double)(p[P_WN] / 8), steps = (double)(p[P_BK] / mk);
+    double mt = (double)(p[P_WM] / 16), ntl = (double)(p[P_WN] / 8), steps = mma_k_steps(c, d);
     int widened = is_fp8(c->dtype) && sm >= 90;
     double gather = d->esz == 4 ? 4 : 16;              /* scalar shared loads per fragment without ldmatrix */
     double a_ld = !d->a_t || d->esz == 2 ? mt : mt * gather;
     double b_ld = d->b_t || d->esz == 2 ? ntl / 2 : ntl / 2 * gather;
     double cvt = c->dtype == KB_DT_TF32 ? mt * 4 + ntl * 2 : widened ? mt * 8 + ntl * 4 : 0;
     double step = mt * ntl * (widened ? 2 : 1) + a_ld + b_ld + cvt;
-    double threads = (double)kb_gemm_threads(c), elems = (double)(p[P_BM] + p[P_BN]) * p[P_BK];
-    double copy = async ? elems * d->esz / 16.0 / threads * 4.0 : elems / threads * 4.0;
+    double chunks = (double)mma_chunks_per_thread(c, d), per_elem = 16.0 / d->esz;
+    double copy = async ? chunks * 4.0 : chunks * (3.0 * per_elem + 6.0);
     return steps * step + copy + 12.0;                 /* + wait, barrier, commit, loop */
 }
 
@@ -121,7 +137,7 @@ static void mma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_t
     const int64_t *p = c->params;
     int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], kt = cdiv(d->k, bk);
     double warps = (double)(kb_gemm_threads(c) / 32);
-    int async = d->lda * d->esz % 16 == 0 && d->ldb * d->esz % 16 == 0;  /* gemm.cu a_async, b_async */
+    int async = d->lda * d->esz % 16 == 0 && d->ldb * d->esz % 16 == 0;  /* gemm.c GEMM_ASYNC_A/B */
     t->blocks = cdiv(d->m, bm) * cdiv(d->n, bn);
     t->threads = (int)kb_gemm_threads(c);
     t->dyn_smem_bytes = kb_gemm_mma_smem_bytes(c);
@@ -132,9 +148,10 @@ static void mma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_t
     t->smem_bytes = tiles * (tile_bytes + warps * (double)(p[P_WM] + p[P_WN]) * bk * d->esz);
     t->l2_bytes = tiles * tile_bytes + cd_bytes(d);
     t->dram_bytes = operand_dram(d, bm, bn, g) + cd_bytes(d);
-    /* async: STAGES-1 tiles of 16-byte chunks ahead; otherwise one element, stored at once */
-    t->inflight_bytes = async ? (double)(p[P_STAGES] - 1) * cdiv((bm + bn) * bk * d->esz / 16, t->threads) * 16.0
-                              : (double)d->esz;
+    t->write_bytes = (double)d->m * d->n * d->osz;
+    /* cp.async: STAGES-1 tiles of chunks ahead; register staging: one tile */
+    double chunks = (double)mma_chunks_per_thread(c, d);
+    t->inflight_bytes = async ? (double)(p[P_STAGES] - 1) * chunks * 16.0 : chunks * 16.0;
 }
 
 static void smem(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_traffic *t)
@@ -152,6 +169,7 @@ static void smem(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_
     t->smem_bytes = tiles * (elems * 4.0 + (double)t->threads * bk * (tm + tn) * 4.0);
     t->l2_bytes = tiles * elems * d->esz + cd_bytes(d);
     t->dram_bytes = operand_dram(d, bm, bn, g) + cd_bytes(d);
+    t->write_bytes = (double)d->m * d->n * d->osz;
     t->inflight_bytes = elems * d->esz / t->threads;   /* the tile's loads, all issued before the barrier */
 }
 

@@ -1,6 +1,6 @@
 /* test_estimate_cli.c - `kbench estimate` end to end: every line it prints says
- * "estimate", one row per selected case with its limiting roof, pad 1's GEMM far
- * slower than pad 0's, and its command-line errors (exit 2). Needs NVRTC, no GPU. */
+ * "estimate", one row per selected case with its limiting roof, pad 1's GEMM within 0.8x
+ * of pad 0's, and its command-line errors (exit 2). Needs NVRTC, no GPU. */
 #include "check.h"
 #include "spawn.h"
 
@@ -42,8 +42,9 @@ static void test_rows(void)
     CHECK(lines >= 4 && rows == 2);   /* pad 0 and pad 1 */
     char lim0[32] = "", lim1[32] = "";
     double us0 = est_of(out, GEMM_128 "pad0/eager", lim0), us1 = est_of(out, GEMM_128 "pad1/eager", lim1);
-    CHECK(us0 > 0 && us1 > 10 * us0);
-    CHECK(strcmp(lim1, "latency") == 0);
+    /* pad 1's register-staged mainloop: within 0.8x of pad 0 (it was 54x slower) */
+    CHECK(us0 > 0 && us1 > 0 && us0 / us1 >= 0.8);
+    CHECK(strcmp(lim0, "l2") == 0 && lim1[0] != 0);
     free(out);
 }
 

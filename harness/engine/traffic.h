@@ -25,6 +25,7 @@ typedef struct {
     double smem_bytes;         /* [bytes] shared memory read + written */
     double l2_bytes;           /* [bytes] requested from L2 by every block (global loads + stores) */
     double dram_bytes;         /* [bytes] to and from DRAM: compulsory + re-reads the L2 cannot hold */
+    double write_bytes;        /* [bytes] of dram_bytes that are stores (they hold no load's slot) */
     double inflight_bytes;     /* [bytes] global loads one thread keeps in flight (latency bound) */
 } kb_traffic;
 

@@ -67,6 +67,7 @@ static kb_traffic work_only(const kb_family *f, const kb_case *c, const kb_est_t
     double bytes = w.bytes_read + w.bytes_written;
     t.dram_bytes = w.bytes_moved > bytes ? w.bytes_moved : bytes;
     t.l2_bytes = t.dram_bytes;
+    t.write_bytes = w.bytes_written;
     return t;
 }
 
@@ -80,11 +81,12 @@ static void roofs(const kb_traffic *t, kb_dtype path, const kb_est_target *x, kb
     e->roof_us[KB_ROOF_SMEM] = at_rate(t->smem_bytes, sms * a->smem_bytes_clk * clk);
     e->roof_us[KB_ROOF_L2] = at_rate(t->l2_bytes, a->l2_bytes_clk * clk);
     e->roof_us[KB_ROOF_DRAM] = at_rate(t->dram_bytes, kb_peaks_gbps(x->peaks, NULL) * 1e9);
-    /* Little's law: every byte holds its in-flight slot for its latency */
+    /* Little's law: every byte loaded holds its in-flight slot for its latency (stores do not) */
     int64_t resident = (int64_t)e->occ.blocks * x->gpu->sms;
     double threads = (double)(t->blocks < resident ? t->blocks : resident) * t->threads;
     double hits = t->l2_bytes > t->dram_bytes ? t->l2_bytes - t->dram_bytes : 0;
-    double byte_ns = hits * a->l2_latency_ns + t->dram_bytes * a->dram_latency_ns;
+    double misses = t->dram_bytes > t->write_bytes ? t->dram_bytes - t->write_bytes : 0;
+    double byte_ns = hits * a->l2_latency_ns + misses * a->dram_latency_ns;
     e->roof_us[KB_ROOF_LATENCY] = t->inflight_bytes > 0 ? byte_ns * 1e-3 / (threads * t->inflight_bytes) : 0;
 }
 
