@@ -404,8 +404,9 @@ __device__ __forceinline__ void mma_load_tile(KB_T *s, const KB_T *g, int ld, in
 
 /* Rows that are not 16-byte aligned (pad 1, odd K ...; GEMM_ASYNC_A/B=0 from gemm.c):
  * register staging. A thread owns the same 16-byte chunks of the tile as with cp.async
- * (chunk c = thread + i x MMA_THREADS), loads each element by element - predicated, zero
- * outside the matrix, one address per chunk with immediate offsets - into a uint4 before
+ * (chunk c = thread + i x MMA_THREADS), loads it - as the aligned 32-bit words around it,
+ * shifted into place, where those lie inside the row; else element by element, predicated,
+ * zero outside the matrix - into a uint4 before
  * the warps compute a k-step, and stores it to shared memory with one 16-byte store after,
  * so the global latency hides behind mma work as it does with cp.async. */
 template <int ROWS, int LEN> struct mma_regs {
@@ -432,10 +433,25 @@ __device__ __forceinline__ uint4 mma_fetch_chunk(const KB_T *g, int ld, int rows
     uint32_t w[4] = { 0, 0, 0, 0 };
     if ((R::CHUNKS % MMA_THREADS == 0 || c < R::CHUNKS) && r < rows) {
         const KB_T *p = g + (long long)r * ld + j;
+        const uintptr_t at = (uintptr_t)p, lo = at & ~(uintptr_t)3, sh = (at - lo) * 8;
+        if (ESZ < 4 && j + CHUNK <= cols && ((at + 16 + 3) & ~(uintptr_t)3) <= (uintptr_t)(p - j + cols)) {
+            /* 8/16-bit elements, the chunk inside the row, and the 4-byte words around it
+             * too: 4 or 5 aligned 32-bit loads funnel-shifted into place (16 or 8 loads
+             * otherwise) */
+            const uint32_t *q = reinterpret_cast<const uint32_t *>(lo);
+            uint32_t x[5];
 #pragma unroll
-        for (int e = 0; e < CHUNK; e++)
-            if (j + e < cols)
-                w[e * ESZ / 4] |= gbits(p, e) << (8 * (e * ESZ % 4));
+            for (int k = 0; k < 5; k++)
+                x[k] = k < 4 || sh ? q[k] : 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                w[k] = sh ? (x[k] >> sh) | (x[k + 1] << (32 - sh)) : x[k];
+        } else {
+#pragma unroll
+            for (int e = 0; e < CHUNK; e++)
+                if (j + e < cols)
+                    w[e * ESZ / 4] |= gbits(p, e) << (8 * (e * ESZ % 4));
+        }
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
 }

@@ -115,8 +115,9 @@ static int mma_k_steps(const kb_case *c, const dims_t *d)
 }
 
 /* Instructions one warp issues per k-tile of the mma variant. Copies: cp.async, 4 per
- * chunk; register staging (rows not 16-byte aligned), per chunk one load, a shift-or and
- * a predicate per element, one shared store and 5 of addressing. */
+ * chunk; register staging (rows not 16-byte aligned), per chunk: 8/16-bit elements, 5
+ * aligned word loads, 12 shifts and ors, a shared store and 6 of addressing and checks
+ * (24); 32-bit elements, a load, a shift-or and a predicate each, a store and 6 (18). */
 static double mma_warp_insts(const kb_case *c, const dims_t *d, int sm, int async)
 {
     const int64_t *p = c->params;
@@ -127,8 +128,8 @@ static double mma_warp_insts(const kb_case *c, const dims_t *d, int sm, int asyn
     double b_ld = d->b_t || d->esz == 2 ? ntl / 2 : ntl / 2 * gather;
     double cvt = c->dtype == KB_DT_TF32 ? mt * 4 + ntl * 2 : widened ? mt * 8 + ntl * 4 : 0;
     double step = mt * ntl * (widened ? 2 : 1) + a_ld + b_ld + cvt;
-    double chunks = (double)mma_chunks_per_thread(c, d), per_elem = 16.0 / d->esz;
-    double copy = async ? chunks * 4.0 : chunks * (3.0 * per_elem + 6.0);
+    double chunks = (double)mma_chunks_per_thread(c, d);
+    double copy = async ? chunks * 4.0 : chunks * (d->esz < 4 ? 24.0 : 18.0);
     return steps * step + copy + 12.0;                 /* + wait, barrier, commit, loop */
 }
 
