@@ -138,6 +138,30 @@ static void test_stream_by_hand(void)
     CHECK(e.roof_us[KB_ROOF_TENSOR] == 0 && e.roof_us[KB_ROOF_SMEM] == 0);
 }
 
+/* attention/mma causal bf16 1x32x2048x128, BQ=BKV=32, on h100-sxm: 64 query tiles per head
+ * visit 1 + 2 + ... + 64 = 2080 K/V tiles of 2 x 32 x 128 x 2 bytes; Q read and O written once. */
+static void test_attention_by_hand(void)
+{
+    load_target("h100-sxm");
+    int fam = kb_family_find("attention");
+    const kb_family *f = kb_families[fam];
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.family = fam, c.variant = kb_family_variant_find(f, "mma"), c.dtype = KB_DT_BF16, c.shape_name = -1;
+    for (int p = 0; p < f->n_params; p++)
+        c.params[p] = f->params[p].def;
+    c.params[kb_family_param_find(f, "causal")] = 1;
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 128;
+    kb_estimate e;
+    char why[256] = "";
+    CHECK_MSG(kb_estimate_case(f, &c, 90, 96, 0, KB_DT_BF16, &target, &e, why, sizeof why) == 0, "%s", why);
+    double tiles = 32.0 * 2080, su = 2048.0 / (132 * 16);   /* 2048 blocks, 16 on the busiest SM */
+    CHECK(e.modelled && near(e.sm_use, su, 1e-9));
+    CHECK(near(e.roof_us[KB_ROOF_L2], (tiles * 16384 + 2.0 * 32 * 2048 * 128 * 2) / (5120 * 1.98e9) * 1e6, 1e-9));
+    CHECK(near(e.roof_us[KB_ROOF_TENSOR], tiles * 2 * 2 * 32 * 32 * 128 / (989.4e12 * su) * 1e6, 1e-9));
+    CHECK(near(e.roof_us[KB_ROOF_SMEM], tiles * 16384 * 3 / (132 * su * 128 * 1.98e9) * 1e6, 1e-9));  /* 2 warps */
+}
+
 /* A family without a traffic hook (here cuBLASLt, whose kernels are its own): compulsory
  * bytes at the DRAM roof and the flops at the dtype's rate, one block per SM. */
 static void test_work_only(void)
@@ -179,6 +203,7 @@ int main(void)
     RUN(test_gemm_by_hand);
     RUN(test_gemm_pad1);
     RUN(test_stream_by_hand);
+    RUN(test_attention_by_hand);
     RUN(test_work_only);
     RUN(test_gpu_table);
     TEST_MAIN_END();
