@@ -68,7 +68,8 @@ static int estimate_case(void *user, const kb_walk_item *it)
     kb_resources r;
     if (b->status != KB_OK || x->be->build_resources(b->log, entry, &r) != 0) {
         x->n_err++;
-        printf("%-8s %-72s %-8s %s\n", "estimate", it->id, "compile_error", b->status != KB_OK ? b->log : entry);
+        printf("%-8s %-72s %-8s %s\n", "estimate", it->id, "compile_error",
+               b->status != KB_OK ? "no estimate (kbench compile shows the log)" : "no resource report for its entry");
         return 0;
     }
     kb_path p;
