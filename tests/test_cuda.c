@@ -368,7 +368,6 @@ static void test_sticky_fault_stops_the_run(void)
     free(text);
     unlink(out);
     unlink(log);
-    unlink(lib);
     rmdir(dir);
 }
 
