@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { V_NAIVE, V_FUSED, V_MMA, V_CUDNN };
 enum { P_CAUSAL, P_BLOCK, P_BQ, P_BKV, P_KC, P_TPR, P_RQ };
@@ -506,6 +507,52 @@ static int attn_path(const kb_case *c, int sm, kb_path *out)
     return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, 0) : kb_path_set(out, "fma", KB_DT_FP32, 0);
 }
 
+/* ---- estimate (kbench estimate, docs/estimate.md) ---- */
+
+/* K/V tiles all blocks of one head visit: every tile (or, causal, those up to the diagonal). */
+static double kv_tiles_per_head(const kb_case *c)
+{
+    int64_t s = c->dims[D_S], bq = c->params[P_BQ], bkv = c->params[P_BKV], n = 0;
+    for (int64_t q0 = 0; q0 < s; q0 += bq) {
+        int64_t keys = c->params[P_CAUSAL] == CAUSAL_YES ? (q0 + bq < s ? q0 + bq : s) : s;
+        n += (keys + bkv - 1) / bkv;
+    }
+    return (double)n;
+}
+
+/* fused and mma: per K/V tile and block, both products over whole tiles, K and V from L2
+ * and through shared memory (written once, read by every warp of mma, by every thread's
+ * slice of fused), softmax on the FP32 pipe; one K/V tile in flight (double buffer). */
+static int attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
+{
+    if (c->variant == V_NAIVE || c->variant == V_CUDNN)
+        return 0;   /* naive's three launches and cuDNN's kernels: the work model only */
+    double bh = (double)(c->dims[D_B] * c->dims[D_H]), s = (double)c->dims[D_S], d = (double)c->dims[D_D];
+    double bq = (double)c->params[P_BQ], bkv = (double)c->params[P_BKV], esz = (double)kb_dtype_size(c->dtype);
+    int mma = c->variant == V_MMA;
+    double tiles = bh * kv_tiles_per_head(c), kv_bytes = 2.0 * bkv * d * esz;
+    memset(t, 0, sizeof *t);
+    t->blocks = (int64_t)(bh * ceil(s / bq));
+    t->threads = mma ? (int)(bq / 16 * 32) : (int)(bq / (double)c->params[P_RQ] * (double)c->params[P_TPR]);
+    t->dyn_smem_bytes = shmem_bytes(c);
+    t->launches = 1;
+    double products = tiles * 2.0 * (2.0 * bq * bkv * d), warps = t->threads / 32.0;
+    if (mma)
+        t->mma_flops = products;
+    t->simt_flops = (mma ? 0.0 : products) + tiles * bq * bkv * 6.0;   /* scale, max, sub, exp, add, mask */
+    double stored = mma ? kv_bytes : 2.0 * bkv * d * 4.0;              /* fused keeps fp32 tiles */
+    t->smem_bytes = tiles * stored * (1.0 + (mma ? warps : (double)c->params[P_TPR] * t->threads / bq));
+    t->l2_bytes = tiles * kv_bytes + 2.0 * bh * s * d * esz;
+    t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */
+    t->write_bytes = bh * s * d * esz;
+    double per_tile = mma ? (bkv / 8 * d / 16 + d / 8 * bkv / 16) + 2 * bkv * d / 256 + 3 * bkv + 20
+                          : products / tiles / 2 / t->threads + 2 * bkv * d / t->threads + 20;
+    t->warp_insts = tiles * warps * per_tile;
+    t->inflight_bytes = kv_bytes / t->threads;
+    (void)g;
+    return 1;
+}
+
 const kb_family kb_family_attention = {
     .name = "attention",
     .source = "attention.cu",
@@ -522,4 +569,5 @@ const kb_family kb_family_attention = {
     .check = attn_check,
     .teardown = attn_teardown,
     .path = attn_path,
+    .traffic = attn_traffic,
 };

@@ -10,6 +10,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "stream_model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +224,17 @@ static void embedding_teardown(kb_run *r, void *state)
     embedding_free_state(state);
 }
 
+/* estimate: scalar one element per thread, vec one row per warp in 16-byte accesses */
+static int embedding_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
+{
+    int64_t tokens = c->dims[D_TOKENS], dim = c->dims[D_DIM], block = c->params[P_BLOCK];
+    int64_t blocks = c->variant == V_VEC ? (tokens + block / 32 - 1) / (block / 32) : (tokens * dim + block - 1) / block;
+    kb_stream_shape s = { blocks > GRID_CAP ? GRID_CAP : blocks, (int)block, 0,
+                          c->variant == V_VEC ? 16.0 : (double)kb_dtype_size(c->dtype), KB_STREAM_UNROLL };
+    (void)g;
+    return kb_stream_traffic(kb_families[c->family], c, &s, t);
+}
+
 const kb_family kb_family_embedding = {
     .name = "embedding",
     .source = "embedding.cu",
@@ -237,4 +249,5 @@ const kb_family kb_family_embedding = {
     .enqueue = embedding_enqueue,
     .check = embedding_check,
     .teardown = embedding_teardown,
+    .traffic = embedding_traffic,
 };

@@ -18,7 +18,8 @@
  *                     alignment and a scalar tail finishes it; when the source and the
  *                     destination rows are misaligned differently (ld * sizeof(KB_T) not
  *                     a multiple of 16) that row is copied with scalar accesses, so every
- *                     dim and pad is correct rather than skipped.
+ *                     dim and pad is correct rather than skipped. The 128-bit copy is
+ *                     a plain uint4 assignment: one ld.global.v4 and one st.global.v4.
  *
  * Defines (from the harness): KB_T storage type, BLOCK threads per block.
  */
@@ -71,8 +72,12 @@ embedding_vec(const int *__restrict__ ids, const KB_T *__restrict__ table, KB_T 
         for (long long i = lane; i < head; i += 32)
             dst[i] = src[i];
         long long nvec = (dim - head) / VEC;
+        /* a plain uint4 copy: one 128-bit load and one 128-bit store (kb_vec's copy through
+         * memcpy made ptxas split every store into four st.global.u32, tests/test_ptx.c) */
+        const uint4 *s4 = reinterpret_cast<const uint4 *>(src + head);
+        uint4 *d4 = reinterpret_cast<uint4 *>(dst + head);
         for (long long v = lane; v < nvec; v += 32)
-            kb_store_vec<VEC>(dst + head + v * VEC, kb_load_vec<VEC>(src + head + v * VEC));
+            d4[v] = s4[v];
         for (long long i = head + nvec * VEC + lane; i < dim; i += 32)
             dst[i] = src[i];
     }

@@ -3,6 +3,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "stream_model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -200,6 +201,18 @@ static void gelu_teardown(kb_run *r, void *state)
     free(s);
 }
 
+/* estimate: one element (naive) or one VEC vector (vec) per thread, grid as enqueue's */
+static int gelu_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
+{
+    int64_t per = c->variant == V_VEC ? c->params[P_VEC] : 1, block = c->params[P_BLOCK];
+    int64_t blocks = ((c->dims[0] + per - 1) / per + block - 1) / block;
+    if (c->variant == V_VEC && blocks > 65535LL * 16)
+        blocks = 65535LL * 16;
+    kb_stream_shape s = { blocks, (int)block, 0, (double)(per * (int64_t)kb_dtype_size(c->dtype)), 1.0 };
+    (void)g;
+    return kb_stream_traffic(kb_families[c->family], c, &s, t);
+}
+
 const kb_family kb_family_gelu = {
     .name = "gelu",
     .source = "gelu.cu",
@@ -214,4 +227,5 @@ const kb_family kb_family_gelu = {
     .enqueue = gelu_enqueue,
     .check = gelu_check,
     .teardown = gelu_teardown,
+    .traffic = gelu_traffic,
 };

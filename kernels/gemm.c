@@ -9,17 +9,14 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "gemm_model.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };
-enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET, P_COUNT };
 enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
-enum { L_NN, L_NT, L_TN, L_TT };
 
 #define ALL_DTYPES ((1u << KB_DT_COUNT) - 1u)
 #define SMEM_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
@@ -102,26 +99,6 @@ static int mma_k_of(kb_dtype d)
     return d == KB_DT_TF32 ? 8 : d == KB_DT_FP16 || d == KB_DT_BF16 ? 16 : 32;
 }
 
-/* Dynamic shared memory of the mma variant [bytes]; must match A_STAGE/B_STAGE in gemm.cu. */
-static int64_t mma_smem_bytes(const kb_case *c)
-{
-    gemm_geo g = geo_of(c);
-    int64_t chunk = 16 / (int64_t)g.esz, bm = c->params[P_BM], bn = c->params[P_BN], bk = c->params[P_BK];
-    int64_t a = g.a_t ? bk * (bm + chunk) : bm * (bk + chunk);
-    int64_t b = g.b_t ? bn * (bk + chunk) : bk * (bn + chunk);
-    return c->params[P_STAGES] * (a + b) * (int64_t)g.esz;
-}
-
-static int64_t threads_of(const kb_case *c)
-{
-    const int64_t *p = c->params;
-    if (c->variant == V_SMEM)
-        return (p[P_BM] / p[P_TM]) * (p[P_BN] / p[P_TN]);
-    if (c->variant == V_MMA)
-        return (p[P_BM] / p[P_WM]) * (p[P_BN] / p[P_WN]) * 32;
-    return 256;
-}
-
 #define REFUSE(...) do { snprintf(why, n, __VA_ARGS__); return 0; } while (0)
 
 static int valid_smem(const kb_case *c, char *why, size_t n)
@@ -131,7 +108,7 @@ static int valid_smem(const kb_case *c, char *why, size_t n)
     if (tm < 1 || tn < 1 || bm % tm || bn % tn)
         REFUSE("BM=%lld, BN=%lld must be multiples of TM=%lld, TN=%lld", (long long)bm, (long long)bn, (long long)tm,
                (long long)tn);
-    int64_t thr = threads_of(c);
+    int64_t thr = kb_gemm_threads(c);
     if (thr % 32 || thr > 1024)
         REFUSE("(BM/TM)*(BN/TN) = %lld threads: must be a multiple of 32, at most 1024", (long long)thr);
     if (tm * tn > 128)
@@ -159,15 +136,15 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
         REFUSE("BN=%lld is not a multiple of WN=%lld", (long long)bn, (long long)wn);
     if (bk < mk || bk % mk)
         REFUSE("BK=%lld is not a multiple of the %s mma depth %d", (long long)bk, kb_dtype_name(c->dtype), mk);
-    if (threads_of(c) > 1024)
-        REFUSE("(BM/WM)*(BN/WN) = %lld warps exceed 1024 threads", (long long)(threads_of(c) / 32));
+    if (kb_gemm_threads(c) > 1024)
+        REFUSE("(BM/WM)*(BN/WN) = %lld warps exceed 1024 threads", (long long)(kb_gemm_threads(c) / 32));
     if (st < 2 || st > 8)
         REFUSE("STAGES=%lld: the pipeline needs 2 to 8 stages", (long long)st);
     int64_t acc = wm / 16 * (wn / 8) * 4;
     if (acc > 128)
         REFUSE("warp tile %lldx%lld holds %lld accumulators per thread: more than 128 registers of them would spill",
                (long long)wm, (long long)wn, (long long)acc);
-    int64_t smem = mma_smem_bytes(c);
+    int64_t smem = kb_gemm_mma_smem_bytes(c);
     if (t->max_shmem_per_block > 0 && smem > t->max_shmem_per_block)
         REFUSE("STAGES*(A+B tiles) = %lld bytes of shared memory; sm_%d allows %d per block", (long long)smem, t->sm,
                t->max_shmem_per_block);
@@ -225,6 +202,11 @@ static void gemm_defines(const kb_case *c, kb_sb *out)
 {
     /* one kernel per module: only the case's variant is compiled (and static_asserted) */
     kb_sb_printf(out, "GEMM_VARIANT=%d\n", c->variant);
+    if (c->variant == V_MMA) {   /* rows 16-byte aligned: cp.async; otherwise register staging */
+        gemm_geo g = geo_of(c);
+        kb_sb_printf(out, "GEMM_ASYNC_A=%d\nGEMM_ASYNC_B=%d\n", g.lda * (int64_t)g.esz % 16 == 0,
+                     g.ldb * (int64_t)g.esz % 16 == 0);
+    }
 }
 
 static kb_work gemm_work(const kb_case *c)
@@ -492,19 +474,9 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
     const kb_case *c = r->c;
     gemm_state *s = state;
     const gemm_geo *g = &s->g;
-    kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
     if (c->variant == V_CUBLASLT)
         return kb_run_vendor_run(r, s->plan);
-    if (c->variant == V_NAIVE) {
-        geom.block[0] = 32, geom.block[1] = 8;
-        geom.grid[0] = (unsigned)((g->n + 31) / 32), geom.grid[1] = (unsigned)((g->m + 7) / 8);
-    } else {
-        int64_t bm = c->params[P_BM], bn = c->params[P_BN];
-        geom.block[0] = (unsigned)threads_of(c);
-        geom.grid[0] = (unsigned)((g->n + bn - 1) / bn), geom.grid[1] = (unsigned)((g->m + bm - 1) / bm);
-        if (c->variant == V_MMA)
-            geom.shmem_bytes = (size_t)mma_smem_bytes(c);
-    }
+    kb_geom geom = kb_gemm_geom(c);
     kb_arg args[] = {
         kb_arg_ptr(s->d_a), kb_arg_ptr(s->d_b), kb_arg_ptr(s->d_c), kb_arg_ptr(s->d_d),
         kb_arg_i32((int32_t)g->m), kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->k),
@@ -606,4 +578,5 @@ const kb_family kb_family_gemm = {
     .check = gemm_check,
     .teardown = gemm_teardown,
     .path = gemm_path,
+    .traffic = kb_gemm_traffic,
 };

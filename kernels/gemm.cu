@@ -36,13 +36,17 @@
  *               elements have no transposing ldmatrix and are gathered with scalar
  *               shared loads: for tf32, int8 and fp8, "nt" is the fast layout.
  *               cp.async needs 16-byte aligned rows; when lda/ldb * element size is not
- *               a multiple of 16 (pad 1, odd K...) tiles are copied element by element
- *               instead, synchronously - correct on every shape, slower.
+ *               a multiple of 16 (pad 1, odd K...; GEMM_ASYNC_A/B=0 from gemm.c) the tile
+ *               k+STAGES-1 is register-staged instead: each thread loads its 16-byte
+ *               chunks of it element by element (predicated) before the warps compute
+ *               tile k, and stores them with 16-byte shared stores, a piece after each
+ *               k-step, so the loads are in flight behind a k-tile of mma work as the
+ *               cp.async ones are (before: every element a synchronous load and store).
  * Edges: every variant predicates loads (zero fill) and stores, so M, N, K need not be
  * multiples of any tile.
  *
  * Defines (from the harness): KB_T, KB_DTYPE_<X>, LAYOUT (+ LAYOUT_NN..TT), BM, BN, BK,
- * TM, TN (smem), WM, WN, STAGES (mma); GEMM_VARIANT (gemm.c) selects the one kernel a
+ * TM, TN (smem), WM, WN, STAGES, GEMM_ASYNC_A, GEMM_ASYNC_B (mma; default 1); GEMM_VARIANT (gemm.c) selects the one kernel a
  * module holds, so only its tile constraints (static_asserts) apply; without it every
  * variant is compiled. BROKEN_NO_SYNC=1 (tests only) drops the smem variant's barrier
  * after the tile loads, to prove that verification catches the race; BROKEN_SHORT_K=1
@@ -92,6 +96,12 @@
 #define GEMM_V_NAIVE 0
 #define GEMM_V_SMEM 1
 #define GEMM_V_MMA 2
+#ifndef GEMM_ASYNC_A
+#define GEMM_ASYNC_A 1
+#endif
+#ifndef GEMM_ASYNC_B
+#define GEMM_ASYNC_B 1
+#endif
 #ifdef GEMM_VARIANT
 #define GEMM_HAS(v) (GEMM_VARIANT == (v))
 #else
@@ -392,6 +402,69 @@ __device__ __forceinline__ void mma_load_tile(KB_T *s, const KB_T *g, int ld, in
     }
 }
 
+/* Rows that are not 16-byte aligned (pad 1, odd K ...; GEMM_ASYNC_A/B=0 from gemm.c):
+ * register staging. A thread owns the same 16-byte chunks of the tile as with cp.async
+ * (chunk c = thread + i x MMA_THREADS), loads it - as the aligned 32-bit words around it,
+ * shifted into place, where those lie inside the row; else element by element, predicated,
+ * zero outside the matrix - into a uint4 before
+ * the warps compute a k-step, and stores it to shared memory with one 16-byte store after,
+ * so the global latency hides behind mma work as it does with cp.async. */
+template <int ROWS, int LEN> struct mma_regs {
+    static constexpr int CPR = LEN / CHUNK, CHUNKS = ROWS * CPR;
+    static constexpr int N = (CHUNKS + MMA_THREADS - 1) / MMA_THREADS;   /* chunks per thread */
+};
+
+/* Raw bits of global element i. */
+__device__ __forceinline__ uint32_t gbits(const KB_T *g, long long i)
+{
+    if (ESZ == 4)
+        return reinterpret_cast<const uint32_t *>(g)[i];
+    if (ESZ == 2)
+        return reinterpret_cast<const uint16_t *>(g)[i];
+    return reinterpret_cast<const uint8_t *>(g)[i];
+}
+
+/* This thread's staged chunk i of a ROWS x LEN tile (`rows` x `cols` inside the matrix). */
+template <int ROWS, int LEN>
+__device__ __forceinline__ uint4 mma_fetch_chunk(const KB_T *g, int ld, int rows, int cols, int i)
+{
+    typedef mma_regs<ROWS, LEN> R;
+    int c = (int)threadIdx.x + i * MMA_THREADS, r = c / R::CPR, j = c % R::CPR * CHUNK;
+    uint32_t w[4] = { 0, 0, 0, 0 };
+    if ((R::CHUNKS % MMA_THREADS == 0 || c < R::CHUNKS) && r < rows) {
+        const KB_T *p = g + (long long)r * ld + j;
+        const uintptr_t at = (uintptr_t)p, lo = at & ~(uintptr_t)3, sh = (at - lo) * 8;
+        if (ESZ < 4 && j + CHUNK <= cols && ((at + 16 + 3) & ~(uintptr_t)3) <= (uintptr_t)(p - j + cols)) {
+            /* 8/16-bit elements, the chunk inside the row, and the 4-byte words around it
+             * too: 4 or 5 aligned 32-bit loads funnel-shifted into place (16 or 8 loads
+             * otherwise) */
+            const uint32_t *q = reinterpret_cast<const uint32_t *>(lo);
+            uint32_t x[5];
+#pragma unroll
+            for (int k = 0; k < 5; k++)
+                x[k] = k < 4 || sh ? q[k] : 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                w[k] = sh ? (x[k] >> sh) | (x[k + 1] << (32 - sh)) : x[k];
+        } else {
+#pragma unroll
+            for (int e = 0; e < CHUNK; e++)
+                if (j + e < cols)
+                    w[e * ESZ / 4] |= gbits(p, e) << (8 * (e * ESZ % 4));
+        }
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <int ROWS, int LEN, int SLD>
+__device__ __forceinline__ void mma_store_chunk(KB_T *s, int i, uint4 v)
+{
+    typedef mma_regs<ROWS, LEN> R;
+    int c = (int)threadIdx.x + i * MMA_THREADS, r = c / R::CPR, j = c % R::CPR * CHUNK;
+    if (R::CHUNKS % MMA_THREADS == 0 || c < R::CHUNKS)
+        *reinterpret_cast<uint4 *>(s + r * SLD + j) = v;
+}
+
 /* Raw bits of shared element (r, c) of a tile with row length sld. */
 __device__ __forceinline__ uint32_t sbits(const KB_T *s, int r, int c, int sld)
 {
@@ -464,8 +537,15 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
     const int wm0 = warp / MMA_WARPS_N * WM, wn0 = warp % MMA_WARPS_N * WN;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN, KT = (K + BK - 1) / BK;
-    const bool a_async = (uintptr_t)A % 16 == 0 && (long long)lda * ESZ % 16 == 0;
-    const bool b_async = (uintptr_t)B % 16 == 0 && (long long)ldb * ESZ % 16 == 0;
+    /* GEMM_ASYNC_x (gemm.c: the rows are 16-byte aligned): cp.async, with element copies
+     * should a row be misaligned after all; 0: register staging in the main loop */
+    const bool a_async = GEMM_ASYNC_A && (uintptr_t)A % 16 == 0 && (long long)lda * ESZ % 16 == 0;
+    const bool b_async = GEMM_ASYNC_B && (uintptr_t)B % 16 == 0 && (long long)ldb * ESZ % 16 == 0;
+    /* staged chunks per thread (A's, then B's): all fetched before the tile's first k-step,
+     * stored in STEPS pieces of NP, one after each k-step, which frees their registers */
+    constexpr int NA = GEMM_ASYNC_A ? 0 : mma_regs<A_ROWS, A_LEN>::N, NB = GEMM_ASYNC_B ? 0 : mma_regs<B_ROWS, B_LEN>::N;
+    constexpr int STEPS = BK / MMA_K, NP = (NA + NB + STEPS - 1) / STEPS;
+    uint4 rs[NA + NB > 0 ? NA + NB : 1];
 
     acc_t acc[MT][NTL][4];
 #pragma unroll
@@ -476,38 +556,61 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
             for (int r = 0; r < 4; r++)
                 acc[i][j][r] = 0;
 
-    /* Issue the copies of k-tile kt into stage st (nothing past the last tile). */
-    auto load_stage = [&](int st, int kt) {
+    /* Where k-tile kt of A and B starts, and how many of its rows and columns are inside. */
+    auto a_at = [&](int kt, int &rows, int &cols) {
+        int k0 = kt * BK;
+        rows = A_T ? K - k0 : M - m0, cols = A_T ? M - m0 : K - k0;
+        return A_T ? A + (long long)k0 * lda + m0 : A + (long long)m0 * lda + k0;
+    };
+    auto b_at = [&](int kt, int &rows, int &cols) {
+        int k0 = kt * BK;
+        rows = B_T ? N - n0 : K - k0, cols = B_T ? K - k0 : N - n0;
+        return B_T ? B + (long long)n0 * ldb + k0 : B + (long long)k0 * ldb + n0;
+    };
+    /* Copy k-tile kt into stage st directly (nothing past the last tile): every operand in
+     * the prologue, in the main loop only those that go by cp.async. */
+    auto load_stage = [&](int st, int kt, bool prologue) {
         if (kt >= KT)
             return;
-        int k0 = kt * BK;
-        if (A_T)
-            mma_load_tile<A_ROWS, A_LEN, A_SLD>(As + st * A_STAGE, A + (long long)k0 * lda + m0, lda, K - k0, M - m0, a_async);
-        else
-            mma_load_tile<A_ROWS, A_LEN, A_SLD>(As + st * A_STAGE, A + (long long)m0 * lda + k0, lda, M - m0, K - k0, a_async);
-        if (B_T)
-            mma_load_tile<B_ROWS, B_LEN, B_SLD>(Bs + st * B_STAGE, B + (long long)n0 * ldb + k0, ldb, N - n0, K - k0, b_async);
-        else
-            mma_load_tile<B_ROWS, B_LEN, B_SLD>(Bs + st * B_STAGE, B + (long long)k0 * ldb + n0, ldb, K - k0, N - n0, b_async);
+        int rows, cols;
+        if (prologue || GEMM_ASYNC_A) {
+            const KB_T *g = a_at(kt, rows, cols);
+            mma_load_tile<A_ROWS, A_LEN, A_SLD>(As + st * A_STAGE, g, lda, rows, cols, a_async);
+        }
+        if (prologue || GEMM_ASYNC_B) {
+            const KB_T *g = b_at(kt, rows, cols);
+            mma_load_tile<B_ROWS, B_LEN, B_SLD>(Bs + st * B_STAGE, g, ldb, rows, cols, b_async);
+        }
     };
 
     /* Prologue: STAGES-1 tiles in flight. One commit per tile slot, even an empty one,
      * keeps "groups pending" equal to "tiles ahead" for the wait below. */
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        load_stage(s, s);
+        load_stage(s, s, true);
         kb_cp_async_commit();
     }
 
     for (int kt = 0; kt < KT; kt++) {
         kb_cp_async_wait<STAGES - 2>();   /* tile kt has landed (this thread's copies) */
         __syncthreads();                  /* ... everyone's; and stage kt-1 is free again */
-        load_stage((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+        const int nk = kt + STAGES - 1, ns = nk % STAGES;
+        load_stage(ns, nk, false);
         kb_cp_async_commit();
+        int ar, ac, br, bc;
+        const KB_T *ga = a_at(nk, ar, ac), *gb = b_at(nk, br, bc);
 
         const KB_T *sa = As + kt % STAGES * A_STAGE, *sb = Bs + kt % STAGES * B_STAGE;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMA_K) {
+            /* staged tile nk: its loads issued before the first k-step's math */
+#pragma unroll
+            for (int i = 0; i < NA + NB; i++) {
+                if (kk == 0 && nk < KT && i < NA)
+                    rs[i] = mma_fetch_chunk<A_ROWS, A_LEN>(ga, lda, ar, ac, i);
+                else if (kk == 0 && nk < KT)
+                    rs[i] = mma_fetch_chunk<B_ROWS, B_LEN>(gb, ldb, br, bc, i - NA);
+            }
             /* all A fragments of the warp tile, then B two n8 tiles at a time: the A
              * fragments are reused across WN, only 4 B registers are live at once */
             uint32_t af[MT][4];
@@ -555,6 +658,16 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
                         MMA_OP(acc[i][j + jj], af[i], bf[jj], acc[i][j + jj]);
 #endif
                 }
+            }
+            /* ... and piece kk/MMA_K stored after this one: stage ns was freed by this
+             * iteration's barrier and is read after a later one */
+#pragma unroll
+            for (int t = 0; t < NP; t++) {
+                int i = kk / MMA_K * NP + t;
+                if (nk < KT && i < NA)
+                    mma_store_chunk<A_ROWS, A_LEN, A_SLD>(As + ns * A_STAGE, i, rs[i]);
+                else if (nk < KT && i < NA + NB)
+                    mma_store_chunk<B_ROWS, B_LEN, B_SLD>(Bs + ns * B_STAGE, i - NA, rs[i]);
             }
         }
     }

@@ -11,6 +11,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "stream_model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -385,6 +386,16 @@ static void layernorm_teardown(kb_run *r, void *state)
     layernorm_free_state(state);
 }
 
+/* estimate: a row per block (block) or per warp; scalar accesses but vec's VEC-wide ones */
+static int layernorm_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
+{
+    int64_t rpb = rows_per_block(c), esz = (int64_t)kb_dtype_size(c->dtype);
+    kb_stream_shape s = { (c->dims[D_ROWS] + rpb - 1) / rpb, (int)c->params[P_BLOCK], (int64_t)shmem_bytes(c),
+                          (double)(c->variant == V_VEC ? c->params[P_VEC] * esz : esz), KB_STREAM_UNROLL };
+    (void)g;
+    return kb_stream_traffic(kb_families[c->family], c, &s, t);
+}
+
 const kb_family kb_family_layernorm = {
     .name = "layernorm",
     .source = "layernorm.cu",
@@ -399,4 +410,5 @@ const kb_family kb_family_layernorm = {
     .enqueue = layernorm_enqueue,
     .check = layernorm_check,
     .teardown = layernorm_teardown,
+    .traffic = layernorm_traffic,
 };

@@ -10,6 +10,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "stream_model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -246,6 +247,16 @@ static void softmax_teardown(kb_run *r, void *state)
     softmax_free_state(state);
 }
 
+/* estimate: a row per block (or per warp, scope=warp); naive scalar, online VEC-wide */
+static int softmax_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
+{
+    int64_t rpb = rows_per_block(c), esz = (int64_t)kb_dtype_size(c->dtype);
+    kb_stream_shape s = { (c->dims[D_ROWS] + rpb - 1) / rpb, (int)c->params[P_BLOCK], 0,
+                          (double)(c->variant == V_ONLINE ? c->params[P_VEC] * esz : esz), KB_STREAM_UNROLL };
+    (void)g;
+    return kb_stream_traffic(kb_families[c->family], c, &s, t);
+}
+
 const kb_family kb_family_softmax = {
     .name = "softmax",
     .source = "softmax.cu",
@@ -260,4 +271,5 @@ const kb_family kb_family_softmax = {
     .enqueue = softmax_enqueue,
     .check = softmax_check,
     .teardown = softmax_teardown,
+    .traffic = softmax_traffic,
 };

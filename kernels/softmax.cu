@@ -153,6 +153,29 @@ __device__ __forceinline__ void row_stats(const KB_T *xr, long long cols, int t,
         online_add(m, s, kb_to_float(xr[i]));
 }
 
+/* One VEC-wide store of out at p. A 16-byte vector of 16-bit elements goes out as one
+ * st.global.v4 of its packed words: through kb_store_vec NVVM split it into four 4-byte
+ * stores (tests/test_ptx.c). */
+__device__ __forceinline__ void store_out(KB_T *p, const kb_vec<KB_T, VEC> &out)
+{
+#if !defined(KB_EMU)
+    if (sizeof(KB_T) == 2 && VEC == 8) {
+        uint32_t w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            unsigned short lo, hi;
+            memcpy(&lo, &out.v[2 * k], 2);
+            memcpy(&hi, &out.v[2 * k + 1], 2);
+            w[k] = lo | (uint32_t)hi << 16;
+        }
+        asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)), "r"(w[0]),
+                     "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+        return;
+    }
+#endif
+    kb_store_vec<VEC>(p, out);
+}
+
 /* y = exp(x - m) * inv over the row, same head/body/tail split. x and y rows must share
  * their misalignment for the vector body; when they do not, the row goes scalar. */
 __device__ __forceinline__ void row_normalise(const KB_T *xr, KB_T *yr, long long cols, int t, int nt, float m,
@@ -170,7 +193,7 @@ __device__ __forceinline__ void row_normalise(const KB_T *xr, KB_T *yr, long lon
 #pragma unroll
         for (int j = 0; j < VEC; j++)
             out.v[j] = kb_from_float<KB_T>(expf(kb_to_float(in.v[j]) - m) * inv);
-        kb_store_vec<VEC>(yr + i, out);
+        store_out(yr + i, out);
     }
     for (long long i = head + nvec * VEC + t; i < cols; i += nt)
         yr[i] = kb_from_float<KB_T>(expf(kb_to_float(xr[i]) - m) * inv);

@@ -32,6 +32,7 @@ RANK = {
     'results': 4,
     'tune': 5, 'accept': 5, 'model': 5,
     'selftest': 5,
+    'estimate': 5,
     'cli': 6,
 }
 

@@ -4,6 +4,7 @@
 #include "cli/accept.h"
 #include "cli/compile.h"
 #include "cli/devices.h"
+#include "cli/estimate.h"
 #include "cli/export.h"
 #include "cli/fleet.h"
 #include "cli/list.h"
@@ -23,6 +24,7 @@ static const kb_command *const commands[] = {
     &kb_command_tune, &kb_command_export,
     &kb_command_accept, &kb_command_fleet,
     &kb_command_selftest,
+    &kb_command_estimate,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -11,6 +11,7 @@
 #define KB_FAMILY_H
 
 #include "backend/backend.h"
+#include "engine/traffic.h"
 
 typedef struct {
     const char *name;      /* "naive", "vec" — appears in case ids */
@@ -113,6 +114,11 @@ typedef struct kb_family {
     /* OPTIONAL: the instruction path of case c compiled for arch sm; 1 with *out filled, 0
      * where the family does not say (a vendor library: its instructions are its own). */
     int (*path)(const kb_case *c, int sm, kb_path *out);
+
+    /* OPTIONAL: the static traffic model of case c at its shape on GPU g, for `kbench
+     * estimate` (engine/traffic.h; kernels/<family>_model.c); 1 with *out filled, 0 where
+     * the family does not say (a vendor library). */
+    int (*traffic)(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *out);
 } kb_family;
 
 /* Fill *out with the path "<unit>/<dtype>" ("mma/fp16", "fma/fp32"), or "<unit>/<dtype>/widened"

@@ -1,0 +1,26 @@
+/* gemm_model.h - what gemm.c (the family) and gemm_model.c (its traffic model for
+ * `kbench estimate`) share: variant and param indices, the launch geometry. */
+#ifndef KB_GEMM_MODEL_H
+#define KB_GEMM_MODEL_H
+
+#include "engine/family.h"
+
+enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };
+enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
+       P_BUDGET, P_COUNT };
+enum { L_NN, L_NT, L_TN, L_TT };
+
+/* Threads per block of case c's kernel. */
+int64_t kb_gemm_threads(const kb_case *c);
+
+/* Dynamic shared memory of the mma variant [bytes]; must match A_STAGE/B_STAGE in gemm.cu. */
+int64_t kb_gemm_mma_smem_bytes(const kb_case *c);
+
+/* The launch of case c (not for cublaslt): grid, block, dynamic shared memory. */
+kb_geom kb_gemm_geom(const kb_case *c);
+
+/* The family's traffic hook (engine/traffic.h): the tiling's L2, shared-memory and DRAM
+ * bytes, tensor or FP32 work over whole tiles, instructions per k-tile (docs/estimate.md). */
+int kb_gemm_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *out);
+
+#endif
