@@ -4,9 +4,12 @@
 # (suites/, tests/suites/, tests/fuzz/regressions/). A crash is saved by libFuzzer as
 # build-fuzz/crash-*; copy it into tests/fuzz/regressions/ once fixed, where the ordinary
 # test fuzz_regressions replays it in every build.
+# fuzz.sh SECONDS model - the same for the model description loader (fuzz_model; seeds
+# data/models/, tests/data/model_tiny.yaml, tests/fuzz/model_regressions/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
+target="${2:-suite}"
 # libFuzzer comes with clang's runtime (Debian: clang, libclang-rt-14-dev)
 need=()
 command -v clang > /dev/null || need+=(clang)
@@ -19,9 +22,13 @@ if ((${#need[@]})); then
 fi
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DKB_FUZZ=ON > /dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_suite
-mkdir -p build-fuzz/corpus
-cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* build-fuzz/corpus/ 2>/dev/null || true
+cmake --build build-fuzz -j"$(nproc)" --target "fuzz_$target"
+mkdir -p "build-fuzz/corpus-$target"
+if [ "$target" = model ]; then
+  cp data/models/*.yaml tests/data/model_tiny.yaml tests/fuzz/model_regressions/* build-fuzz/corpus-model/ 2>/dev/null || true
+else
+  cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* build-fuzz/corpus-suite/ 2>/dev/null || true
+fi
 cd build-fuzz
 LD_LIBRARY_PATH="${CUDAToolkit_ROOT:-/usr/local/cuda}/lib64" \
-    ./fuzz_suite corpus -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+    "./fuzz_$target" "corpus-$target" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1

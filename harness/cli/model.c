@@ -1,0 +1,119 @@
+/* model.c - `kbench model` (see model.h): load the run and the description, roll up, write. */
+#include "cli/model.h"
+
+#include "model/model_report.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *run;
+    const char *model;
+    const char *format;
+    const char *out;
+    const char *dtype;
+    const char *results;
+    const char **sets;
+    int n_sets;
+} model_opts;
+
+static const char *const formats[] = { "md", "json", "html", NULL };
+
+static void model_defaults(void *o) { ((model_opts *)o)->format = "md"; }
+
+/* Write into path.tmp, then rename: a reader never sees half a file. */
+static int write_file(const kb_model_rollup *r, kb_model_format f, const char *path)
+{
+    kb_sb tmp;
+    kb_sb_init(&tmp);
+    kb_sb_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *out = fopen(tmp.s, "w");
+    kb_status st = out ? kb_model_write(r, f, out) : KB_ERR_IO;
+    if (out && fclose(out) != 0) st = KB_ERR_IO;
+    if (st == KB_OK && rename(tmp.s, path) != 0) st = KB_ERR_IO;
+    if (st != KB_OK) {
+        fprintf(stderr, "kbench: cannot write %s: %s\n", path, strerror(errno));
+        unlink(tmp.s);
+    }
+    kb_sb_free(&tmp);
+    return st == KB_OK ? KB_EXIT_OK : KB_EXIT_SETUP;
+}
+
+static int roll_and_write(const model_opts *o, const kb_model *m, const kb_report_run *run, int dtype)
+{
+    kb_model_format f = !strcmp(o->format, "json") ? KB_MODEL_JSON : !strcmp(o->format, "html") ? KB_MODEL_HTML
+                                                                                               : KB_MODEL_MD;
+    kb_model_rollup *r = malloc(sizeof *r);
+    if (!r) return KB_EXIT_SETUP;
+    kb_model_rollup_run(m, run, dtype, r);
+    int rc = KB_EXIT_OK;
+    if (o->out)
+        rc = write_file(r, f, o->out);
+    else if (kb_model_write(r, f, stdout) != KB_OK) {
+        fprintf(stderr, "kbench: cannot write the roll-up: %s\n", strerror(errno));
+        rc = KB_EXIT_SETUP;
+    }
+    free(r);
+    return rc;
+}
+
+static int model_main(void *opts)
+{
+    model_opts *o = opts;
+    kb_dtype dt = 0;
+    if (!o->model)
+        return kb_opts_fail(&kb_command_model, "--model", "required: a name under data/models/ or a YAML file");
+    if (o->dtype && kb_dtype_parse(o->dtype, &dt) != 0)
+        return kb_opts_fail(&kb_command_model, "--dtype", "unknown dtype '%s'", o->dtype);
+    kb_sb path, err;
+    kb_sb_init(&path);
+    kb_sb_init(&err);
+    kb_model m;
+    kb_report_run run;
+    int rc = KB_EXIT_INPUT;
+    kb_model_path(o->model, &path);
+    if (kb_model_load(path.s, o->sets, o->n_sets, &m, &err) != KB_OK) {
+        fprintf(stderr, "kbench model: %s\n", err.s);
+        goto done;
+    }
+    if (kb_report_run_load(o->run, o->results, &run, &err) != KB_OK) {
+        fprintf(stderr, "kbench model: %s\n", err.s);
+        kb_model_free(&m);
+        goto done;
+    }
+    rc = roll_and_write(o, &m, &run, o->dtype ? (int)dt : -1);
+    kb_report_run_free(&run);
+    kb_model_free(&m);
+done:
+    kb_sb_free(&path);
+    kb_sb_free(&err);
+    return rc;
+}
+
+static const kb_opt model_opt_rows[] = {
+    { "--model", "-m", KB_OPT_STR, offsetof(model_opts, model), "NAME|FILE",
+      "the model description: data/models/NAME.yaml, or a YAML file (required)", 0, 0, 0, NULL, 0 },
+    { "--format", "-f", KB_OPT_CHOICE, offsetof(model_opts, format), "md|json|html", "output format (default md)",
+      0, 0, 0, formats, 0 },
+    { "--out", "-o", KB_OPT_STR, offsetof(model_opts, out), "FILE",
+      "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
+    { "--dtype", NULL, KB_OPT_STR, offsetof(model_opts, dtype), "DT",
+      "roll up this precision instead of the model's", 0, 0, 0, NULL, 0 },
+    { "--set", NULL, KB_OPT_LIST, offsetof(model_opts, sets), "PARAM=N",
+      "override a param of the model (e.g. --set seq=4096)", 0, 0, 0, NULL, offsetof(model_opts, n_sets) },
+    { "--results", NULL, KB_OPT_STR, offsetof(model_opts, results), "DIR",
+      "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
+};
+
+const kb_command kb_command_model = {
+    "model", "RUN", 1, 1, offsetof(model_opts, run),
+    "LLM roll-up of a run: per-op time, tokens/s, MFU, precision what-if",
+    "  RUN: a results .jsonl file, or a run id found in DIR/*.jsonl. Models: data/models/*.yaml\n"
+    "  (docs/model-format.md). Ops the run has no verified case for are listed as missing.\n",
+    model_opt_rows, (int)(sizeof model_opt_rows / sizeof model_opt_rows[0]), sizeof(model_opts),
+    model_defaults, model_main,
+};
