@@ -64,8 +64,11 @@ static void phase(FILE *out, const kb_model_rollup *r, int ph)
     kb_report_num(a, sizeof a, P->step_us / 1000);
     kb_report_num(b, sizeof b, P->us_per_token);
     kb_report_num(c, sizeof c, P->tokens_per_s);
-    fprintf(out, "<li>model step %s ms, %s us per token, %s tokens/s [%s]%s</li>", a, b, c,
-            kb_model_timing_label(r), P->n_missing ? ": a lower bound, ops are missing" : "");
+    if (P->step_us > 0)
+        fprintf(out, "<li>model step %s ms, %s us per token, %s tokens/s [%s]%s</li>", a, b, c,
+                kb_model_timing_label(r), P->n_missing ? ": a lower bound, ops are missing" : "");
+    else
+        fputs("<li>no op of this phase has a verified case in the run: no time per token</li>", out);
     kb_report_num(a, sizeof a, P->mfu);
     kb_report_num(b, sizeof b, P->bw_util);
     if (r->emulator)

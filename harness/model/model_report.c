@@ -22,10 +22,13 @@ static void md_row(FILE *out, char cells[][160], int n)
     fputc('\n', out);
 }
 
+static void md_totals(FILE *out, const kb_model_rollup *r, const kb_model_phase_res *P);
+static void md_lists(FILE *out, const kb_model_rollup *r, int ph);
+
 static void md_phase(FILE *out, const kb_model_rollup *r, int ph)
 {
     const kb_model_phase_res *P = &r->ph[ph];
-    char cells[KB_MODEL_COLS][160], a[48], b[48], c[48];
+    char cells[KB_MODEL_COLS][160];
     fprintf(out, "\n## %s: %.0f tokens per step\n\n", kb_model_phase_names[ph], P->tokens);
     fputs("|", out);
     for (int k = 0; k < KB_MODEL_COLS; k++) fprintf(out, " %s |", kb_model_cols[k]);
@@ -37,6 +40,16 @@ static void md_phase(FILE *out, const kb_model_rollup *r, int ph)
         kb_model_op_cells(r, ph, k, cells);
         md_row(out, cells, KB_MODEL_COLS);
     }
+    if (P->step_us <= 0)
+        fputs("\nNo op of this phase has a verified case in the run: no time per token.\n", out);
+    else
+        md_totals(out, r, P);
+    md_lists(out, r, ph);
+}
+
+static void md_totals(FILE *out, const kb_model_rollup *r, const kb_model_phase_res *P)
+{
+    char a[48], b[48], c[48];
     num(a, sizeof a, P->layer_us);
     num(b, sizeof b, P->step_us / 1000);
     num(c, sizeof c, P->us_per_token);
@@ -55,6 +68,11 @@ static void md_phase(FILE *out, const kb_model_rollup *r, int ph)
     else
         fprintf(out, "MFU %s%s; bandwidth utilisation %s%s.\n", P->have_mfu ? a : "n/a (no peak recorded for the dtype)",
                 P->have_mfu ? "%" : "", P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
+}
+
+static void md_lists(FILE *out, const kb_model_rollup *r, int ph)
+{
+    const kb_model_phase_res *P = &r->ph[ph];
     for (int k = 0; k < r->m->n_ops; k++)
         if (P->ops[k].modelled && P->ops[k].row < 0)
             fprintf(out, "- missing **%s**: %s\n", r->m->ops[k].name, P->ops[k].why);
@@ -103,9 +121,9 @@ static void md_write(const kb_model_rollup *r, FILE *out)
         fprintf(out, "**Timing: emulator (CPU timing).** %s MFU is not applicable.\n", KB_REPORT_EMU_NOTE);
     else
         fputs("Timing: GPU (the run's CUDA-event medians).\n", out);
-    num(a, sizeof a, r->n_params / 1e9);
+    snprintf(a, sizeof a, "%.4g", r->n_params);
     num(b, sizeof b, r->peak_tflops);
-    fprintf(out, "\nN = %s billion parameters (the weights of the model's matmuls: sum of `weights`). "
+    fprintf(out, "\nN = %s parameters (the weights of the model's matmuls: sum of `weights`). "
                  "MFU = 2 x N x tokens / (peak x step time): 2N FLOPs per token for inference; peak %s TFLOPS "
                  "(%s, from the run's records). Training would take 6N FLOPs per token (an estimate: backward ~ 2x "
                  "forward), i.e. about a third of the prefill tokens/s at the same MFU; not measured.\n",
