@@ -11,14 +11,14 @@
 #include <math.h>
 
 static char dir[64];
-static char run_path[128], out_path[128], log_path[128];
+static char run_path[128], out_path[128], log_path[128], trace_path[128];
 
 static int kb(const char *const *argv) { return run_kbench_within(argv, log_path, 300); }
 
 static void test_run_then_model_json(void)
 {
     const char *run[] = { "kbench", "run", "tests/suites/model_tiny.yaml", "--backend", "emu", "--out", run_path,
-                          "--quiet", NULL };
+                          "--trace", trace_path, "--quiet", NULL };
     int rc = kb(run);
     CHECK_MSG(rc == 0, "kbench run exit %d", rc);
     if (rc != 0) { print_tail(log_path, 2000); return; }
@@ -69,6 +69,43 @@ static void test_model_md_html(void)
     free(s);
 }
 
+/* Named events of phase ph ("X" or "i") in a trace's event array. */
+static int count(json_t *events, const char *ph, const char *name)
+{
+    size_t i;
+    json_t *e;
+    int n = 0;
+    json_array_foreach(events, i, e)
+        n += !strcmp(json_string_value(json_object_get(e, "ph")), ph) &&
+             !strncmp(json_string_value(json_object_get(e, "name")), name, strlen(name));
+    return n;
+}
+
+static void test_traces(void)
+{
+    json_error_t e;
+    json_t *t = json_load_file(trace_path, 0, &e);   /* run --trace: the JSON Array Format */
+    CHECK_MSG(json_is_array(t), "%s", e.text);
+    CHECK(count(t, "X", "gemm/naive(layout=nt") == 1 && count(t, "X", "layernorm/block(") == 1);
+    CHECK(count(t, "X", "measure") == 2 && count(t, "X", "sample ") >= 2);
+    json_decref(t);
+    const char *rep[] = { "kbench", "report", run_path, "--format", "trace", "--out", out_path, NULL };
+    CHECK(kb(rep) == 0);
+    t = json_load_file(out_path, 0, &e);
+    CHECK_MSG(t != NULL, "%s", e.text);
+    CHECK(count(json_object_get(t, "traceEvents"), "X", "compile") == 2);
+    json_decref(t);
+    const char *mod[] = { "kbench", "model", run_path, "-m", "tests/data/model_tiny.yaml", "-f", "trace", "-o",
+                          out_path, NULL };
+    CHECK(kb(mod) == 0);
+    t = json_load_file(out_path, 0, &e);
+    json_t *ev = json_object_get(t, "traceEvents");
+    /* prefill: 2 layers of norm + qkv found; attention and ffn_up missing in each, lm_head once */
+    CHECK(count(ev, "X", "layer ") == 4 && count(ev, "X", "qkv") == 2 && count(ev, "X", "norm") == 2);
+    CHECK(count(ev, "i", "missing: ") == 2 * 2 + 1 + 2 * 3 + 1);
+    json_decref(t);
+}
+
 static void test_errors(void)
 {
     char bad[160];
@@ -106,8 +143,10 @@ int main(void)
     snprintf(run_path, sizeof run_path, "%s/run.jsonl", dir);
     snprintf(out_path, sizeof out_path, "%s/out", dir);
     snprintf(log_path, sizeof log_path, "%s/log", dir);
+    snprintf(trace_path, sizeof trace_path, "%s/trace.json", dir);
     RUN(test_run_then_model_json);
     RUN(test_model_md_html);
+    RUN(test_traces);
     RUN(test_errors);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -21,7 +21,7 @@ typedef struct {
     int n_sets;
 } model_opts;
 
-static const char *const formats[] = { "md", "json", "html", NULL };
+static const char *const formats[] = { "md", "json", "html", "trace", NULL };
 
 static void model_defaults(void *o) { ((model_opts *)o)->format = "md"; }
 
@@ -45,8 +45,9 @@ static int write_file(const kb_model_rollup *r, kb_model_format f, const char *p
 
 static int roll_and_write(const model_opts *o, const kb_model *m, const kb_report_run *run, int dtype)
 {
-    kb_model_format f = !strcmp(o->format, "json") ? KB_MODEL_JSON : !strcmp(o->format, "html") ? KB_MODEL_HTML
-                                                                                               : KB_MODEL_MD;
+    kb_model_format f = KB_MODEL_MD;
+    for (int i = 0; formats[i]; i++)
+        if (!strcmp(o->format, formats[i])) f = (kb_model_format)i;
     kb_model_rollup *r = malloc(sizeof *r);
     if (!r) return KB_EXIT_SETUP;
     kb_model_rollup_run(m, run, dtype, r);
@@ -97,7 +98,8 @@ done:
 static const kb_opt model_opt_rows[] = {
     { "--model", "-m", KB_OPT_STR, offsetof(model_opts, model), "NAME|FILE",
       "the model description: data/models/NAME.yaml, or a YAML file (required)", 0, 0, 0, NULL, 0 },
-    { "--format", "-f", KB_OPT_CHOICE, offsetof(model_opts, format), "md|json|html", "output format (default md)",
+    { "--format", "-f", KB_OPT_CHOICE, offsetof(model_opts, format), "md|json|html|trace",
+      "output format: trace = the per-step timeline for chrome://tracing / Perfetto (default md)",
       0, 0, 0, formats, 0 },
     { "--out", "-o", KB_OPT_STR, offsetof(model_opts, out), "FILE",
       "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },

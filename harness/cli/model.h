@@ -4,7 +4,7 @@
 
 #include "cli/opts.h"
 
-/* kbench model RUN --model NAME|FILE [--format md|json|html] [--out FILE] [--dtype DT]
+/* kbench model RUN --model NAME|FILE [--format md|json|html|trace] [--out FILE] [--dtype DT]
  *                  [--set PARAM=N]... [--results DIR]
  * RUN is a .jsonl file or a run id found in a .jsonl file of DIR; NAME is data/models/NAME.yaml.
  * Writes the roll-up (model/model_report.h) to stdout or FILE (complete or not at all).

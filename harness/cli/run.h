@@ -25,6 +25,7 @@ typedef struct {
     int min_samples, max_samples; /* overrides when > 0 */
     double timeout_s;           /* override when > 0 */
     int fail_on_spill;          /* compile: exit 1 when a case spills registers */
+    const char *trace_path;     /* run --trace: Chrome trace-event JSON written as the run goes */
 } kb_run_opts;
 
 /* The option rows run, list, devices and compile share (cli/opts.h). */

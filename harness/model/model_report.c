@@ -5,6 +5,7 @@
 #include "model/model_cells.h"
 #include "model/model_html.h"
 #include "model/model_json.h"
+#include "model/model_trace.h"
 
 #include <math.h>
 #include <string.h>
@@ -134,10 +135,10 @@ static void md_write(const kb_model_rollup *r, FILE *out)
 
 kb_status kb_model_write(const kb_model_rollup *r, kb_model_format f, FILE *out)
 {
-    if (f == KB_MODEL_JSON) {
-        json_t *j = kb_model_json(r);
+    if (f == KB_MODEL_JSON || f == KB_MODEL_TRACE) {
+        json_t *j = f == KB_MODEL_JSON ? kb_model_json(r) : kb_model_trace(r);
         if (!j) return KB_ERR_OOM;
-        int rc = json_dumpf(j, out, JSON_INDENT(2));
+        int rc = json_dumpf(j, out, f == KB_MODEL_JSON ? JSON_INDENT(2) : JSON_COMPACT);
         json_decref(j);
         fputc('\n', out);
         if (rc != 0) return KB_ERR_IO;

@@ -261,6 +261,13 @@ static json_t *timing_json(const kb_case_result *r, int *bad)
             *bad = 1;
     }
     put(j, "samples_us", s, bad);
+    json_t *t = json_array();
+    for (int i = 0; t && m->starts_us && i < m->n; i++) {
+        json_t *x = jnum(m->starts_us[i]);
+        if (!x || json_array_append_new(t, x) != 0)
+            *bad = 1;
+    }
+    put(j, "samples_start_us", t, bad);
     return j;
 }
 

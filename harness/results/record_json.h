@@ -22,7 +22,8 @@
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
  *   timing {clock "cpu"|"gpu", samples, median_us, mean_us, min_us, max_us, p10_us,
  *   p90_us, cv, noise, timed_out, l2 "cold"|"hot", flush_bytes, stop
- *   "noise"|"timeout"|"max_samples", samples_us [...]},
+ *   "noise"|"timeout"|"max_samples", samples_us [...], samples_start_us [...] (when each sample's
+ *   timer was started: [us] after the measure stage began, host monotonic clock)},
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
  *   read + written unless the family's work model says more)}, derived {clock, tflops,
  *   gbps, ai, bound "compute"|"memory", roof_tflops, pct_roof, peak_tflops, peak_gbps,
