@@ -18,10 +18,20 @@ static int kb(const char *const *argv) { return run_kbench_within(argv, log_path
 static void test_run_then_model_json(void)
 {
     const char *run[] = { "kbench", "run", "tests/suites/model_tiny.yaml", "--backend", "emu", "--out", run_path,
-                          "--trace", trace_path, "--quiet", NULL };
+                          "--trace", trace_path, NULL };
     int rc = kb(run);
     CHECK_MSG(rc == 0, "kbench run exit %d", rc);
     if (rc != 0) { print_tail(log_path, 2000); return; }
+    /* the console table: time, TFLOPS, GB/s, AI and %roof beside verification, within 160 columns */
+    char *con = slurp(log_path);
+    CHECK(con && strstr(con, "cpu_TFLOP") && strstr(con, " AI ") && strstr(con, "%roof"));
+    for (char *line = con; line && *line;) {
+        char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        CHECK_MSG(len <= 160, "%zu columns: %.*s", len, (int)len, line);
+        line = end ? end + 1 : NULL;
+    }
+    free(con);
     const char *model[] = { "kbench", "model", run_path, "--model", "tests/data/model_tiny.yaml", "--format", "json",
                             "--out", out_path, NULL };
     CHECK((rc = kb(model)) == 0);

@@ -17,6 +17,9 @@
  *   library version; backend/cuda/cublaslt.h parses it), algo_id, tile, stages, splitk,
  *   reduction, swizzle, custom (its CUBLASLT_ALGO_CONFIG_* values), waves} (null for
  *   kbench's own kernels),
+ *   constants {name: number} (what the result depends on beyond the inputs: gemm alpha,
+ *   beta, scale_a, scale_b (fp8 per-tensor scales, else 1); attention scale; layernorm eps;
+ *   null when the family names none),
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
  *   got_at_bad, want_at_bad}, resources {registers, spill_store_bytes, spill_load_bytes,
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
