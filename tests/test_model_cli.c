@@ -60,8 +60,24 @@ static void test_run_then_model_json(void)
         }
     }
     /* the step is the found ops' parts: 2 layers x (norm + qkv), no per-model op found */
-    CHECK(fabs(json_number_value(json_object_get(pre, "step_us")) - sum) < 1e-9 * sum);
+    double step = json_number_value(json_object_get(pre, "step_us"));
+    CHECK(fabs(step - sum) < 1e-9 * sum);
+    /* the same run by its id from the results store beside the records (no .jsonl to find it in) */
+    char run_id[128], db[160], none[160];
+    snprintf(run_id, sizeof run_id, "%s", json_string_value(json_object_get(j, "run_id")));
+    snprintf(db, sizeof db, "%s/kbench.db", dir);
+    snprintf(none, sizeof none, "%s/no-results", dir);
     json_decref(j);
+    const char *by_id[] = { "kbench", "model", run_id, "-m", "tests/data/model_tiny.yaml", "-f", "json", "--results",
+                            none, "--db", db, "-o", out_path, NULL };
+    CHECK(kb(by_id) == 0);
+    j = json_load_file(out_path, 0, &e);
+    pre = json_object_get(json_object_get(j, "phases"), "prefill");
+    CHECK(j && fabs(json_number_value(json_object_get(pre, "step_us")) - step) < 1e-9 * step);
+    json_decref(j);
+    const char *unknown[] = { "kbench", "model", "no-such-run-id", "-m", "tests/data/model_tiny.yaml", "--results",
+                              none, "--db", db, NULL };
+    CHECK(kb(unknown) == 2);
 }
 
 static void test_model_md_html(void)

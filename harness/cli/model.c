@@ -2,6 +2,8 @@
 #include "cli/model.h"
 
 #include "model/model_report.h"
+#include "results/store.h"
+#include "results/store_load.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -17,13 +19,33 @@ typedef struct {
     const char *out;
     const char *dtype;
     const char *results;
+    const char *db;
     const char **sets;
     int n_sets;
 } model_opts;
 
 static const char *const formats[] = { "md", "json", "html", "trace", NULL };
 
-static void model_defaults(void *o) { ((model_opts *)o)->format = "md"; }
+static void model_defaults(void *o)
+{
+    const char *db = getenv("KBENCH_DB");
+    ((model_opts *)o)->format = "md";
+    ((model_opts *)o)->db = db && *db ? db : KB_STORE_DEFAULT_PATH;
+}
+
+/* RUN: a records file, a run id in DIR/ *.jsonl, else a run id in the store. */
+static kb_status load_run(const model_opts *o, kb_report_run *run, kb_sb *err)
+{
+    if (kb_report_run_load(o->run, o->results, run, err) == KB_OK)
+        return KB_OK;
+    kb_sb store_err;
+    kb_sb_init(&store_err);
+    kb_status st = kb_store_load_run(o->db, o->run, run, &store_err);
+    if (st != KB_OK)
+        kb_sb_printf(err, "; %s", store_err.s);
+    kb_sb_free(&store_err);
+    return st;
+}
 
 /* Write into path.tmp, then rename: a reader never sees half a file. */
 static int write_file(const kb_model_rollup *r, kb_model_format f, const char *path)
@@ -81,7 +103,7 @@ static int model_main(void *opts)
         fprintf(stderr, "kbench model: %s\n", err.s);
         goto done;
     }
-    if (kb_report_run_load(o->run, o->results, &run, &err) != KB_OK) {
+    if (load_run(o, &run, &err) != KB_OK) {
         fprintf(stderr, "kbench model: %s\n", err.s);
         kb_model_free(&m);
         goto done;
@@ -109,12 +131,15 @@ static const kb_opt model_opt_rows[] = {
       "override a param of the model (e.g. --set seq=4096)", 0, 0, 0, NULL, offsetof(model_opts, n_sets) },
     { "--results", NULL, KB_OPT_STR, offsetof(model_opts, results), "DIR",
       "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
+    { "--db", NULL, KB_OPT_STR, offsetof(model_opts, db), "PATH",
+      "else the results store a run id is read from (default $KBENCH_DB, else results/kbench.db)", 0, 0, 0, NULL,
+      0 },
 };
 
 const kb_command kb_command_model = {
     "model", "RUN", 1, 1, offsetof(model_opts, run),
     "LLM roll-up of a run: per-op time, tokens/s, MFU, precision what-if",
-    "  RUN: a results .jsonl file, or a run id found in DIR/*.jsonl. Models: data/models/*.yaml\n"
+    "  RUN: a results .jsonl file, or a run id found in DIR/*.jsonl or in the store. Models: data/models/*.yaml\n"
     "  (docs/model-format.md). Ops the run has no verified case for are listed as missing.\n",
     model_opt_rows, (int)(sizeof model_opt_rows / sizeof model_opt_rows[0]), sizeof(model_opts),
     model_defaults, model_main,
