@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""browser-check.py KBENCH RUN.jsonl [RUN.jsonl ...] - open `kbench report RUN --format html`
+"""browser-check.py KBENCH RUN.jsonl [RUN.jsonl ...] [--model SUITE MODEL] - open
+`kbench report RUN --format html` (and with --model: SUITE run on the emulator, then
+`kbench model RUN --model MODEL --format html --with-report`, the report with the roll-up)
 in headless Chromium (Debian's `chromium`) and check, from the rendered DOM, that every chart
 drew (each <svg class="chart"> has marks with a non-empty box), that clicking a column header
 of the case table sorts it (ascending, then descending), that the filter hides the rows that do
@@ -59,9 +61,13 @@ def chromium():
     return None
 
 
-def check(kbench, run, browser, tmp):
+def check(kbench, run, browser, tmp, model=None):
     page = os.path.join(tmp, "report.html")
-    subprocess.run([kbench, "report", run, "--format", "html", "--out", page], check=True)
+    if model:
+        subprocess.run([kbench, "model", run, "--model", model, "--format", "html", "--with-report", "--out", page],
+                       check=True)
+    else:
+        subprocess.run([kbench, "report", run, "--format", "html", "--out", page], check=True)
     with open(page, encoding="utf-8") as f:
         html = f.read()
     with open(page, "w", encoding="utf-8") as f:
@@ -80,6 +86,8 @@ def check(kbench, run, browser, tmp):
     problems += ["console: " + l for l in console] + ["page error: " + e for e in out["errors"]]
     if not out["charts"]:
         problems.append("no chart")
+    if model and not any(c["kind"].startswith("model-") for c in out["charts"]):
+        problems.append("no model roll-up chart")
     for c in out["charts"]:
         if c["marks"] == 0 or c["drawn"] != c["marks"] or c["width"] <= 0:
             problems.append("chart %s did not draw: %s" % (c["kind"], c))
@@ -106,11 +114,23 @@ def main():
     if not browser:
         print("chromium is not installed (apt-get install chromium): skipped")
         return 77
+    args, model = sys.argv[2:], None
+    if "--model" in args:
+        i = args.index("--model")
+        model, args = args[i + 1:i + 3], args[:i] + args[i + 3:]
     failed = 0
-    for run in sys.argv[2:]:
+    for run in args:
         with tempfile.TemporaryDirectory() as tmp:
             for p in check(sys.argv[1], run, browser, tmp):
                 print("FAIL %s: %s" % (run, p))
+                failed = 1
+    if model:
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "run.jsonl")
+            subprocess.run([sys.argv[1], "run", model[0], "--backend", "emu", "--out", run, "--quiet"], check=True,
+                           stderr=subprocess.DEVNULL)
+            for p in check(sys.argv[1], run, browser, tmp, model[1]):
+                print("FAIL %s with %s: %s" % (model[0], model[1], p))
                 failed = 1
     return failed
 

@@ -93,6 +93,17 @@ static void test_model_md_html(void)
     s = slurp(out_path);
     CHECK(s && strstr(s, "<svg") && strstr(s, "</html>"));
     free(s);
+    /* --with-report: the run's report page with the roll-up as its last section */
+    const char *both[] = { "kbench", "model", run_path, "-m", "tests/data/model_tiny.yaml", "-f", "html",
+                           "--with-report", "-o", out_path, NULL };
+    CHECK(kb(both) == 0);
+    s = slurp(out_path);
+    char *model = s ? strstr(s, "<h1 id=\"model\">") : NULL;
+    CHECK(model && strstr(s, "data-chart=\"margin\"") < model && strstr(model, "data-chart=\"model-prefill\""));
+    CHECK(s && strstr(s, "kbench report: ") < model && strstr(model, "</body>"));
+    free(s);
+    const char *md_both[] = { "kbench", "model", run_path, "-m", "tests/data/model_tiny.yaml", "--with-report", NULL };
+    CHECK(kb(md_both) == 2);
 }
 
 /* Named events of phase ph ("X" or "i") in a trace's event array. */

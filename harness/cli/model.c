@@ -1,7 +1,9 @@
 /* model.c - `kbench model` (see model.h): load the run and the description, roll up, write. */
 #include "cli/model.h"
 
+#include "model/model_html.h"
 #include "model/model_report.h"
+#include "results/report.h"
 #include "results/store.h"
 #include "results/store_load.h"
 
@@ -20,6 +22,7 @@ typedef struct {
     const char *dtype;
     const char *results;
     const char *db;
+    int with_report;
     const char **sets;
     int n_sets;
 } model_opts;
@@ -47,14 +50,39 @@ static kb_status load_run(const model_opts *o, kb_report_run *run, kb_sb *err)
     return st;
 }
 
+/* --with-report: the run's HTML report with the roll-up as its last section. */
+static kb_status write_with_report(const kb_model_rollup *r, FILE *out)
+{
+    char *page = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&page, &len);
+    if (!mem) return KB_ERR_OOM;
+    kb_status st = kb_report_write(r->run, KB_REPORT_HTML, mem);
+    if (fclose(mem) != 0 && st == KB_OK) st = KB_ERR_OOM;
+    char *end = st == KB_OK ? strstr(page, "</body>") : NULL;
+    if (end) {
+        fwrite(page, 1, (size_t)(end - page), out);
+        kb_model_html_section(r, out);
+        fputs(end, out);
+    }
+    free(page);
+    if (st == KB_OK && !end) st = KB_ERR_INTERNAL;
+    return st == KB_OK && fflush(out) == 0 && !ferror(out) ? KB_OK : st == KB_OK ? KB_ERR_IO : st;
+}
+
+static kb_status write_any(const model_opts *o, const kb_model_rollup *r, kb_model_format f, FILE *out)
+{
+    return o->with_report ? write_with_report(r, out) : kb_model_write(r, f, out);
+}
+
 /* Write into path.tmp, then rename: a reader never sees half a file. */
-static int write_file(const kb_model_rollup *r, kb_model_format f, const char *path)
+static int write_file(const model_opts *o, const kb_model_rollup *r, kb_model_format f, const char *path)
 {
     kb_sb tmp;
     kb_sb_init(&tmp);
     kb_sb_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
     FILE *out = fopen(tmp.s, "w");
-    kb_status st = out ? kb_model_write(r, f, out) : KB_ERR_IO;
+    kb_status st = out ? write_any(o, r, f, out) : KB_ERR_IO;
     if (out && fclose(out) != 0) st = KB_ERR_IO;
     if (st == KB_OK && rename(tmp.s, path) != 0) st = KB_ERR_IO;
     if (st != KB_OK) {
@@ -75,8 +103,8 @@ static int roll_and_write(const model_opts *o, const kb_model *m, const kb_repor
     kb_model_rollup_run(m, run, dtype, r);
     int rc = KB_EXIT_OK;
     if (o->out)
-        rc = write_file(r, f, o->out);
-    else if (kb_model_write(r, f, stdout) != KB_OK) {
+        rc = write_file(o, r, f, o->out);
+    else if (write_any(o, r, f, stdout) != KB_OK) {
         fprintf(stderr, "kbench: cannot write the roll-up: %s\n", strerror(errno));
         rc = KB_EXIT_SETUP;
     }
@@ -90,6 +118,8 @@ static int model_main(void *opts)
     kb_dtype dt = 0;
     if (!o->model)
         return kb_opts_fail(&kb_command_model, "--model", "required: a name under data/models/ or a YAML file");
+    if (o->with_report && strcmp(o->format, "html") != 0)
+        return kb_opts_fail(&kb_command_model, "--with-report", "needs --format html (got %s)", o->format);
     if (o->dtype && kb_dtype_parse(o->dtype, &dt) != 0)
         return kb_opts_fail(&kb_command_model, "--dtype", "unknown dtype '%s'", o->dtype);
     kb_sb path, err;
@@ -125,6 +155,8 @@ static const kb_opt model_opt_rows[] = {
       0, 0, 0, formats, 0 },
     { "--out", "-o", KB_OPT_STR, offsetof(model_opts, out), "FILE",
       "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
+    { "--with-report", NULL, KB_OPT_FLAG, offsetof(model_opts, with_report), NULL,
+      "html: the run's whole HTML report (charts, tables) with the roll-up as its last section", 0, 0, 0, NULL, 0 },
     { "--dtype", NULL, KB_OPT_STR, offsetof(model_opts, dtype), "DT",
       "roll up this precision instead of the model's", 0, 0, 0, NULL, 0 },
     { "--set", NULL, KB_OPT_LIST, offsetof(model_opts, sets), "PARAM=N",

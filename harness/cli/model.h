@@ -4,7 +4,7 @@
 
 #include "cli/opts.h"
 
-/* kbench model RUN --model NAME|FILE [--format md|json|html|trace] [--out FILE] [--dtype DT]
+/* kbench model RUN --model NAME|FILE [--format md|json|html|trace] [--with-report] [--out FILE] [--dtype DT]
  *                  [--set PARAM=N]... [--results DIR] [--db PATH]
  * RUN is a .jsonl file, a run id found in a .jsonl file of DIR, else a run id in the results
  * store PATH (default $KBENCH_DB, else results/kbench.db); NAME is data/models/NAME.yaml.

@@ -11,7 +11,7 @@ static const char style[] =
     "table{border-collapse:collapse;margin:1em 0;font-size:13px}"
     "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
     "th{background:#f3f3f3}td.t{text-align:left;font-family:monospace;word-break:break-all}"
-    ".missing{color:#c62828}.note{background:#fff4e5;border-left:4px solid #f0a020;padding:8px 12px}";
+    "tr.missing,li.missing{color:#c62828}.note{background:#fff4e5;border-left:4px solid #f0a020;padding:8px 12px}";
 
 static void text(FILE *out, const char *s) { kb_report_xml_text(out, s); }
 
@@ -23,8 +23,10 @@ static void chart(FILE *out, const kb_model_rollup *r, int ph)
     for (int k = 0; k < r->m->n_ops; k++) n += P->ops[k].row >= 0;
     if (n == 0 || P->step_us <= 0) return;
     int h = 22 * n + 30;
-    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"720\" height=\"%d\" "
-                 "role=\"img\"><title>time per op, %% of the %s step</title>\n", h, kb_model_phase_names[ph]);
+    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"model-%s\" width=\"720\" "
+                 "height=\"%d\" "
+                 "role=\"img\"><title>time per op, %% of the %s step</title>\n",
+            kb_model_phase_names[ph], h, kb_model_phase_names[ph]);
     int y = 10;
     for (int k = 0; k < r->m->n_ops; k++) {
         const kb_model_opres *o = &P->ops[k];
@@ -101,17 +103,17 @@ static void whatif(FILE *out, const kb_model_rollup *r)
         const kb_model_whatif *w = &r->whatif[i];
         kb_report_num(a, sizeof a, w->step_us[0] / 1000);
         kb_report_num(b, sizeof b, w->step_us[1] / 1000);
+        if (w->step_us[0] <= 0) snprintf(a, sizeof a, "n/a");
+        if (w->step_us[1] <= 0) snprintf(b, sizeof b, "n/a");
         fprintf(out, "<tr><td class=\"t\">%s</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%.2g</td></tr>\n",
                 kb_dtype_name((kb_dtype)w->dtype), w->n_at, w->n_vendor, a, b, w->worst_rel_err);
     }
     fputs("</table></div>\n", out);
 }
 
-void kb_model_html(const kb_model_rollup *r, FILE *out)
+void kb_model_html_section(const kb_model_rollup *r, FILE *out)
 {
-    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>kbench model: ", out);
-    text(out, r->m->name);
-    fprintf(out, "</title><style>%s</style></head><body>\n<h1>Model roll-up: ", style);
+    fputs("<h1 id=\"model\">Model roll-up: ", out);
     text(out, r->m->name);
     fputs("</h1>\n<p>", out);
     text(out, r->m->description);
@@ -128,5 +130,13 @@ void kb_model_html(const kb_model_rollup *r, FILE *out)
           "model's matmuls. Training: 6N FLOPs per token, an estimate, not measured.</p>\n", out);
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++) phase(out, r, ph);
     whatif(out, r);
+}
+
+void kb_model_html(const kb_model_rollup *r, FILE *out)
+{
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>kbench model: ", out);
+    text(out, r->m->name);
+    fprintf(out, "</title><style>%s</style></head><body>\n", style);
+    kb_model_html_section(r, out);
     fputs("</body></html>\n", out);
 }

@@ -11,4 +11,8 @@
 /* Write the page; the caller checks the stream. */
 void kb_model_html(const kb_model_rollup *r, FILE *out);
 
+/* The page's content without the page around it (an <h1 id="model"> section), for another
+ * page: `kbench model --with-report` puts it at the end of the run's HTML report. */
+void kb_model_html_section(const kb_model_rollup *r, FILE *out);
+
 #endif /* KB_MODEL_HTML_H */

@@ -101,6 +101,8 @@ static void md_whatif(FILE *out, const kb_model_rollup *r)
         const kb_model_whatif *w = &r->whatif[i];
         num(a, sizeof a, w->step_us[0] / 1000);
         num(b, sizeof b, w->step_us[1] / 1000);
+        if (w->step_us[0] <= 0) snprintf(a, sizeof a, "n/a");
+        if (w->step_us[1] <= 0) snprintf(b, sizeof b, "n/a");
         snprintf(c, sizeof c, "n/a");
         snprintf(d, sizeof d, "n/a");
         if (base && w->step_us[0] > 0) num(c, sizeof c, base->step_us[0] / w->step_us[0]);
