@@ -216,6 +216,16 @@ static void test_rollup_gpu(void)
         }
     }
     CHECK(seen == 3 && r->n_whatif == 3);
+    /* decode misses an op: its MFU and bandwidth are upper bounds and say so; prefill's are not */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK(kb_model_write(r, KB_MODEL_MD, out) == KB_OK);
+    fclose(out);
+    char *dec = buf ? strstr(buf, "## decode") : NULL;
+    CHECK(dec && strstr(dec, "MFU at most"));
+    CHECK(dec && strstr(buf, "MFU at most") == strstr(dec, "MFU at most"));
+    free(buf);
     free(r);
     kb_report_run_free(&run);
     kb_model_free(&m);
@@ -236,6 +246,7 @@ static void test_rollup_emulator_and_writers(void)
     CHECK(!strcmp(json_string_value(json_object_get(j, "timing")), "emulator (CPU timing)"));
     json_t *dec = json_object_get(json_object_get(j, "phases"), "decode");
     CHECK(json_integer_value(json_object_get(dec, "n_missing")) == 1);
+    CHECK(json_is_true(json_object_get(dec, "bounds_only")));
     CHECK(json_array_size(json_object_get(dec, "not_modelled")) == 1);
     json_decref(j);
     char *buf = NULL;

@@ -68,7 +68,7 @@ static void phase(FILE *out, const kb_model_rollup *r, int ph)
     kb_report_num(c, sizeof c, P->tokens_per_s);
     if (P->step_us > 0)
         fprintf(out, "<li>model step %s ms, %s us per token, %s tokens/s [%s]%s</li>", a, b, c,
-                kb_model_timing_label(r), P->n_missing ? ": a lower bound, ops are missing" : "");
+                kb_model_timing_label(r), P->n_missing ? ": ops are missing, so times are lower bounds and rates upper bounds" : "");
     else
         fputs("<li>no op of this phase has a verified case in the run: no time per token</li>", out);
     kb_report_num(a, sizeof a, P->mfu);
@@ -76,8 +76,9 @@ static void phase(FILE *out, const kb_model_rollup *r, int ph)
     if (r->emulator)
         fputs("<li>MFU, bandwidth utilisation: not applicable (emulator: CPU timings)</li>", out);
     else
-        fprintf(out, "<li>MFU %s%s, bandwidth utilisation %s%s</li>", P->have_mfu ? a : "n/a",
-                P->have_mfu ? "%" : "", P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
+        fprintf(out, "<li>MFU %s%s%s, bandwidth utilisation %s%s%s</li>", P->n_missing && P->have_mfu ? "at most " : "",
+                P->have_mfu ? a : "n/a", P->have_mfu ? "%" : "", P->n_missing && P->have_bw ? "at most " : "",
+                P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
     for (int k = 0; k < r->m->n_ops; k++) {
         if (P->ops[k].modelled && P->ops[k].row >= 0) continue;
         fputs("<li class=\"missing\">", out);

@@ -43,8 +43,8 @@ static json_t *phase_json(const kb_model_rollup *r, int ph)
                                                      r->m->ops[k].note));
     }
     int t = P->step_us > 0;
-    return json_pack("{s:f, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:s?, s:o, s:o}",
-                     "tokens", P->tokens, "layer_us", num(t, P->layer_us), "step_us", num(t, P->step_us),
+    return json_pack("{s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:s?, s:o, s:o}",
+                     "tokens", P->tokens, "bounds_only", P->n_missing > 0, "layer_us", num(t, P->layer_us), "step_us", num(t, P->step_us),
                      "us_per_token", num(t, P->us_per_token), "tokens_per_s", num(t, P->tokens_per_s),
                      "flops", num(t, P->flops), "bytes", num(t, P->bytes), "gbps", num(t, P->gbps),
                      "mfu_pct", num(P->have_mfu, P->mfu), "bw_util_pct", num(P->have_bw, P->bw_util),

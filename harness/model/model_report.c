@@ -60,15 +60,17 @@ static void md_totals(FILE *out, const kb_model_rollup *r, const kb_model_phase_
     num(b, sizeof b, P->gbps);
     fprintf(out, "%s tokens/s; %s GB/s moved [%s]", a, b, kb_model_timing_label(r));
     if (P->n_missing)
-        fprintf(out, " - a lower bound: %d of %d ops missing", P->n_missing, P->n_modelled);
+        fprintf(out, " - %d of %d ops missing: the times are lower bounds, tokens/s, MFU and bandwidth upper "
+                     "bounds", P->n_missing, P->n_modelled);
     fputs(".\n", out);
     num(a, sizeof a, P->mfu);
     num(b, sizeof b, P->bw_util);
     if (r->emulator)
         fputs("MFU and bandwidth utilisation: not applicable (emulator: CPU timings, no GPU peak).\n", out);
     else
-        fprintf(out, "MFU %s%s; bandwidth utilisation %s%s.\n", P->have_mfu ? a : "n/a (no peak recorded for the dtype)",
-                P->have_mfu ? "%" : "", P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
+        fprintf(out, "MFU %s%s%s; bandwidth utilisation %s%s%s.\n", P->n_missing && P->have_mfu ? "at most " : "",
+                P->have_mfu ? a : "n/a (no peak recorded for the dtype)", P->have_mfu ? "%" : "",
+                P->n_missing && P->have_bw ? "at most " : "", P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
 }
 
 static void md_lists(FILE *out, const kb_model_rollup *r, int ph)
