@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 enum { V_SCALAR, V_VEC };
-enum { P_BLOCK, P_BAD_ID };
+enum { P_BLOCK, P_BAD_ID, P_MAX_GRID };
 enum { D_TOKENS, D_VOCAB, D_DIM };
 
 /* Grid cap for the grid-stride loops of both kernels [blocks]. */
@@ -38,6 +38,9 @@ static const kb_param params[] = {
     [P_BLOCK] = { "BLOCK", 256, NULL, 0, "threads per block (multiple of 32, <= 1024); vec: BLOCK/32 rows per block" },
     [P_BAD_ID] = { "bad_id", 0, NULL, 0,
                    "1: plant the out-of-range id vocab among the ids, to show the host refuses the case" },
+    [P_MAX_GRID] = { "max_grid", 0, NULL, 0,
+                     "cap on the blocks launched (0: 2^20); a small cap makes the grid-stride loops go round",
+                     0, 1 << 20 },
 };
 
 static int embedding_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
@@ -200,8 +203,9 @@ static kb_status embedding_enqueue(kb_run *r, void *state)
     int64_t tokens = c->dims[D_TOKENS], dim = c->dims[D_DIM], block = c->params[P_BLOCK];
     int64_t blocks = c->variant == V_VEC ? (tokens + block / 32 - 1) / (block / 32)
                                          : (tokens * dim + block - 1) / block;
-    if (blocks > GRID_CAP)
-        blocks = GRID_CAP; /* both kernels loop over the rest */
+    int64_t cap = c->params[P_MAX_GRID] > 0 ? c->params[P_MAX_GRID] : GRID_CAP;
+    if (blocks > cap)
+        blocks = cap; /* both kernels loop over the rest */
     kb_geom g = { { (unsigned)blocks, 1, 1 }, { (unsigned)block, 1, 1 }, 0 };
     kb_arg args[] = { kb_arg_ptr(s->d_ids), kb_arg_ptr(s->d_table), kb_arg_ptr(s->d_out), kb_arg_i64(tokens),
                       kb_arg_i64(dim), kb_arg_i64(s->ld) };
@@ -245,7 +249,7 @@ const kb_family kb_family_embedding = {
     .about = "embedding lookup: gather table rows by int32 ids (no arithmetic)",
     .variants = variants, .n_variants = 2,
     .dims = dims, .n_dims = 3,
-    .params = params, .n_params = 2,
+    .params = params, .n_params = (int)(sizeof params / sizeof params[0]),
     .valid = embedding_valid,
     .defines = NULL,
     .work = embedding_work,

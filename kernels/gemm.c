@@ -590,6 +590,11 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
         for (int64_t j = 0; j < g->n; j++)
             got[j] = out_to_f32(c->dtype, row + (size_t)j * g->osz);
         kb_verify_f32(v, got, s->want + i * g->n, g->n);
+        /* the gap columns of D's padded rows started as poison and must stay so */
+        size_t gap = (size_t)(g->ldc - g->n) * g->osz;
+        if (gap)
+            kb_verify_guard(v, row + (size_t)g->n * g->osz, gap, 0xff, (int64_t)(row - (const unsigned char *)s->h_d) +
+                            g->n * (int64_t)g->osz);
     }
     /* for --dump: the checked rows of D (every row at emulator sizes), their reference, which rows */
     int64_t shape[2] = { s->ref_rows, g->n };

@@ -44,6 +44,10 @@ __attribute__((visibility("default"))) void kb_emu_bind(const kb_emu_rt *rt) { k
 __attribute__((visibility("default"))) kb_emu_thread **kb_emu_tls_slot(void) { return &kb_emu_self_; }
 }
 
+#ifdef KB_EMU_CHECKED
+#include "kb_emu_check.h"
+#endif
+
 [[noreturn]] inline void kb_emu_fault_(int kind, const char *msg)
 {
     kb_emu_rt_->fault(kb_emu_self_, kind, msg);

@@ -19,8 +19,13 @@
 
 #include <stddef.h>
 
-#define KB_EMU_ABI_VERSION 2u
+#define KB_EMU_ABI_VERSION 3u
 #define KB_EMU_WARP_SIZE 32
+/* kb_emu_rt.access kinds: an atomic writes (the bytes are initialised) but synchronises,
+ * so it is never half of a race */
+#define KB_EMU_ACCESS_READ 0
+#define KB_EMU_ACCESS_WRITE 1
+#define KB_EMU_ACCESS_ATOMIC 2
 /* Largest per-lane payload of one warp exchange [bytes]: room for WMMA / mma.sync
  * fragments (an fp32 16x16 accumulator is 8 floats per lane). */
 #define KB_EMU_XCHG_MAX_BYTES 256
@@ -93,6 +98,12 @@ typedef struct kb_emu_rt {
      * primitive (ldmatrix rows): fails the launch, naming the copy, when a pending cp.async
      * covers it - a wait count one too small. */
     void (*shared_read)(kb_emu_thread *t, const void *addr, unsigned bytes);
+
+    /* Every load, store and atomic of a checked module's kernel code (kb_emu_check.h):
+     * bytes at addr, kind KB_EMU_ACCESS_*, pc the code address that made it. The runtime
+     * checks shared-memory races, reads of memory never written and reads of pending
+     * cp.async destinations as asked (--emu-check), and fails the launch on a finding. */
+    void (*access)(kb_emu_thread *t, const void *addr, unsigned bytes, int kind, const void *pc);
 } kb_emu_rt;
 
 #endif /* KB_EMU_ABI_H */

@@ -173,14 +173,17 @@ static kb_status softmax_setup(kb_run *r, void **state)
         goto fail;
     s->d_y = y + (size_t)c->pad * esz;
 
-    /* x: uniform in [-8, 8), so a row's outputs span e^16 and the max matters;
-     * quantised row by row, the reference computed from exactly what the kernel reads */
+    /* x: uniform in [-8, 8), so a row's outputs span e^16 and the max matters; every
+     * second row shifted by +-100, where exp overflows or underflows fp32 unless the max
+     * is subtracted first. Quantised row by row, the reference computed from exactly
+     * what the kernel reads. */
     kb_rng rng;
     kb_rng_seed(&rng, c->seed);
     char *h = s->h_io;
     for (int64_t i = 0; i < rows; i++) {
+        float shift = i % 4 == 1 ? -100.0f : i % 4 == 3 ? 100.0f : 0.0f;
         for (int64_t j = 0; j < ld; j++)
-            s->row[j] = j < cols ? kb_rng_uniform(&rng, -8.0f, 8.0f) : X_PAD_VALUE;
+            s->row[j] = j < cols ? shift + kb_rng_uniform(&rng, -8.0f, 8.0f) : X_PAD_VALUE;
         kb_host_from_f32(c->dtype, s->row, h + (size_t)(i * ld) * esz, ld);
         kb_host_to_f32(c->dtype, h + (size_t)(i * ld) * esz, s->row, ld);
         memcpy(s->x + i * ld, s->row, (size_t)ld * sizeof(float));

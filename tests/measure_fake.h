@@ -95,6 +95,9 @@ static kb_status fake_alloc(kb_backend_ctx *x, size_t bytes, kb_dptr *out)
 
 static void fake_free(kb_backend_ctx *x, kb_dptr p) {}
 
+/* Uploads (the guard bytes after each allocation) go nowhere: nothing is read back. */
+static kb_status fake_upload(kb_backend_ctx *x, kb_dptr dst, const void *src, size_t bytes) { return KB_OK; }
+
 static kb_status fake_fill(kb_backend_ctx *x, kb_dptr dst, uint8_t byte, size_t bytes)
 {
     fake_log('F');
@@ -182,6 +185,7 @@ static const kb_backend fake_be = {
     .device_info = fake_device_info,
     .alloc = fake_alloc,
     .free = fake_free,
+    .upload = fake_upload,
     .fill = fake_fill,
     .launch = fake_launch,
     .sync = fake_sync,

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "engine/case.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -146,6 +147,43 @@ static void test_compile_error_and_dump(void)
     CHECK(system(cmd) == 0);
 }
 
+/* The OPTIONAL prune hook: asked after the compile stage with the resources; a refusal
+ * ends the case skipped, "pruned: <why>", before setup. */
+static int prune_count;
+static int prune_unknown_registers(void *user, const kb_case *c, const kb_resources *res, char *why, size_t n)
+{
+    (void)c;
+    prune_count++;
+    if (*(int *)user && res && res->registers < 0) {
+        snprintf(why, n, "registers unknown");
+        return 0;
+    }
+    return 1;
+}
+
+static void test_prune_hook(void)
+{
+    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
+    kb_pipeline p;
+    pipeline(&p, mods);
+    int refuse = 1;
+    p.prune = prune_unknown_registers;
+    p.prune_user = &refuse;
+    kb_measure_settings ms = KB_MEASURE_DEFAULTS;
+    kb_case c = gelu_case("vec", 1000, KB_LAUNCH_EAGER);
+    kb_case_result r;
+    kb_case_run(&p, &c, "gelu-pruned", &ms, &r);
+    CHECK(r.status == KB_CASE_SKIPPED && prune_count == 1);
+    CHECK_MSG(strcmp(r.reason, "pruned: registers unknown") == 0, "%s", r.reason);
+    CHECK(r.compile.done && !r.verify.done && !r.measure.done);
+    kb_case_result_free(&r);
+    refuse = 0;
+    kb_case_run(&p, &c, "gelu-kept", &ms, &r);
+    CHECK(r.status == KB_CASE_OK && prune_count == 2);
+    kb_case_result_free(&r);
+    kb_modules_free(mods);
+}
+
 int main(void)
 {
     char err[512] = "";
@@ -156,6 +194,7 @@ int main(void)
     }
     RUN(test_ok_eager_and_graph);
     RUN(test_skipped);
+    RUN(test_prune_hook);
     RUN(test_compile_error_and_dump);
     kb_backend_emu.fini(bx);
     TEST_MAIN_END();

@@ -78,6 +78,7 @@ typedef struct {
     unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
                              * timings, never GPU numbers) */
     char vendor_note[512];  /* one line per vendor library: its version, or why it did not load; "" without */
+    int driver_version;     /* CUDA driver API version x1000 + minor x10 (13000 = 13.0); 0 without a driver (emu) */
 } kb_device_info;
 
 /* ---- vendor library calls (cuBLASLt, cuDNN): the OPTIONAL vendor_* slots ----
@@ -143,6 +144,13 @@ typedef struct {
     int sm;                     /* target arch x10 (80, 89, 90) */
 } kb_compile_req;
 
+/* Checks the emulator can build into its modules (--emu-check): every load and store of
+ * kernel code is then seen by the runtime. */
+enum {
+    KB_EMU_CHECK_RACE = 1u << 0,  /* shared-memory races between warps within a barrier epoch */
+    KB_EMU_CHECK_INIT = 1u << 1   /* reads of shared or global memory never written */
+};
+
 typedef struct kb_backend_ctx kb_backend_ctx; /* private to each backend */
 typedef struct kb_module kb_module;           /* a loaded module, private to each backend */
 typedef struct kb_graph kb_graph;             /* an instantiated graph, private to each backend */
@@ -152,6 +160,8 @@ typedef struct {
     int device_index;       /* cuda device ordinal */
     int sm_override;        /* --arch: 0 = the device's own */
     int emu_threads;        /* emu worker threads; 0 = number of cores */
+    const char *emu_schedule; /* emu: "lockstep" (NULL), "warp-ahead", "random" or "random:SEED" */
+    unsigned emu_checks;    /* emu: KB_EMU_CHECK_* the modules are built to perform */
 } kb_backend_opts;
 
 typedef struct kb_backend {

@@ -41,7 +41,9 @@ static void print_device(const kb_backend *be, int index, const kb_device_info *
 int kb_cmd_devices(const kb_run_opts *o)
 {
     char err[1024];
-    kb_backend_opts bo = { o->cache_dir, o->device_index, o->sm_override, o->emu_threads };
+    kb_backend_opts bo;
+    if (kb_run_backend_opts(o, &bo) != 0)
+        return KB_EXIT_INPUT;
     /* devices reports GPUs: without --backend it asks the driver, and says so plainly when there is none */
     const char *name = strcmp(o->backend, "auto") ? o->backend : "cuda";
     const kb_backend *be = kb_backend_find(name);

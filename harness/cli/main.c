@@ -3,11 +3,13 @@
  * cli/<command>.{c,h} with a kb_command, and one row below. */
 #include "cli/compile.h"
 #include "cli/devices.h"
+#include "cli/export.h"
 #include "cli/list.h"
 #include "cli/model.h"
 #include "cli/opts.h"
 #include "cli/report_cmd.h"
 #include "cli/run.h"
+#include "cli/tune.h"
 #include "core/kb.h"
 
 #include <stdio.h>
@@ -16,6 +18,7 @@
 static const kb_command *const commands[] = {
     &kb_command_run, &kb_command_list, &kb_command_devices, &kb_command_compile,
     &kb_command_report, &kb_command_query, &kb_command_compare,
+    &kb_command_tune, &kb_command_export,
     &kb_command_model,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

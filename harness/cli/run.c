@@ -13,6 +13,7 @@
 #include "results/ceilings.h"
 #include "results/store.h"
 #include "suite/walk.h"
+#include "tune/prune.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -100,7 +101,9 @@ static int open_backend_and_plan(run_ctx *x)
 {
     const kb_run_opts *o = x->o;
     char err[1024] = "";
-    kb_backend_opts bo = { o->cache_dir, o->device_index, o->sm_override, o->emu_threads };
+    kb_backend_opts bo;
+    if (kb_run_backend_opts(o, &bo) != 0)
+        return KB_EXIT_INPUT;
     kb_status st = kb_backend_open(o->backend, &bo, &x->be, &x->bx, err, sizeof err);
     if (st != KB_OK) {
         fprintf(stderr, "kbench: %s\n", err);
@@ -220,6 +223,10 @@ static void open_pipeline(run_ctx *x)
     p->overrides = &x->overrides;
     p->dump_dir = o->dump_dir;
     p->dump_all = o->n_filters > 0;
+    if (o->prune) {
+        p->prune = kb_tune_prune;   /* recorded skipped, "pruned: <why>", before anything runs */
+        p->prune_user = &x->dev;
+    }
 }
 
 /* Serialise the result once; the same object goes to the file and the store. */
@@ -404,6 +411,32 @@ int kb_cmd_run(const kb_run_opts *o)
 
 /* ---- the command line ---- */
 
+int kb_run_backend_opts(const kb_run_opts *o, kb_backend_opts *bo)
+{
+    memset(bo, 0, sizeof *bo);
+    bo->cache_dir = o->cache_dir;
+    bo->device_index = o->device_index;
+    bo->sm_override = o->sm_override;
+    bo->emu_threads = o->emu_threads;
+    bo->emu_schedule = o->emu_schedule;
+    for (const char *p = o->emu_check; p && *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 4 && !strncmp(p, "race", 4))
+            bo->emu_checks |= KB_EMU_CHECK_RACE;
+        else if (n == 4 && !strncmp(p, "init", 4))
+            bo->emu_checks |= KB_EMU_CHECK_INIT;
+        else if (n == 3 && !strncmp(p, "all", 3))
+            bo->emu_checks |= KB_EMU_CHECK_RACE | KB_EMU_CHECK_INIT;
+        else {
+            fprintf(stderr, "kbench: --emu-check: expected race, init or all (comma-separated), got '%.*s'\n",
+                    (int)n, p);
+            return -1;
+        }
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
 const char *const kb_run_backend_choices[] = { "auto", "cuda", "emu", NULL };
 
 void kb_run_opts_defaults(void *o) { ((kb_run_opts *)o)->backend = "auto"; }
@@ -430,7 +463,10 @@ static const kb_opt run_opts[] = {
     { "--timeout", NULL, KB_OPT_DOUBLE, offsetof(kb_run_opts, timeout_s), "S",
       "override the suite's timeout_s [seconds]", 0, KB_MEASURE_TIMEOUT_MAX_S, 1, NULL, 0 },
     KB_ROW_THREADS,
+    KB_ROW_EMU,
     KB_ROW_QUIET,
+    { "--prune", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, prune), NULL,
+      "skip (as 'pruned: ...') cases whose compile output shows spills or exceeded limits", 0, 0, 0, NULL, 0 },
 };
 
 static int run_main(void *o) { return kb_cmd_run(o); }

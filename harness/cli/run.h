@@ -25,8 +25,16 @@ typedef struct {
     int min_samples, max_samples; /* overrides when > 0 */
     double timeout_s;           /* override when > 0 */
     int fail_on_spill;          /* compile: exit 1 when a case spills registers */
+    int prune;                  /* run: skip cases whose compile output shows spills or exceeded limits */
+    const char *emu_schedule;   /* --emu-schedule: lockstep, warp-ahead, random[:SEED] */
+    const char *emu_check;      /* --emu-check: race, init, all (comma-separated) */
     const char *trace_path;     /* run --trace: Chrome trace-event JSON written as the run goes */
 } kb_run_opts;
+
+/* The backend options of o: device, arch, threads, the emulator's schedule and checks
+ * (KB_EMU_CHECK_* from --emu-check). -1 with a message when --emu-check names an
+ * unknown check; 0 otherwise. */
+int kb_run_backend_opts(const kb_run_opts *o, kb_backend_opts *bo);
 
 /* The option rows run, list, devices and compile share (cli/opts.h). */
 extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
@@ -45,6 +53,11 @@ extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
     "compile cache (default $KBENCH_CACHE_DIR, $XDG_CACHE_HOME/kbench, ~/.cache/kbench)", 0, 0, 0, NULL, 0 }
 #define KB_ROW_QUIET { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_run_opts, quiet), NULL, \
     "no per-case rows, only the summary", 0, 0, 0, NULL, 0 }
+#define KB_ROW_EMU { "--emu-schedule", NULL, KB_OPT_STR, offsetof(kb_run_opts, emu_schedule), "S", \
+    "emulator: lockstep (default), warp-ahead or random[:SEED] - who runs next at each wait", 0, 0, 0, NULL, 0 }, \
+    { "--emu-check", NULL, KB_OPT_STR, offsetof(kb_run_opts, emu_check), "race,init", \
+    "emulator: report shared-memory races between warps and reads of memory never written (or all)", \
+    0, 0, 0, NULL, 0 }
 #define KB_ROW_THREADS { "--threads", NULL, KB_OPT_INT, offsetof(kb_run_opts, emu_threads), "N", \
     "emulator worker threads (default: cores)", 1, 1024, 0, NULL, 0 }
 

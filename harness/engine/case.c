@@ -4,6 +4,7 @@
 
 #include "engine/defines.h"
 #include "engine/nvtx.h"
+#include "engine/verify.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -145,6 +146,13 @@ static int stage_compile(case_ctx *x)
         return fail(x, x->mr->status);
     }
     res->compile.have_resources = kb_modules_resources(x->p->mods, x->mr, x->entry, &res->compile.res) == KB_OK;
+    char why[512] = "";
+    if (x->p->prune && !x->p->prune(x->p->prune_user, x->c, res->compile.have_resources ? &res->compile.res : NULL,
+                                    why, sizeof why)) {
+        res->status = KB_CASE_SKIPPED;
+        snprintf(res->reason, sizeof res->reason, "pruned: %s", why);
+        return 0;
+    }
     return 1;
 }
 
@@ -178,7 +186,7 @@ static int stage_setup(case_ctx *x)
 static void dump_if_asked(case_ctx *x)
 {
     kb_pipeline *p = x->p;
-    if (!p->dump_dir || !(p->dump_all || x->res->verify.v.n_bad > 0))
+    if (!p->dump_dir || !(p->dump_all || !kb_verify_ok(&x->res->verify.v)))
         return;
     if (kb_run_dump(&x->r, p->dump_dir, x->id) != KB_OK) {
         snprintf(p->dump_err, sizeof p->dump_err, "%s", x->r.err);
@@ -203,6 +211,19 @@ static int stage_verify(case_ctx *x)
     res->verify.done = 1;
     dump_if_asked(x);
     const kb_verify *v = &res->verify.v;
+    int guards_bad;
+    if ((st = kb_run_check_guards(r, &guards_bad, res->reason, sizeof res->reason)) != KB_OK)
+        return fail(x, st);
+    if (guards_bad) {
+        res->status = KB_CASE_WRONG;
+        return 0;
+    }
+    if (v->guard_bad > 0) {
+        res->status = KB_CASE_WRONG;
+        snprintf(res->reason, sizeof res->reason, "wrote %lld bytes of the output's padding, which no kernel may "
+                 "touch; the first at byte %lld of the buffer", (long long)v->guard_bad, (long long)v->guard_first);
+        return 0;
+    }
     if (v->n_bad == 0)
         return 1;
     res->status = KB_CASE_WRONG;

@@ -128,6 +128,12 @@ typedef struct {
     const char *dump_dir;         /* --dump, or NULL */
     int dump_all;                 /* dump every case (a filter chose them), not only wrong ones */
     char dump_err[1024];           /* OUT: the last --dump failure, "" when none */
+    /* OPTIONAL static pruning, asked after the compile stage with the kernel's resources
+     * (NULL when the backend reports none): return 0 with a reason in why to end the case
+     * before anything runs (status skipped, reason "pruned: <why>"). The tuner plugs its
+     * spill/limit rules here (tune/prune.h); a static performance model could too. */
+    int (*prune)(void *user, const kb_case *c, const kb_resources *res, char *why, size_t n);
+    void *prune_user;
 } kb_pipeline;
 
 /* Run case c (id, the suite's measurement settings ms) through every stage into *out

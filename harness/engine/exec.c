@@ -6,6 +6,7 @@
 #include "core/npy.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,12 +29,38 @@ static kb_status backend_fail(kb_run *r, kb_status st, const char *what)
 
 kb_status kb_run_alloc(kb_run *r, size_t bytes, kb_dptr *out)
 {
+    static unsigned char guard[KB_RUN_GUARD_BYTES];
+    if (!guard[0])
+        memset(guard, KB_RUN_GUARD_BYTE, sizeof guard);
     if (r->n_bufs == KB_RUN_MAX_BUFS)
         return kb_run_fail(r, KB_ERR_INTERNAL, "more than %d buffers in one case", KB_RUN_MAX_BUFS);
-    kb_status st = r->be->alloc(r->bx, bytes ? bytes : 1, out);
+    if (bytes > SIZE_MAX - KB_RUN_GUARD_BYTES)
+        return kb_run_fail(r, KB_ERR_OOM, "a buffer of %zu bytes cannot be addressed", bytes);
+    kb_status st = r->be->alloc(r->bx, bytes + KB_RUN_GUARD_BYTES, out);
     if (st != KB_OK)
         return backend_fail(r, st, "device allocation");
-    r->bufs[r->n_bufs++] = *out;
+    r->bufs[r->n_bufs] = *out;
+    r->buf_bytes[r->n_bufs++] = bytes;
+    return kb_run_upload(r, *out + bytes, guard, sizeof guard);
+}
+
+kb_status kb_run_check_guards(kb_run *r, int *bad, char *why, size_t whylen)
+{
+    unsigned char got[KB_RUN_GUARD_BYTES];
+    *bad = 0;
+    for (int i = 0; i < r->n_bufs; i++) {
+        kb_status st = kb_run_download(r, got, r->bufs[i] + r->buf_bytes[i], sizeof got);
+        if (st != KB_OK)
+            return st;
+        for (int k = 0; k < KB_RUN_GUARD_BYTES; k++)
+            if (got[k] != KB_RUN_GUARD_BYTE) {
+                snprintf(why, whylen, "wrote past the end of the case's buffer %d (of %zu bytes): the guard "
+                         "byte %d past its end changed from 0x%02x to 0x%02x", i, r->buf_bytes[i], k,
+                         KB_RUN_GUARD_BYTE, got[k]);
+                *bad = 1;
+                return KB_OK;
+            }
+    }
     return KB_OK;
 }
 

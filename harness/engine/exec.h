@@ -12,6 +12,11 @@
 #define KB_RUN_MAX_ARRAYS 12
 #define KB_RUN_MAX_CONSTS 8
 #define KB_RUN_MAX_PLANS 4
+/* Every allocation is followed by this many guard bytes holding KB_RUN_GUARD_BYTE; the
+ * verify stage checks them untouched, so a kernel writing past the end of any buffer is
+ * wrong whatever the family's check reads. */
+#define KB_RUN_GUARD_BYTES 256
+#define KB_RUN_GUARD_BYTE 0xa5
 
 /* A host array a family exposes for --dump (inputs, output, reference), as fp32. */
 typedef struct {
@@ -36,6 +41,7 @@ struct kb_run {
     const kb_case *c;
     kb_target target;
     kb_dptr bufs[KB_RUN_MAX_BUFS]; /* allocations, freed by kb_run_free_all */
+    size_t buf_bytes[KB_RUN_MAX_BUFS]; /* what each was asked for; the guard follows */
     int n_bufs;
     char err[1024];              /* first error message of the case */
     kb_run_array arrays[KB_RUN_MAX_ARRAYS]; /* exposed for --dump */
@@ -53,8 +59,12 @@ struct kb_run {
 /* The case and its variant, for family code. */
 static inline const kb_case *kb_run_case(const kb_run *r) { return r->c; }
 
-/* Allocate device memory tracked by the run (freed when the case ends). */
+/* Allocate device memory tracked by the run (freed when the case ends), followed by its
+ * guard bytes. */
 kb_status kb_run_alloc(kb_run *r, size_t bytes, kb_dptr *out);
+/* Check every buffer's guard bytes: *bad 0 when all are intact, else 1 with the first
+ * changed byte described in why. A failed download's status (message in the case). */
+kb_status kb_run_check_guards(kb_run *r, int *bad, char *why, size_t whylen);
 kb_status kb_run_upload(kb_run *r, kb_dptr dst, const void *src, size_t bytes);
 kb_status kb_run_download(kb_run *r, void *dst, kb_dptr src, size_t bytes);
 /* Launch entry of the case's module. */

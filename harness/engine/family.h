@@ -67,6 +67,8 @@ typedef struct {
     double max_rel_err;    /* over elements with |want| > atol (elsewhere relative error says nothing) */
     double max_err_ratio;  /* max of |got - want| / (atol + rtol * |want|): <= 1 passes; the one number to read */
     double atol, rtol;     /* tolerance used: |got - want| <= atol + rtol * |want| */
+    int64_t guard_bad;     /* bytes of an output's padding (kb_verify_guard) the kernel changed */
+    int64_t guard_first;   /* byte offset of the first, in the output buffer; -1 if none */
 } kb_verify;
 
 /* The instruction a case's inner loop is bounded by: the measured-ceiling kind it is scored

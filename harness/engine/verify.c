@@ -10,11 +10,27 @@ void kb_verify_init(kb_verify *v, double atol, double rtol)
 {
     memset(v, 0, sizeof *v);
     v->first_bad = -1;
+    v->guard_first = -1;
     v->atol = atol;
     v->rtol = rtol;
 }
 
+void kb_verify_guard(kb_verify *v, const unsigned char *bytes, size_t n, unsigned char sentinel, int64_t off)
+{
+    for (size_t i = 0; i < n; i++)
+        if (bytes[i] != sentinel) {
+            if (v->guard_first < 0)
+                v->guard_first = off + (int64_t)i;
+            v->guard_bad++;
+        }
+}
+
 void kb_verify_f32(kb_verify *v, const float *got, const float *want, int64_t n)
+{
+    kb_verify_f32_scaled(v, got, want, NULL, n);
+}
+
+void kb_verify_f32_scaled(kb_verify *v, const float *got, const float *want, const float *extra, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
         double g = got[i], w = want[i];
@@ -24,7 +40,7 @@ void kb_verify_f32(kb_verify *v, const float *got, const float *want, int64_t n)
             bad = isnan(w) ? !isnan(g) : g != w;
         } else {
             double err = fabs(g - w);
-            double tol = v->atol + v->rtol * fabs(w);
+            double tol = v->atol + v->rtol * fabs(w) + (extra ? extra[i] : 0.0);
             bad = !(err <= tol); /* NaN got -> bad */
             if (isfinite(g)) {
                 if (err > v->max_abs_err)

@@ -20,8 +20,19 @@ void kb_verify_init(kb_verify *v, double atol, double rtol);
  * bad elements are included. got_at_bad / want_at_bad are those of the first bad one. */
 void kb_verify_f32(kb_verify *v, const float *got, const float *want, int64_t n);
 
-/* 1 when every compared element passed. */
-static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0; }
+/* The same with a per-element allowance added: element i passes when
+ * |got - want| <= atol + rtol * |want| + extra[i]. For an error model whose terms scale
+ * with an input rather than the output (gelu: 0.5 x (1 + tanh(...)) loses accuracy in
+ * proportion to |x| where the output is near 0). */
+void kb_verify_f32_scaled(kb_verify *v, const float *got, const float *want, const float *extra, int64_t n);
+
+/* Padding of an output the kernel must not write (the gap columns of a padded leading
+ * dimension): n bytes at offset off of the output buffer, which started as sentinel.
+ * Each changed byte counts in guard_bad; a case with any is wrong. */
+void kb_verify_guard(kb_verify *v, const unsigned char *bytes, size_t n, unsigned char sentinel, int64_t off);
+
+/* 1 when every compared element passed and no padding was written. */
+static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0 && v->guard_bad == 0; }
 
 /* The default tolerance policy (kb_tolerance), for an output whose error is a sum
  * kept in the dtype. A family whose error has other sources derives its tolerance from

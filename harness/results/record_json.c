@@ -209,6 +209,7 @@ static json_t *verify_json(const kb_case_result *r, int *bad)
     put(j, "rtol", jnum(v->rtol), bad);
     put(j, "got_at_bad", v->n_bad ? jnum_or_word(v->got_at_bad) : json_null(), bad);
     put(j, "want_at_bad", v->n_bad ? jnum_or_word(v->want_at_bad) : json_null(), bad);
+    put(j, "guard_bad", jint(v->guard_bad), bad);
     return j;
 }
 

@@ -21,7 +21,7 @@
  *   beta, scale_a, scale_b (fp8 per-tensor scales, else 1); attention scale; layernorm eps;
  *   null when the family names none),
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
- *   got_at_bad, want_at_bad}, resources {registers, spill_store_bytes, spill_load_bytes,
+ *   got_at_bad, want_at_bad, guard_bad (bytes of the output's padding written)}, resources {registers, spill_store_bytes, spill_load_bytes,
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
  *   timing {clock "cpu"|"gpu", samples, median_us, mean_us, min_us, max_us, p10_us,
  *   p90_us, cv, noise, timed_out, l2 "cold"|"hot", flush_bytes, stop

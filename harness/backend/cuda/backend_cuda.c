@@ -175,6 +175,7 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
         goto fail;
     if ((st = query_info(x, o->sm_override)) != KB_OK)
         goto fail;
+    x->info.driver_version = x->driver_version;
     kb_cuda_vendor_open(x);   /* optional: a library that does not load drops its cap */
     /* CUDA's and NVML's PCI bus ids agree; the UUID is the fallback */
     if (!(x->nvml = kb_nvml_open(x->info.pci_bus_id, x->info.uuid))) {

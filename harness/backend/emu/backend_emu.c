@@ -11,6 +11,7 @@
 #include "backend/emu/emu_host.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,10 @@ struct kb_backend_ctx {
     struct timespec t0;
     kb_graph *capture;                /* non-NULL between graph_begin and graph_end */
     int ffi_only;                     /* KBENCH_EMU_FFI=1: every call through libffi */
+    kb_emu_schedule schedule;         /* --emu-schedule */
+    uint64_t seed;
+    unsigned checks;                  /* KB_EMU_CHECK_* built into the modules */
+    kb_emu_heap heap;                 /* KB_EMU_CHECK_INIT: the written bytes of every allocation */
     unsigned char *spare[EMU_SPARES]; /* freed blocks >= EMU_SPARE_MIN_BYTES (header included) */
     char err[1024];
 };
@@ -81,6 +86,15 @@ static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *
         x->n_workers = 1;
     const char *ffi = getenv("KBENCH_EMU_FFI");
     x->ffi_only = ffi && strcmp(ffi, "1") == 0;
+    if (kb_emu_parse_schedule(o ? o->emu_schedule : NULL, &x->schedule, &x->seed) != 0) {
+        snprintf(err, errlen, "emu: unknown schedule '%s' (lockstep, warp-ahead, random or random:SEED)",
+                 o->emu_schedule);
+        kb_emu_cxx_free(&x->cxx);
+        free(x);
+        return KB_ERR_INPUT;
+    }
+    x->checks = o ? o->emu_checks : 0;
+    kb_emu_cxx_set_checks(&x->cxx, x->checks);
     *out = x;
     return KB_OK;
 }
@@ -92,6 +106,7 @@ static void emu_fini(kb_backend_ctx *x)
     kb_emu_exec_destroy(x->exec);
     for (int i = 0; i < EMU_SPARES; i++)
         free(x->spare[i]);
+    kb_emu_heap_fini(&x->heap);
     kb_emu_cxx_free(&x->cxx);
     free(x);
 }
@@ -197,6 +212,10 @@ static kb_status emu_alloc(kb_backend_ctx *x, size_t bytes, kb_dptr *out)
         return fail(x, KB_ERR_OOM, "emu: cannot allocate %zu bytes", bytes);
     *(size_t *)p = n;
     memset(p + ALLOC_ALIGN, 0xff, n);      /* poison: NaN in every float format */
+    if ((x->checks & KB_EMU_CHECK_INIT) && kb_emu_heap_add(&x->heap, p + ALLOC_ALIGN, bytes) != 0) {
+        free(p);
+        return fail(x, KB_ERR_OOM, "emu: cannot track %zu bytes for --emu-check init", bytes);
+    }
     *out = (kb_dptr)(uintptr_t)(p + ALLOC_ALIGN);
     return KB_OK;
 }
@@ -206,6 +225,7 @@ static void emu_free(kb_backend_ctx *x, kb_dptr d)
     if (!d)
         return;
     unsigned char *p = (unsigned char *)(uintptr_t)d - ALLOC_ALIGN;
+    kb_emu_heap_remove(&x->heap, (void *)(uintptr_t)d);
     if (*(size_t *)p >= EMU_SPARE_MIN_BYTES)
         for (int i = 0; i < EMU_SPARES; i++)
             if (!x->spare[i]) {
@@ -218,6 +238,7 @@ static void emu_free(kb_backend_ctx *x, kb_dptr d)
 static kb_status emu_upload(kb_backend_ctx *x, kb_dptr dst, const void *src, size_t bytes)
 {
     memcpy((void *)(uintptr_t)dst, src, bytes);
+    kb_emu_heap_mark(&x->heap, (void *)(uintptr_t)dst, bytes);
     return KB_OK;
 }
 
@@ -230,6 +251,7 @@ static kb_status emu_download(kb_backend_ctx *x, void *dst, kb_dptr src, size_t 
 static kb_status emu_fill(kb_backend_ctx *x, kb_dptr dst, uint8_t byte, size_t bytes)
 {
     memset((void *)(uintptr_t)dst, byte, bytes);
+    kb_emu_heap_mark(&x->heap, (void *)(uintptr_t)dst, bytes);
     return KB_OK;
 }
 
@@ -291,6 +313,7 @@ static kb_status launch_now(kb_backend_ctx *x, kb_module *m, const char *entry, 
         st = kb_emu_exec_create(x->n_workers, x->sm, x->shmem_limit_bytes, &x->exec, err, sizeof err);
         if (st != KB_OK)
             return fail(x, st, "%s", err);
+        kb_emu_exec_settings(x->exec, x->schedule, x->seed, x->checks, x->checks & KB_EMU_CHECK_INIT ? &x->heap : NULL);
     }
     kb_emu_launch l = {
         .cif = &cif,

@@ -33,6 +33,7 @@ kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sin
     w->thr = calloc(KB_EMU_MAX_THREADS, sizeof *w->thr);
     w->waiters = calloc(KB_EMU_MAX_THREADS, sizeof *w->waiters);
     w->runq = calloc(KB_EMU_MAX_THREADS, sizeof *w->runq);
+    w->order = calloc(KB_EMU_MAX_THREADS, sizeof *w->order);
     w->pool = calloc(KB_EMU_MAX_THREADS + 1, sizeof *w->pool);
     w->free_fibers = calloc(KB_EMU_MAX_THREADS + 1, sizeof *w->free_fibers);
     /* untouched pages of these two cost nothing until a kernel needs them */
@@ -40,7 +41,7 @@ kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sin
     w->smem = aligned_alloc(64, (limit + 63) / 64 * 64 + 64);
     if (kb_emu_async_init(&w->async, KB_EMU_MAX_THREADS, limit) != 0)
         return KB_ERR_OOM;
-    if (!w->thr || !w->waiters || !w->runq || !w->pool || !w->free_fibers || !w->xchg || !w->smem)
+    if (!w->thr || !w->waiters || !w->runq || !w->order || !w->pool || !w->free_fibers || !w->xchg || !w->smem)
         return KB_ERR_OOM;
     for (int i = 0; i < KB_EMU_MAX_WARPS; i++)
         w->warp[i].area = w->xchg + (size_t)i * 2 * KB_EMU_WARP_SIZE * KB_EMU_XCHG_MAX_BYTES;
@@ -50,6 +51,7 @@ kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sin
 void kb_emu_worker_fini(kb_emu_worker *w)
 {
     kb_emu_async_fini(&w->async);
+    kb_emu_shadow_fini(&w->shadow);
     for (int i = 0; i < w->n_pool; i++)
         kb_emu_fiber_free(w->pool[i]);
     free(w->smem);
@@ -57,6 +59,7 @@ void kb_emu_worker_fini(kb_emu_worker *w)
     free(w->free_fibers);
     free(w->pool);
     free(w->runq);
+    free(w->order);
     free(w->waiters);
     free(w->thr);
 }
@@ -155,25 +158,84 @@ static inline void call_entry(const kb_emu_launch *l)
     ffi_call(l->cif, l->fn, NULL, l->avalues);
 }
 
+/* xorshift64* */
+static uint64_t rng_next(kb_emu_worker *w)
+{
+    uint64_t x = w->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    w->rng = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Take the next thread to resume out of the run queue, as the schedule says: the
+ * longest waiting (lockstep), the highest warp (warp-ahead), any (random). */
+static unsigned take_runnable(kb_emu_worker *w)
+{
+    unsigned pick = 0;                           /* position in the ring, from its head */
+    if (w->sink->schedule == KB_EMU_SCHED_RANDOM) {
+        pick = (unsigned)(rng_next(w) % w->rq_len);
+    } else if (w->sink->schedule == KB_EMU_SCHED_WARP_AHEAD) {
+        for (unsigned k = 1, best = w->runq[w->rq_head] / KB_EMU_WARP_SIZE; k < w->rq_len; k++) {
+            unsigned warp = w->runq[(w->rq_head + k) % KB_EMU_MAX_THREADS] / KB_EMU_WARP_SIZE;
+            if (warp > best) {
+                best = warp;
+                pick = k;
+            }
+        }
+    }
+    unsigned *head = &w->runq[w->rq_head], *at = &w->runq[(w->rq_head + pick) % KB_EMU_MAX_THREADS];
+    unsigned i = *at;
+    *at = *head;                                 /* the head takes the picked one's place */
+    w->rq_head = (w->rq_head + 1) % KB_EMU_MAX_THREADS;
+    w->rq_len--;
+    return i;
+}
+
+/* Under the random schedule, start an unstarted thread before resuming a waiting one,
+ * now and then, so that late warps can overtake early ones. */
+static int start_first(kb_emu_worker *w)
+{
+    return w->sink->schedule == KB_EMU_SCHED_RANDOM && w->next_unstarted < w->n && (rng_next(w) & 3u) == 0;
+}
+
+/* The order threads start in: warp by warp, first to last (lockstep), last to first
+ * (warp-ahead), or warps shuffled (random); lanes in order within a warp. */
+static void start_order(kb_emu_worker *w)
+{
+    unsigned n_w = w->n_warps, warps[KB_EMU_MAX_WARPS], k = 0;
+    for (unsigned i = 0; i < n_w; i++)
+        warps[i] = w->sink->schedule == KB_EMU_SCHED_WARP_AHEAD ? n_w - 1 - i : i;
+    if (w->sink->schedule == KB_EMU_SCHED_RANDOM)
+        for (unsigned i = n_w; i > 1; i--) {
+            unsigned j = (unsigned)(rng_next(w) % i), tmp = warps[i - 1];
+            warps[i - 1] = warps[j];
+            warps[j] = tmp;
+        }
+    for (unsigned i = 0; i < n_w; i++)
+        for (unsigned l = warps[i] * KB_EMU_WARP_SIZE; l < w->n && l < (warps[i] + 1) * KB_EMU_WARP_SIZE; l++)
+            w->order[k++] = l;
+}
+
 /* Leave the running fiber (its context saved into from) for the next work of the block:
  * a thread ready to resume, else a new runner for threads not started yet, else the
  * scheduler (block over, stuck, or out of stacks). Switching fiber to fiber directly
  * halves the switches a barrier costs. */
 static void dispatch(kb_emu_worker *w, kb_emu_ctx *from)
 {
-    kb_emu_fiber *f;
-    if (w->rq_len > 0) {
-        kb_emu_thr *t = &w->thr[w->runq[w->rq_head]];
-        w->rq_head = (w->rq_head + 1) % KB_EMU_MAX_THREADS;
-        w->rq_len--;
+    kb_emu_fiber *f = NULL;
+    int start = w->next_unstarted < w->n && (w->rq_len == 0 || start_first(w));
+    if (start && (f = fiber_get(w)) != NULL) {
+        w->cur = f;
+        kb_emu_fiber_start(from, f, runner_main, w);
+    } else if (w->rq_len > 0) {
+        kb_emu_thr *t = &w->thr[take_runnable(w)];
         enter_thread(w, t);
         w->cur = t->fiber;
         kb_emu_fiber_switch(from, &t->fiber->ctx);
-    } else if (w->next_unstarted < w->n && (f = fiber_get(w)) != NULL) {
-        w->cur = f;
-        kb_emu_fiber_start(from, f, runner_main, w);
     } else {
-        kb_emu_fiber_switch(from, &w->sched);
+        kb_emu_fiber_switch(from, &w->sched);   /* block over, stuck, or out of stacks */
     }
 }
 
@@ -186,7 +248,7 @@ static void runner_main(void *arg)
     kb_emu_fiber *self = w->cur;
     const kb_emu_launch *l = w->l;
     while (w->next_unstarted < w->n) {
-        kb_emu_thr *t = &w->thr[w->next_unstarted++];
+        kb_emu_thr *t = &w->thr[w->order[w->next_unstarted++]];
         t->fiber = self;
         enter_thread(w, t);
         call_entry(l);
@@ -218,6 +280,22 @@ static void report_stuck(kb_emu_worker *w)
                      b->x, b->y, b->z, w->n_wait_block, w->n, w->n_done);
 }
 
+/* A new block: pending copies forgotten; under --emu-check, the shadow (allocated on
+ * first use) cleared. 0, or -1 with the launch failed. */
+static int start_checks(kb_emu_worker *w)
+{
+    kb_emu_async_reset(&w->async);
+    if (!w->sink->checks)
+        return 0;
+    if (!w->shadow.cells && kb_emu_shadow_init(&w->shadow, w->sink->shmem_limit_bytes) != 0) {
+        kb_emu_shadow_fini(&w->shadow);
+        kb_emu_sink_fail(w->sink, KB_ERR_OOM, "emu: out of memory for the shared-memory shadow of --emu-check");
+        return -1;
+    }
+    kb_emu_shadow_block(&w->shadow);
+    return 0;
+}
+
 int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
 {
     const kb_emu_launch *l = w->l;
@@ -231,7 +309,10 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
         w->warp[k].arrived = w->warp[k].gen = w->warp[k].unread[0] = w->warp[k].unread[1] = 0;
     /* poison: a read of shared memory before any write shows as NaN */
     memset(w->smem, 0xff, l->dyn_shmem_bytes);
-    kb_emu_async_reset(&w->async);
+    if (start_checks(w) != 0)
+        return -1;
+    w->rng = (w->sink->seed ^ (b + 1) * 0x9e3779b97f4a7c15ull) | 1u;   /* per block, never 0 */
+    start_order(w);
     w->smem_used = l->dyn_shmem_bytes;
     w->n_decl = 0;
     w->aborted = 0;
@@ -257,7 +338,7 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
 }
 
 /* ---- the runtime table ---- */
-static void rt_fault_fmt(kb_emu_thr *t, kb_status st, const char *msg)
+void kb_emu_thread_fail(kb_emu_thr *t, kb_status st, const char *msg)
 {
     kb_emu_worker *w = t->w;
     const kb_emu_dim3 *b = &w->blk.block_idx, *i = &t->pub.thread_idx;
@@ -268,17 +349,19 @@ static void rt_fault_fmt(kb_emu_thr *t, kb_status st, const char *msg)
     abort(); /* never resumed */
 }
 
-static void rt_fault(kb_emu_thread *p, int kind, const char *msg)
+void kb_emu_rt_fault(kb_emu_thread *p, int kind, const char *msg)
 {
-    rt_fault_fmt((kb_emu_thr *)p, kind == KB_EMU_FAULT_LAUNCH ? KB_ERR_LAUNCH : KB_ERR_FAULT, msg);
+    kb_emu_thread_fail((kb_emu_thr *)p, kind == KB_EMU_FAULT_LAUNCH ? KB_ERR_LAUNCH : KB_ERR_FAULT, msg);
 }
 
-static void rt_syncthreads(kb_emu_thread *p)
+void kb_emu_rt_syncthreads(kb_emu_thread *p)
 {
     kb_emu_thr *t = (kb_emu_thr *)p;
     kb_emu_worker *w = t->w;
     /* Released only when all n threads arrive: a thread that exited never will. */
     if (w->n_wait_block + 1 == w->n) {
+        if (w->sink->checks)
+            kb_emu_shadow_barrier(&w->shadow);    /* a new epoch for --emu-check */
         for (unsigned i = 0; i < w->n_wait_block; i++)
             make_runnable(w, w->waiters[i]);
         w->n_wait_block = 0;
@@ -289,8 +372,8 @@ static void rt_syncthreads(kb_emu_thread *p)
     suspend(w, t);
 }
 
-static const void *rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void *src, unsigned bytes,
-                                    unsigned *members)
+const void *kb_emu_rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void *src, unsigned bytes,
+                                     unsigned *members)
 {
     kb_emu_thr *t = (kb_emu_thr *)p;
     kb_emu_worker *w = t->w;
@@ -300,11 +383,11 @@ static const void *rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void 
     if (!(need & me)) {
         snprintf(msg, sizeof msg, "warp collective with mask 0x%08x called by lane %u, not in the mask", mask,
                  p->lane);
-        rt_fault_fmt(t, KB_ERR_FAULT, msg);
+        kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
     }
     if (bytes > KB_EMU_XCHG_MAX_BYTES) {
         snprintf(msg, sizeof msg, "warp exchange of %u bytes per lane (at most %d)", bytes, KB_EMU_XCHG_MAX_BYTES);
-        rt_fault_fmt(t, KB_ERR_FAULT, msg);
+        kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
     }
     /* Two halves, alternating: lanes released from exchange g read its half when they
      * resume, and the last lane in runs on meanwhile. With a full mask no lane reaches
@@ -323,7 +406,7 @@ static const void *rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void 
     } else if (wp->mask != need || wp->bytes != bytes) {
         snprintf(msg, sizeof msg, "lanes of one warp disagree in a warp collective (mask 0x%08x vs 0x%08x, "
                  "%u vs %u bytes)", need, wp->mask, bytes, wp->bytes);
-        rt_fault_fmt(t, KB_ERR_FAULT, msg);
+        kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
     }
     unsigned char *area = wp->area + (size_t)h * KB_EMU_WARP_SIZE * KB_EMU_XCHG_MAX_BYTES;
     if (bytes)
@@ -346,7 +429,7 @@ static const void *rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void 
     return area;
 }
 
-static void *rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, size_t align)
+void *kb_emu_rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, size_t align)
 {
     kb_emu_thr *t = (kb_emu_thr *)p;
     kb_emu_worker *w = t->w;
@@ -361,17 +444,17 @@ static void *rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, s
         /* ptxas rejects more static __shared__ than this on every arch: fail as the GPU build would */
         snprintf(msg, sizeof msg, "%zu bytes of static shared memory asked, CUDA allows %u in __shared__ "
                  "arrays (use KB_DYN_SHARED beyond that)", off + bytes - w->l->dyn_shmem_bytes, KB_EMU_STATIC_SHMEM_MAX);
-        rt_fault_fmt(t, KB_ERR_LAUNCH, msg);
+        kb_emu_thread_fail(t, KB_ERR_LAUNCH, msg);
     }
     if (off + bytes > limit) {
         size_t dyn = w->l->dyn_shmem_bytes;
         snprintf(msg, sizeof msg, "%zu bytes of shared memory asked (static %zu + dynamic %zu), sm_%d allows %zu per block",
                  off + bytes, off + bytes - dyn, dyn, w->sink->sm, limit);
-        rt_fault_fmt(t, KB_ERR_LAUNCH, msg);
+        kb_emu_thread_fail(t, KB_ERR_LAUNCH, msg);
     }
     if (w->n_decl == KB_EMU_MAX_SHARED_DECLS) {
         snprintf(msg, sizeof msg, "more than %d KB_SHARED declarations in one block", KB_EMU_MAX_SHARED_DECLS);
-        rt_fault_fmt(t, KB_ERR_LAUNCH, msg);
+        kb_emu_thread_fail(t, KB_ERR_LAUNCH, msg);
     }
     memset(w->smem + off, 0xff, bytes);   /* poison, as the whole arena would be */
     w->smem_used = off + bytes;
@@ -379,63 +462,3 @@ static void *rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, s
     w->decl[w->n_decl].ptr = w->smem + off;
     return w->decl[w->n_decl++].ptr;
 }
-
-/* ---- cp.async (emu_async.h) ---- */
-
-/* The offset of [addr, addr + bytes) in the block's shared memory arena, or -1. */
-static long arena_offset(const kb_emu_worker *w, const void *addr, size_t bytes)
-{
-    const unsigned char *p = addr;
-    size_t limit = w->sink->shmem_limit_bytes;
-    if (p < w->smem || p + bytes > w->smem + limit)
-        return -1;
-    return (long)(p - w->smem);
-}
-
-static void rt_cp_async(kb_emu_thread *p, void *smem, const void *gmem, int src_bytes)
-{
-    kb_emu_thr *t = (kb_emu_thr *)p;
-    long off = arena_offset(t->w, smem, 16);
-    if (off < 0)
-        rt_fault_fmt(t, KB_ERR_FAULT, "cp.async: the destination is not shared memory");
-    if (kb_emu_async_issue(&t->w->async, t->w->smem, (uint32_t)off, gmem, src_bytes, p->linear) != 0)
-        rt_fault_fmt(t, KB_ERR_OOM, "cp.async: out of memory for pending copies");
-}
-
-static void rt_cp_async_commit(kb_emu_thread *p) { kb_emu_async_commit(&((kb_emu_thr *)p)->w->async, p->linear); }
-
-static void rt_cp_async_wait(kb_emu_thread *p, int n)
-{
-    kb_emu_thr *t = (kb_emu_thr *)p;
-    kb_emu_async_wait(&t->w->async, t->w->smem, p->linear, n < 0 ? 0 : (unsigned)n);
-}
-
-static void rt_shared_read(kb_emu_thread *p, const void *addr, unsigned bytes)
-{
-    kb_emu_thr *t = (kb_emu_thr *)p;
-    long off = arena_offset(t->w, addr, bytes);
-    const kb_emu_copy *c;
-    int owner = off < 0 ? -1 : kb_emu_async_pending(&t->w->async, (uint32_t)off, bytes, &c);
-    if (owner < 0)
-        return;
-    const kb_emu_dim3 *i = &t->w->thr[owner].pub.thread_idx;
-    char msg[300];
-    snprintf(msg, sizeof msg, "reads %u bytes of shared memory at offset %ld while a cp.async to offset %u, issued "
-             "by thread (%u,%u,%u) in its group %u, is still pending (its cp.async.wait_group has not retired "
-             "that group: a wait count too small?)", bytes, off, c->off, i->x, i->y, i->z, c->group);
-    rt_fault_fmt(t, KB_ERR_FAULT, msg);
-}
-
-static const kb_emu_rt emu_rt = {
-    .abi_version = KB_EMU_ABI_VERSION,
-    .syncthreads = rt_syncthreads,
-    .warp_exchange = rt_warp_exchange,
-    .shared_static = rt_shared_static,
-    .fault = rt_fault,
-    .cp_async = rt_cp_async,
-    .cp_async_commit = rt_cp_async_commit,
-    .cp_async_wait = rt_cp_async_wait,
-    .shared_read = rt_shared_read,
-};
-
-const kb_emu_rt *kb_emu_block_rt(void) { return &emu_rt; }

@@ -14,6 +14,7 @@
 #include "backend/emu/emu_async.h"
 #include "backend/emu/emu_fiber.h"
 #include "backend/emu/emu_launch.h"
+#include "backend/emu/emu_shadow.h"
 
 #include <setjmp.h>
 #include <signal.h>
@@ -64,6 +65,8 @@ struct kb_emu_worker {
     unsigned next_unstarted, n_done, n_wait_block;
     unsigned *waiters;            /* [KB_EMU_MAX_THREADS] at the block barrier, arrival order */
     unsigned *runq;               /* [KB_EMU_MAX_THREADS] ring of threads ready to resume */
+    unsigned *order;              /* [KB_EMU_MAX_THREADS] the order unstarted threads start in */
+    uint64_t rng;                 /* the block's random state (KB_EMU_SCHED_RANDOM) */
     unsigned rq_head, rq_len;
     kb_emu_warp warp[KB_EMU_MAX_WARPS];
     unsigned char *xchg;          /* backing store of every warp's area */
@@ -73,6 +76,7 @@ struct kb_emu_worker {
     int n_decl;
     int aborted;                  /* a thread failed the launch; abandon the block */
     kb_emu_async async;           /* the block's pending cp.async copies */
+    kb_emu_shadow shadow;         /* --emu-check: who accessed shared memory, allocated on first use */
 
     /* fibers: every stack mapped so far, and the free ones */
     kb_emu_fiber **pool;          /* [KB_EMU_MAX_THREADS + 1] */
@@ -101,11 +105,19 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b);
 /* Forget every fiber of the current block (after a fault): all stacks become free. */
 void kb_emu_block_abandon(kb_emu_worker *w);
 
+/* Fail the launch from kernel thread t (msg, then where: block and thread); never returns. */
+__attribute__((noreturn)) void kb_emu_thread_fail(kb_emu_thr *t, kb_status st, const char *msg);
+
 /* Report an error of the launch: the first one is kept, and every worker stops taking
  * blocks. Thread-safe. */
 void kb_emu_sink_fail(kb_emu_sink *s, kb_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The runtime table handed to every module's kb_emu_bind (static, never NULL). */
-const kb_emu_rt *kb_emu_block_rt(void);
+/* The kb_emu_rt slots (kb_emu_abi.h) of the block's threads: faults, the block barrier,
+ * warp collectives, static shared memory. */
+void kb_emu_rt_fault(kb_emu_thread *p, int kind, const char *msg);
+void kb_emu_rt_syncthreads(kb_emu_thread *p);
+const void *kb_emu_rt_warp_exchange(kb_emu_thread *p, unsigned mask, const void *src, unsigned bytes,
+                                    unsigned *members);
+void *kb_emu_rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, size_t align);
 
 #endif /* KB_EMU_BLOCK_H */

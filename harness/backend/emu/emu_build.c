@@ -26,6 +26,14 @@ static const char *const fixed_flags[] = {
 };
 #define N_FIXED_FLAGS ((int)(sizeof fixed_flags / sizeof fixed_flags[0]))
 
+/* The flags of a checked build (--emu-check): every load and store of kernel code calls
+ * the __tsan_* hooks kb_device_emu.h defines (forwarded to the runtime); no thread
+ * sanitizer runtime is linked. -g so a report can name the source line. */
+static const char *const check_flags[] = {
+    "-g", "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0", "-DKB_EMU_CHECKED=1",
+};
+#define N_CHECK_FLAGS ((int)(sizeof check_flags / sizeof check_flags[0]))
+
 /* 1 when the program named by word can be run: a path, or found on PATH. */
 static int program_exists(const char *word)
 {
@@ -110,10 +118,21 @@ static int read_id(kb_emu_cxx *c, char *err, size_t errlen)
         kb_sb_printf(&id, "%s (version unknown)", c->argv[0]);
     for (i = 0; i < N_FIXED_FLAGS; i++)
         kb_sb_printf(&id, " %s", fixed_flags[i]);
+    for (i = 0; c->checks && i < N_CHECK_FLAGS; i++)
+        kb_sb_printf(&id, " %s", check_flags[i]);
     snprintf(c->id, sizeof c->id, "%s", id.s);
     kb_sb_free(&out);
     kb_sb_free(&id);
     return rc;
+}
+
+void kb_emu_cxx_set_checks(kb_emu_cxx *c, unsigned checks)
+{
+    if (c->checks == checks)
+        return;
+    c->checks = checks;
+    char err[256];
+    read_id(c, err, sizeof err);     /* the id names the flags */
 }
 
 const char *kb_emu_cxx_id(kb_emu_cxx *c)
@@ -156,13 +175,55 @@ kb_status kb_emu_cxx_init(kb_emu_cxx *c, char *err, size_t errlen)
     return KB_OK;
 }
 
+/* Run one compiler step; KB_OK, KB_ERR_SETUP (could not start) or KB_ERR_COMPILE. */
+static kb_status run_step(const kb_emu_cxx *c, char **argv, const char *what, kb_sb *log, char *err, size_t errlen)
+{
+    int rc = run_capture(argv, log, err, errlen);
+    if (rc < 0)
+        return KB_ERR_SETUP;
+    if (rc == 0)
+        return KB_OK;
+    kb_sb_printf(log, "emu: %s exited with status %d %s\n", c->argv[0], rc, what);
+    snprintf(err, errlen, "emu: %s failed %s (status %d), see the compile log", c->argv[0], what, rc);
+    return KB_ERR_COMPILE;
+}
+
+/* A checked module: compile with the instrumentation, then link without it, so no
+ * sanitizer runtime is pulled in (the hooks are the module's own, kb_device_emu.h). */
+static kb_status link_checked(const kb_emu_cxx *c, char **argv, int n, const char *out_path, kb_sb *log, char *err,
+                              size_t errlen)
+{
+    kb_sb obj;
+    kb_sb_init(&obj);
+    kb_sb_printf(&obj, "%s.o", out_path);
+    argv[n - 1] = obj.s;                      /* -o <out>.o */
+    argv[n] = "-c";
+    argv[n + 1] = NULL;
+    kb_status st = run_step(c, argv, "compiling a checked module", log, err, errlen);
+    if (st == KB_OK) {
+        char *link[KB_EMU_CXX_MAX_WORDS + 6];
+        int k = 0;
+        for (int i = 0; i < c->n; i++)
+            link[k++] = c->argv[i];
+        link[k++] = "-shared";
+        link[k++] = obj.s;
+        link[k++] = "-o";
+        link[k++] = (char *)out_path;
+        link[k] = NULL;
+        st = run_step(c, link, "linking a checked module", log, err, errlen);
+    }
+    unlink(obj.s);
+    kb_sb_free(&obj);
+    return st;
+}
+
 kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default_sm, const char *out_path,
                            kb_sb *log, char *err, size_t errlen)
 {
-    int n_args = c->n + N_FIXED_FLAGS + 9 + req->n_defines;   /* 9: arch, -I, -x c++ src -o out, NULL */
+    int n_args = c->n + N_FIXED_FLAGS + N_CHECK_FLAGS + 10 + req->n_defines; /* arch, -I, -x c++ src -o out, -c, NULL */
     char **argv = calloc((size_t)n_args, sizeof *argv);
     char **owned = calloc((size_t)req->n_defines + 2, sizeof *owned);  /* strings made here */
-    int n = 0, n_owned = 0, rc;
+    int n = 0, n_owned = 0;
     kb_status st = KB_OK;
     if (!argv || !owned)
         goto oom;
@@ -170,6 +231,8 @@ kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default
         argv[n++] = c->argv[i];
     for (int i = 0; i < N_FIXED_FLAGS; i++)
         argv[n++] = (char *)fixed_flags[i];
+    for (int i = 0; c->checks && i < N_CHECK_FLAGS; i++)
+        argv[n++] = (char *)check_flags[i];
     if (asprintf(&owned[n_owned], "-DKB_EMU_ARCH=%d", req->sm ? req->sm : default_sm) < 0)
         goto oom;
     argv[n++] = owned[n_owned++];
@@ -189,15 +252,12 @@ kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default
     argv[n++] = "-o";
     argv[n++] = (char *)out_path;
     argv[n] = NULL;
-    rc = run_capture(argv, log, err, errlen);
-    if (rc < 0) {
-        st = KB_ERR_SETUP;
-    } else if (rc != 0) {
-        kb_sb_printf(log, "emu: %s exited with status %d compiling %s\n", c->argv[0], rc, req->source_path);
-        snprintf(err, errlen, "emu: %s failed on %s (status %d), see the compile log", c->argv[0],
-                 req->source_path, rc);
-        st = KB_ERR_COMPILE;
-    }
+    if (c->checks)
+        st = link_checked(c, argv, n, out_path, log, err, errlen);
+    else
+        st = run_step(c, argv, "compiling", log, err, errlen);
+    if (st == KB_ERR_COMPILE)
+        kb_sb_printf(log, "emu: (the source was %s)\n", req->source_path);
     goto done;
 oom:
     snprintf(err, errlen, "emu: out of memory");

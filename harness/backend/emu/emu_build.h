@@ -14,6 +14,7 @@ typedef struct {
     char *argv[KB_EMU_CXX_MAX_WORDS];     /* e.g. {"ccache", "g++"} */
     int n;
     char id[512];                         /* kb_emu_cxx_id, once asked */
+    unsigned checks;                      /* KB_EMU_CHECK_* built into every module */
 } kb_emu_cxx;
 
 /* Take the compiler from $CXX, else KB_CXX_COMPILER (the one CMake found). KB_ERR_SETUP
@@ -25,6 +26,11 @@ void kb_emu_cxx_free(kb_emu_cxx *c);
  * `cxx --version` ("<cxx> (version unknown)" when it says nothing) followed by the flags
  * every build passes. Run once, then cached. Never NULL. */
 const char *kb_emu_cxx_id(kb_emu_cxx *c);
+
+/* Build every later module with the runtime checks of checks (KB_EMU_CHECK_*): the
+ * kernel code's loads and stores are instrumented and reported to the runtime. Part of
+ * the toolchain id, so checked and plain modules never share a cache entry. */
+void kb_emu_cxx_set_checks(kb_emu_cxx *c, unsigned checks);
 
 /* Compile req into the shared object out_path for arch req->sm (default_sm when 0), its
  * defines passed as -D. Appends the compiler's output to log. KB_ERR_COMPILE when the

@@ -2,7 +2,9 @@
  * The per-block scheduler and the runtime table live in emu_block.c. */
 #include "backend/emu/emu_exec.h"
 #include "backend/emu/emu_block.h"
+#include "backend/emu/emu_memrt.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,7 +31,51 @@ struct kb_emu_exec {
     uint64_t next_block;            /* atomic */
 };
 
-const kb_emu_rt *kb_emu_exec_rt(void) { return kb_emu_block_rt(); }
+/* The runtime every module is bound to: the block's slots and the memory side's. */
+static const kb_emu_rt emu_rt = {
+    .abi_version = KB_EMU_ABI_VERSION,
+    .syncthreads = kb_emu_rt_syncthreads,
+    .warp_exchange = kb_emu_rt_warp_exchange,
+    .shared_static = kb_emu_rt_shared_static,
+    .fault = kb_emu_rt_fault,
+    .cp_async = kb_emu_rt_cp_async,
+    .cp_async_commit = kb_emu_rt_cp_async_commit,
+    .cp_async_wait = kb_emu_rt_cp_async_wait,
+    .shared_read = kb_emu_rt_shared_read,
+    .access = kb_emu_rt_access,
+};
+
+const kb_emu_rt *kb_emu_exec_rt(void) { return &emu_rt; }
+
+int kb_emu_parse_schedule(const char *s, kb_emu_schedule *out, uint64_t *seed)
+{
+    *seed = 1;
+    if (!s || !*s || !strcmp(s, "lockstep"))
+        *out = KB_EMU_SCHED_LOCKSTEP;
+    else if (!strcmp(s, "warp-ahead"))
+        *out = KB_EMU_SCHED_WARP_AHEAD;
+    else if (!strncmp(s, "random", 6) && (s[6] == 0 || s[6] == ':')) {
+        *out = KB_EMU_SCHED_RANDOM;
+        if (s[6] == ':') {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(s + 7, &end, 10);
+            if (!s[7] || *end || errno)
+                return -1;
+            *seed = v;
+        }
+    } else
+        return -1;
+    return 0;
+}
+
+void kb_emu_exec_settings(kb_emu_exec *e, kb_emu_schedule s, uint64_t seed, unsigned checks, const kb_emu_heap *heap)
+{
+    e->sink.heap = heap;
+    e->sink.schedule = s;
+    e->sink.seed = seed;
+    e->sink.checks = checks;
+}
 
 /* ---- SIGSEGV, SIGBUS, SIGFPE, SIGILL inside kernel code ---- */
 static __thread kb_emu_worker *tls_worker;  /* the worker this OS thread is, while it is one */

@@ -25,6 +25,15 @@ kb_status kb_emu_exec_create(int n_workers, int sm, size_t shmem_limit_bytes, kb
                              char *err, size_t errlen);
 void kb_emu_exec_destroy(kb_emu_exec *e);
 
+/* Parse a schedule name: "lockstep" (also NULL or ""), "warp-ahead", "random",
+ * "random:SEED" (seed 1 by default). 0, or -1 for anything else. */
+int kb_emu_parse_schedule(const char *s, kb_emu_schedule *out, uint64_t *seed);
+
+/* The schedule of every later launch (see kb_emu_schedule), the checks (KB_EMU_CHECK_*)
+ * its checked modules report accesses for, and the written-bytes map of device memory
+ * the init check reads (NULL without it). */
+void kb_emu_exec_settings(kb_emu_exec *e, kb_emu_schedule s, uint64_t seed, unsigned checks, const kb_emu_heap *heap);
+
 /* The runtime table handed to every module's kb_emu_bind (static, never NULL). */
 const kb_emu_rt *kb_emu_exec_rt(void);
 

@@ -5,6 +5,7 @@
 #ifndef KB_EMU_LAUNCH_H
 #define KB_EMU_LAUNCH_H
 
+#include "backend/emu/emu_heap.h"
 #include "core/kb.h"
 #include "kb_emu_abi.h"
 
@@ -41,8 +42,17 @@ typedef struct {
     size_t dyn_shmem_bytes;              /* [bytes] */
 } kb_emu_launch;
 
+/* How the threads of a block take turns (--emu-schedule). Threads run until they wait
+ * (a barrier, a warp exchange); the schedule decides who runs next. */
+typedef enum {
+    KB_EMU_SCHED_LOCKSTEP = 0,  /* first come, first served: warps keep in step */
+    KB_EMU_SCHED_WARP_AHEAD,    /* the highest warp runs as far as it can before the others */
+    KB_EMU_SCHED_RANDOM         /* seeded random choices, a different sequence per block */
+} kb_emu_schedule;
+
 /* Where the threads of a launch report the first error; the engine owns it, resets it
- * per launch, and reads it when the launch ends. */
+ * per launch, and reads it when the launch ends. It also carries the launch-wide
+ * settings every worker reads. */
 typedef struct {
     pthread_mutex_t mu;
     int stop;                            /* atomic: an error was raised, skip what is left */
@@ -50,6 +60,10 @@ typedef struct {
     char msg[512];
     int sm;                              /* the emulated arch x10 */
     size_t shmem_limit_bytes;            /* per block */
+    kb_emu_schedule schedule;
+    uint64_t seed;                       /* KB_EMU_SCHED_RANDOM */
+    unsigned checks;                     /* KB_EMU_CHECK_* the modules were built with */
+    const kb_emu_heap *heap;             /* KB_EMU_CHECK_INIT: what device memory holds */
 } kb_emu_sink;
 
 #endif /* KB_EMU_LAUNCH_H */

@@ -1,0 +1,385 @@
+/* tune_run.c - the search of one problem (tune_run.h): each evaluation is a lookup in
+ * the tuning database (same silicon, driver, toolchain and source: reused) or a case
+ * through the pipeline, recorded like `kbench run` records it; then the choice. */
+#include "cli/tune_run.h"
+
+#include "engine/cache.h"
+#include "results/record_json.h"
+#include "tune/winner.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    kb_tune_session *x;
+    const kb_tune_problem *p;
+    const char *source;
+    kb_tune_entry *e;              /* [p->n], filled as evaluated */
+    int evals;
+    int best;
+    double best_us;
+    int before;                    /* the winner before a re-measurement, -1 when none was made */
+    double t0_s;                   /* [s] when the search began (monotonic) */
+    int out_of_time;               /* --time ran out: the search stopped, the choice is still made */
+} problem_ctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The hash of family f's kernel source with its headers, for the session's arch and
+ * toolchain: the compile cache's key with no defines. "" when it cannot be read. */
+static const char *source_hash(kb_tune_session *x, int family)
+{
+    if (family >= KB_TUNE_MAX_FAMILIES)
+        return "";
+    char *h = x->source[family];
+    if (h[0])
+        return h;
+    const kb_family *f = x->plan.fams[family];
+    kb_sb path;
+    kb_sb_init(&path);
+    kb_sb_printf(&path, "%s/%s", kb_kernels_dir(), f->source);
+    kb_compile_req req = { path.s, kb_kernels_dir(), NULL, 0, x->dev.sm };
+    char key[KB_CACHE_KEY_LEN + 1];
+    if (kb_cache_key(x->be, x->bx, &req, key, NULL) == KB_OK)
+        snprintf(h, 40, "%s", key);
+    kb_sb_free(&path);
+    return h;
+}
+
+/* {"variant": "mma", "BM": 64, ...}: the configuration's variant and config params. */
+static void config_params(const kb_family *f, const kb_case *c, char *out, size_t n)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "variant", json_string(f->variants[c->variant].name));
+    for (int i = 0; i < f->n_params; i++)
+        if (kb_tune_param_is_config(f, i) && kb_param_applies(f, i, c->variant))
+            json_object_set_new(o, f->params[i].name, json_integer(c->params[i]));
+    char *s = json_dumps(o, JSON_COMPACT);
+    snprintf(out, n, "%s", s ? s : "{}");
+    free(s);
+    json_decref(o);
+}
+
+static void fill_entry(problem_ctx *pc, int i, const kb_case_result *r, kb_tune_entry *e)
+{
+    const kb_tune_config *cfg = &pc->p->configs[i];
+    memset(e, 0, sizeof *e);
+    snprintf(e->case_id, sizeof e->case_id, "%.511s", cfg->id);
+    snprintf(e->problem, sizeof e->problem, "%.383s", pc->p->key);
+    snprintf(e->config, sizeof e->config, "%.255s", cfg->config);
+    config_params(r->family, r->c, e->params, sizeof e->params);
+    snprintf(e->family, sizeof e->family, "%s", r->family->name);
+    snprintf(e->status, sizeof e->status, "%s", kb_case_status_name(r->status));
+    snprintf(e->reason, sizeof e->reason, "%s", r->reason);
+    e->median_us = r->measure.done ? r->measure.m.st.median : NAN;
+    e->noise = r->measure.done ? r->measure.m.noise : NAN;
+    e->samples = r->measure.done ? r->measure.m.n : 0;
+    e->registers = r->compile.have_resources ? r->compile.res.registers : -1;
+    e->shmem_bytes = r->compile.have_resources ? r->compile.res.static_shmem_bytes : -1;
+    snprintf(e->clock, sizeof e->clock, "%s", r->measure.done ? r->measure.clock : "");
+}
+
+/* The same record `kbench run` writes, to the records file and the store. */
+static void record_case(kb_tune_session *x, const kb_case_result *r)
+{
+    char when[32];
+    kb_record_time_now(when);
+    kb_record_ctx ctx = { .run_id = x->run_id, .suite = x->plan.suite_name, .time = when, .backend = x->be->name,
+                          .dev = &x->dev };
+    json_t *rec = kb_record_json(&ctx, r);
+    if (!rec || kb_record_write(x->rec, rec) != KB_OK) {
+        x->record_failed = 1;
+        json_decref(rec);
+        return;
+    }
+    kb_sb err;
+    kb_sb_init(&err);
+    if (x->store && kb_store_put(x->store, rec, x->out_path.s, &err) != KB_OK)
+        fprintf(stderr, "kbench: results store: %s (the JSON Lines record is written)\n", err.s);
+    kb_sb_free(&err);
+    json_decref(rec);
+}
+
+static double entry_time(const kb_tune_entry *e)
+{
+    return strcmp(e->status, "ok") == 0 && isfinite(e->median_us) ? e->median_us : INFINITY;
+}
+
+static void print_eval(problem_ctx *pc, int i, int reused)
+{
+    kb_tune_session *x = pc->x;
+    const kb_tune_entry *e = &pc->e[i];
+    if (x->o->run.quiet)
+        return;
+    int budget = x->o->budget > 0 && x->o->budget < pc->p->n ? x->o->budget : pc->p->n;
+    printf("  [%3d/%d] %-44s ", pc->evals, budget, e->config);
+    if (strcmp(e->status, "ok") == 0)
+        printf("%10.2f %s_us", e->median_us, e->clock);
+    else
+        printf("%s: %.60s", e->status, e->reason);
+    if (pc->best >= 0)
+        printf("  best %.2f (%s)", pc->best_us, pc->p->configs[pc->best].config);
+    printf("%s\n", reused ? "  [from the database]" : "");
+    fflush(stdout);
+}
+
+/* Run configuration i through the pipeline into pc->e[i]. 0, or -1 to stop. */
+static int measure(problem_ctx *pc, int i)
+{
+    kb_tune_session *x = pc->x;
+    const kb_tune_config *cfg = &pc->p->configs[i];
+    const kb_case *c = &x->plan.cases[cfg->case_index];
+    kb_case_result r;
+    kb_case_run(&x->pipe, c, cfg->id, &x->plan.entries[c->entry].measure, &r);
+    if (r.error == KB_ERR_INTERRUPTED) {
+        kb_case_result_free(&r);
+        return -1;
+    }
+    record_case(x, &r);
+    fill_entry(pc, i, &r, &pc->e[i]);
+    x->evaluated++;
+    x->pruned += r.status == KB_CASE_SKIPPED && strncmp(r.reason, "pruned: ", 8) == 0;
+    x->skipped += r.status == KB_CASE_SKIPPED;
+    x->failed += kb_case_status_failed(r.status);
+    kb_case_result_free(&r);
+    kb_sb err;
+    kb_sb_init(&err);
+    if (kb_tunedb_put(x->db, &x->key, pc->source, &pc->e[i], &err) != KB_OK)
+        fprintf(stderr, "kbench: tuning database: %s\n", err.s);
+    kb_sb_free(&err);
+    return x->record_failed ? -1 : 0;
+}
+
+/* The strategy's objective: the configuration's median, INFINITY when it did not pass,
+ * NAN to stop. */
+static double objective(void *user, int i)
+{
+    problem_ctx *pc = user;
+    kb_tune_session *x = pc->x;
+    if (kb_interrupted())
+        return NAN;
+    if (x->o->time_s > 0 && now_s() - pc->t0_s > x->o->time_s) {
+        pc->out_of_time = 1;
+        return NAN;
+    }
+    /* a configuration measured before under the same key is reused; one pruned before is
+     * measured again when pruning is off */
+    int reused = kb_tunedb_lookup(x->db, &x->key, pc->source, pc->p->configs[i].id, &pc->e[i]) == 1 &&
+                 !(x->o->no_prune && strncmp(pc->e[i].reason, "pruned: ", 8) == 0);
+    if (reused)
+        x->reused++;
+    else if (measure(pc, i) < 0)
+        return NAN;
+    pc->evals++;
+    double t = entry_time(&pc->e[i]);
+    if (t < pc->best_us) {
+        pc->best_us = t;
+        pc->best = i;
+    }
+    print_eval(pc, i, reused);
+    return t;
+}
+
+/* "config (median us)" of the tied runners-up, "; "-joined. */
+static void tied_text(const problem_ctx *pc, const int *idx, const kb_tune_choice *ch, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (int k = 0; k < ch->n_tied && k < KB_TUNE_MAX_TIED && len < n; k++) {
+        const kb_tune_entry *e = &pc->e[idx[ch->tied[k]]];
+        int w = snprintf(out + len, n - len, "%s%s (%.2f us)", k ? "; " : "", e->config, e->median_us);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static void print_choice(const problem_ctx *pc, const kb_tune_choice_row *c)
+{
+    const kb_tune_session *x = pc->x;
+    const char *unit = x->key.emulator ? "cpu_us" : "us";
+    printf("  winner %s: %.2f %s, 95%% interval [%.2f, %.2f]; ", c->config, c->median_us, unit, c->lo_us, c->hi_us);
+    if (c->tie) {
+        const char *semi = strstr(c->tied, "; ");
+        int first = semi ? (int)(semi - c->tied) : (int)strlen(c->tied);
+        printf("a tie: %d other%s within its noise (next in the tie-break order: %.*s)\n", c->n_tied, c->n_tied == 1 ? "" : "s",
+               first, c->tied);
+    }
+    else
+        printf("clear: no other configuration within its noise\n");
+    if (x->key.emulator)
+        printf("  (emulator: CPU timings, not a GPU winner)\n");
+}
+
+/* The evaluated configurations as the winner rule sees them (calloc'ed, in trace order). */
+static kb_tune_result *results_of(const problem_ctx *pc, const kb_tune_trace *t)
+{
+    kb_tune_result *r = calloc((size_t)(t->evaluations ? t->evaluations : 1), sizeof *r);
+    for (int k = 0; r && k < t->evaluations; k++) {
+        const kb_tune_entry *e = &pc->e[t->order[k]];
+        r[k] = (kb_tune_result){ e->case_id, isfinite(entry_time(e)), e->median_us, e->noise, e->registers,
+                                 e->shmem_bytes };
+    }
+    return r;
+}
+
+/* One more measurement of configuration i, its samples appended to pool. 0, -1 to stop. */
+static int remeasure(problem_ctx *pc, int i, double **pool, int *n_pool, int *failed)
+{
+    kb_tune_session *x = pc->x;
+    const kb_tune_config *cfg = &pc->p->configs[i];
+    const kb_case *c = &x->plan.cases[cfg->case_index];
+    kb_case_result r;
+    kb_case_run(&x->pipe, c, cfg->id, &x->plan.entries[c->entry].measure, &r);
+    if (r.error == KB_ERR_INTERRUPTED) {
+        kb_case_result_free(&r);
+        return -1;
+    }
+    record_case(x, &r);
+    x->remeasured++;
+    double *np = r.status == KB_CASE_OK ? realloc(*pool, (size_t)(*n_pool + r.measure.m.n) * sizeof *np) : NULL;
+    if (np) {
+        memcpy(np + *n_pool, r.measure.m.samples_us, (size_t)r.measure.m.n * sizeof *np);
+        *pool = np;
+        *n_pool += r.measure.m.n;
+    } else {
+        *failed = r.status != KB_CASE_OK ? (int)r.status : (int)KB_CASE_LAUNCH_ERROR;  /* failing once: not trusted */
+    }
+    kb_case_result_free(&r);
+    return x->record_failed ? -1 : 0;
+}
+
+/* The pooled samples of a re-measured configuration into its entry (and the database). */
+static void pool_into(problem_ctx *pc, int i, const double *pool, int n, int failed)
+{
+    kb_tune_entry *e = &pc->e[i];
+    kb_stats st;
+    if (failed || n == 0 || kb_stats_compute(pool, n, &st) != 0) {
+        snprintf(e->status, sizeof e->status, "%s", kb_case_status_name(failed ? (kb_case_status)failed
+                                                                                   : KB_CASE_LAUNCH_ERROR));
+        snprintf(e->reason, sizeof e->reason, "failed when re-measured to break a tie (its record says why)");
+    } else {
+        e->median_us = st.median;
+        e->noise = kb_measure_noise(&st);
+        e->samples = n;
+    }
+    kb_sb err;
+    kb_sb_init(&err);
+    if (kb_tunedb_put(pc->x->db, &pc->x->key, pc->source, e, &err) != KB_OK)
+        fprintf(stderr, "kbench: tuning database: %s\n", err.s);
+    kb_sb_free(&err);
+}
+
+/* A tie is re-measured before the choice: the leader and the configurations within its
+ * noise, round-robin for --rounds rounds (interleaved, so a drift in clocks or load hits
+ * them alike), each configuration's samples pooled over the rounds. 0, -1 to stop. */
+static int break_tie(problem_ctx *pc, const kb_tune_trace *t)
+{
+    int confirm = pc->x->o->confirm, set[KB_TUNE_MAX_TIED + 1], n_set = 0, rc = 0;
+    int rounds = confirm && pc->x->o->rounds < 1 ? 1 : pc->x->o->rounds;
+    kb_tune_result *r = results_of(pc, t);
+    kb_tune_choice ch;
+    if (!r || rounds <= 0 || kb_tune_choose(r, t->evaluations, &ch) < 0 || !(ch.tie || confirm)) {
+        free(r);
+        return 0;
+    }
+    pc->before = t->order[ch.winner];
+    set[n_set++] = t->order[ch.winner];
+    for (int k = 0; k < ch.n_tied && k < KB_TUNE_MAX_TIED; k++)
+        set[n_set++] = t->order[ch.tied[k]];
+    free(r);
+    double *pool[KB_TUNE_MAX_TIED + 1] = { 0 };
+    int n_pool[KB_TUNE_MAX_TIED + 1] = { 0 }, failed[KB_TUNE_MAX_TIED + 1] = { 0 };
+    if (!pc->x->o->run.quiet)
+        printf("  %s of %d: re-measuring them interleaved, %d round%s\n", ch.tie ? "a tie" : "confirming the winner",
+               n_set, rounds, rounds == 1 ? "" : "s");
+    for (int round = 0; round < rounds && rc == 0; round++)
+        for (int k = 0; k < n_set && rc == 0; k++)
+            rc = remeasure(pc, set[k], &pool[k], &n_pool[k], &failed[k]);
+    for (int k = 0; k < n_set; k++) {
+        if (rc == 0)
+            pool_into(pc, set[k], pool[k], n_pool[k], failed[k]);
+        free(pool[k]);
+    }
+    return rc;
+}
+
+/* Choose among the evaluated configurations and store the choice. */
+static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search_opts *so)
+{
+    kb_tune_session *x = pc->x;
+    kb_tune_result *r = results_of(pc, t);
+    if (!r)
+        return;
+    kb_tune_choice ch;
+    if (kb_tune_choose(r, t->evaluations, &ch) < 0) {
+        x->unchosen++;
+        printf("  no configuration passed: no winner\n");
+        free(r);
+        return;
+    }
+    const kb_tune_entry *w = &pc->e[t->order[ch.winner]];
+    kb_tune_choice_row *c = calloc(1, sizeof *c);
+    if (c) {
+        snprintf(c->problem, sizeof c->problem, "%s", pc->p->key);
+        snprintf(c->family, sizeof c->family, "%s", w->family);
+        snprintf(c->case_id, sizeof c->case_id, "%s", w->case_id);
+        snprintf(c->config, sizeof c->config, "%s", w->config);
+        snprintf(c->params, sizeof c->params, "%s", w->params);
+        c->median_us = w->median_us;
+        c->lo_us = ch.lo_us;
+        c->hi_us = ch.hi_us;
+        c->tie = ch.tie;
+        c->n_tied = ch.n_tied;
+        tied_text(pc, t->order, &ch, c->tied, sizeof c->tied);
+        snprintf(c->strategy, sizeof c->strategy, "%s", kb_tune_strategy_name(so->strategy));
+        c->evaluations = t->evaluations;
+        c->space = pc->p->n;
+        kb_sb err;
+        kb_sb_init(&err);
+        if (kb_tunedb_put_choice(x->db, &x->key, pc->source, c, &err) != KB_OK)
+            fprintf(stderr, "kbench: tuning database: %s\n", err.s);
+        kb_sb_free(&err);
+        print_choice(pc, c);
+        int now = t->order[ch.winner];
+        if (pc->before >= 0 && pc->before != now)
+            printf("  the re-measurement changed the winner: %s before\n", pc->p->configs[pc->before].config);
+        else if (pc->before >= 0)
+            printf("  the re-measurement confirmed the winner\n");
+    }
+    x->chosen++;
+    x->ties += ch.tie;
+    free(c);
+    free(r);
+}
+
+int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
+{
+    problem_ctx pc = { x, p, source_hash(x, p->family), calloc((size_t)p->n, sizeof(kb_tune_entry)), 0, -1,
+                       INFINITY, -1, now_s(), 0 };
+    if (!pc.e)
+        return -1;
+    if (!x->o->run.quiet)
+        printf("%s: %d configurations\n", p->key, p->n);
+    kb_tune_search_opts so = { x->strategy, x->o->budget, (uint64_t)x->o->seed, 0 };
+    kb_tune_view v = { p->n, p->n_axes, p->levels };
+    kb_tune_trace t;
+    int rc = -1;
+    if (kb_tune_search(&so, &v, objective, &pc, &t) == KB_OK) {
+        if (pc.out_of_time && !x->o->run.quiet)
+            printf("  --time %.0f s spent: choosing among the %d evaluated\n", x->o->time_s, t.evaluations);
+        rc = t.stopped && !pc.out_of_time ? -1 : break_tie(&pc, &t);
+        if (rc == 0)
+            choose(&pc, &t, &so);
+        kb_tune_trace_free(&t);
+    }
+    free(pc.e);
+    return rc;
+}

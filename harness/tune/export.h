@@ -1,0 +1,49 @@
+/* export.h - deployment files from the tuning database's choices (tunedb.h).
+ *
+ *   json         {"kbench_tuning": 1, "choices": [{problem, family, op, dtype, dims, pad,
+ *                launch, variant, params {...}, case_id, median_us, interval_us [lo, hi],
+ *                confidence "clear"|"tie", within_noise, runners_up, timing "gpu"|"cpu",
+ *                emulator, gpu {name, sm, sm_count, silicon}, driver, toolchain,
+ *                source_hash, strategy, evaluations, space, time}, ...]}
+ *   header       a C header: a table of kbench_tuned entries grouped per GPU (compute
+ *                capability, SM count), provenance in comments and fields, and
+ *                kbench_tuned_lookup(op, dtype, dims, sm, sm_count): the exact shape, else
+ *                the nearest tuned one; the same sm first, nearest SM count; any GPU as the
+ *                default
+ *   kerneltuner  Kernel Tuner's cache file for one problem: schema_version, device_name,
+ *                kernel_name, problem_size, tune_params_keys, tune_params, objective "time",
+ *                cache {"v1,v2,...": {params..., time [ms] or "InvalidConfig" /
+ *                "CompilationFailedConfig" / "RuntimeFailedConfig"}} - the winner's variant
+ *                only (a Kernel Tuner kernel is one kernel)
+ * Rows measured on the emulator carry their CPU label in every format.
+ */
+#ifndef KB_TUNE_EXPORT_H
+#define KB_TUNE_EXPORT_H
+
+#include "tune/tunedb.h"
+
+#include <stdio.h>
+
+/* The parts of a problem key "gemm(layout=nt,alpha=1,beta=0)/fp16/64x64x64/pad0/eager". */
+typedef struct {
+    char op[160];                  /* "gemm(layout=nt,alpha=1,beta=0)" */
+    char family[32];
+    char dtype[16];
+    int n_dims;
+    long long dims[4];
+    int pad;
+    char launch[8];
+} kb_tune_problem_parts;
+
+/* Split a problem key; 0, or -1 when it is not one. */
+int kb_tune_problem_parse(const char *key, kb_tune_problem_parts *out);
+
+/* Write rows[0..n) in the format. KB_OK, KB_ERR_INPUT for a row that cannot be
+ * expressed (message in err), KB_ERR_IO for a write error. */
+kb_status kb_tune_export_json(const kb_tune_choice_row *rows, int n, FILE *out, kb_sb *err);
+kb_status kb_tune_export_header(const kb_tune_choice_row *rows, int n, FILE *out, kb_sb *err);
+/* Kernel Tuner's cache of one problem: its choice c and entries e[0..n). */
+kb_status kb_tune_export_kerneltuner(const kb_tune_choice_row *c, const kb_tune_entry *e, int n, FILE *out,
+                                     kb_sb *err);
+
+#endif /* KB_TUNE_EXPORT_H */

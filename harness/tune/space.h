@@ -1,0 +1,60 @@
+/* space.h - a tuning space: the cases of a suite grouped into problems, each problem
+ * holding the configurations that compete for it.
+ *
+ * A problem is what a deployment looks up: family, dtype, dims, pad, launch mode and the
+ * params that change what is computed and apply to every variant (choice params such as
+ * gemm's layout or attention's causal, lower-case integer params such as alpha, beta). A
+ * configuration is how it is computed: the variant, the tile params (the upper-case -D
+ * params: BM, BLOCK, VEC, STAGES, ...), cuBLASLt's algorithm rank `algo`, and every param
+ * that applies to some variants only (gelu vec's max_grid, cuBLASLt's workspace). The
+ * space is built by the one plan
+ * walk (suite/walk.c): a case valid() refuses never enters it (counted with its reason).
+ *
+ * Each configuration carries, per axis (axis 0 the variant, then each config param of
+ * the family), the index of its value among the values that axis takes in the problem:
+ * the strategies (strategy.h) see only these levels.
+ */
+#ifndef KB_TUNE_SPACE_H
+#define KB_TUNE_SPACE_H
+
+#include "suite/walk.h"
+
+#define KB_TUNE_MAX_AXES (1 + KB_MAX_PARAMS)
+
+typedef struct {
+    int64_t case_index;            /* into the plan's cases */
+    char *id;                      /* the case id (owned) */
+    char *config;                  /* "mma(BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2)" (owned) */
+} kb_tune_config;
+
+typedef struct {
+    char *key;                     /* "gemm(layout=nt,alpha=1,beta=0)/bf16/64x64x64/pad0/eager" (owned) */
+    int family;                    /* index into the plan's family table */
+    kb_tune_config *configs;
+    int n, cap;
+    int n_axes;                    /* 1 + the family's config params */
+    int axis_param[KB_TUNE_MAX_AXES]; /* axis -> param index (axis 0: -1, the variant) */
+    int *levels;                   /* [n * n_axes] value index of each config on each axis */
+    int64_t *values[KB_TUNE_MAX_AXES]; /* distinct values seen per axis, in order of appearance */
+    int n_values[KB_TUNE_MAX_AXES];
+} kb_tune_problem;
+
+typedef struct {
+    kb_tune_problem *problems;
+    int n, cap;
+    int64_t invalid;               /* cases valid() refused */
+    char first_invalid[512];       /* the first refused case and its reason ("" when none) */
+} kb_tune_space;
+
+/* 1 when param i of family f is a configuration axis (see the file comment). */
+int kb_tune_param_is_config(const kb_family *f, int i);
+
+/* The problem key of case c of family f into b (cleared first). */
+void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b);
+
+/* Build the space of plan p's cases that the walk options o select. KB_OK, or
+ * KB_ERR_INTERNAL when out of memory. Free with kb_tune_space_free. */
+kb_status kb_tune_space_build(const kb_plan *p, const kb_walk_opts *o, kb_tune_space *out);
+void kb_tune_space_free(kb_tune_space *s);
+
+#endif /* KB_TUNE_SPACE_H */

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Seeded kernel bugs: each mutation of tests/seeded_bugs/mutations.json is applied to a
+copy of kernels/, and the family's check suite (tests/suites/<suite>.yaml, filtered) is run
+on the emulator with a random schedule and the race and init checks. A mutation is caught
+when kbench exits 1 with a case wrong or failed. Exit 0 when every mutation is caught, 1
+when one escaped, 2 when one no longer applies (kernels/ changed: update the list).
+
+usage: scripts/seeded-bugs.py [--kbench PATH] [--only NAME ...] [--list]
+Standard library only."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def apply(kernels, m):
+    path = os.path.join(kernels, m["file"])
+    with open(path) as f:
+        text = f.read()
+    for find, repl in m["edits"]:
+        n = text.count(find)
+        if n != 1:
+            return "edit %r occurs %d times in %s (must be once)" % (find[:60], n, m["file"])
+        text = text.replace(find, repl)
+    with open(path, "w") as f:
+        f.write(text)
+    return None
+
+
+def first_failure(records):
+    with open(records) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("status") not in ("ok", "skipped"):
+                return "%s: %s %s" % (r.get("case_id"), r.get("status"), (r.get("reason") or "")[:160])
+    return None
+
+
+def run_one(kbench, m, work, cache):
+    kernels = os.path.join(work, "kernels")
+    shutil.rmtree(kernels, ignore_errors=True)
+    shutil.copytree(os.path.join(ROOT, "kernels"), kernels)
+    err = apply(kernels, m)
+    if err:
+        return "stale", err
+    out = os.path.join(work, m["name"] + ".jsonl")
+    argv = [kbench, "run", os.path.join(ROOT, "tests", "suites", m["suite"] + ".yaml"), "--backend", "emu",
+            "--emu-schedule", "random:1", "--emu-check", "race,init", "--quiet", "--out", out,
+            "--min-samples", "1", "--max-samples", "1", "--timeout", "0.01"]
+    for f in m.get("filter", []):
+        argv += ["--filter", f]
+    env = dict(os.environ, KBENCH_KERNELS_DIR=kernels, KBENCH_CACHE_DIR=cache)
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode == 1 and os.path.exists(out):
+        why = first_failure(out)
+        if why:
+            return "caught", why
+    if p.returncode in (0, 1):
+        return "escaped", "every case passed"
+    return "error", "kbench exited %d: %s" % (p.returncode, p.stdout.strip().splitlines()[-1:])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kbench", default=os.path.join(ROOT, "build", "kbench"))
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    with open(os.path.join(ROOT, "tests", "seeded_bugs", "mutations.json")) as f:
+        muts = json.load(f)["mutations"]
+    if a.only:
+        muts = [m for m in muts if m["name"] in a.only]
+    if a.list or not muts:
+        for m in muts:
+            print("%-32s %s" % (m["name"], m["why"]))
+        return 0 if muts else 2
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="kbench-seeded-") as work:
+        cache = os.path.join(work, "cache")
+        for m in muts:
+            t0 = time.time()
+            verdict, detail = run_one(a.kbench, m, work, cache)
+            results[verdict] = results.get(verdict, 0) + 1
+            print("%-8s %-32s %5.1f s  %s" % (verdict, m["name"], time.time() - t0, detail), flush=True)
+    print("%d mutations: %s" % (len(muts), ", ".join("%d %s" % (n, v) for v, n in sorted(results.items()))))
+    if results.get("stale") or results.get("error"):
+        return 2
+    return 1 if results.get("escaped") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
