@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# fuzz.sh [SECONDS] - build the libFuzzer target of the suite loader + planner with clang
+# fuzz.sh [SECONDS] [suite|spec|model] - build the libFuzzer target of the suite loader + planner
+# (default; `spec`: the acceptance spec reader, seeds data/acceptance/ and
+# tests/fuzz/spec_regressions/) with clang
 # (ASan + UBSan) in build-fuzz/ and run it for SECONDS (default 60) from the seed corpus
 # (suites/, tests/suites/, tests/fuzz/regressions/). A crash is saved by libFuzzer as
 # build-fuzz/crash-*; copy it into tests/fuzz/regressions/ once fixed, where the ordinary
@@ -10,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
 target="${2:-suite}"
+case "$target" in suite|spec|model) ;; *) echo "fuzz.sh: target suite, spec or model, not $target" >&2; exit 2;; esac
 # libFuzzer comes with clang's runtime (Debian: clang, libclang-rt-14-dev)
 need=()
 command -v clang > /dev/null || need+=(clang)
@@ -23,12 +26,15 @@ fi
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DKB_FUZZ=ON > /dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "fuzz_$target"
-mkdir -p "build-fuzz/corpus-$target"
-if [ "$target" = model ]; then
-  cp data/models/*.yaml tests/data/model_tiny.yaml tests/fuzz/model_regressions/* build-fuzz/corpus-model/ 2>/dev/null || true
+corpus="corpus-$target"
+mkdir -p "build-fuzz/$corpus"
+if [ "$target" = suite ]; then
+  cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
+elif [ "$target" = model ]; then
+  cp data/models/*.yaml tests/data/model_tiny.yaml tests/fuzz/model_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 else
-  cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* build-fuzz/corpus-suite/ 2>/dev/null || true
+  cp data/acceptance/*.yaml tests/fuzz/spec_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 fi
 cd build-fuzz
 LD_LIBRARY_PATH="${CUDAToolkit_ROOT:-/usr/local/cuda}/lib64" \
-    "./fuzz_$target" "corpus-$target" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+    ./"fuzz_$target" "$corpus" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1

@@ -1,15 +1,18 @@
 /* main.c - the kbench command line: one table of commands, each with its options table
  * (cli/opts.h), from which parsing and every --help come. A new command is its
  * cli/<command>.{c,h} with a kb_command, and one row below. */
+#include "cli/accept.h"
 #include "cli/compile.h"
 #include "cli/devices.h"
 #include "cli/export.h"
+#include "cli/fleet.h"
 #include "cli/list.h"
 #include "cli/model.h"
 #include "cli/opts.h"
 #include "cli/report_cmd.h"
 #include "cli/run.h"
 #include "cli/tune.h"
+#include "cli/selftest.h"
 #include "core/kb.h"
 
 #include <stdio.h>
@@ -19,6 +22,8 @@ static const kb_command *const commands[] = {
     &kb_command_run, &kb_command_list, &kb_command_devices, &kb_command_compile,
     &kb_command_report, &kb_command_query, &kb_command_compare,
     &kb_command_tune, &kb_command_export,
+    &kb_command_accept, &kb_command_fleet,
+    &kb_command_selftest,
     &kb_command_model,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
@@ -26,7 +31,8 @@ static const kb_command *const commands[] = {
 static const char exit_codes[] =
     "exit codes: 0 all cases ok or skipped; 1 a case was wrong, faulted or failed to compile or launch;\n"
     "            2 bad command line, suite or input file; 3 no device, driver or toolchain, or an unusable\n"
-    "            setting; 4 compare found a regression; 130 interrupted (finished cases are recorded)\n";
+    "            setting; 4 compare found a regression; 5 accept/fleet: a GPU below a performance floor;\n"
+    "            6 accept/fleet: wrong results or a hardware error; 130 interrupted (finished cases are recorded)\n";
 
 static void main_help(FILE *out)
 {

@@ -41,6 +41,8 @@ enum {
     KB_EXIT_INPUT = 2,    /* bad command line or suite; nothing was run */
     KB_EXIT_SETUP = 3,    /* no device / driver / toolchain */
     KB_EXIT_REGRESS = 4,  /* kbench compare found a regression beyond the threshold */
+    KB_EXIT_SLOW = 5,     /* kbench accept/fleet: a GPU is below a performance floor or a fleet outlier */
+    KB_EXIT_INCORRECT = 6, /* kbench accept/fleet: wrong results or a hardware error on a GPU */
     KB_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: finished cases are recorded */
 };
 

@@ -4,6 +4,10 @@
  * Device memory is host memory (kb_dptr is the address), poisoned with 0xFF bytes (NaN
  * in every float format) so a read before a write shows. Timings are CPU timings.
  * Graph capture records launches and replays them in order.
+ *
+ * Test hooks (fault injection, docs/acceptance.md): KBENCH_EMU_SLOWDOWN=F multiplies every
+ * timed interval by F (1..1000: a slow GPU); KBENCH_EMU_CORRUPT=1 overwrites the first 4
+ * bytes of every download with 0xFF (a GPU that computes wrong results). Unset: no effect.
  */
 #include "backend/backend.h"
 #include "backend/emu/emu_build.h"
@@ -31,6 +35,8 @@ struct kb_backend_ctx {
     struct timespec t0;
     kb_graph *capture;                /* non-NULL between graph_begin and graph_end */
     int ffi_only;                     /* KBENCH_EMU_FFI=1: every call through libffi */
+    double slowdown;                  /* KBENCH_EMU_SLOWDOWN: timed intervals x this (test hook) */
+    int corrupt;                      /* KBENCH_EMU_CORRUPT=1: downloads corrupted (test hook) */
     kb_emu_schedule schedule;         /* --emu-schedule */
     uint64_t seed;
     unsigned checks;                  /* KB_EMU_CHECK_* built into the modules */
@@ -67,6 +73,25 @@ static kb_status fail(kb_backend_ctx *x, kb_status st, const char *fmt, ...)
     return st;
 }
 
+/* The fault-injection test hooks (see the top of this file); a malformed value is a
+ * setup error naming the variable. */
+static kb_status read_fault_hooks(kb_backend_ctx *x, char *err, size_t errlen)
+{
+    const char *slow = getenv("KBENCH_EMU_SLOWDOWN"), *bad = getenv("KBENCH_EMU_CORRUPT");
+    char *end = NULL;
+    x->slowdown = slow && *slow ? strtod(slow, &end) : 1.0;
+    if (slow && *slow && (*end || !(x->slowdown >= 1 && x->slowdown <= 1000))) {
+        snprintf(err, errlen, "KBENCH_EMU_SLOWDOWN=%s: expected a factor in [1, 1000] (a test hook)", slow);
+        return KB_ERR_SETUP;
+    }
+    if (bad && *bad && strcmp(bad, "0") && strcmp(bad, "1")) {
+        snprintf(err, errlen, "KBENCH_EMU_CORRUPT=%s: expected 0 or 1 (a test hook)", bad);
+        return KB_ERR_SETUP;
+    }
+    x->corrupt = bad && !strcmp(bad, "1");
+    return KB_OK;
+}
+
 static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
 {
     kb_backend_ctx *x = calloc(1, sizeof *x);
@@ -86,6 +111,11 @@ static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *
         x->n_workers = 1;
     const char *ffi = getenv("KBENCH_EMU_FFI");
     x->ffi_only = ffi && strcmp(ffi, "1") == 0;
+    if (read_fault_hooks(x, err, errlen) != KB_OK) {
+        kb_emu_cxx_free(&x->cxx);
+        free(x);
+        return KB_ERR_SETUP;
+    }
     if (kb_emu_parse_schedule(o ? o->emu_schedule : NULL, &x->schedule, &x->seed) != 0) {
         snprintf(err, errlen, "emu: unknown schedule '%s' (lockstep, warp-ahead, random or random:SEED)",
                  o->emu_schedule);
@@ -245,6 +275,8 @@ static kb_status emu_upload(kb_backend_ctx *x, kb_dptr dst, const void *src, siz
 static kb_status emu_download(kb_backend_ctx *x, void *dst, kb_dptr src, size_t bytes)
 {
     memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    if (x->corrupt)
+        memset(dst, 0xFF, bytes < 4 ? bytes : 4);
     return KB_OK;
 }
 
@@ -379,6 +411,7 @@ static kb_status emu_timer_stop(kb_backend_ctx *x, double *elapsed_us)
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     *elapsed_us = (double)(t1.tv_sec - x->t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - x->t0.tv_nsec) * 1e-3;
+    *elapsed_us *= x->slowdown;
     return KB_OK;
 }
 

@@ -1,0 +1,191 @@
+/* verdict_io.c - verdict JSON and JUnit XML (see verdict_io.h). */
+#include "accept/verdict_io.h"
+
+#include "results/report_rows.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *num_or_null(int have, double v) { return have && isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *test_json(kb_acc_test t, const kb_acc_result *r)
+{
+    kb_acc_kind kind = kb_acc_test_kind(t);
+    int floor = kind == KB_ACC_KIND_FLOOR && r->have_threshold;
+    return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:o, s:s, s:s, s:s}", "name", kb_acc_test_name(t),
+                     "status", kb_acc_status_name(r->status), "unit", kb_acc_test_unit(t), "value",
+                     num_or_null(r->have_value, r->value), "clock", r->clock, "comparison",
+                     !r->have_threshold ? "" : kind == KB_ACC_KIND_LIMIT ? "<=" : ">=", "threshold",
+                     num_or_null(r->have_threshold, r->threshold), "reference", num_or_null(floor, r->reference),
+                     "fraction", num_or_null(floor, r->fraction), "source", r->source, "reason", r->reason, "case",
+                     r->detail);
+}
+
+static json_t *identity_json(const kb_acc_identity *id)
+{
+    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s}", "launcher", id->launcher, "rank", id->rank,
+                     "local_rank", id->local_rank, "node_id", id->node_id, "world_size", id->world_size, "job_id",
+                     id->job_id, "step_id", id->step_id, "host", id->host, "cuda_visible_devices",
+                     id->cuda_visible);
+}
+
+static json_t *gpu_json(const kb_device_info *d)
+{
+    return json_pack("{s:s, s:s, s:s, s:n, s:i, s:i, s:b}", "name", d->name, "uuid", d->uuid, "pci_bus_id",
+                     d->pci_bus_id, "serial", "sm", d->sm, "sm_count", d->sm_count, "emulator",
+                     !(d->caps & KB_CAP_GPU_TIMER));
+}
+
+json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
+{
+    json_t *tests = json_array();
+    kb_acc_status st[KB_ACC_TEST_COUNT];
+    kb_acc_test which[KB_ACC_TEST_COUNT];
+    for (int t = 0; t < KB_ACC_TEST_COUNT; t++) {
+        json_array_append_new(tests, test_json((kb_acc_test)t, &v->r[t]));
+        st[t] = v->r[t].status;
+        which[t] = (kb_acc_test)t;
+    }
+    const char *note = v->gpu_thresholds ? "GPU thresholds applied"
+                                         : "GPU thresholds were not applied: no GPU timing (the emulator's timings "
+                                           "are CPU time); correctness and the checks that ran are judged";
+    json_t *checks = json_array();
+    for (int i = 0; i < c->n_checks; i++)
+        json_array_append_new(checks, json_string(c->checks[i]));
+    json_t *spec = json_pack("{s:s, s:s, s:s, s:s}", "name", c->spec->name, "sku", c->spec->sku, "file",
+                             c->spec->file, "matched_by", c->matched_by ? c->matched_by : "");
+    return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:o, s:b, s:s, s:s, s:o, s:s, s:i, s:o}", "schema",
+                     KB_ACC_SCHEMA, "schema_version", KB_ACC_SCHEMA_VERSION, "time", c->time, "kbench_version",
+                     KB_VERSION, "backend", c->backend, "identity", identity_json(c->id), "gpu", gpu_json(c->dev),
+                     "spec", spec, "gpu_thresholds_applied", v->gpu_thresholds, "note", note, "records",
+                     c->records ? c->records : "", "check_records", checks, "verdict", kb_acc_status_name(v->worst),
+                     "exit_code", kb_acc_exit_code(st, which, KB_ACC_TEST_COUNT), "tests", tests);
+}
+
+kb_status kb_acc_write_json(const char *path, json_t *o, kb_sb *err)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        kb_sb_printf(err, "%s: %s", path, strerror(errno));
+        return KB_ERR_IO;
+    }
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+    size_t len = text ? strlen(text) : 0;
+    int ok = text && write(fd, text, len) == (ssize_t)len && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
+    int e = errno;
+    ok = close(fd) == 0 && ok;
+    free(text);
+    if (ok && rename(tmp, path) == 0)
+        return KB_OK;
+    e = errno ? errno : e;
+    unlink(tmp);
+    kb_sb_printf(err, "%s: %s", path, strerror(e));
+    return KB_ERR_IO;
+}
+
+/* ---- JUnit ---- */
+
+static const char *jstr(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static void attr(FILE *out, const char *name, const char *value)
+{
+    fprintf(out, " %s=\"", name);
+    kb_report_xml_text(out, value);
+    fputc('"', out);
+}
+
+static void testcase(FILE *out, const char *suite, json_t *t)
+{
+    const char *st = jstr(t, "status");
+    fputs("    <testcase", out);
+    attr(out, "classname", suite);
+    attr(out, "name", jstr(t, "name"));
+    fputs(" time=\"0\">\n", out);
+    if (!strcmp(st, "FAIL")) {
+        fputs("      <failure type=\"FAIL\"", out);
+        attr(out, "message", jstr(t, "reason"));
+        fputs("/>\n", out);
+    } else if (!strcmp(st, "SKIP")) {
+        fputs("      <skipped", out);
+        attr(out, "message", jstr(t, "reason"));
+        fputs("/>\n", out);
+    }
+    fprintf(out, "      <system-out>%s: ", st);
+    kb_report_xml_text(out, jstr(t, "reason"));
+    if (*jstr(t, "source")) {
+        fputs("; reference: ", out);
+        kb_report_xml_text(out, jstr(t, "source"));
+    }
+    fputs("</system-out>\n    </testcase>\n", out);
+}
+
+static void testsuite(FILE *out, json_t *v)
+{
+    json_t *tests = json_object_get(v, "tests"), *t;
+    json_t *gpu = json_object_get(v, "gpu"), *id = json_object_get(v, "identity");
+    int fail = 0, skip = 0;
+    size_t i;
+    json_array_foreach(tests, i, t) {
+        fail += !strcmp(jstr(t, "status"), "FAIL");
+        skip += !strcmp(jstr(t, "status"), "SKIP");
+    }
+    char name[400];
+    snprintf(name, sizeof name, "kbench.accept.%s.%s", jstr(id, "host"), jstr(gpu, "uuid"));
+    fputs("  <testsuite", out);
+    attr(out, "name", name);
+    fprintf(out, " tests=\"%zu\" failures=\"%d\" errors=\"0\" skipped=\"%d\"", json_array_size(tests), fail, skip);
+    attr(out, "hostname", jstr(id, "host"));
+    fputs(">\n    <properties>\n", out);
+    const char *props[][2] = { { "gpu", jstr(gpu, "name") }, { "uuid", jstr(gpu, "uuid") },
+                               { "pci_bus_id", jstr(gpu, "pci_bus_id") },
+                               { "spec", jstr(json_object_get(v, "spec"), "name") },
+                               { "verdict", jstr(v, "verdict") } };
+    for (size_t p = 0; p < sizeof props / sizeof props[0]; p++) {
+        fputs("      <property", out);
+        attr(out, "name", props[p][0]);
+        attr(out, "value", props[p][1]);
+        fputs("/>\n", out);
+    }
+    fputs("    </properties>\n", out);
+    json_array_foreach(tests, i, t)
+        testcase(out, name, t);
+    fputs("  </testsuite>\n", out);
+}
+
+kb_status kb_acc_junit(FILE *out, json_t *verdicts, const char *name)
+{
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", out);
+    attr(out, "name", name);
+    fputs(">\n", out);
+    size_t i;
+    json_t *v;
+    json_array_foreach(verdicts, i, v)
+        testsuite(out, v);
+    fputs("</testsuites>\n", out);
+    return ferror(out) ? KB_ERR_IO : KB_OK;
+}
+
+kb_status kb_acc_junit_file(const char *path, json_t *verdicts, const char *name, kb_sb *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        kb_sb_printf(err, "%s: %s", path, strerror(errno));
+        return KB_ERR_IO;
+    }
+    kb_status st = kb_acc_junit(f, verdicts, name);
+    if (fclose(f) != 0 || st != KB_OK) {
+        kb_sb_printf(err, "%s: write failed", path);
+        return KB_ERR_IO;
+    }
+    return KB_OK;
+}

@@ -1,0 +1,102 @@
+/* fleet.c - `kbench fleet DIR` (see fleet.h). */
+#include "cli/fleet.h"
+
+#include "accept/fleet.h"
+#include "accept/fleet_html.h"
+#include "accept/fleet_md.h"
+#include "accept/fleet_stats.h"
+#include "accept/verdict_io.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Write a page of fj to path with the writer fn. */
+static kb_status write_page(const char *path, json_t *fj, kb_status (*fn)(json_t *, FILE *), kb_sb *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        kb_sb_printf(err, "%s: %s", path, strerror(errno));
+        return KB_ERR_IO;
+    }
+    kb_status st = fn(fj, f);
+    if (fclose(f) != 0 || st != KB_OK) {
+        kb_sb_printf(err, "%s: write failed", path);
+        return KB_ERR_IO;
+    }
+    return KB_OK;
+}
+
+static kb_status write_all(const kb_fleet_opts *o, json_t *fj, kb_sb *err)
+{
+    const char *dir = o->out_dir ? o->out_dir : o->dir;
+    char json_path[1024], md_path[1024], html_path[1024], junit_path[1024];
+    snprintf(json_path, sizeof json_path, "%s/fleet.json", dir);
+    snprintf(md_path, sizeof md_path, "%s/fleet.md", dir);
+    snprintf(html_path, sizeof html_path, "%s/fleet.html", dir);
+    snprintf(junit_path, sizeof junit_path, "%s/fleet.junit.xml", dir);
+    kb_status st = kb_acc_write_json(json_path, fj, err);
+    if (st == KB_OK)
+        st = write_page(md_path, fj, kb_fleet_markdown, err);
+    if (st == KB_OK)
+        st = write_page(html_path, fj, kb_fleet_html, err);
+    if (st == KB_OK)
+        st = kb_acc_junit_file(junit_path, json_object_get(fj, "gpus"), "kbench fleet", err);
+    if (st == KB_OK)
+        fprintf(stderr, "kbench fleet: %s, %s, %s, %s\n", json_path, md_path, html_path, junit_path);
+    return st;
+}
+
+static int fleet_main(void *opts)
+{
+    const kb_fleet_opts *o = opts;
+    kb_fleet f;
+    kb_sb err;
+    kb_sb_init(&err);
+    if (kb_fleet_load(o->dir, &f, &err) != KB_OK) {
+        int rc = kb_opts_fail(&kb_command_fleet, "DIR", "%s", err.s);
+        kb_sb_free(&err);
+        return rc;
+    }
+    kb_fleet_judge(&f, o->k, o->rel_floor);
+    json_t *fj = kb_fleet_json(&f);
+    int rc = kb_fleet_exit_code(&f);
+    if (!o->quiet)
+        kb_fleet_markdown(fj, stdout);
+    if (write_all(o, fj, &err) != KB_OK) {
+        fprintf(stderr, "kbench fleet: %s\n", err.s);
+        rc = rc > KB_EXIT_SETUP ? rc : KB_EXIT_SETUP;
+    }
+    if (!f.n)
+        fprintf(stderr, "kbench fleet: %s holds no verdict file (*.verdict.json from kbench accept --out-dir)\n",
+                o->dir);
+    json_decref(fj);
+    kb_fleet_free(&f);
+    kb_sb_free(&err);
+    return rc;
+}
+
+static void fleet_defaults(void *opts)
+{
+    kb_fleet_opts *o = opts;
+    o->k = KB_FLEET_DEFAULT_K;
+    o->rel_floor = KB_FLEET_DEFAULT_REL_FLOOR;
+}
+
+static const kb_opt fleet_opts[] = {
+    { "--k", NULL, KB_OPT_DOUBLE, offsetof(kb_fleet_opts, k), "K",
+      "outlier bound: median -/+ K robust scales (default 3)", 0, 100, 1, NULL, 0 },
+    { "--rel-floor", NULL, KB_OPT_DOUBLE, offsetof(kb_fleet_opts, rel_floor), "F",
+      "the robust scale is at least F x median (default 0.02)", 0, 1, 0, NULL, 0 },
+    { "--out-dir", NULL, KB_OPT_STR, offsetof(kb_fleet_opts, out_dir), "DIR",
+      "where fleet.json, .md, .html and .junit.xml go (default: the input DIR)", 0, 0, 0, NULL, 0 },
+    { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_fleet_opts, quiet), NULL, "no markdown on stdout", 0, 0, 0, NULL, 0 },
+};
+
+const kb_command kb_command_fleet = {
+    "fleet", "DIR", 1, 1, offsetof(kb_fleet_opts, dir),
+    "merge the verdicts of a fleet's accept ranks, flag outliers per SKU and node",
+    "Exit codes: the worst GPU's - 6 wrong results or a hardware error, 5 below a floor or an outlier,\n"
+    "3 nothing checked or a missing/duplicate/corrupt rank file, 0 pass; 2 when DIR cannot be read.",
+    fleet_opts, (int)(sizeof fleet_opts / sizeof fleet_opts[0]), sizeof(kb_fleet_opts), fleet_defaults, fleet_main,
+};

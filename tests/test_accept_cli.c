@@ -1,0 +1,226 @@
+/* test_accept_cli.c - `kbench accept` end to end on the emulator: the correctness test
+ * PASSes and every performance test is SKIP ("emulator: CPU timings"), verdict JSON and
+ * JUnit are written, GPU thresholds are said not to apply; a wrong case is exit 6; a bad
+ * spec is exit 2 naming file:line:col; a Slurm rank writes its files under its rank key
+ * and `kbench fleet` reports the ranks that never wrote; four fake Slurm ranks with the
+ * emulator's fault injection on one: the slowed GPU is flagged (exit 5), the corrupted
+ * one too (exit 6), and no other. */
+#include "check.h"
+#include "core/kb.h"
+#include "spawn.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *test_status(json_t *v, const char *name)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(v, "tests"), i, t)
+        if (!strcmp(json_string_value(json_object_get(t, "name")), name))
+            return json_string_value(json_object_get(t, "status"));
+    return "";
+}
+
+static const char *test_reason(json_t *v, const char *name)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(v, "tests"), i, t)
+        if (!strcmp(json_string_value(json_object_get(t, "name")), name))
+            return json_string_value(json_object_get(t, "reason"));
+    return "";
+}
+
+static void rm_dir(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void test_accept_on_the_emulator(void)
+{
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX", log[600], json[600], junit[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    const char *a[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, "--json", json,
+                        "--junit", junit, NULL };
+    int rc = run_kbench(a, log);
+    char *text = slurp(log);
+    CHECK_MSG(rc == KB_EXIT_OK, "exit %d: %s", rc, text ? text : "");
+    CHECK(text && strstr(text, "correctness       PASS") && strstr(text, "GPU thresholds were not applied"));
+    free(text);
+    json_t *v = json_load_file(json, 0, NULL);
+    CHECK(v != NULL);
+    CHECK(!strcmp(json_string_value(json_object_get(v, "verdict")), "PASS"));
+    CHECK(json_is_false(json_object_get(v, "gpu_thresholds_applied")));
+    /* --check-suites auto: the kernel check suites run on a GPU only (minutes on the emulator) */
+    CHECK(json_is_array(json_object_get(v, "check_records")) && json_array_size(json_object_get(v, "check_records")) == 0);
+    CHECK(!strcmp(test_status(v, "correctness"), "PASS"));
+    const char *perf[] = { "memory_bandwidth", "gemm_fp16", "gemm_bf16", "gemm_int8", "launch_latency" };
+    for (size_t i = 0; i < sizeof perf / sizeof perf[0]; i++) {
+        CHECK_MSG(!strcmp(test_status(v, perf[i]), "SKIP"), "%s", perf[i]);
+        CHECK_MSG(strstr(test_reason(v, perf[i]), "emulator: CPU timings"), "%s: %s", perf[i], test_reason(v, perf[i]));
+    }
+    CHECK(!strcmp(test_status(v, "clocks"), "SKIP") && !strcmp(test_status(v, "ecc"), "SKIP"));
+    json_decref(v);
+    text = slurp(junit);
+    CHECK(text && strstr(text, "<testsuite name=\"kbench.accept.") && strstr(text, "<skipped message=\"emulator"));
+    free(text);
+    rm_dir(dir);
+}
+
+static void test_wrong_case_and_bad_spec(void)
+{
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX", log[600], spec[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(log, sizeof log, "%s/log", dir);
+    /* an out-of-range embedding id is an input_error: correctness FAILs, exit 6 */
+    const char *a[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, "--suite",
+                        "tests/suites/kernels_embedding_badid.yaml", NULL };
+    int rc = run_kbench(a, log);
+    char *text = slurp(log);
+    CHECK_MSG(rc == KB_EXIT_INCORRECT, "exit %d: %s", rc, text ? text : "");
+    CHECK(text && strstr(text, "correctness       FAIL") && strstr(text, "input_error"));
+    free(text);
+
+    snprintf(spec, sizeof spec, "%s/bad.yaml", dir);
+    FILE *f = fopen(spec, "w");
+    fputs("spec: x\nsku: y\nthresholds:\n  gemm_fp16: {reference: 1, fraction: 0}\n", f);
+    fclose(f);
+    const char *b[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, "--spec", spec, NULL };
+    rc = run_kbench(b, log);
+    text = slurp(log);
+    CHECK_MSG(rc == KB_EXIT_INPUT && text && strstr(text, "bad.yaml:4:14:"), "exit %d: %s", rc, text ? text : "");
+    free(text);
+    rm_dir(dir);
+}
+
+static void test_slurm_rank_and_fleet(void)
+{
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX", log[600], path[700];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(log, sizeof log, "%s/log", dir);
+    setenv("SLURM_PROCID", "2", 1);
+    setenv("SLURM_LOCALID", "0", 1);
+    setenv("SLURM_NTASKS", "3", 1);
+    setenv("SLURM_JOB_ID", "31337", 1);
+    setenv("SLURM_STEP_ID", "0", 1);
+    setenv("SLURMD_NODENAME", "node7", 1);
+    const char *a[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, "--spec",
+                        "data/acceptance/h100-sxm.yaml", NULL };
+    int rc = run_kbench(a, log);
+    const char *vars[] = { "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_JOB_ID", "SLURM_STEP_ID",
+                           "SLURMD_NODENAME" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    CHECK_MSG(rc == KB_EXIT_OK, "exit %d", rc);
+    snprintf(path, sizeof path, "%s/r00002-node7.verdict.json", dir);
+    json_t *v = json_load_file(path, 0, NULL);
+    CHECK(v && !strcmp(json_string_value(json_object_get(json_object_get(v, "spec"), "matched_by")), "--spec"));
+    CHECK(v && json_integer_value(json_object_get(json_object_get(v, "identity"), "world_size")) == 3);
+    json_decref(v);
+    const char *b[] = { "kbench", "fleet", dir, NULL };
+    rc = run_kbench(b, log);
+    char *text = slurp(log);
+    CHECK_MSG(rc == KB_EXIT_SETUP, "exit %d", rc);                /* ranks 0 and 1 never wrote */
+    CHECK(text && strstr(text, "missing: rank 0 of 3 of job 31337") && strstr(text, "missing: rank 1 of 3"));
+    free(text);
+    rm_dir(dir);
+}
+
+/* Four emulator ranks of a fake Slurm step (2 nodes x 2) into dir, with the fault hooks
+ * applied to rank `bad` only (KBENCH_FAULT_RANKS). Returns the worst accept exit code. */
+static int fleet_of_four(const char *dir, const char *hook, int bad)
+{
+    char log[600], rank[8], local[8], node[16], bad_s[8];
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(bad_s, sizeof bad_s, "%d", bad);
+    setenv(hook, hook[11] == 'S' ? "1000" : "1", 1);        /* KBENCH_EMU_SLOWDOWN / KBENCH_EMU_CORRUPT */
+    setenv("KBENCH_FAULT_RANKS", bad_s, 1);
+    setenv("SLURM_NTASKS", "4", 1);
+    setenv("SLURM_JOB_ID", "777", 1);
+    setenv("SLURM_STEP_ID", "1", 1);
+    int worst = 0;
+    for (int r = 0; r < 4; r++) {
+        snprintf(rank, sizeof rank, "%d", r);
+        snprintf(local, sizeof local, "%d", r % 2);
+        snprintf(node, sizeof node, "n%d", r / 2);
+        setenv("SLURM_PROCID", rank, 1);
+        setenv("SLURM_LOCALID", local, 1);
+        setenv("SLURMD_NODENAME", node, 1);
+        const char *a[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, NULL };
+        int rc = run_kbench(a, log);
+        CHECK_MSG(rc == (r == bad && hook[11] == 'C' ? KB_EXIT_INCORRECT : KB_EXIT_OK), "rank %d: exit %d", r, rc);
+        worst = rc > worst ? rc : worst;
+    }
+    const char *vars[] = { hook, "KBENCH_FAULT_RANKS", "SLURM_NTASKS", "SLURM_JOB_ID", "SLURM_STEP_ID",
+                           "SLURM_PROCID", "SLURM_LOCALID", "SLURMD_NODENAME" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    return worst;
+}
+
+/* The statuses of rank r's tests in the fleet verdict, as "name=STATUS " pairs. */
+static void fleet_statuses(json_t *fj, int r, char *out, size_t size)
+{
+    size_t i, j, k = 0;
+    json_t *v, *t;
+    out[0] = 0;
+    json_array_foreach(json_object_get(fj, "gpus"), i, v) {
+        if (json_integer_value(json_object_get(json_object_get(v, "identity"), "rank")) != r)
+            continue;
+        json_array_foreach(json_object_get(v, "tests"), j, t)
+            if (k < size)
+                k += (size_t)snprintf(out + k, size - k, "%s=%s ", json_string_value(json_object_get(t, "name")),
+                                      json_string_value(json_object_get(t, "status")));
+    }
+}
+
+/* Fault injection end to end: the same verdict and fleet logic a real fleet runs flags
+ * exactly the slowed rank (exit 5) and exactly the corrupted one (exit 6). */
+static void test_fault_injection_fleet(void)
+{
+    const char *hooks[] = { "KBENCH_EMU_SLOWDOWN", "KBENCH_EMU_CORRUPT" };
+    int bad[] = { 2, 1 }, want[] = { KB_EXIT_SLOW, KB_EXIT_INCORRECT };
+    for (int h = 0; h < 2; h++) {
+        char dir[] = "/tmp/kb_test_acccli_XXXXXX", log[600], path[600], st[2048];
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(log, sizeof log, "%s/log", dir);
+        fleet_of_four(dir, hooks[h], bad[h]);
+        const char *a[] = { "kbench", "fleet", dir, "--quiet", NULL };
+        int rc = run_kbench(a, log);
+        CHECK_MSG(rc == want[h], "%s: fleet exit %d", hooks[h], rc);
+        snprintf(path, sizeof path, "%s/fleet.json", dir);
+        json_t *fj = json_load_file(path, 0, NULL);
+        CHECK(fj && json_array_size(json_object_get(fj, "problems")) == 0);
+        for (int r = 0; fj && r < 4; r++) {
+            fleet_statuses(fj, r, st, sizeof st);
+            int failed = strstr(st, "=FAIL") != NULL;
+            CHECK_MSG(failed == (r == bad[h]), "%s rank %d: %s", hooks[h], r, st);
+            /* CPU timings are noisy: any performance test of the slowed rank may be the one
+             * beyond the factor; its results stay correct */
+            if (r == bad[h] && h == 0)
+                CHECK_MSG(strstr(st, "correctness=PASS"), "%s", st);
+            if (r == bad[h] && h == 1)
+                CHECK_MSG(strstr(st, "correctness=FAIL"), "%s", st);
+        }
+        json_decref(fj);
+        rm_dir(dir);
+    }
+}
+
+int main(void)
+{
+    RUN(test_accept_on_the_emulator);
+    RUN(test_wrong_case_and_bad_spec);
+    RUN(test_slurm_rank_and_fleet);
+    RUN(test_fault_injection_fleet);
+    TEST_MAIN_END();
+}
