@@ -248,6 +248,8 @@ typedef struct {
     float *got;         /* [n_rows * d] the same rows of the downloaded output */
     float *o_f32;       /* [n] downloaded output, dequantised */
     void *h_io;         /* [n] storage-typed host buffer */
+    float *q, *k, *v;   /* [b,h,s,d] the inputs as the kernel reads them, for --dump */
+    float *rows_f;      /* [n_rows] the checked rows (b*h*s flattened) as float, for --dump */
     kb_vendor_plan *plan; /* cudnn: the planned SDPA graph */
 } attn_state;
 
@@ -337,7 +339,25 @@ static void state_free(attn_state *s)
     free(s->got);
     free(s->want);
     free(s->rows);
+    free(s->q);
+    free(s->k);
+    free(s->v);
+    free(s->rows_f);
     free(s);
+}
+
+/* For --dump and the record: Q, K, V [b, h, s, d] (the state takes them) and the constants
+ * O depends on: the score scale 1/sqrt(d) and whether the mask is causal. */
+static void expose_inputs(kb_run *r, attn_state *a, float *fq, float *fk, float *fv)
+{
+    const kb_case *c = r->c;
+    int64_t shape[4] = { c->dims[D_B], c->dims[D_H], c->dims[D_S], c->dims[D_D] };
+    a->q = fq, a->k = fk, a->v = fv;
+    kb_run_expose(r, "q", fq, shape, 4);
+    kb_run_expose(r, "k", fk, shape, 4);
+    kb_run_expose(r, "v", fv, shape, 4);
+    kb_run_constant(r, "scale", 1.0 / sqrt((double)c->dims[D_D]));
+    kb_run_constant(r, "causal", c->params[P_CAUSAL] == CAUSAL_YES);
 }
 
 /* The cuDNN SDPA call on the uploaded Q, K, V and O: same layout, scale and mask. */
@@ -406,9 +426,7 @@ static kb_status attn_setup(kb_run *r, void **state)
         ref_row(fq + row * d, base_k, base_v, s, d, i, causal, p, a->want + k * d);
     }
     free(p);
-    free(fv);
-    free(fk);
-    free(fq);
+    expose_inputs(r, a, fq, fk, fv);
     *state = a;
     return KB_OK;
 fail:
@@ -493,6 +511,10 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
     int64_t shape[2] = { a->n_rows, d };
     kb_run_expose(r, "out", a->got, shape, 2);
     kb_run_expose(r, "ref", a->want, shape, 2);
+    if (!a->rows_f && (a->rows_f = malloc((size_t)a->n_rows * sizeof(float))))
+        for (int64_t k = 0; k < a->n_rows; k++) a->rows_f[k] = (float)a->rows[k];
+    if (a->rows_f)
+        kb_run_expose(r, "rows", a->rows_f, &a->n_rows, 1);
     return KB_OK;
 }
 

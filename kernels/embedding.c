@@ -86,6 +86,8 @@ typedef struct {
     float *got;         /* [tokens x ld] the output in float, made only for --dump (kb_run_expose) */
     void *h_io;         /* storage-typed host buffer: the table on the way up, out on the way down */
     int32_t *ids;       /* [tokens] */
+    float *table;       /* [vocab x ld] the table as the kernel reads it, only with --dump */
+    float *ids_f;       /* [tokens] the ids as float, only with --dump */
 } embedding_state;
 
 static void embedding_free_state(embedding_state *s)
@@ -97,7 +99,24 @@ static void embedding_free_state(embedding_state *s)
     free(s->got);
     free(s->row);
     free(s->want);
+    free(s->table);
+    free(s->ids_f);
     free(s);
+}
+
+/* With --dump: the table (dequantised, TABLE_PAD_VALUE in the padding) and the ids as float
+ * arrays, so out = table[ids] can be recomputed from the dump alone. h: the table's bits. */
+static void expose_inputs(kb_run *r, embedding_state *s, const char *h)
+{
+    const kb_case *c = r->c;
+    int64_t tokens = c->dims[D_TOKENS], vocab = c->dims[D_VOCAB], shape[2] = { vocab, s->ld };
+    if (!r->dumping || !(s->table = malloc((size_t)(vocab * s->ld) * sizeof(float))) ||
+        !(s->ids_f = malloc((size_t)tokens * sizeof(float))))
+        return;
+    kb_host_to_f32(c->dtype, h, s->table, vocab * s->ld);
+    for (int64_t t = 0; t < tokens; t++) s->ids_f[t] = (float)s->ids[t];
+    kb_run_expose(r, "table", s->table, shape, 2);
+    kb_run_expose(r, "ids", s->ids_f, &tokens, 1);
 }
 
 static kb_status embedding_setup(kb_run *r, void **state)
@@ -155,6 +174,7 @@ static kb_status embedding_setup(kb_run *r, void **state)
     }
     if ((st = kb_run_upload(r, s->d_table, s->h_io, table_bytes)) != KB_OK)
         goto fail;
+    expose_inputs(r, s, h);
     /* reference: the dequantised rows the ids name; the padding keeps the sentinel */
     for (int64_t t = 0; t < tokens; t++) {
         float *w = s->want + t * ld;

@@ -233,6 +233,8 @@ typedef struct {
     int64_t ref_rows;
     void *h_d;                  /* [m * ldc] download buffer of D */
     float *got;                 /* [ref_rows][n] the checked rows of D in float (kept for --dump) */
+    float *c;                   /* [m][n] C as the kernel reads it (beta != 0), for --dump */
+    float *rows_f;              /* [ref_rows] the checked rows' indices as float, for --dump */
     kb_vendor_plan *plan;       /* cublaslt: the planned cublasLtMatmul */
 } gemm_state;
 
@@ -336,6 +338,8 @@ static void state_free(gemm_state *s)
     free(s->rows);
     free(s->h_d);
     free(s->got);
+    free(s->c);
+    free(s->rows_f);
     free(s);
 }
 
@@ -390,6 +394,24 @@ static kb_status plan_cublaslt(kb_run *r, gemm_state *s)
     kb_status st = is_fp8(c->dtype) ? upload_new(r, scales, sizeof scales, &op.u.mm.scale_a) : KB_OK;
     op.u.mm.scale_b = op.u.mm.scale_a ? op.u.mm.scale_a + sizeof(float) : 0;
     return st == KB_OK ? kb_run_vendor_plan(r, &op, &s->plan) : st;
+}
+
+/* For --dump and the record: the logical operands (dequantised: an fp8 operand is q x its
+ * scale, so q = a / scale_a), C when it is read, and the constants D = alpha A B + beta C
+ * depends on. s takes cf. */
+static void expose_inputs(kb_run *r, gemm_state *s, float *cf)
+{
+    const gemm_geo *g = &s->g;
+    int64_t sa[2] = { g->m, g->k }, sb[2] = { g->k, g->n }, sc[2] = { g->m, g->n };
+    s->c = cf;
+    kb_run_expose(r, "a", s->a, sa, 2);
+    kb_run_expose(r, "b", s->b, sb, 2);
+    if (cf)
+        kb_run_expose(r, "c", cf, sc, 2);
+    kb_run_constant(r, "alpha", (double)r->c->params[P_ALPHA]);
+    kb_run_constant(r, "beta", (double)r->c->params[P_BETA]);
+    kb_run_constant(r, "scale_a", s->scale_a);
+    kb_run_constant(r, "scale_b", s->scale_b);
 }
 
 static kb_status gemm_setup(kb_run *r, void **state)
@@ -454,7 +476,8 @@ static kb_status gemm_setup(kb_run *r, void **state)
         goto fail;
     if (c->variant == V_CUBLASLT && (st = plan_cublaslt(r, s)) != KB_OK)
         goto fail;
-    free(cf);
+    expose_inputs(r, s, cf);
+    cf = NULL;                 /* kept by the state for --dump */
     free(h_c);
     free(h_b);
     free(h_a);
@@ -545,10 +568,14 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
             kb_verify_guard(v, row + (size_t)g->n * g->osz, gap, 0xff, (int64_t)(row - (const unsigned char *)s->h_d) +
                             g->n * (int64_t)g->osz);
     }
-    /* for --dump: the checked rows of D (every row at emulator sizes) and their reference */
+    /* for --dump: the checked rows of D (every row at emulator sizes), their reference, which rows */
     int64_t shape[2] = { s->ref_rows, g->n };
     kb_run_expose(r, "out", s->got, shape, 2);
     kb_run_expose(r, "ref", s->want, shape, 2);
+    if (!s->rows_f && (s->rows_f = malloc((size_t)s->ref_rows * sizeof(float))))
+        for (int64_t i = 0; i < s->ref_rows; i++) s->rows_f[i] = (float)s->rows[i];
+    if (s->rows_f)
+        kb_run_expose(r, "rows", s->rows_f, &s->ref_rows, 1);
     return KB_OK;
 }
 

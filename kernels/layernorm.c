@@ -220,6 +220,7 @@ static void quantise(kb_dtype dt, float *v, void *h, int64_t n)
 static kb_status layernorm_setup(kb_run *r, void **state)
 {
     const kb_case *c = r->c;
+    kb_run_constant(r, "eps", LN_EPS);   /* recorded and dumped: y depends on it */
     int64_t rows = c->dims[D_ROWS], cols = c->dims[D_COLS], ld = cols + c->pad;
     int rms = c->params[P_KIND] == KIND_RMSNORM;
     size_t esz = kb_dtype_size(c->dtype), bytes = (size_t)(rows * ld) * esz;

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { V_NAIVE, V_ONLINE };
 enum { P_SCOPE, P_BLOCK, P_VEC };
@@ -122,6 +123,7 @@ typedef struct {
     float *row;         /* [ld] scratch for one row in float */
     float *got;         /* [rows x ld] the output in float, made only for --dump (kb_run_expose) */
     void *h_io;         /* [rows x ld] storage-typed host buffer: x on the way up, y on the way down */
+    float *x;           /* [rows x ld] x as the kernel reads it (X_PAD_VALUE in the padding), for --dump */
 } softmax_state;
 
 static void softmax_free_state(softmax_state *s)
@@ -132,6 +134,7 @@ static void softmax_free_state(softmax_state *s)
     free(s->got);
     free(s->row);
     free(s->want);
+    free(s->x);
     free(s);
 }
 
@@ -160,7 +163,8 @@ static kb_status softmax_setup(kb_run *r, void **state)
     s->want = malloc((size_t)(rows * ld) * sizeof(float));
     s->row = malloc((size_t)ld * sizeof(float));
     s->h_io = malloc(bytes);
-    if (!s->want || !s->row || !s->h_io) {
+    s->x = malloc((size_t)(rows * ld) * sizeof(float));
+    if (!s->want || !s->row || !s->h_io || !s->x) {
         kb_run_fail(r, KB_ERR_OOM, "host allocation of %lld x %lld elements", (long long)rows, (long long)ld);
         goto fail;
     }
@@ -183,12 +187,15 @@ static kb_status softmax_setup(kb_run *r, void **state)
             s->row[j] = j < cols ? shift + kb_rng_uniform(&rng, -8.0f, 8.0f) : X_PAD_VALUE;
         kb_host_from_f32(c->dtype, s->row, h + (size_t)(i * ld) * esz, ld);
         kb_host_to_f32(c->dtype, h + (size_t)(i * ld) * esz, s->row, ld);
+        memcpy(s->x + i * ld, s->row, (size_t)ld * sizeof(float));
         softmax_ref_row(s->row, s->want + i * ld, cols);
         for (int64_t j = cols; j < ld; j++)
             s->want[i * ld + j] = Y_SENTINEL;
     }
     if ((st = kb_run_upload(r, s->d_x, s->h_io, bytes)) != KB_OK)
         goto fail;
+    int64_t xshape[2] = { rows, ld };
+    kb_run_expose(r, "x", s->x, xshape, 2);
 
     /* y: the sentinel everywhere, so unwritten elements and writes into the padding fail */
     for (int64_t j = 0; j < ld; j++)

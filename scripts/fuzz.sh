@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# fuzz.sh [SECONDS] [suite|spec] - build the libFuzzer target of the suite loader + planner
+# fuzz.sh [SECONDS] [suite|spec|model] - build the libFuzzer target of the suite loader + planner
 # (default; `spec`: the acceptance spec reader, seeds data/acceptance/ and
 # tests/fuzz/spec_regressions/) with clang
 # (ASan + UBSan) in build-fuzz/ and run it for SECONDS (default 60) from the seed corpus
 # (suites/, tests/suites/, tests/fuzz/regressions/). A crash is saved by libFuzzer as
 # build-fuzz/crash-*; copy it into tests/fuzz/regressions/ once fixed, where the ordinary
 # test fuzz_regressions replays it in every build.
+# fuzz.sh SECONDS model - the same for the model description loader (fuzz_model; seeds
+# data/models/, tests/data/model_tiny.yaml, tests/fuzz/model_regressions/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
 target="${2:-suite}"
-case "$target" in suite|spec) ;; *) echo "fuzz.sh: target suite or spec, not $target" >&2; exit 2;; esac
+case "$target" in suite|spec|model) ;; *) echo "fuzz.sh: target suite, spec or model, not $target" >&2; exit 2;; esac
 # libFuzzer comes with clang's runtime (Debian: clang, libclang-rt-14-dev)
 need=()
 command -v clang > /dev/null || need+=(clang)
@@ -28,6 +30,8 @@ corpus="corpus-$target"
 mkdir -p "build-fuzz/$corpus"
 if [ "$target" = suite ]; then
   cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
+elif [ "$target" = model ]; then
+  cp data/models/*.yaml tests/data/model_tiny.yaml tests/fuzz/model_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 else
   cp data/acceptance/*.yaml tests/fuzz/spec_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 fi

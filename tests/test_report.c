@@ -305,8 +305,13 @@ static void test_html(void)
     CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0);
     CHECK_MSG(xml_well_formed(html, why, sizeof why), "%s", why);
     xmllint_if_there(html, "gpu.html");
-    CHECK(count(html, "<svg") == 1 && count(html, "</svg>") == 1);
-    CHECK(count(html, "<script") == 0 && count(html, "src=") == 0 && count(html, "href=") == 0); /* self-contained */
+    CHECK(count(html, "<svg") == count(html, "</svg>") && count(html, "class=\"roofline\"") == 1);
+    /* self-contained: one inline script (sorting, filtering), nothing loaded */
+    CHECK(count(html, "<script>") == 1 && count(html, "src=") == 0 && count(html, "href=") == 0);
+    /* charts: TFLOPS for every family with FLOPs, GB/s for every family, the verification margin */
+    CHECK(count(html, "data-chart=\"tflops-gemm\"") == 1 && count(html, "data-chart=\"gbps-embedding\"") == 1);
+    CHECK(count(html, "data-chart=\"tflops-embedding\"") == 0 && count(html, "data-chart=\"margin\"") == 1);
+    CHECK(count(html, "data-chart=\"precision\"") >= 1 && count(html, "class=\"sortable\"") == 1);
     /* one point per ok case with flops (12 of the 13: the embedding has none), each with its id */
     CHECK(count(html, "<circle cx") - count(html, "\"/><text") == 12);
     CHECK(strstr(html, "<title>gemm/wmma(BM=128,BN=128,BK=32)/fp8e4m3/4096x4096x4096/pad0/eager: AI") != NULL);
@@ -322,7 +327,8 @@ static void test_html(void)
     html = render(RUN_EMU, KB_REPORT_HTML);
     if (!html) return;
     CHECK_MSG(xml_well_formed(html, why, sizeof why), "%s", why);
-    CHECK(strstr(html, "<svg") == NULL);                         /* no roofline for CPU times */
+    CHECK(strstr(html, "class=\"roofline\"") == NULL);         /* no roofline for CPU times */
+    CHECK(strstr(html, "data-chart=\"margin\"") && strstr(html, "CPU GB/s per case"));  /* the other charts */
     CHECK(strstr(html, "Emulator run: these are CPU times") != NULL);
     free(html);
 }

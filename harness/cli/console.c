@@ -2,6 +2,7 @@
 #include "cli/console.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static double since_s(const struct timespec *t0)
@@ -51,26 +52,56 @@ void kb_progress_step(kb_progress *pg)
     fflush(stderr);
 }
 
+/* The case column: ids longer than this keep their head and tail around "..." so that a
+ * row stays within 160 columns (the record keeps the whole id). */
+#define ID_MAX 60
+
+static int id_cols(int id_width) { return id_width > ID_MAX ? ID_MAX : id_width; }
+
+static void print_id(const char *id, int w)
+{
+    size_t n = strlen(id);
+    if ((int)n <= w) {
+        printf("%-*s", w, id);
+        return;
+    }
+    int head = 18, tail = w - head - 3;
+    printf("%.*s...%s", head, id, id + n - tail);
+}
+
 void kb_console_header(unsigned caps, int id_width)
 {
     int gpu = caps & KB_CAP_GPU_TIMER;
-    printf("%-11s %-*s %-13s %10s %8s %14s %10s\n", "", id_width, "case", "status", "max_abs", "err/tol",
-           gpu ? "median_us" : "cpu_median_us", gpu ? "GB/s" : "cpu_GB/s");
+    printf("%-10s %-*s %-13s %8s %7s %11s %8s %8s %7s %6s\n", "", id_cols(id_width), "case", "status", "max_abs",
+           "err/tol", gpu ? "median_us" : "cpu_med_us", gpu ? "TFLOPS" : "cpu_TFLOP", gpu ? "GB/s" : "cpu_GB/s", "AI",
+           "%roof");
+}
+
+static void num(int have, double v, int w)
+{
+    char b[32] = "-";
+    if (have) snprintf(b, sizeof b, v >= 100 || v == 0 ? "%.1f" : v >= 0.01 ? "%.3g" : "%.2g", v);
+    printf(" %*s", w, b);
 }
 
 void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r)
 {
     char pos[32];
+    const kb_derived *d = &r->derived.d;
+    int rates = r->measure.done && d->have_rates;
     snprintf(pos, sizeof pos, "[%lld/%lld]", (long long)i + 1, (long long)n);
-    printf("%-11s %-*s %-13s", pos, id_width, r->case_id, kb_case_status_name(r->status));
+    printf("%-10s ", pos);
+    print_id(r->case_id, id_cols(id_width));
+    printf(" %-13s", kb_case_status_name(r->status));
     if (r->verify.done)
-        printf(" %10.2e %8.3f", r->verify.v.max_abs_err, r->verify.v.max_err_ratio);
+        printf(" %8.1e %7.3f", r->verify.v.max_abs_err, r->verify.v.max_err_ratio);
     else
-        printf(" %10s %8s", "-", "-");
-    if (r->measure.done)
-        printf(" %14.2f %10.2f", r->measure.m.st.median, r->derived.d.have_rates ? r->derived.d.gbps : 0);
-    else
-        printf(" %14s %10s", "-", "-");
+        printf(" %8s %7s", "-", "-");
+    num(r->measure.done, r->measure.m.st.median, 11);
+    num(rates, d->tflops, 8);
+    num(rates, d->gbps, 8);
+    num(rates, d->ai, 7);
+    num(rates && d->have_roof, d->pct_roof, 6);
     if (r->reason[0])
         printf("  %s", r->reason);
     putchar('\n');

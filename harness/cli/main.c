@@ -8,6 +8,7 @@
 #include "cli/export.h"
 #include "cli/fleet.h"
 #include "cli/list.h"
+#include "cli/model.h"
 #include "cli/opts.h"
 #include "cli/report_cmd.h"
 #include "cli/run.h"
@@ -25,6 +26,7 @@ static const kb_command *const commands[] = {
     &kb_command_accept, &kb_command_fleet,
     &kb_command_selftest,
     &kb_command_estimate,
+    &kb_command_model,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

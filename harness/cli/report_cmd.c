@@ -61,7 +61,7 @@ static int report_main(void *opts)
     report_opts *o = opts;
     kb_report_format f;
     if (kb_report_format_parse(o->format, &f) != 0)
-        return kb_opts_fail(&kb_command_report, "--format", "expected one of md, csv, html, gbench-json, junit, "
+        return kb_opts_fail(&kb_command_report, "--format", "expected one of md, csv, html, gbench-json, junit, trace, "
                             "got '%s'", o->format);
     if (o->out && same_file(o->out, o->run))
         return kb_opts_fail(&kb_command_report, "--out", "%s is the run being reported; the report would replace "
@@ -88,7 +88,7 @@ static int report_main(void *opts)
 
 static const kb_opt report_opt_rows[] = {
     { "--format", "-f", KB_OPT_STR, offsetof(report_opts, format), "FMT",
-      "md, csv, html (roofline), gbench-json (Google Benchmark), junit (default md)", 0, 0, 0, NULL, 0 },
+      "md, csv, html (roofline), gbench-json (Google Benchmark), junit, trace (Chrome/Perfetto; default md)", 0, 0, 0, NULL, 0 },
     { "--out", "-o", KB_OPT_STR, offsetof(report_opts, out), "FILE",
       "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
     { "--results", NULL, KB_OPT_STR, offsetof(report_opts, results), "DIR",

@@ -9,6 +9,7 @@
 #include "engine/setup.h"
 #include "results/record.h"
 #include "results/record_json.h"
+#include "results/report_trace.h"
 #include "results/ceilings.h"
 #include "results/store.h"
 #include "suite/walk.h"
@@ -54,6 +55,7 @@ typedef struct {
     int64_t resumed;
     int record_failed;          /* a record could not be written: the run stops */
     int device_lost;            /* the device is unusable after a case */
+    kb_trace_stream trace;      /* --trace: the trace written as the run goes */
 } run_ctx;
 
 /* "<suite>-<UTC time>-<pid>", also the default records file's name: the suite's first
@@ -163,6 +165,15 @@ static int open_records(run_ctx *x)
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
     kb_sb_free(&err);
+    if (st == KB_OK && o->trace_path) {
+        char title[96];
+        snprintf(title, sizeof title, "kbench run %s%s", x->run_id,
+                 x->dev.caps & KB_CAP_GPU_TIMER ? "" : " (emulator: CPU timings)");
+        if (kb_trace_stream_open(o->trace_path, title, &x->trace) != KB_OK) {
+            fprintf(stderr, "kbench run: --trace: cannot write %s: %s\n", o->trace_path, strerror(errno));
+            return KB_EXIT_INPUT;
+        }
+    }
     if (st == KB_OK)
         return -1;
     return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
@@ -235,6 +246,10 @@ static void record_case(run_ctx *x, const kb_case_result *r)
         x->record_failed = 1; /* kb_record_write said why on stderr */
         json_decref(rec);
         return;
+    }
+    if (kb_trace_stream_case(&x->trace, rec) != KB_OK) {
+        fprintf(stderr, "kbench: --trace: cannot write %s; the trace stops here (records go on)\n", x->o->trace_path);
+        kb_trace_stream_close(&x->trace);
     }
     if (x->store) {
         kb_sb err;
@@ -374,6 +389,7 @@ static void close_run(run_ctx *x)
         kb_l2_flush_free(x->be, x->bx, &x->flush);
     kb_store_close(x->store);
     kb_record_close(x->rec);
+    kb_trace_stream_close(&x->trace);
     kb_strset_free(&x->done);
     kb_modules_free(x->pipe.mods);
     kb_plan_free(&x->plan);
@@ -442,6 +458,8 @@ static const kb_opt run_opts[] = {
       "JSON Lines records (default results/<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
     { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, resume_path), "FILE",
       "append to FILE, skipping the cases it already records", 0, 0, 0, NULL, 0 },
+    { "--trace", NULL, KB_OPT_STR, offsetof(kb_run_opts, trace_path), "FILE",
+      "also write a Chrome/Perfetto trace of the run as it goes (cases, stages, samples)", 0, 0, 0, NULL, 0 },
     KB_ROW_CACHE_DIR,
     { "--dump", NULL, KB_OPT_STR, offsetof(kb_run_opts, dump_dir), "DIR",
       "inputs, output and reference as .npy under DIR/<case>/ (filtered cases, else wrong ones)", 0, 0, 0, NULL, 0 },

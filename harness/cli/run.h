@@ -28,6 +28,7 @@ typedef struct {
     int prune;                  /* run: skip cases whose compile output shows spills or exceeded limits */
     const char *emu_schedule;   /* --emu-schedule: lockstep, warp-ahead, random[:SEED] */
     const char *emu_check;      /* --emu-check: race, init, all (comma-separated) */
+    const char *trace_path;     /* run --trace: Chrome trace-event JSON written as the run goes */
 } kb_run_opts;
 
 /* The backend options of o: device, arch, threads, the emulator's schedule and checks

@@ -165,7 +165,10 @@ static int stage_setup(case_ctx *x)
     r->f = x->f;
     r->c = x->c;
     r->target = (kb_target){ kb_target_sm(x->p->dev), x->p->dev->caps, x->p->dev->max_shmem_per_block_optin };
+    r->dumping = x->p->dump_dir != NULL;
     kb_status st = x->f->setup(r, &x->state);
+    x->res->constants.n = r->n_consts;
+    memcpy(x->res->constants.c, r->consts, (size_t)r->n_consts * sizeof r->consts[0]);
     if (r->have_vendor) {
         x->res->vendor.done = 1;
         x->res->vendor.info = r->vendor;

@@ -12,6 +12,7 @@
 #define KB_CASE_H
 
 #include "engine/derive.h"
+#include "engine/exec.h"
 #include "engine/launch_overhead.h"
 #include "engine/measure.h"
 #include "engine/modules.h"
@@ -72,6 +73,11 @@ typedef struct {
         int done;
         kb_vendor_info info;
     } vendor;
+
+    struct {                      /* setup: the case's constants (alpha, beta, fp8 scales, eps, ...) */
+        int n;
+        kb_run_const c[KB_RUN_MAX_CONSTS];
+    } constants;
 
     struct {                      /* verify: one execution against the reference */
         int done;

@@ -143,6 +143,33 @@ void kb_run_expose(kb_run *r, const char *name, const float *data, const int64_t
     memcpy(a->shape, shape, (size_t)ndim * sizeof *shape);
 }
 
+void kb_run_constant(kb_run *r, const char *name, double value)
+{
+    for (int i = 0; i < r->n_consts; i++)
+        if (strcmp(r->consts[i].name, name) == 0) {
+            r->consts[i].value = value;
+            return;
+        }
+    if (r->n_consts < KB_RUN_MAX_CONSTS)
+        r->consts[r->n_consts++] = (kb_run_const){ name, value };
+}
+
+/* constants.json in the case's dump folder (path ends in '/'). */
+static kb_status dump_constants(kb_run *r, kb_sb *path)
+{
+    if (r->n_consts == 0)
+        return KB_OK;
+    kb_sb_printf(path, "constants.json");
+    FILE *f = fopen(path->s, "w");
+    if (!f)
+        return KB_ERR_IO;
+    fputc('{', f);
+    for (int i = 0; i < r->n_consts; i++)
+        fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", r->consts[i].name, r->consts[i].value);
+    fputs("}\n", f);
+    return fclose(f) == 0 ? KB_OK : KB_ERR_IO;
+}
+
 kb_status kb_run_dump(kb_run *r, const char *dir, const char *case_id)
 {
     kb_sb path;
@@ -161,6 +188,12 @@ kb_status kb_run_dump(kb_run *r, const char *dir, const char *case_id)
         path.s[base] = 0;
         kb_sb_printf(&path, "/%s.npy", r->arrays[i].name);
         st = kb_npy_write_f32(path.s, r->arrays[i].data, r->arrays[i].shape, r->arrays[i].ndim);
+    }
+    if (st == KB_OK) {
+        path.len = base;
+        path.s[base] = 0;
+        kb_sb_printf(&path, "/");
+        st = dump_constants(r, &path);
     }
     if (st != KB_OK)
         kb_run_fail(r, st, "--dump: cannot write %s", path.s);

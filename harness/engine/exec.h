@@ -9,7 +9,8 @@
 #include "engine/family.h"
 
 #define KB_RUN_MAX_BUFS 32
-#define KB_RUN_MAX_ARRAYS 8
+#define KB_RUN_MAX_ARRAYS 12
+#define KB_RUN_MAX_CONSTS 8
 #define KB_RUN_MAX_PLANS 4
 /* Every allocation is followed by this many guard bytes holding KB_RUN_GUARD_BYTE; the
  * verify stage checks them untouched, so a kernel writing past the end of any buffer is
@@ -25,6 +26,13 @@ typedef struct {
     int ndim;
 } kb_run_array;
 
+/* A scalar a case's result depends on beyond its inputs (alpha, beta, an fp8 per-tensor
+ * scale, eps, the attention scale): recorded and dumped so the case can be recomputed. */
+typedef struct {
+    const char *name;        /* static storage: "alpha", "scale_a", "eps" */
+    double value;
+} kb_run_const;
+
 struct kb_run {
     const kb_backend *be;
     kb_backend_ctx *bx;
@@ -38,11 +46,14 @@ struct kb_run {
     char err[1024];              /* first error message of the case */
     kb_run_array arrays[KB_RUN_MAX_ARRAYS]; /* exposed for --dump */
     int n_arrays;
+    kb_run_const consts[KB_RUN_MAX_CONSTS]; /* recorded ("constants") and dumped (constants.json) */
+    int n_consts;
     kb_vendor_plan *plans[KB_RUN_MAX_PLANS]; /* vendor library calls, freed by kb_run_free_all */
     int n_plans;
     kb_vendor_info vendor;       /* what the last planned vendor call runs (have_vendor) */
     int have_vendor;
     int skipped;                 /* setup found the case cannot run here (kb_run_skip): skipped, not failed */
+    int dumping;                 /* --dump is on: a family may keep host copies only a dump needs */
 };
 
 /* The case and its variant, for family code. */
@@ -75,7 +86,11 @@ kb_status kb_run_fail(kb_run *r, kb_status st, const char *fmt, ...) __attribute
  * is chosen. data must stay valid until the family's teardown; shape has ndim (1..4)
  * dims. Extra arrays beyond KB_RUN_MAX_ARRAYS are ignored. */
 void kb_run_expose(kb_run *r, const char *name, const float *data, const int64_t *shape, int ndim);
-/* Write every exposed array under dir/<id with '/' as '__'>/; KB_OK or KB_ERR_IO (message in r). */
+/* Name a constant of the case (name in static storage); a second call with the same name
+ * replaces the value; extra names beyond KB_RUN_MAX_CONSTS are ignored. */
+void kb_run_constant(kb_run *r, const char *name, double value);
+/* Write every exposed array under dir/<id with '/' as '__'>/, and the constants as
+ * constants.json there; KB_OK or KB_ERR_IO (message in r). */
 kb_status kb_run_dump(kb_run *r, const char *dir, const char *case_id);
 /* Free every tracked allocation and vendor plan. */
 void kb_run_free_all(kb_run *r);

@@ -155,6 +155,7 @@ typedef struct {
     const kb_l2_flush *flush; /* NULL in hot mode */
     kb_measurement *m;
     int cap;                /* allocated samples */
+    double t0_s;            /* [s] wall_s() when kb_measure_case began */
     kb_status st;           /* first failure; later calls fail at once */
 } sampler;
 
@@ -199,9 +200,11 @@ static kb_status take_sample(sampler *s, double *us)
     if (s->m->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 64;
         double *p = realloc(s->m->samples_us, (size_t)cap * sizeof *p);
-        if (!p)
+        if (p) s->m->samples_us = p;
+        double *q = p ? realloc(s->m->starts_us, (size_t)cap * sizeof *q) : NULL;
+        if (!q)
             return kb_run_fail(r, KB_ERR_OOM, "sample buffer of %d samples", cap);
-        s->m->samples_us = p;
+        s->m->starts_us = q;
         s->cap = cap;
     }
     /* Before timer_start: on cuda the fill is queued on the same stream ahead of the
@@ -210,6 +213,7 @@ static kb_status take_sample(sampler *s, double *us)
      * latency in the window either). */
     if (s->flush && (st = be->fill(r->bx, s->flush->buf, 0, s->flush->bytes)) != KB_OK)
         return kb_run_fail(r, st, "L2 flush: %s", be->last_error(r->bx));
+    double start_us = (wall_s() - s->t0_s) * 1e6;
     if ((st = be->timer_start(r->bx)) != KB_OK)
         return kb_run_fail(r, st, "timer start: %s", be->last_error(r->bx));
     if ((st = execute_once(r, s->state, s->g)) != KB_OK) {
@@ -219,8 +223,10 @@ static kb_status take_sample(sampler *s, double *us)
     }
     if ((st = be->timer_stop(r->bx, us)) != KB_OK)
         return kb_run_fail(r, st, "timer stop: %s", be->last_error(r->bx));
-    if (clock_keeps(be, r->bx, s->m))
+    if (clock_keeps(be, r->bx, s->m)) {
+        s->m->starts_us[s->m->n] = start_us;
         s->m->samples_us[s->m->n++] = *us;
+    }
     return KB_OK;
 }
 
@@ -378,6 +384,7 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, 
     kb_status st = KB_OK;
     memset(m, 0, sizeof *m);
     memset(&s, 0, sizeof s);
+    s.t0_s = wall_s();
     m->l2 = o->l2;
     m->clock_min_mhz = m->clock_max_mhz = -1;
     if (o->min_samples < 1 || (o->max_samples > 0 && o->max_samples < o->min_samples))
@@ -413,6 +420,8 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, 
 void kb_measurement_free(kb_measurement *m)
 {
     free(m->samples_us);
+    free(m->starts_us);
     m->samples_us = NULL;
+    m->starts_us = NULL;
     m->n = 0;
 }

@@ -104,6 +104,8 @@ const char *kb_measure_stop_name(kb_measure_stop s); /* "noise", "timeout", "max
 
 typedef struct {
     double *samples_us;  /* [n] every sample in the order taken, owned (kb_measurement_free) */
+    double *starts_us;   /* [n] [us] when each sample's timer was started, after kb_measure_case
+                          * began (host monotonic clock; on a GPU the enqueue time), owned */
     int n;
     kb_stats st;         /* [us] over all n samples */
     double noise;        /* relative standard error of the median at the stop */

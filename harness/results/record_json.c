@@ -268,6 +268,13 @@ static json_t *timing_json(const kb_case_result *r, int *bad)
             *bad = 1;
     }
     put(j, "samples_us", s, bad);
+    json_t *t = json_array();
+    for (int i = 0; t && m->starts_us && i < m->n; i++) {
+        json_t *x = jnum(m->starts_us[i]);
+        if (!x || json_array_append_new(t, x) != 0)
+            *bad = 1;
+    }
+    put(j, "samples_start_us", t, bad);
     return j;
 }
 
@@ -393,6 +400,17 @@ static json_t *stages_json(const kb_case_result *r, int *bad)
     return j;
 }
 
+/* The case's constants {name: value}, null when it named none. */
+static json_t *constants_json(const kb_case_result *r, int *bad)
+{
+    if (r->constants.n == 0)
+        return json_null();
+    json_t *j = obj(bad);
+    for (int i = 0; j && i < r->constants.n; i++)
+        put(j, r->constants.c[i].name, jnum(r->constants.c[i].value), bad);
+    return j;
+}
+
 json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r)
 {
     int bad = 0;
@@ -411,6 +429,7 @@ json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r)
     put(o, "error", jstr(kb_status_name(r->error)), &bad);
     put(o, "reason", jstr(r->reason), &bad);
     put(o, "vendor", vendor_json(r, &bad), &bad);
+    put(o, "constants", constants_json(r, &bad), &bad);
     put(o, "verify", verify_json(r, &bad), &bad);
     put(o, "resources", resources_json(r, &bad), &bad);
     put(o, "timing", timing_json(r, &bad), &bad);

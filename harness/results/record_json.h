@@ -19,6 +19,9 @@
  *   library version; backend/cuda/cublaslt.h parses it), algo_id, tile, stages, splitk,
  *   reduction, swizzle, custom (its CUBLASLT_ALGO_CONFIG_* values), waves} (null for
  *   kbench's own kernels),
+ *   constants {name: number} (what the result depends on beyond the inputs: gemm alpha,
+ *   beta, scale_a, scale_b (fp8 per-tensor scales, else 1); attention scale; layernorm eps;
+ *   null when the family names none),
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
  *   got_at_bad, want_at_bad, guard_bad (bytes of the output's padding written)}, resources {registers, spill_store_bytes, spill_load_bytes,
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
@@ -27,7 +30,9 @@
  *   p90_us, cv, noise, timed_out, l2 "cold"|"hot", flush_bytes, stop
  *   "noise"|"timeout"|"max_samples", discarded (samples dropped: the SM clock read after them
  *   was under 75% of its maximum), sm_clock_min_mhz, sm_clock_max_mhz (over the kept
- *   samples; null where no clock is read per sample), samples_us [...]},
+ *   samples; null where no clock is read per sample), samples_us [...], samples_start_us [...]
+ *   (when each kept sample's timer was started: [us] after the measure stage began, host
+ *   monotonic clock)},
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
  *   read + written unless the family's work model says more)}, derived {clock, tflops,
  *   gbps, ai, bound "compute"|"memory", roof_tflops, pct_roof, peak_tflops, peak_gbps,

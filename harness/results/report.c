@@ -6,6 +6,7 @@
 #include "results/report_html.h"
 #include "results/report_junit.h"
 #include "results/report_md.h"
+#include "results/report_trace.h"
 
 #include <string.h>
 
@@ -15,6 +16,7 @@ int kb_report_format_parse(const char *s, kb_report_format *out)
         { "md", KB_REPORT_MD }, { "markdown", KB_REPORT_MD }, { "csv", KB_REPORT_CSV },
         { "html", KB_REPORT_HTML }, { "gbench-json", KB_REPORT_GBENCH }, { "gbench", KB_REPORT_GBENCH },
         { "junit", KB_REPORT_JUNIT }, { "junit-xml", KB_REPORT_JUNIT },
+        { "trace", KB_REPORT_TRACE },
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0) { *out = names[i].f; return 0; }
@@ -29,6 +31,7 @@ kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *ou
     case KB_REPORT_HTML: return kb_report_html(run, out);
     case KB_REPORT_GBENCH: return kb_report_gbench(run, out);
     case KB_REPORT_JUNIT: return kb_report_junit(run, out);
+    case KB_REPORT_TRACE: return kb_report_trace(run, out);
     default: return KB_ERR_INPUT;
     }
 }

@@ -13,10 +13,11 @@ typedef enum {
     KB_REPORT_HTML,
     KB_REPORT_GBENCH,   /* Google Benchmark JSON, for tools/compare.py */
     KB_REPORT_JUNIT,
+    KB_REPORT_TRACE,    /* Chrome trace-event JSON (chrome://tracing, Perfetto) */
     KB_REPORT_COUNT
 } kb_report_format;
 
-/* "md"|"markdown", "csv", "html", "gbench-json"|"gbench", "junit"|"junit-xml";
+/* "md"|"markdown", "csv", "html", "gbench-json"|"gbench", "junit"|"junit-xml", "trace";
  * 0 on success, -1 unknown. */
 int kb_report_format_parse(const char *s, kb_report_format *out);
 

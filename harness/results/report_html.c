@@ -1,15 +1,21 @@
-/* report_html.c - one self-contained HTML page (no scripts, no external files): per
- * device the roofline as inline SVG and the table of cases, then the precision
- * comparison of GEMM/attention shapes. Every element is closed (void elements written
- * as <meta .../>), so the page also parses as XML. */
+/* report_html.c - one self-contained HTML page (no external files; one inline script for
+ * sorting and filtering the tables): per device the roofline as inline SVG (GPU runs), bar
+ * charts of TFLOPS and GB/s per family, the verification margin and the table of cases,
+ * then the precision comparison of GEMM/attention shapes (a bar chart and a table per
+ * shape). Every element is closed (void elements written as <meta .../>), so the page also
+ * parses as XML. */
 #include "results/report_html.h"
+#include "results/report_charts.h"
 #include "results/report_svg.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char style[] =
-    "body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
+    "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1300px}"
+    ".scroll{overflow:auto;max-width:100%;max-height:80vh}"
+    "td.t{word-break:break-all}td.t:first-child{min-width:26em}"
+    "input.filter{margin:0.5em 0;width:30em}"
     "table{border-collapse:collapse;margin:1em 0;font-size:13px}"
     "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}"
     "th{background:#f3f3f3}td.t{text-align:left;font-family:monospace}"
@@ -114,14 +120,17 @@ static void device_section(FILE *out, const kb_report_run *run, int dev)
             fputs("<p class=\"note\">No GPU peaks were recorded for this device: rates only, no roofline.</p>\n", out);
         }
     }
-    fputs("<table>\n<tr><th>case</th><th>status</th><th>verified / max_err</th><th>median_us (clock)</th>"
-          "<th>TFLOPS</th><th>GB/s</th><th>AI</th><th>%roof</th><th>%meas</th><th>%path</th><th>bound</th>"
-          "<th>samples</th><th>cv</th>"
-          "<th>reason</th></tr>\n", out);
+    kb_report_chart_families(run, dev, out);
+    kb_report_chart_margin(run, dev, out);
+    fprintf(out, "<h3>Cases</h3>\n<input class=\"filter\" type=\"search\" placeholder=\"filter cases\" "
+                 "data-table=\"cases-%d\"/>\n<div class=\"scroll\"><table class=\"sortable\" id=\"cases-%d\">\n"
+                 "<thead><tr><th>case</th><th>status</th><th>verified / max_err</th><th>median_us (clock)</th>"
+                 "<th>TFLOPS</th><th>GB/s</th><th>AI</th><th>%%roof</th><th>%%meas</th><th>%%path</th><th>bound</th>"
+                 "<th>samples</th><th>cv</th><th>reason</th></tr></thead>\n<tbody>\n", dev + 1, dev + 1);
     for (size_t i = 0; i < run->n; i++)
         if (run->rows[i].dev == dev)
             case_row(out, &run->rows[i], emu);
-    fputs("</table>\n", out);
+    fputs("</tbody></table></div>\n", out);
 }
 
 static void precision_section(FILE *out, const kb_report_run *run)
@@ -146,7 +155,8 @@ static void precision_section(FILE *out, const kb_report_run *run)
         text(out, f->dev >= 0 ? run->devs[f->dev].name : "?");
         fputs("</h3>\n", out);
         kb_sb_free(&dims);
-        fputs("<table>\n<tr>", out);
+        kb_report_chart_precision(run, &g[k], out);
+        fputs("<div class=\"scroll\"><table>\n<tr>", out);
         for (int c = 0; c < KB_PRECISION_COLS; c++)
             fprintf(out, "<th>%s</th>", kb_precision_cols[c]);
         fputs("</tr>\n", out);
@@ -167,7 +177,7 @@ static void precision_section(FILE *out, const kb_report_run *run)
             }
             fputs("</tr>\n", out);
         }
-        fputs("</table>\n", out);
+        fputs("</table></div>\n", out);
     }
     free(g);
 }
@@ -194,6 +204,7 @@ kb_status kb_report_html(const kb_report_run *run, FILE *out)
     for (size_t i = 0; i < run->n; i++)
         if (run->rows[i].dev < 0) { device_section(out, run, -1); break; }
     precision_section(out, run);
+    kb_report_table_script(out);
     fputs("</body>\n</html>\n", out);
     return ferror(out) ? KB_ERR_IO : KB_OK;
 }

@@ -78,6 +78,8 @@ def record(run_id, when, case_id, family, variant, dtype, dims, params, dev, bac
 def verify(n, max_abs, max_rel, atol, rtol, n_bad=0, got=None, want=None):
     return {"n": n, "n_bad": n_bad, "first_bad": 17 if n_bad else -1, "max_abs_err": max_abs,
             "max_rel_err": max_rel, "atol": atol, "rtol": rtol,
+            # the worst element against its own bound, taken here as atol (|want| ~ 0)
+            "max_err_ratio": max_abs / atol if math.isfinite(max_abs) else None,
             "got_at_bad": got if n_bad else None, "want_at_bad": want if n_bad else None}
 
 

@@ -1,0 +1,178 @@
+/* model.c - `kbench model` (see model.h): load the run and the description, roll up, write. */
+#include "cli/model.h"
+
+#include "model/model_html.h"
+#include "model/model_report.h"
+#include "results/report.h"
+#include "results/store.h"
+#include "results/store_load.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *run;
+    const char *model;
+    const char *format;
+    const char *out;
+    const char *dtype;
+    const char *results;
+    const char *db;
+    int with_report;
+    const char **sets;
+    int n_sets;
+} model_opts;
+
+static const char *const formats[] = { "md", "json", "html", "trace", NULL };
+
+static void model_defaults(void *o)
+{
+    const char *db = getenv("KBENCH_DB");
+    ((model_opts *)o)->format = "md";
+    ((model_opts *)o)->db = db && *db ? db : KB_STORE_DEFAULT_PATH;
+}
+
+/* RUN: a records file, a run id in DIR/ *.jsonl, else a run id in the store. */
+static kb_status load_run(const model_opts *o, kb_report_run *run, kb_sb *err)
+{
+    if (kb_report_run_load(o->run, o->results, run, err) == KB_OK)
+        return KB_OK;
+    kb_sb store_err;
+    kb_sb_init(&store_err);
+    kb_status st = kb_store_load_run(o->db, o->run, run, &store_err);
+    if (st != KB_OK)
+        kb_sb_printf(err, "; %s", store_err.s);
+    kb_sb_free(&store_err);
+    return st;
+}
+
+/* --with-report: the run's HTML report with the roll-up as its last section. */
+static kb_status write_with_report(const kb_model_rollup *r, FILE *out)
+{
+    char *page = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&page, &len);
+    if (!mem) return KB_ERR_OOM;
+    kb_status st = kb_report_write(r->run, KB_REPORT_HTML, mem);
+    if (fclose(mem) != 0 && st == KB_OK) st = KB_ERR_OOM;
+    char *end = st == KB_OK ? strstr(page, "</body>") : NULL;
+    if (end) {
+        fwrite(page, 1, (size_t)(end - page), out);
+        kb_model_html_section(r, out);
+        fputs(end, out);
+    }
+    free(page);
+    if (st == KB_OK && !end) st = KB_ERR_INTERNAL;
+    return st == KB_OK && fflush(out) == 0 && !ferror(out) ? KB_OK : st == KB_OK ? KB_ERR_IO : st;
+}
+
+static kb_status write_any(const model_opts *o, const kb_model_rollup *r, kb_model_format f, FILE *out)
+{
+    return o->with_report ? write_with_report(r, out) : kb_model_write(r, f, out);
+}
+
+/* Write into path.tmp, then rename: a reader never sees half a file. */
+static int write_file(const model_opts *o, const kb_model_rollup *r, kb_model_format f, const char *path)
+{
+    kb_sb tmp;
+    kb_sb_init(&tmp);
+    kb_sb_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *out = fopen(tmp.s, "w");
+    kb_status st = out ? write_any(o, r, f, out) : KB_ERR_IO;
+    if (out && fclose(out) != 0) st = KB_ERR_IO;
+    if (st == KB_OK && rename(tmp.s, path) != 0) st = KB_ERR_IO;
+    if (st != KB_OK) {
+        fprintf(stderr, "kbench: cannot write %s: %s\n", path, strerror(errno));
+        unlink(tmp.s);
+    }
+    kb_sb_free(&tmp);
+    return st == KB_OK ? KB_EXIT_OK : KB_EXIT_SETUP;
+}
+
+static int roll_and_write(const model_opts *o, const kb_model *m, const kb_report_run *run, int dtype)
+{
+    kb_model_format f = KB_MODEL_MD;
+    for (int i = 0; formats[i]; i++)
+        if (!strcmp(o->format, formats[i])) f = (kb_model_format)i;
+    kb_model_rollup *r = malloc(sizeof *r);
+    if (!r) return KB_EXIT_SETUP;
+    kb_model_rollup_run(m, run, dtype, r);
+    int rc = KB_EXIT_OK;
+    if (o->out)
+        rc = write_file(o, r, f, o->out);
+    else if (write_any(o, r, f, stdout) != KB_OK) {
+        fprintf(stderr, "kbench: cannot write the roll-up: %s\n", strerror(errno));
+        rc = KB_EXIT_SETUP;
+    }
+    free(r);
+    return rc;
+}
+
+static int model_main(void *opts)
+{
+    model_opts *o = opts;
+    kb_dtype dt = 0;
+    if (!o->model)
+        return kb_opts_fail(&kb_command_model, "--model", "required: a name under data/models/ or a YAML file");
+    if (o->with_report && strcmp(o->format, "html") != 0)
+        return kb_opts_fail(&kb_command_model, "--with-report", "needs --format html (got %s)", o->format);
+    if (o->dtype && kb_dtype_parse(o->dtype, &dt) != 0)
+        return kb_opts_fail(&kb_command_model, "--dtype", "unknown dtype '%s'", o->dtype);
+    kb_sb path, err;
+    kb_sb_init(&path);
+    kb_sb_init(&err);
+    kb_model m;
+    kb_report_run run;
+    int rc = KB_EXIT_INPUT;
+    kb_model_path(o->model, &path);
+    if (kb_model_load(path.s, o->sets, o->n_sets, &m, &err) != KB_OK) {
+        fprintf(stderr, "kbench model: %s\n", err.s);
+        goto done;
+    }
+    if (load_run(o, &run, &err) != KB_OK) {
+        fprintf(stderr, "kbench model: %s\n", err.s);
+        kb_model_free(&m);
+        goto done;
+    }
+    rc = roll_and_write(o, &m, &run, o->dtype ? (int)dt : -1);
+    kb_report_run_free(&run);
+    kb_model_free(&m);
+done:
+    kb_sb_free(&path);
+    kb_sb_free(&err);
+    return rc;
+}
+
+static const kb_opt model_opt_rows[] = {
+    { "--model", "-m", KB_OPT_STR, offsetof(model_opts, model), "NAME|FILE",
+      "the model description: data/models/NAME.yaml, or a YAML file (required)", 0, 0, 0, NULL, 0 },
+    { "--format", "-f", KB_OPT_CHOICE, offsetof(model_opts, format), "md|json|html|trace",
+      "output format: trace = the per-step timeline for chrome://tracing / Perfetto (default md)",
+      0, 0, 0, formats, 0 },
+    { "--out", "-o", KB_OPT_STR, offsetof(model_opts, out), "FILE",
+      "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
+    { "--with-report", NULL, KB_OPT_FLAG, offsetof(model_opts, with_report), NULL,
+      "html: the run's whole HTML report (charts, tables) with the roll-up as its last section", 0, 0, 0, NULL, 0 },
+    { "--dtype", NULL, KB_OPT_STR, offsetof(model_opts, dtype), "DT",
+      "roll up this precision instead of the model's", 0, 0, 0, NULL, 0 },
+    { "--set", NULL, KB_OPT_LIST, offsetof(model_opts, sets), "PARAM=N",
+      "override a param of the model (e.g. --set seq=4096)", 0, 0, 0, NULL, offsetof(model_opts, n_sets) },
+    { "--results", NULL, KB_OPT_STR, offsetof(model_opts, results), "DIR",
+      "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
+    { "--db", NULL, KB_OPT_STR, offsetof(model_opts, db), "PATH",
+      "else the results store a run id is read from (default $KBENCH_DB, else results/kbench.db)", 0, 0, 0, NULL,
+      0 },
+};
+
+const kb_command kb_command_model = {
+    "model", "RUN", 1, 1, offsetof(model_opts, run),
+    "LLM roll-up of a run: per-op time, tokens/s, MFU, precision what-if",
+    "  RUN: a results .jsonl file, or a run id found in DIR/*.jsonl or in the store. Models: data/models/*.yaml\n"
+    "  (docs/model-format.md). Ops the run has no verified case for are listed as missing.\n",
+    model_opt_rows, (int)(sizeof model_opt_rows / sizeof model_opt_rows[0]), sizeof(model_opts),
+    model_defaults, model_main,
+};

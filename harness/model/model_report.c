@@ -1,0 +1,155 @@
+/* model_report.c - the roll-up as markdown and the cells the HTML shares (model_report.h);
+ * the dispatcher of the three formats. */
+#include "model/model_report.h"
+
+#include "model/model_cells.h"
+#include "model/model_html.h"
+#include "model/model_json.h"
+#include "model/model_trace.h"
+
+#include <math.h>
+#include <string.h>
+
+static void num(char *b, size_t n, double v) { kb_report_num(b, n, v); }
+
+static void md_row(FILE *out, char cells[][160], int n)
+{
+    fputs("|", out);
+    for (int c = 0; c < n; c++) {
+        fputc(' ', out);
+        for (const char *s = cells[c]; *s; s++) fputs(*s == '|' ? "\\|" : (char[]){ *s, 0 }, out);
+        fputs(" |", out);
+    }
+    fputc('\n', out);
+}
+
+static void md_totals(FILE *out, const kb_model_rollup *r, const kb_model_phase_res *P);
+static void md_lists(FILE *out, const kb_model_rollup *r, int ph);
+
+static void md_phase(FILE *out, const kb_model_rollup *r, int ph)
+{
+    const kb_model_phase_res *P = &r->ph[ph];
+    char cells[KB_MODEL_COLS][160];
+    fprintf(out, "\n## %s: %.0f tokens per step\n\n", kb_model_phase_names[ph], P->tokens);
+    fputs("|", out);
+    for (int k = 0; k < KB_MODEL_COLS; k++) fprintf(out, " %s |", kb_model_cols[k]);
+    fputs("\n|", out);
+    for (int k = 0; k < KB_MODEL_COLS; k++) fputs(k < 3 ? "---|" : "---:|", out);
+    fputc('\n', out);
+    for (int k = 0; k < r->m->n_ops; k++) {
+        if (!P->ops[k].modelled) continue;
+        kb_model_op_cells(r, ph, k, cells);
+        md_row(out, cells, KB_MODEL_COLS);
+    }
+    if (P->step_us <= 0)
+        fputs("\nNo op of this phase has a verified case in the run: no time per token.\n", out);
+    else
+        md_totals(out, r, P);
+    md_lists(out, r, ph);
+}
+
+static void md_totals(FILE *out, const kb_model_rollup *r, const kb_model_phase_res *P)
+{
+    char a[48], b[48], c[48];
+    num(a, sizeof a, P->layer_us);
+    num(b, sizeof b, P->step_us / 1000);
+    num(c, sizeof c, P->us_per_token);
+    fprintf(out, "\nPer layer %s us; model step %s ms (%lld layers + per-model ops); %s us per token; ", a, b,
+            (long long)r->m->layers, c);
+    num(a, sizeof a, P->tokens_per_s);
+    num(b, sizeof b, P->gbps);
+    fprintf(out, "%s tokens/s; %s GB/s moved [%s]", a, b, kb_model_timing_label(r));
+    if (P->n_missing)
+        fprintf(out, " - %d of %d ops missing: the times are lower bounds, tokens/s, MFU and bandwidth upper "
+                     "bounds", P->n_missing, P->n_modelled);
+    fputs(".\n", out);
+    num(a, sizeof a, P->mfu);
+    num(b, sizeof b, P->bw_util);
+    if (r->emulator)
+        fputs("MFU and bandwidth utilisation: not applicable (emulator: CPU timings, no GPU peak).\n", out);
+    else
+        fprintf(out, "MFU %s%s%s; bandwidth utilisation %s%s%s.\n", P->n_missing && P->have_mfu ? "at most " : "",
+                P->have_mfu ? a : "n/a (no peak recorded for the dtype)", P->have_mfu ? "%" : "",
+                P->n_missing && P->have_bw ? "at most " : "", P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
+}
+
+static void md_lists(FILE *out, const kb_model_rollup *r, int ph)
+{
+    const kb_model_phase_res *P = &r->ph[ph];
+    for (int k = 0; k < r->m->n_ops; k++)
+        if (P->ops[k].modelled && P->ops[k].row < 0)
+            fprintf(out, "- missing **%s**: %s\n", r->m->ops[k].name, P->ops[k].why);
+    for (int k = 0; k < r->m->n_ops; k++)
+        if (!P->ops[k].modelled)
+            fprintf(out, "- not modelled at %s: **%s** (%s)\n", kb_model_phase_names[ph], r->m->ops[k].name,
+                    r->m->ops[k].note);
+    if (P->focus >= 0)
+        fprintf(out, "- optimise first: **%s** (%s)\n", r->m->ops[P->focus].name,
+                r->emulator ? "largest time; no roof on the emulator" : "largest time x distance from its roof");
+}
+
+static void md_whatif(FILE *out, const kb_model_rollup *r)
+{
+    char a[48], b[48], c[48], d[48];
+    fprintf(out, "\n## Precision what-if [%s]\n\nEach op uses the fastest verified case of the precision where the "
+                 "run has one (vendor rows included), else the %s case.\n\n",
+            kb_model_timing_label(r), kb_dtype_name((kb_dtype)r->dtype));
+    fputs("| dtype | ops in it | vendor rows | prefill step ms | decode step ms | speed-up prefill | speed-up decode "
+          "| worst max_rel_err |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", out);
+    const kb_model_whatif *base = NULL;
+    for (int i = 0; i < r->n_whatif; i++)
+        if (r->whatif[i].dtype == r->dtype) base = &r->whatif[i];
+    for (int i = 0; i < r->n_whatif; i++) {
+        const kb_model_whatif *w = &r->whatif[i];
+        num(a, sizeof a, w->step_us[0] / 1000);
+        num(b, sizeof b, w->step_us[1] / 1000);
+        if (w->step_us[0] <= 0) snprintf(a, sizeof a, "n/a");
+        if (w->step_us[1] <= 0) snprintf(b, sizeof b, "n/a");
+        snprintf(c, sizeof c, "n/a");
+        snprintf(d, sizeof d, "n/a");
+        if (base && w->step_us[0] > 0) num(c, sizeof c, base->step_us[0] / w->step_us[0]);
+        if (base && w->step_us[1] > 0) num(d, sizeof d, base->step_us[1] / w->step_us[1]);
+        fprintf(out, "| %s | %d | %d | %s | %s | %s | %s | %.2g |\n", kb_dtype_name((kb_dtype)w->dtype), w->n_at,
+                w->n_vendor, a, b, c, d, w->worst_rel_err);
+    }
+}
+
+static void md_write(const kb_model_rollup *r, FILE *out)
+{
+    char a[48], b[48];
+    const kb_report_run *run = r->run;
+    fprintf(out, "# Model roll-up: %s\n\n%s\n\n", r->m->name, r->m->description);
+    fprintf(out, "Run %s (%s)", run->run_id, run->source);
+    if (r->dev >= 0) fprintf(out, " on %s (sm_%d)", run->devs[r->dev].name, run->devs[r->dev].sm);
+    fprintf(out, "; precision %s; model %s.\n\n", kb_dtype_name((kb_dtype)r->dtype), r->m->file);
+    if (r->emulator)
+        fprintf(out, "**Timing: emulator (CPU timing).** %s MFU is not applicable.\n", KB_REPORT_EMU_NOTE);
+    else
+        fputs("Timing: GPU (the run's CUDA-event medians).\n", out);
+    snprintf(a, sizeof a, "%.4g", r->n_params);
+    num(b, sizeof b, r->peak_tflops);
+    fprintf(out, "\nN = %s parameters (the weights of the model's matmuls: sum of `weights`). "
+                 "MFU = 2 x N x tokens / (peak x step time): 2N FLOPs per token for inference; peak %s TFLOPS "
+                 "(%s, from the run's records). Training would take 6N FLOPs per token (an estimate: backward ~ 2x "
+                 "forward), i.e. about a third of the prefill tokens/s at the same MFU; not measured.\n",
+            a, r->peak_tflops > 0 ? b : "n/a", kb_dtype_name((kb_dtype)r->dtype));
+    for (int ph = 0; ph < KB_PHASE_COUNT; ph++) md_phase(out, r, ph);
+    md_whatif(out, r);
+}
+
+kb_status kb_model_write(const kb_model_rollup *r, kb_model_format f, FILE *out)
+{
+    if (f == KB_MODEL_JSON || f == KB_MODEL_TRACE) {
+        json_t *j = f == KB_MODEL_JSON ? kb_model_json(r) : kb_model_trace(r);
+        if (!j) return KB_ERR_OOM;
+        int rc = json_dumpf(j, out, f == KB_MODEL_JSON ? JSON_INDENT(2) : JSON_COMPACT);
+        json_decref(j);
+        fputc('\n', out);
+        if (rc != 0) return KB_ERR_IO;
+    } else if (f == KB_MODEL_HTML) {
+        kb_model_html(r, out);
+    } else {
+        md_write(r, out);
+    }
+    return fflush(out) == 0 && !ferror(out) ? KB_OK : KB_ERR_IO;
+}

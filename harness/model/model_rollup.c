@@ -1,0 +1,244 @@
+/* model_rollup.c - a model description rolled up from a recorded run (see model_rollup.h). */
+#include "model/model_rollup.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The op's dims in phase ph equal the record's dims (same names, same values). */
+static int dims_match(const kb_model_op *op, int ph, json_t *rec)
+{
+    json_t *dims = json_object_get(rec, "dims");
+    if (!json_is_object(dims) || (int)json_object_size(dims) != op->n_dims) return 0;
+    for (int d = 0; d < op->n_dims; d++) {
+        json_t *v = json_object_get(dims, op->dim_names[d]);
+        if (!json_is_integer(v) || json_integer_value(v) != op->dims[ph][d]) return 0;
+    }
+    return 1;
+}
+
+static int params_match(const kb_model_op *op, json_t *rec)
+{
+    json_t *params = json_object_get(rec, "params");
+    for (int c = 0; c < op->n_constraints; c++) {
+        json_t *v = json_object_get(params, op->constraints[c].name);
+        const char *want = op->constraints[c].value;
+        if (json_is_string(v) ? strcmp(json_string_value(v), want) != 0
+                              : !json_is_integer(v) || json_integer_value(v) != strtoll(want, NULL, 10))
+            return 0;
+    }
+    return 1;
+}
+
+/* The row stands for op in phase ph, whatever its dtype and status. */
+static int same_op(const kb_model_op *op, int ph, const kb_report_row *r, int dev)
+{
+    json_t *pad = json_object_get(r->rec, "pad");
+    return r->dev == dev && !strcmp(r->family, op->family) && (!op->variant || !strcmp(r->variant, op->variant)) &&
+           json_integer_value(pad) == op->pad && dims_match(op, ph, r->rec) && params_match(op, r->rec);
+}
+
+static int usable(const kb_report_row *r)
+{
+    return r->ok && r->have_timing && r->median_us > 0;
+}
+
+/* The fastest ok row for op in phase ph and dtype dt, -1 when none. */
+static int best_row(const kb_report_run *run, const kb_model_op *op, int ph, int dt, int dev)
+{
+    int best = -1;
+    for (size_t i = 0; i < run->n; i++) {
+        const kb_report_row *r = &run->rows[i];
+        kb_dtype rd;
+        if (op->case_id) {
+            if (!strcmp(r->case_id, op->case_id) && usable(r)) return (int)i;
+            continue;
+        }
+        if (!usable(r) || kb_dtype_parse(r->dtype, &rd) != 0 || (int)rd != dt || !same_op(op, ph, r, dev)) continue;
+        if (best < 0 || r->median_us < run->rows[best].median_us) best = (int)i;
+    }
+    return best;
+}
+
+/* Why op has no case: its shape is absent, or present but never ok in dtype dt. */
+static void missing_reason(const kb_report_run *run, const kb_model_op *op, int ph, int dt, int dev, char *why,
+                           size_t n)
+{
+    int shape = 0, check = 0;
+    for (size_t i = 0; i < run->n; i++) {
+        shape += same_op(op, ph, &run->rows[i], dev);
+        check |= json_is_true(json_object_get(run->rows[i].rec, "check_shape"));
+    }
+    kb_sb dims;
+    kb_sb_init(&dims);
+    for (int d = 0; d < op->n_dims; d++)
+        kb_sb_printf(&dims, "%s%s=%lld", d ? " " : "", op->dim_names[d], (long long)op->dims[ph][d]);
+    if (op->case_id)
+        snprintf(why, n, "the named case %s is not an ok case of the run", op->case_id);
+    else if (shape)
+        snprintf(why, n, "%d case%s of %s %s, none ok in %s", shape, shape == 1 ? "" : "s", op->family, dims.s,
+                 kb_dtype_name((kb_dtype)dt));
+    else
+        snprintf(why, n, "no %s case of %s%s in the run%s", op->family, dims.s, op->pad ? " (that pad)" : "",
+                 check ? " (it ran check shapes: run the suite with --full-shapes, or the model with --set at the "
+                         "run's sizes)" : "");
+    kb_sb_free(&dims);
+}
+
+static double multiplier(const kb_model *m, const kb_model_op *op, int ph)
+{
+    return (double)op->count[ph] * (op->per_model ? 1.0 : (double)m->layers);
+}
+
+/* The figures of op in phase ph from row i. */
+static void fill_op(const kb_model_rollup *R, const kb_model_op *op, int ph, int i, kb_model_opres *o)
+{
+    const kb_report_row *r = &R->run->rows[i];
+    json_t *work = json_object_get(r->rec, "work");
+    o->row = i;
+    o->named = op->case_id != NULL;
+    o->time_us = r->median_us;
+    o->step_us = r->median_us * multiplier(R->m, op, ph);
+    o->flops = json_number_value(json_object_get(work, "flops"));
+    o->bytes = json_number_value(json_object_get(work, "bytes_read")) +
+               json_number_value(json_object_get(work, "bytes_written"));
+    o->have_roof = r->d.have_roof;
+    o->pct_roof = r->d.pct_roof;
+    o->have_measured = r->d.have_measured;
+    o->pct_measured = r->d.pct_measured;
+    o->have_path = r->d.have_path;
+    o->pct_path = r->d.pct_path;
+    double pct = o->have_measured ? o->pct_measured : o->have_roof ? o->pct_roof : 0;
+    double dist = o->have_measured || o->have_roof ? 1.0 - fmin(fmax(pct, 0), 100) / 100.0 : 1.0;
+    o->score = o->step_us * dist;
+}
+
+/* One phase at dtype dt (ops without a case in dt fall back to the model's dtype when
+ * fallback is set). Returns the number of ops found in dt itself; *vendor those of them
+ * that are vendor rows, *worst their largest max_rel_err. */
+static int roll_phase(const kb_model_rollup *R, int ph, int dt, int fallback, kb_model_phase_res *P, int *vendor,
+                      double *worst)
+{
+    const kb_model *m = R->m;
+    int at = 0;
+    memset(P, 0, sizeof *P);
+    P->tokens = (double)m->pvars[ph][KB_PV_TOKENS];
+    P->focus = -1;
+    for (int k = 0; k < m->n_ops; k++) {
+        const kb_model_op *op = &m->ops[k];
+        kb_model_opres *o = &P->ops[k];
+        o->row = -1;
+        if (!(op->phases & (1u << ph))) continue;
+        o->modelled = 1;
+        P->n_modelled++;
+        int want = op->dtype >= 0 ? op->dtype : dt;
+        int i = best_row(R->run, op, ph, want, R->dev);
+        if (i >= 0 && want == dt && op->dtype < 0) {
+            at++;
+            *vendor += kb_report_row_is_vendor(&R->run->rows[i]);
+            if (R->run->rows[i].have_err) *worst = fmax(*worst, R->run->rows[i].max_rel_err);
+        }
+        if (i < 0 && fallback && op->dtype < 0 && dt != m->dtype) i = best_row(R->run, op, ph, m->dtype, R->dev);
+        if (i < 0) {
+            missing_reason(R->run, op, ph, want, R->dev, o->why, sizeof o->why);
+            P->n_missing++;
+            continue;
+        }
+        fill_op(R, op, ph, i, o);
+        double mult = multiplier(m, op, ph);
+        if (!op->per_model) P->layer_us += o->time_us * (double)op->count[ph];
+        P->step_us += o->step_us;
+        P->flops += o->flops * mult;
+        P->bytes += o->bytes * mult;
+        if (P->focus < 0 || o->score > P->ops[P->focus].score) P->focus = k;
+    }
+    return at;
+}
+
+/* Shares, per-token figures, MFU and bandwidth of a rolled phase. */
+static void phase_figures(const kb_model_rollup *R, int ph, kb_model_phase_res *P)
+{
+    for (int k = 0; k < R->m->n_ops; k++) {
+        kb_model_opres *o = &P->ops[k];
+        if (o->row < 0) continue;
+        double whole = R->m->ops[k].per_model ? P->step_us : P->layer_us;
+        o->share = whole > 0 ? 100.0 * (R->m->ops[k].per_model ? o->step_us
+                                                                 : o->time_us * (double)R->m->ops[k].count[ph]) / whole
+                             : 0;
+    }
+    if (P->step_us <= 0) return;
+    P->us_per_token = P->step_us / P->tokens;
+    P->tokens_per_s = P->tokens / (P->step_us * 1e-6);
+    P->gbps = P->bytes / (P->step_us * 1e-6) / 1e9;
+    if (R->emulator) return;
+    if (R->peak_tflops > 0 && R->n_params > 0) {
+        P->have_mfu = 1;
+        P->mfu = 100.0 * 2.0 * R->n_params * P->tokens / (R->peak_tflops * 1e12 * P->step_us * 1e-6);
+    }
+    if (R->peak_gbps > 0) {
+        P->have_bw = 1;
+        P->bw_util = 100.0 * P->gbps / R->peak_gbps;
+    }
+}
+
+/* The run's device: that of the first record with one (-1: none), and whether it is the
+ * emulator (or its rows carry CPU times). */
+static void pick_device(kb_model_rollup *R)
+{
+    const kb_report_run *run = R->run;
+    R->dev = -1;
+    for (size_t i = 0; i < run->n && R->dev < 0; i++) R->dev = run->rows[i].dev;
+    R->emulator = R->dev >= 0 && run->devs[R->dev].emulator;
+    for (size_t i = 0; i < run->n; i++)
+        if (run->rows[i].dev == R->dev && !strcmp(run->rows[i].clock, "cpu")) R->emulator = 1;
+}
+
+static void whatif(kb_model_rollup *R)
+{
+    R->n_whatif = 0;
+    for (int dt = 0; dt < KB_DT_COUNT; dt++) {
+        kb_model_whatif *w = &R->whatif[R->n_whatif];
+        kb_model_phase_res *P = malloc(sizeof *P);
+        if (!P) return;
+        memset(w, 0, sizeof *w);
+        w->dtype = dt;
+        for (int ph = 0; ph < KB_PHASE_COUNT; ph++) {
+            int vendor = 0, at = roll_phase(R, ph, dt, 1, P, &vendor, &w->worst_rel_err);
+            w->n_at = at > w->n_at ? at : w->n_at;
+            w->n_vendor = vendor > w->n_vendor ? vendor : w->n_vendor;
+            w->step_us[ph] = P->step_us;
+            w->n_missing[ph] = P->n_missing;
+        }
+        free(P);
+        if (w->n_at > 0) R->n_whatif++;
+    }
+}
+
+void kb_model_rollup_run(const kb_model *m, const kb_report_run *run, int dtype, kb_model_rollup *out)
+{
+    memset(out, 0, sizeof *out);
+    out->m = m;
+    out->run = run;
+    out->dtype = dtype >= 0 ? dtype : m->dtype;
+    pick_device(out);
+    for (int k = 0; k < m->n_ops; k++)
+        out->n_params += (double)m->ops[k].weights * (m->ops[k].per_model ? 1.0 : (double)m->layers);
+    if (out->dev >= 0 && !out->emulator) {
+        double tflops[KB_DT_COUNT];
+        const char *src;
+        kb_report_ceilings(run, out->dev, tflops, &out->peak_gbps, &src);
+        out->peak_tflops = tflops[out->dtype];
+    }
+    for (int ph = 0; ph < KB_PHASE_COUNT; ph++) {
+        int vendor = 0;
+        double worst = 0;
+        roll_phase(out, ph, out->dtype, 0, &out->ph[ph], &vendor, &worst);
+        phase_figures(out, ph, &out->ph[ph]);
+    }
+    whatif(out);
+}
+
+const char *kb_model_timing_label(const kb_model_rollup *r)
+{
+    return r->emulator ? "emulator (CPU timing)" : "GPU";
+}

@@ -1,0 +1,87 @@
+/* model_rollup.h - a model description (model_desc.h) rolled up from one recorded run:
+ * each op matched to the run's best verified case of its shape, per-op time, share,
+ * FLOPs, bytes, AI, bound and % of the three roofs; per layer and per model step at
+ * prefill and decode: time per token, tokens/s, MFU, bandwidth utilisation; a precision
+ * what-if; the op to optimise first. Pure: reads the run's rows, prints nothing.
+ *
+ * Formulas (docs/model-format.md):
+ *   step time      = layers x sum(per-layer op time x count) + sum(per-model op time x count)
+ *   time per token = step time / tokens;  tokens/s = tokens / step time
+ *   N              = sum over ops of weights x (layers for per-layer ops)
+ *   MFU            = 2 N tokens / (peak[dtype] x step time)   (inference: 2 N FLOPs per token)
+ *   training       = 6 N FLOPs per token, an estimate (backward ~ 2x forward), never measured
+ *   bandwidth util = sum(op bytes x count ...) / step time / peak bandwidth
+ *   focus score    = op's step time x (1 - % of roof / 100), the measured roof where recorded,
+ *                    else the datasheet roof; by time alone where no roof applies (emulator)
+ * Missing ops are listed with the reason and left out of every sum (sums are then lower
+ * bounds, and say so); nothing is extrapolated.
+ */
+#ifndef KB_MODEL_ROLLUP_H
+#define KB_MODEL_ROLLUP_H
+
+#include "model/model_desc.h"
+#include "results/report_rows.h"
+
+typedef struct {
+    int modelled;              /* the op runs in this phase (its phases list) */
+    int row;                   /* index into run->rows of the case used, -1: missing */
+    int named;                 /* the row was named by the op's `case` */
+    char why[256];             /* why missing ("" when found) */
+    double time_us;            /* [us] median of one execution */
+    double step_us;            /* [us] its part of one model step: time x count (x layers) */
+    double share;              /* [%] of the layer (per-layer ops) or of the step (per-model ops) */
+    double flops, bytes;       /* one execution's work (the record's work model) */
+    int have_roof, have_measured, have_path;
+    double pct_roof, pct_measured, pct_path;   /* [%] */
+    double score;              /* [us] step_us x distance from the roof */
+} kb_model_opres;
+
+typedef struct {
+    kb_model_opres ops[KB_MODEL_MAX_OPS];
+    double tokens;             /* tokens processed in one step */
+    double layer_us;           /* [us] one layer, found ops only */
+    double step_us;            /* [us] one model step, found ops only */
+    double flops, bytes;       /* work of one step, found ops only */
+    int n_modelled, n_missing;
+    double us_per_token, tokens_per_s;
+    int have_mfu;
+    double mfu;                /* [%] 2 N tokens / (peak x step) */
+    int have_bw;
+    double bw_util;            /* [%] step bytes / step time / peak bandwidth */
+    double gbps;               /* [GB/s] step bytes / step time (CPU on the emulator) */
+    int focus;                 /* op to optimise first, -1 when none was found */
+} kb_model_phase_res;
+
+/* One precision of the what-if: the ops that ran in that dtype use its best case, the
+ * others keep the model dtype's. */
+typedef struct {
+    int dtype;
+    int n_at;                  /* ops found in this dtype */
+    int n_vendor;              /* of them, vendor library rows */
+    double step_us[KB_PHASE_COUNT];
+    int n_missing[KB_PHASE_COUNT];
+    double worst_rel_err;      /* largest max_rel_err among the ops found in this dtype */
+} kb_model_whatif;
+
+typedef struct {
+    const kb_model *m;
+    const kb_report_run *run;
+    int dtype;                 /* the precision rolled up (the model's unless asked) */
+    int dev;                   /* the run's device the rows come from (-1: none) */
+    int emulator;              /* CPU timings: figures labelled, no MFU, no roof */
+    double n_params;           /* N */
+    double peak_tflops;        /* [TFLOPS] the device's peak for dtype (0: none recorded) */
+    double peak_gbps;          /* [GB/s] (0: none recorded) */
+    kb_model_phase_res ph[KB_PHASE_COUNT];
+    int n_whatif;
+    kb_model_whatif whatif[KB_DT_COUNT];
+} kb_model_rollup;
+
+/* Roll model m up from run at dtype (-1: the model's). Always succeeds: what the run
+ * lacks is reported as missing. */
+void kb_model_rollup_run(const kb_model *m, const kb_report_run *run, int dtype, kb_model_rollup *out);
+
+/* The label every figure of a roll-up carries: "GPU" or "emulator (CPU timing)". */
+const char *kb_model_timing_label(const kb_model_rollup *r);
+
+#endif /* KB_MODEL_ROLLUP_H */

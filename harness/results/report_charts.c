@@ -1,0 +1,246 @@
+/* report_charts.c - bar charts, the verification margin and the table script of the HTML
+ * report (see report_charts.h). */
+#include "results/report_charts.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHART_W 1200      /* [px] fits a 1400-px window beside the page margins */
+#define LABEL_W 560       /* [px] case labels */
+#define BAR_MAX 500       /* [px] the longest bar */
+#define ROW_H 15          /* [px] one bar */
+
+static void text(FILE *out, const char *s) { kb_report_xml_text(out, s); }
+
+/* A case label: its id without the family, at most 88 characters. */
+static void label(FILE *out, const kb_report_row *r)
+{
+    const char *s = r->case_id;
+    size_t fl = strlen(r->family);
+    if (!strncmp(s, r->family, fl) && s[fl] == '/') s += fl + 1;
+    char b[96];
+    snprintf(b, sizeof b, "%.88s%s", s, strlen(s) > 88 ? "..." : "");
+    text(out, b);
+}
+
+static void bar(FILE *out, const kb_report_row *r, int y, double v, double vmax, const char *unit, const char *fill)
+{
+    char num[48];
+    double w = vmax > 0 ? BAR_MAX * v / vmax : 0;
+    kb_report_num(num, sizeof num, v);
+    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\" font-family=\"monospace\">",
+            LABEL_W - 4, y + 10);
+    label(out, r);
+    fprintf(out, "</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>", LABEL_W, y,
+            w < 1 ? 1.0 : w, ROW_H - 3, fill);
+    text(out, r->case_id);
+    fprintf(out, ": %s %s</title></rect><text x=\"%.1f\" y=\"%d\" font-size=\"10\">%s</text>\n", num, unit,
+            LABEL_W + (w < 1 ? 1.0 : w) + 4, y + 10, num);
+}
+
+/* The value a family chart shows for row r: TFLOPS (which 0) or GB/s (which 1); 0 = none. */
+static double value(const kb_report_row *r, int which)
+{
+    if (!r->ok || !r->d.have_rates) return 0;
+    return which == 0 ? r->d.tflops : r->d.gbps;
+}
+
+/* Indices of the rows of dev and family with a value, largest first; returns the count. */
+static int collect(const kb_report_run *run, int dev, const char *family, int which, int *idx)
+{
+    int n = 0;
+    for (size_t i = 0; i < run->n; i++) {
+        const kb_report_row *r = &run->rows[i];
+        if (r->dev != dev || strcmp(r->family, family) || !(value(r, which) > 0)) continue;
+        int k = n++;
+        while (k > 0 && value(&run->rows[idx[k - 1]], which) < value(r, which)) {
+            idx[k] = idx[k - 1];
+            k--;
+        }
+        idx[k] = (int)i;
+    }
+    return n;
+}
+
+static void family_chart(const kb_report_run *run, int dev, const char *family, int which, int *idx, int emu,
+                         FILE *out)
+{
+    int n = collect(run, dev, family, which, idx);
+    if (n == 0) return;
+    const char *unit = which == 0 ? "TFLOPS" : "GB/s";
+    double vmax = value(&run->rows[idx[0]], which);
+    fprintf(out, "<h4>%s: %s%s per case</h4>\n", family, emu ? "CPU " : "", unit);
+    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"%s-%s\" width=\"%d\" "
+                 "height=\"%d\">\n",
+            which == 0 ? "tflops" : "gbps", family, CHART_W, n * ROW_H + 6);
+    for (int k = 0; k < n; k++)
+        bar(out, &run->rows[idx[k]], 3 + k * ROW_H, value(&run->rows[idx[k]], which), vmax, unit,
+            which == 0 ? "#4a7fb5" : "#5a9e6f");
+    fputs("</svg>\n", out);
+}
+
+void kb_report_chart_families(const kb_report_run *run, int dev, FILE *out)
+{
+    int *idx = malloc((run->n ? run->n : 1) * sizeof *idx);
+    if (!idx) return;
+    int emu = dev >= 0 && run->devs[dev].emulator;
+    fprintf(out, "<h3>Rates per family</h3>\n<p>%s</p>\n",
+            emu ? "Emulator run: CPU rates of the emulator, not GPU rates; fastest first."
+                : "TFLOPS from the work model's FLOPs, GB/s from its compulsory bytes; fastest first.");
+    for (size_t i = 0; i < run->n; i++) {
+        const char *fam = run->rows[i].family;
+        size_t j = 0;
+        while (j < i && (run->rows[j].dev != dev || strcmp(run->rows[j].family, fam))) j++;
+        if (j < i || run->rows[i].dev != dev) continue;   /* one pair of charts per family, at its first row */
+        family_chart(run, dev, fam, 0, idx, emu, out);
+        family_chart(run, dev, fam, 1, idx, emu, out);
+    }
+    free(idx);
+}
+
+/* ---- verification margin ---- */
+
+#define M_LEFT 70
+#define M_TOP 20
+#define M_H 180
+#define M_LO (-8.0)       /* log10 of the smallest ratio drawn (exact results sit here) */
+#define M_HI 1.0
+
+static double margin_y(double ratio)
+{
+    double l = ratio > 0 ? log10(ratio) : M_LO;
+    l = fmin(fmax(l, M_LO), M_HI);
+    return M_TOP + M_H * (M_HI - l) / (M_HI - M_LO);
+}
+
+static void margin_axes(FILE *out)
+{
+    for (int e = (int)M_LO; e <= (int)M_HI; e += 1) {
+        double y = margin_y(pow(10, e));
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>\n"
+                     "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\">1e%d</text>\n",
+                M_LEFT, y, CHART_W - 10, y, M_LEFT - 4, y + 3, e);
+    }
+    double y1 = margin_y(1);
+    fprintf(out, "<line class=\"tolerance\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#c62828\" "
+                 "stroke-dasharray=\"4 3\"/>\n<text x=\"%d\" y=\"%.1f\" font-size=\"10\" fill=\"#c62828\">tolerance"
+                 "</text>\n",
+            M_LEFT, y1, CHART_W - 10, y1, CHART_W - 60, y1 - 3);
+}
+
+/* A verified case of dev whose record has max_err_ratio (null: a non-finite error). */
+static int has_margin(const kb_report_row *r, int dev)
+{
+    return r->dev == dev && r->verified && json_object_get(json_object_get(r->rec, "verify"), "max_err_ratio");
+}
+
+void kb_report_chart_margin(const kb_report_run *run, int dev, FILE *out)
+{
+    int n = 0;
+    for (size_t i = 0; i < run->n; i++) n += has_margin(&run->rows[i], dev);
+    if (n == 0) return;
+    fputs("<h3>Verification margin</h3>\n<p>Each verified case's largest error relative to its tolerance "
+          "(max_err_ratio, log scale): 1 is the tolerance, below passes; exact results sit on the bottom line. "
+          "Meaningful on the emulator too: the kernels are the same.</p>\n", out);
+    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"margin\" width=\"%d\" "
+                 "height=\"%d\">\n", CHART_W, M_TOP + M_H + 20);
+    margin_axes(out);
+    double step = (double)(CHART_W - M_LEFT - 20) / n;
+    int k = 0;
+    for (size_t i = 0; i < run->n; i++) {
+        const kb_report_row *r = &run->rows[i];
+        if (!has_margin(r, dev)) continue;
+        json_t *v = json_object_get(json_object_get(r->rec, "verify"), "max_err_ratio");
+        double ratio = json_is_number(v) ? json_number_value(v) : INFINITY;   /* null: NaN/inf error */
+        int bad = !(ratio <= 1) || r->n_bad > 0;
+        char b[48];
+        snprintf(b, sizeof b, isfinite(ratio) ? "%.3g" : "non-finite", ratio);
+        fprintf(out, "<circle class=\"margin\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>",
+                M_LEFT + step * (k++ + 0.5), margin_y(ratio), bad ? "#c62828" : "#1a7f37");
+        text(out, r->case_id);
+        fprintf(out, ": max error / tolerance %s</title></circle>\n", b);
+    }
+    fputs("</svg>\n", out);
+}
+
+/* ---- precision groups ---- */
+
+static void precision_bar(FILE *out, const kb_report_run *run, int row, const char *who, int dt, int y,
+                          double vmax, double fp16_us)
+{
+    const kb_report_row *r = &run->rows[row];
+    char t[48], sp[48] = "", err[48] = "";
+    double w = BAR_MAX * r->median_us / vmax;
+    kb_report_num(t, sizeof t, r->median_us);
+    if (fp16_us > 0) {
+        kb_report_num(sp, sizeof sp, fp16_us / r->median_us);
+        strcat(sp, "x vs fp16");
+    }
+    if (r->verified && r->have_err) snprintf(err, sizeof err, ", max err %.2g", r->max_abs_err);
+    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">%s %s</text>"
+                 "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>",
+            LABEL_W / 3 - 4, y + 10, kb_dtype_name((kb_dtype)dt), who, LABEL_W / 3, y, w < 1 ? 1.0 : w, ROW_H - 3,
+            strcmp(who, "kbench") ? "#9a6fb0" : "#4a7fb5");
+    text(out, r->case_id);
+    fprintf(out, "</title></rect><text x=\"%.1f\" y=\"%d\" font-size=\"10\">%s us (%s) %s%s</text>\n",
+            LABEL_W / 3 + (w < 1 ? 1.0 : w) + 4, y + 10, t, r->clock, sp, err);
+}
+
+void kb_report_chart_precision(const kb_report_run *run, const kb_precision_group *g, FILE *out)
+{
+    double vmax = 0;
+    int n = 0;
+    for (int d = 0; d < KB_DT_COUNT; d++) {
+        int rows[2] = { g->rows[d], g->vendor[d] };
+        for (int w = 0; w < 2; w++) {
+            if (rows[w] < 0 || !run->rows[rows[w]].ok || !run->rows[rows[w]].have_timing) continue;
+            vmax = fmax(vmax, run->rows[rows[w]].median_us);
+            n++;
+        }
+    }
+    if (n == 0 || !(vmax > 0)) return;
+    double fp16 = g->rows[KB_DT_FP16] >= 0 ? run->rows[g->rows[KB_DT_FP16]].median_us : 0;
+    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"precision\" width=\"%d\" "
+                 "height=\"%d\">\n", CHART_W, n * ROW_H + 6);
+    int y = 3;
+    for (int d = 0; d < KB_DT_COUNT; d++) {
+        int rows[2] = { g->rows[d], g->vendor[d] };
+        for (int w = 0; w < 2; w++) {
+            if (rows[w] < 0 || !run->rows[rows[w]].ok || !run->rows[rows[w]].have_timing) continue;
+            precision_bar(out, run, rows[w], w ? run->rows[rows[w]].variant : "kbench", d, y, vmax, fp16);
+            y += ROW_H;
+        }
+    }
+    fputs("</svg>\n", out);
+}
+
+/* ---- sorting and filtering (no <, > or & in the script: the page stays well-formed XML) ---- */
+
+static const char table_script[] =
+    "(function(){\n"
+    "function key(td){var s=td.textContent.trim();var n=parseFloat(s);"
+    "return isNaN(n)?{n:0,s:s.toLowerCase()}:{n:1,v:n};}\n"
+    "function cmp(a,b){if(a.n!==b.n){return b.n-a.n;}"
+    "if(a.n===1){return a.v-b.v;}return a.s.localeCompare(b.s);}\n"
+    "document.querySelectorAll('table.sortable').forEach(function(t){\n"
+    " var ths=t.tHead.rows[0].cells;\n"
+    " Array.prototype.forEach.call(ths,function(th,i){th.title='sort';th.style.cursor='pointer';\n"
+    "  th.addEventListener('click',function(){\n"
+    "   var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);\n"
+    "   var dir=th.getAttribute('data-sort')==='asc'?-1:1;\n"
+    "   rows.sort(function(x,y){return dir*cmp(key(x.cells[i]),key(y.cells[i]));});\n"
+    "   rows.forEach(function(r){b.appendChild(r);});\n"
+    "   Array.prototype.forEach.call(ths,function(h){h.removeAttribute('data-sort');});\n"
+    "   th.setAttribute('data-sort',dir===1?'asc':'desc');});});});\n"
+    "document.querySelectorAll('input.filter').forEach(function(inp){\n"
+    " inp.addEventListener('input',function(){\n"
+    "  var t=document.getElementById(inp.getAttribute('data-table')),q=inp.value.toLowerCase();\n"
+    "  Array.prototype.forEach.call(t.tBodies[0].rows,function(r){\n"
+    "   r.style.display=r.textContent.toLowerCase().indexOf(q)===-1?'none':'';});});});\n"
+    "})();\n";
+
+void kb_report_table_script(FILE *out)
+{
+    fprintf(out, "<script>\n%s</script>\n", table_script);
+}

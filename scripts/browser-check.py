@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""browser-check.py KBENCH RUN.jsonl [RUN.jsonl ...] [--model SUITE MODEL] - open
+`kbench report RUN --format html` (and with --model: SUITE run on the emulator, then
+`kbench model RUN --model MODEL --format html --with-report`, the report with the roll-up)
+in headless Chromium (Debian's `chromium`) and check, from the rendered DOM, that every chart
+drew (each <svg class="chart"> has marks with a non-empty box), that clicking a column header
+of the case table sorts it (ascending, then descending), that the filter hides the rows that do
+not match, that the table's container fits a 1400-px window (it scrolls instead of widening the
+page), and that the page logged no console error. Exit 0 when all hold, 1 when one does not,
+77 (CTest: skipped) when chromium is not installed. Standard library only."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# Appended to a copy of the report: runs after the report's own script, writes its findings
+# as JSON into <pre id="kb-check">, which --dump-dom prints.
+CHECK_JS = r"""
+<script>
+(function(){
+var out={errors:[],charts:[],sorted:null,filtered:null,fits:null};
+window.addEventListener('error',function(e){out.errors.push(String(e.message));});
+try{
+ document.querySelectorAll('svg.chart,svg.roofline').forEach(function(svg){
+  var marks=svg.querySelectorAll('rect,circle');var drawn=0;
+  marks.forEach(function(m){var b=m.getBBox();if(b.width>0&&b.height>0){drawn++;}});
+  out.charts.push({kind:svg.getAttribute('data-chart')||'roofline',marks:marks.length,drawn:drawn,
+                   width:svg.getBoundingClientRect().width});});
+ var t=document.querySelector('table.sortable');
+ if(t){
+  var ths=t.tHead.rows[0].cells,col=-1;
+  for(var i=0;i<ths.length;i++){if(ths[i].textContent.indexOf('median_us')===0){col=i;}}
+  function vals(){var v=[];Array.prototype.forEach.call(t.tBodies[0].rows,function(r){
+    var x=parseFloat(r.cells[col].textContent);if(!isNaN(x)){v.push(x);}});return v;}
+  function mono(v,d){for(var i=1;i<v.length;i++){if(d*(v[i]-v[i-1])<0){return false;}}return true;}
+  ths[col].click();var up=vals();ths[col].click();var down=vals();
+  out.sorted={n:up.length,ascending:mono(up,1),descending:mono(down,-1)};
+  var inp=document.querySelector('input.filter');var first=t.tBodies[0].rows[0].cells[0].textContent;
+  inp.value=first;inp.dispatchEvent(new Event('input'));
+  var shown=0;Array.prototype.forEach.call(t.tBodies[0].rows,function(r){if(r.style.display!=='none'){shown++;}});
+  out.filtered={rows:t.tBodies[0].rows.length,shown:shown};
+  var box=t.parentNode.getBoundingClientRect();
+  out.fits={container:box.width,page:document.documentElement.scrollWidth,window:window.innerWidth};
+ }
+}catch(e){out.errors.push(String(e));}
+var pre=document.createElement('pre');pre.id='kb-check';pre.textContent=JSON.stringify(out);
+document.body.appendChild(pre);
+})();
+</script>
+"""
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def check(kbench, run, browser, tmp, model=None):
+    page = os.path.join(tmp, "report.html")
+    if model:
+        subprocess.run([kbench, "model", run, "--model", model, "--format", "html", "--with-report", "--out", page],
+                       check=True)
+    else:
+        subprocess.run([kbench, "report", run, "--format", "html", "--out", page], check=True)
+    with open(page, encoding="utf-8") as f:
+        html = f.read()
+    with open(page, "w", encoding="utf-8") as f:
+        f.write(html.replace("</body>", CHECK_JS + "</body>"))
+    res = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
+                          "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
+                          "--user-data-dir=" + os.path.join(tmp, "profile"), "--dump-dom", "file://" + page],
+                         capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="kb-check">(.*?)</pre>', res.stdout, re.S)
+    problems = []
+    if not m:
+        return ["no result from the page (chromium exit %d): %s" % (res.returncode, res.stderr[-2000:])]
+    out = json.loads(m.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+                     .replace("&amp;", "&"))
+    console = [l for l in res.stderr.splitlines() if "CONSOLE" in l and ("Uncaught" in l or "rror" in l)]
+    problems += ["console: " + l for l in console] + ["page error: " + e for e in out["errors"]]
+    if not out["charts"]:
+        problems.append("no chart")
+    if model and not any(c["kind"].startswith("model-") for c in out["charts"]):
+        problems.append("no model roll-up chart")
+    for c in out["charts"]:
+        if c["marks"] == 0 or c["drawn"] != c["marks"] or c["width"] <= 0:
+            problems.append("chart %s did not draw: %s" % (c["kind"], c))
+    s = out["sorted"]
+    if not s or s["n"] < 2 or not s["ascending"] or not s["descending"]:
+        problems.append("sorting by median_us failed: %s" % s)
+    fl = out["filtered"]
+    if not fl or not (1 <= fl["shown"] < fl["rows"]):
+        problems.append("filtering failed: %s" % fl)
+    fits = out["fits"]
+    if not fits or fits["page"] > fits["window"] or fits["container"] > 1400:
+        problems.append("the table does not fit a 1400-px window: %s" % fits)
+    print("%s: %d charts (%s), sorted %d rows, filter kept %s of %s" % (
+        run, len(out["charts"]), ", ".join(sorted({c["kind"].split("-")[0] for c in out["charts"]})),
+        s["n"] if s else 0, fl and fl["shown"], fl and fl["rows"]))
+    return problems
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    browser = chromium()
+    if not browser:
+        print("chromium is not installed (apt-get install chromium): skipped")
+        return 77
+    args, model = sys.argv[2:], None
+    if "--model" in args:
+        i = args.index("--model")
+        model, args = args[i + 1:i + 3], args[:i] + args[i + 3:]
+    failed = 0
+    for run in args:
+        with tempfile.TemporaryDirectory() as tmp:
+            for p in check(sys.argv[1], run, browser, tmp):
+                print("FAIL %s: %s" % (run, p))
+                failed = 1
+    if model:
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, "run.jsonl")
+            subprocess.run([sys.argv[1], "run", model[0], "--backend", "emu", "--out", run, "--quiet"], check=True,
+                           stderr=subprocess.DEVNULL)
+            for p in check(sys.argv[1], run, browser, tmp, model[1]):
+                print("FAIL %s with %s: %s" % (model[0], model[1], p))
+                failed = 1
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,282 @@
+/* test_model.c - model descriptions (model/model_desc.h): the shipped ones load, every
+ * mistake is named at file:line:col; the roll-up (model/model_rollup.h) of synthetic GPU
+ * records at the sizes of tests/data/model_tiny.yaml against numbers computed by hand
+ * (step time, per token, tokens/s, N, MFU, bandwidth, shares, the op to optimise first,
+ * the precision what-if, missing and not-modelled ops); the same records as an emulator
+ * run (labelled CPU, no MFU); the JSON, markdown and HTML writers. */
+#include "check.h"
+#include "model/model_json.h"
+#include "model/model_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TINY "tests/data/model_tiny.yaml"
+#define NEAR(a, b) near((double)(a), (double)(b))
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1.0, fabs(b)); }
+
+static void test_shipped_models_load(void)
+{
+    static const char *const names[] = { "llama-7b-like", "llama-70b-like", "gpt-style" };
+    for (int i = 0; i < 3; i++) {
+        kb_sb path, err;
+        kb_sb_init(&path);
+        kb_sb_init(&err);
+        kb_model m;
+        kb_model_path(names[i], &path);
+        CHECK_MSG(kb_model_load(path.s, NULL, 0, &m, &err) == KB_OK, "%s", err.s);
+        CHECK(m.n_ops >= 10);
+        if (i == 0) {
+            /* llama-7b: qkv d x 3d, out d x d, gate+up 2 d f, down f d per layer; LM head v d */
+            double d = 4096, f = 11008, v = 32000;
+            kb_model_rollup r;
+            kb_report_run empty = { 0 };
+            kb_model_rollup_run(&m, &empty, -1, &r);
+            CHECK(NEAR(r.n_params, 32 * (3 * d * d + d * d + 3 * d * f) + v * d));
+            CHECK(m.pvars[KB_PHASE_PREFILL][KB_PV_TOKENS] == 2048 && m.pvars[KB_PHASE_DECODE][KB_PV_TOKENS] == 16);
+            CHECK(r.ph[0].n_missing == r.ph[0].n_modelled && r.ph[0].step_us == 0);
+        }
+        kb_model_free(&m);
+        kb_sb_free(&path);
+        kb_sb_free(&err);
+    }
+}
+
+/* Load text; return the error message ("" when it loaded). */
+static void load_err(const char *text, char *msg, size_t n)
+{
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_model m;
+    const char *sets[] = { "hidden=32" };
+    if (kb_model_load_text(text, "m.yaml", sets, 1, &m, &err) == KB_OK) {
+        snprintf(msg, n, "%s", "");
+        kb_model_free(&m);
+    } else {
+        snprintf(msg, n, "%s", err.s);
+    }
+    kb_sb_free(&err);
+}
+
+#define HEAD "model: x\nparams: {hidden: 64, layers: 2}\n" \
+             "phases:\n  prefill: {tokens: 8, seqs: 1, q_len: 8, kv_len: 8}\n" \
+             "  decode: {tokens: 4, seqs: 4, q_len: 1, kv_len: 8}\nops:\n"
+
+static void test_parser_errors(void)
+{
+    static const struct { const char *text, *want; } cases[] = {
+        { HEAD "  - {op: a, family: gemmm, dims: {m: 1, n: 1, k: 1}}\n", "m.yaml:7:21: unknown family 'gemmm'" },
+        { HEAD "  - {op: a, family: gemm, dims: {m: tokens, n: hiden, k: 1}}\n",
+          "m.yaml:7:48: 'n': unknown name 'hiden'" },
+        { HEAD "  - {op: a, family: gemm, dims: {m: 1, n: 1}}\n", "m.yaml:7:33: dims lack 'k'" },
+        { HEAD "  - {op: a, family: gemm, dims: {m: 1, n: 1, k: 1, z: 2}}\n", "m.yaml:7:52: unknown key 'z'" },
+        { HEAD "  - {op: a, family: gemm, variant: wmma, dims: {m: 1, n: 1, k: 1}}\n",
+          "m.yaml:7:36: family 'gemm' has no variant 'wmma'" },
+        { HEAD "  - {op: a, family: gemm, params: {layout: xx}, dims: {m: 1, n: 1, k: 1}}\n",
+          "m.yaml:7:44: 'xx' is not a choice of param 'layout'" },
+        { HEAD "  - {op: a, family: gemm, dims: {m: tokens - 8, n: 1, k: 1}}\n",
+          "m.yaml:7:37: 'm' = 'tokens - 8' is 0 at prefill; expected [1, 1099511627776]" },
+        { HEAD "  - {op: a, family: gemm, dims: {m: 1 / (q_len - 1), n: 1, k: 1}, phases: [decode]}\n",
+          "m.yaml:7:37: 'm' = '1 / (q_len - 1)' divides by zero or overflows at decode" },
+        { HEAD "  - {op: a, family: gemm, dims: {m: 1, n: 1, k: 1}, phases: [train]}\n",
+          "m.yaml:7:62: unknown phase 'train'" },
+        { HEAD "  - {op: a, family: gemm, dims: {m: 1, n: 1, k: 1}}\n  - {op: a, family: gelu, dims: {n: 1}}\n",
+          "m.yaml:8:10: a second op named 'a'" },
+        { "model: x\nparams: {hidden: 64}\n", "m.yaml:2:9: missing param 'layers'" },
+        { "model: x\nparams: {hidden: 64, layers: 2}\nphases: {prefill: {tokens: 1, seqs: 1, q_len: 1}}\n",
+          "m.yaml:3:19: phase 'prefill' lacks 'kv_len'" },
+        { "model: [x\n", "m.yaml:2:1: YAML:" },
+        { "model: x\nparams: {layers: 2}\n", "--set hidden=32: expected PARAM=N with a param of m.yaml" },
+    };
+    char msg[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        load_err(cases[i].text, msg, sizeof msg);
+        CHECK_MSG(strncmp(msg, cases[i].want, strlen(cases[i].want)) == 0, "case %zu: got '%s', want '%s'", i, msg,
+                  cases[i].want);
+    }
+    load_err(HEAD "  - {op: a, family: gemm, dims: {m: hidden, n: 1, k: 1}}\n", msg, sizeof msg);
+    CHECK_MSG(msg[0] == 0, "%s", msg);
+}
+
+/* ---- synthetic records ---- */
+
+static json_t *rec(const char *family, const char *variant, const char *dtype, json_t *dims, json_t *params,
+                   double median_us, const char *status, double pct_roof, int emu)
+{
+    double peak = !strncmp(dtype, "fp8", 3) ? 2000 : 1000;
+    json_t *r = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:s, s:b, s:s, s:{s:s, s:s, s:i, s:b}, "
+                          "s:{s:i, s:i, s:f}, s:{s:s, s:f, s:i}, s:{s:f, s:f, s:f}}",
+                          "schema_version", 1, "run_id", "syn", "time", "2026-01-01T00:00:00Z", "case_id", "",
+                          "family", family, "variant", variant, "dims", dims, "params", params, "pad", 0,
+                          "launch", "eager", "check_shape", 0, "status", status, "device", "name",
+                          emu ? "emu" : "SYN-GPU", "uuid", "u", "sm", 90, "emulator", emu, "verify", "n", 1,
+                          "n_bad", 0, "max_rel_err", 0.001, "timing", "clock", emu ? "cpu" : "gpu", "median_us",
+                          median_us, "samples", 10, "work", "flops", 2000.0, "bytes_read", 1000.0, "bytes_written",
+                          0.0);
+    json_object_set_new(r, "dtype", json_string(dtype));
+    char id[256];
+    snprintf(id, sizeof id, "%s/%s/%s/%g", family, variant, dtype, median_us);
+    json_object_set_new(r, "case_id", json_string(id));
+    if (!emu)
+        json_object_set_new(r, "derived", json_pack("{s:f, s:f, s:f, s:s, s:f, s:f, s:f, s:f, s:s}", "tflops", 1.0,
+                                                    "gbps", 1.0, "ai", 2.0, "bound", "memory", "roof_tflops", 4.0,
+                                                    "pct_roof", pct_roof, "peak_tflops", peak, "peak_gbps", 2000.0,
+                                                    "peak_source", "datasheet"));
+    return r;
+}
+
+static json_t *gemm_dims(int m, int n, int k) { return json_pack("{s:i, s:i, s:i}", "m", m, "n", n, "k", k); }
+static json_t *nt(void) { return json_pack("{s:s}", "layout", "nt"); }
+static json_t *rms(void) { return json_pack("{s:s}", "kind", "rmsnorm"); }
+static json_t *rows(int r) { return json_pack("{s:i, s:i}", "rows", r, "cols", 64); }
+
+/* The run: prefill (8 tokens) and decode (4) cases of the tiny model, in bf16 and more. */
+static void make_run(kb_report_run *run, int emu)
+{
+    json_t *v[32];
+    int n = 0;
+    v[n++] = rec("gemm", "mma", "bf16", gemm_dims(8, 192, 64), nt(), 10, "ok", 50, emu);
+    v[n++] = rec("gemm", "smem", "bf16", gemm_dims(8, 192, 64), nt(), 20, "ok", 25, emu);
+    v[n++] = rec("gemm", "mma", "bf16", gemm_dims(8, 192, 64), nt(), 1, "wrong", 50, emu);      /* not ok */
+    v[n++] = rec("gemm", "mma", "bf16", gemm_dims(8, 192, 64), json_pack("{s:s}", "layout", "nn"), 2, "ok", 50, emu);
+    v[n++] = rec("gemm", "mma", "fp16", gemm_dims(8, 192, 64), nt(), 8, "ok", 50, emu);
+    v[n++] = rec("gemm", "mma", "fp8e4m3", gemm_dims(8, 192, 64), nt(), 5, "ok", 50, emu);
+    v[n++] = rec("gemm", "cublaslt", "fp8e4m3", gemm_dims(8, 192, 64), nt(), 6, "ok", 50, emu);
+    v[n++] = rec("attention", "mma", "bf16", json_pack("{s:i, s:i, s:i, s:i}", "b", 1, "h", 2, "s", 8, "d", 32),
+                 json_pack("{s:s}", "causal", "yes"), 4, "ok", 10, emu);
+    v[n++] = rec("gemm", "mma", "bf16", gemm_dims(8, 128, 64), nt(), 6, "ok", 90, emu);
+    v[n++] = rec("gemm", "mma", "bf16", gemm_dims(1, 100, 64), nt(), 3, "ok", 0, emu);
+    v[n++] = rec("layernorm", "vec", "bf16", rows(8), rms(), 2, "ok", 20, emu);
+    v[n++] = rec("gemm", "mma", "bf16", gemm_dims(4, 192, 64), nt(), 5, "ok", 50, emu);
+    v[n++] = rec("gemm", "mma", "bf16", gemm_dims(4, 128, 64), nt(), 3, "ok", 90, emu);
+    v[n++] = rec("gemm", "mma", "bf16", gemm_dims(4, 100, 64), nt(), 2, "ok", 0, emu);
+    v[n++] = rec("layernorm", "vec", "bf16", rows(4), rms(), 1, "wrong", 20, emu);             /* decode norm: not ok */
+    json_t **recs = malloc((size_t)n * sizeof *recs);
+    memcpy(recs, v, (size_t)n * sizeof *recs);
+    CHECK(kb_report_run_from(recs, (size_t)n, "synthetic", run) == KB_OK);
+}
+
+static int load_tiny(kb_model *m)
+{
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_model_load(TINY, NULL, 0, m, &err);
+    CHECK_MSG(st == KB_OK, "%s", err.s);
+    kb_sb_free(&err);
+    return st == KB_OK;
+}
+
+static void test_rollup_gpu(void)
+{
+    kb_model m;
+    kb_report_run run;
+    if (!load_tiny(&m)) return;
+    make_run(&run, 0);
+    kb_model_rollup *r = malloc(sizeof *r);
+    kb_model_rollup_run(&m, &run, -1, r);
+    const kb_model_phase_res *P = &r->ph[KB_PHASE_PREFILL], *D = &r->ph[KB_PHASE_DECODE];
+    CHECK(!r->emulator && !strcmp(kb_model_timing_label(r), "GPU"));
+    CHECK(NEAR(r->n_params, 2 * (3 * 64 * 64 + 2 * 64 * 128) + 100 * 64));   /* 63744 */
+    CHECK(NEAR(r->peak_tflops, 1000) && NEAR(r->peak_gbps, 2000));
+    /* prefill: layer = norm 2 + qkv 10 (the fastest ok nt bf16 case) + attention 4 + ffn_up 2 x 6 = 28;
+     * step = 2 layers x 28 + lm_head 3 = 59 us for 8 tokens */
+    CHECK(NEAR(P->layer_us, 28) && NEAR(P->step_us, 59) && P->n_missing == 0);
+    CHECK(NEAR(P->us_per_token, 59.0 / 8) && NEAR(P->tokens_per_s, 8 / 59e-6));
+    CHECK(P->have_mfu && NEAR(P->mfu, 100.0 * 2 * 63744 * 8 / (1000e12 * 59e-6)));
+    CHECK(NEAR(P->ops[1].share, 100.0 * 10 / 28) && NEAR(P->ops[3].share, 100.0 * 12 / 28));
+    CHECK(NEAR(P->ops[4].share, 100.0 * 3 / 59));
+    CHECK(NEAR(P->ops[1].flops, 2000) && NEAR(P->ops[1].bytes, 1000) && NEAR(P->ops[1].pct_roof, 50));
+    /* focus: step time x (1 - %roof): qkv 20 x 0.5 = 10 > attention 8 x 0.9 = 7.2 > norm 4 x 0.8 */
+    CHECK(P->focus == 1 && NEAR(P->ops[1].score, 10) && NEAR(P->ops[2].score, 7.2));
+    /* decode: the norm has only a wrong case; attention is not modelled */
+    CHECK(!D->ops[2].modelled && D->n_modelled == 4 && D->n_missing == 1 && D->ops[0].row < 0);
+    CHECK_MSG(strstr(D->ops[0].why, "1 case of layernorm rows=4 cols=64, none ok in bf16") != NULL, "%s",
+              D->ops[0].why);
+    CHECK(NEAR(D->layer_us, 5 + 2 * 3) && NEAR(D->step_us, 2 * 11 + 2) && NEAR(D->tokens_per_s, 4 / 24e-6));
+    /* bandwidth: 2 layers x (qkv + 2 ffn_up) x 1000 B + lm_head 1000 B in 24 us, of 2000 GB/s */
+    CHECK(D->have_bw && NEAR(D->bw_util, 100.0 * (7000 / 24e-6 / 1e9) / 2000));
+    /* what-if: fp16 qkv 8 us -> prefill 2 x 26 + 3 = 55; fp8 best of mma 5 / cublaslt 6 -> 49 */
+    int seen = 0;
+    for (int i = 0; i < r->n_whatif; i++) {
+        const kb_model_whatif *w = &r->whatif[i];
+        if (w->dtype == KB_DT_FP16) {
+            seen++;
+            CHECK(w->n_at == 1 && NEAR(w->step_us[0], 55) && NEAR(w->step_us[1], 24));
+        }
+        if (w->dtype == KB_DT_FP8E4M3) {
+            seen++;
+            CHECK(w->n_at == 1 && w->n_vendor == 0 && NEAR(w->step_us[0], 49));
+        }
+        if (w->dtype == KB_DT_BF16) {
+            seen++;
+            CHECK(w->n_at == 5 && NEAR(w->step_us[0], 59));
+        }
+    }
+    CHECK(seen == 3 && r->n_whatif == 3);
+    /* decode misses an op: its MFU and bandwidth are upper bounds and say so; prefill's are not */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK(kb_model_write(r, KB_MODEL_MD, out) == KB_OK);
+    fclose(out);
+    char *dec = buf ? strstr(buf, "## decode") : NULL;
+    CHECK(dec && strstr(dec, "MFU at most"));
+    CHECK(dec && strstr(buf, "MFU at most") == strstr(dec, "MFU at most"));
+    free(buf);
+    free(r);
+    kb_report_run_free(&run);
+    kb_model_free(&m);
+}
+
+static void test_rollup_emulator_and_writers(void)
+{
+    kb_model m;
+    kb_report_run run;
+    if (!load_tiny(&m)) return;
+    make_run(&run, 1);
+    kb_model_rollup *r = malloc(sizeof *r);
+    kb_model_rollup_run(&m, &run, -1, r);
+    CHECK(r->emulator && !strcmp(kb_model_timing_label(r), "emulator (CPU timing)"));
+    CHECK(!r->ph[0].have_mfu && !r->ph[0].have_bw && NEAR(r->ph[0].step_us, 59));
+    json_t *j = kb_model_json(r);
+    CHECK(j && json_is_null(json_object_get(json_object_get(json_object_get(j, "phases"), "prefill"), "mfu_pct")));
+    CHECK(!strcmp(json_string_value(json_object_get(j, "timing")), "emulator (CPU timing)"));
+    json_t *dec = json_object_get(json_object_get(j, "phases"), "decode");
+    CHECK(json_integer_value(json_object_get(dec, "n_missing")) == 1);
+    CHECK(json_is_true(json_object_get(dec, "bounds_only")));
+    CHECK(json_array_size(json_object_get(dec, "not_modelled")) == 1);
+    json_decref(j);
+    char *buf = NULL;
+    size_t len = 0;
+    for (int f = 0; f < 3; f++) {
+        FILE *out = open_memstream(&buf, &len);
+        CHECK(kb_model_write(r, (kb_model_format)f, out) == KB_OK);
+        fclose(out);
+        CHECK(strstr(buf, "emulator (CPU timing)") != NULL);
+        if (f == KB_MODEL_JSON) {
+            json_error_t e;
+            json_t *back = json_loads(buf, 0, &e);
+            CHECK_MSG(back != NULL, "%s", e.text);
+            json_decref(back);
+        }
+        if (f == KB_MODEL_MD) CHECK(strstr(buf, "missing **norm**: 1 case of layernorm") && strstr(buf, "not applicable"));
+        if (f == KB_MODEL_HTML) CHECK(strstr(buf, "<svg") && strstr(buf, "</html>"));
+        free(buf);
+        buf = NULL;
+    }
+    free(r);
+    kb_report_run_free(&run);
+    kb_model_free(&m);
+}
+
+int main(void)
+{
+    RUN(test_shipped_models_load);
+    RUN(test_parser_errors);
+    RUN(test_rollup_gpu);
+    RUN(test_rollup_emulator_and_writers);
+    TEST_MAIN_END();
+}
