@@ -97,7 +97,7 @@ static const kb_opt report_opt_rows[] = {
 
 const kb_command kb_command_report = {
     "report", "RUN", 1, 1, offsetof(report_opts, run),
-    "a recorded run as markdown, CSV, HTML (roofline), Google Benchmark JSON or JUnit",
+    "a recorded run as markdown, CSV, HTML (roofline, charts), Google Benchmark JSON, JUnit or a trace",
     "  RUN: a results .jsonl file, or a run id found in DIR/*.jsonl\n",
     report_opt_rows, (int)(sizeof report_opt_rows / sizeof report_opt_rows[0]), sizeof(report_opts),
     report_defaults, report_main,
