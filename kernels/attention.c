@@ -317,14 +317,15 @@ static void ref_row(const float *q, const float *k, const float *v, int64_t s, i
     }
 }
 
-/* Quantise n uniform values in [lo, hi) to the dtype, upload them, and keep the
- * dequantised values (exactly what the kernel reads) in f. */
-static kb_status make_input(kb_run *r, kb_rng *rng, float lo, float hi, int64_t n, void *h_io, float *f,
-                            kb_dptr dst)
+/* Quantise n uniform values in [lo, hi) plus bias (and bias4 more in every fourth row of d
+ * elements) to the dtype, upload them, and keep the dequantised values (exactly what the
+ * kernel reads) in f. */
+static kb_status make_input(kb_run *r, kb_rng *rng, float lo, float hi, float bias, float bias4, int64_t d,
+                            int64_t n, void *h_io, float *f, kb_dptr dst)
 {
     kb_dtype dt = r->c->dtype;
     for (int64_t i = 0; i < n; i++)
-        f[i] = kb_rng_uniform(rng, lo, hi);
+        f[i] = kb_rng_uniform(rng, lo, hi) + bias + (i / d % 4 == 3 ? bias4 : 0.0f);
     kb_host_from_f32(dt, f, h_io, n);
     kb_host_to_f32(dt, h_io, f, n);
     return kb_run_upload(r, dst, h_io, (size_t)n * kb_dtype_size(dt));
@@ -409,12 +410,14 @@ static kb_status attn_setup(kb_run *r, void **state)
 
     /* Q and K span [-2, 2], so scores q.k/sqrt(d) have a standard deviation near 1.3 and
      * each softmax row is far from uniform: a missed rescale or a mask off by one key
-     * moves the output well past the tolerance. V spans [-1, 1]. */
+     * moves the output well past the tolerance. V spans [-1, 1]. K carries +2 in every
+     * element and every fourth query row +4: those rows' scores sit near 8 sqrt(d) (90 at
+     * d = 128), where exp overflows fp32 unless the row max is subtracted first. */
     kb_rng rng;
     kb_rng_seed(&rng, c->seed);
-    if ((st = make_input(r, &rng, -2.0f, 2.0f, n, a->h_io, fq, a->d_q)) != KB_OK ||
-        (st = make_input(r, &rng, -2.0f, 2.0f, n, a->h_io, fk, a->d_k)) != KB_OK ||
-        (st = make_input(r, &rng, -1.0f, 1.0f, n, a->h_io, fv, a->d_v)) != KB_OK)
+    if ((st = make_input(r, &rng, -2.0f, 2.0f, 0.0f, 4.0f, d, n, a->h_io, fq, a->d_q)) != KB_OK ||
+        (st = make_input(r, &rng, -2.0f, 2.0f, 2.0f, 0.0f, d, n, a->h_io, fk, a->d_k)) != KB_OK ||
+        (st = make_input(r, &rng, -1.0f, 1.0f, 0.0f, 0.0f, d, n, a->h_io, fv, a->d_v)) != KB_OK)
         goto fail;
     if (c->variant == V_CUDNN && (st = plan_cudnn(r, a)) != KB_OK)
         goto fail;
