@@ -31,6 +31,7 @@ RANK = {
     'suite': 3,
     'results': 4,
     'tune': 5, 'accept': 5, 'model': 5,
+    'selftest': 5,
     'estimate': 5,
     'cli': 6,
 }

@@ -77,6 +77,61 @@ static void test_ok_eager_and_graph(void)
     kb_modules_free(mods);
 }
 
+/* The emulator with graph capture failing as the test says: only the overhead stage
+ * captures graphs for an eager case. */
+static kb_status graph_fails_with;
+static kb_status failing_graph_begin(kb_backend_ctx *x) { return graph_fails_with; }
+
+/* A fault while timing the launch overhead is the case's fault (the context is lost);
+ * another failure there leaves the measured case ok, with the reason kept. */
+static void test_fault_in_overhead_fails_the_case(void)
+{
+    kb_backend shim = kb_backend_emu;
+    shim.graph_begin = failing_graph_begin;
+    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
+    kb_pipeline p;
+    pipeline(&p, mods);
+    p.be = &shim;
+    kb_measure_settings ms = KB_MEASURE_DEFAULTS;
+    kb_case c = gelu_case("vec", 3000, KB_LAUNCH_EAGER);
+    kb_case_result r;
+    graph_fails_with = KB_ERR_FAULT;
+    kb_case_run(&p, &c, "gelu-overhead-fault", &ms, &r);
+    CHECK_MSG(r.status == KB_CASE_FAULT && r.error == KB_ERR_FAULT, "%s", kb_case_status_name(r.status));
+    CHECK(r.measure.done && !r.overhead.done);
+    kb_case_result_free(&r);
+    graph_fails_with = KB_ERR_LAUNCH;
+    kb_case_run(&p, &c, "gelu-overhead-launch", &ms, &r);
+    CHECK_MSG(r.status == KB_CASE_OK, "%s: %s", kb_case_status_name(r.status), r.reason);
+    CHECK(!r.overhead.done && r.overhead.error[0] != 0);
+    kb_case_result_free(&r);
+    kb_modules_free(mods);
+}
+
+/* A graph case is verified from a graph replay: a replay that computes nothing is wrong
+ * (verifying an eager twin would have called it ok). */
+static kb_status replay_nothing(kb_backend_ctx *x, kb_graph *g) { return KB_OK; }
+
+static void test_graph_case_verifies_the_replay(void)
+{
+    kb_backend shim = kb_backend_emu;
+    kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
+    kb_pipeline p;
+    pipeline(&p, mods);
+    kb_measure_settings ms = KB_MEASURE_DEFAULTS;
+    kb_case c = gelu_case("naive", 3000, KB_LAUNCH_GRAPH);
+    kb_case_result r;
+    kb_case_run(&p, &c, "gelu-graph-ok", &ms, &r);
+    CHECK_MSG(r.status == KB_CASE_OK, "%s", r.reason);
+    kb_case_result_free(&r);
+    shim.graph_launch = replay_nothing;
+    p.be = &shim;
+    kb_case_run(&p, &c, "gelu-graph-empty", &ms, &r);
+    CHECK_MSG(r.status == KB_CASE_WRONG, "%s: %s", kb_case_status_name(r.status), r.reason);
+    kb_case_result_free(&r);
+    kb_modules_free(mods);
+}
+
 static void test_skipped(void)
 {
     kb_modules *mods = kb_modules_new(&kb_backend_emu, bx, NULL, kb_kernels_dir());
@@ -193,6 +248,8 @@ int main(void)
         return 1;
     }
     RUN(test_ok_eager_and_graph);
+    RUN(test_fault_in_overhead_fails_the_case);
+    RUN(test_graph_case_verifies_the_replay);
     RUN(test_skipped);
     RUN(test_prune_hook);
     RUN(test_compile_error_and_dump);

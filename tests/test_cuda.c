@@ -311,9 +311,9 @@ static void test_build_without_driver(void)
     unlink(out);
 }
 
-/* ---- a whole run against a fake driver (tests/fake_libcuda.c) ---- */
+/* ---- a whole run against a fake driver (tests/fake_cuda/) ---- */
 
-/* The fake driver the build made (CMake target kbench_fake_cuda, tests/fake_libcuda.c),
+/* The fake driver the build made (CMake target kbench_fake_cuda, tests/fake_cuda/),
  * whose path CTest passes in KBENCH_FAKE_LIBCUDA; 0 when it exists. */
 static int fake_driver_path(const char *dir, char *lib, size_t n)
 {
@@ -368,7 +368,7 @@ static void test_sticky_fault_stops_the_run(void)
     free(text);
     unlink(out);
     unlink(log);
-    rmdir(dir);
+    rmdir(dir); /* lib is the build's fake driver: other tests use it too */
 }
 
 int main(void)

@@ -26,25 +26,68 @@ static void test_arithmetic(void)
     kb_overhead ov;
     memset(&ov, 0, sizeof ov);
     ov.empty = FAKE_EMPTY;
-    CHECK_MSG(kb_launch_overhead(&r, NULL, 4, &ov) == KB_OK, "%s", r.err);
-    CHECK(ov.n == 4 && ov.launches == 2 && ov.empty == FAKE_EMPTY);
-    /* eager: 4 executions x 2 launches x (3 + 5) = 64 us -> 16 per execution */
+    CHECK_MSG(kb_launch_overhead(&r, NULL, 10, &ov) == KB_OK, "%s", r.err);
+    CHECK(ov.n == 10 && ov.launches == 2 && ov.empty == FAKE_EMPTY && ov.reps == KB_OVERHEAD_REPS);
+    CHECK(KB_OVERHEAD_REPS >= 9);
+    /* eager: 10 executions x 2 launches x (3 + 5) = 160 us -> 16 per execution */
     CHECK_MSG(ov.eager_us == 16.0, "eager %g", ov.eager_us);
-    /* graph: 8 + 8 nodes x (1 + 5) = 56 us -> 14 per execution */
-    CHECK_MSG(ov.graph_us == 14.0, "graph %g", ov.graph_us);
-    /* (64 - 56) / (4 x 2) */
-    CHECK_MSG(ov.per_launch_us == 1.0, "per launch %g", ov.per_launch_us);
-    /* empty kernel: eager 3 per launch; graph (8 + 4 x 1) / 4 */
+    /* graph: 8 + 20 nodes x (1 + 5) = 128 us -> 12.8 per execution */
+    CHECK_MSG(fabs(ov.graph_us - 12.8) < 1e-12, "graph %g", ov.graph_us);
+    /* (160 - 128) / (10 x 2); every repetition alike: the quartiles too */
+    CHECK_MSG(fabs(ov.per_launch_us - 1.6) < 1e-12, "per launch %g", ov.per_launch_us);
+    CHECK(fabs(ov.per_launch_q1_us - 1.6) < 1e-12 && fabs(ov.per_launch_q3_us - 1.6) < 1e-12);
+    CHECK(ov.null_reason[0] == 0);
+    /* the floor: a fixed 128 empty launches, not the case's 10: eager 3 per launch;
+     * graph (8 + 128 x 1) / 128 */
+    CHECK(ov.empty_n == KB_OVERHEAD_EMPTY_N && KB_OVERHEAD_EMPTY_N >= 100);
     CHECK_MSG(ov.empty_eager_us == 3.0, "empty eager %g", ov.empty_eager_us);
-    CHECK_MSG(ov.empty_graph_us == 3.0, "empty graph %g", ov.empty_graph_us);
+    CHECK_MSG(fabs(ov.empty_graph_us - 136.0 / 128) < 1e-12, "empty graph %g", ov.empty_graph_us);
     CHECK(isfinite(ov.host_enqueue_us) && ov.host_enqueue_us >= 0);
-    /* one capture of 4 executions (8 nodes) for the case, one of 4 empty launches,
+    /* one capture of 10 executions (20 nodes) for the case, one of 128 empty launches,
      * each instantiated once and replayed 1 + KB_OVERHEAD_REPS times */
     CHECK(fake_count('B') == 2 && fake_count('N') == 2);
-    CHECK(fake_count('C') == 8 + 4);
+    CHECK(fake_count('C') == 20 + KB_OVERHEAD_EMPTY_N);
     CHECK(fake_count('G') == 2 * (1 + KB_OVERHEAD_REPS));
     CHECK(fake_count('S') == 4 * KB_OVERHEAD_REPS && fake_count('E') == 4 * KB_OVERHEAD_REPS);
     CHECK(fake_count('F') == 0);
+}
+
+/* Too few executions per window: per_launch_us is null with the reason; the rest stays. */
+static void test_too_few_is_null(void)
+{
+    fake_reset();
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    CHECK(kb_launch_overhead(&r, NULL, KB_OVERHEAD_MIN_N - 1, &ov) == KB_OK);
+    CHECK(isnan(ov.per_launch_us) && isnan(ov.per_launch_q1_us) && isnan(ov.per_launch_q3_us));
+    CHECK_MSG(strstr(ov.null_reason, "only 9 executions per window"), "%s", ov.null_reason);
+    CHECK(ov.eager_us == 16.0);
+}
+
+/* Noisy windows: the median and quartiles of the per-repetition differences. The timer
+ * answers the scripted values, eager windows first, then the graph's. */
+static void test_quartiles(void)
+{
+    static const double script[2 * KB_OVERHEAD_REPS] = {
+        140, 100, 180, 120, 160, 110, 170, 130, 150,   /* eager, shuffled 100..180 */
+        0, 0, 0, 0, 0, 0, 0, 0, 0,                      /* graph */
+    };
+    fake_reset();
+    fk.script = script;
+    fk.script_n = 2 * KB_OVERHEAD_REPS;
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    CHECK(kb_launch_overhead(&r, NULL, 10, &ov) == KB_OK);
+    /* differences / (10 x 2): 5 .. 9; quartiles of nine sorted values: 6, 7, 8 */
+    CHECK_MSG(fabs(ov.per_launch_us - 7) < 1e-12, "%g", ov.per_launch_us);
+    CHECK_MSG(fabs(ov.per_launch_q1_us - 6) < 1e-12 && fabs(ov.per_launch_q3_us - 8) < 1e-12, "%g %g",
+              ov.per_launch_q1_us, ov.per_launch_q3_us);
 }
 
 /* A different model, to be sure the formula is not tuned to one set of numbers: a
@@ -135,6 +178,7 @@ static void test_json(void)
     CHECK(json_real_value(json_object_get(j, "per_launch_us")) == 1.0);
     CHECK(json_real_value(json_object_get(j, "host_enqueue_us")) == 2.25);
     CHECK(json_is_null(json_object_get(j, "empty_eager_us")));
+    CHECK(json_is_null(json_object_get(j, "empty_n")) && json_is_null(json_object_get(j, "null_reason")));
     CHECK(!strcmp(json_string_value(json_object_get(j, "clock")), "cpu"));
     json_decref(j);
 }
@@ -164,7 +208,7 @@ static void test_emulator(void)
         kb_overhead ov;
         memset(&ov, 0, sizeof ov);
         ov.empty = e.ref->mod;
-        kb_status st = kb_launch_overhead(&e.r, NULL, 3, &ov);
+        kb_status st = kb_launch_overhead(&e.r, NULL, KB_OVERHEAD_MIN_N, &ov);
         CHECK_MSG(st == KB_OK, "%s", e.r.err);
         /* CPU times: only their presence and sign can be asserted */
         CHECK(ov.launches == 1 && ov.eager_us > 0 && ov.graph_us > 0 && isfinite(ov.per_launch_us));
@@ -203,6 +247,8 @@ static void test_nvrtc_compiles_empty(void)
 int main(void)
 {
     RUN(test_arithmetic);
+    RUN(test_too_few_is_null);
+    RUN(test_quartiles);
     RUN(test_long_kernel_hides_launches);
     RUN(test_errors);
     RUN(test_json);

@@ -288,6 +288,32 @@ static void test_flush_bytes(void)
     CHECK(system(cmd) == 0);
 }
 
+/* Warm-up by time as well as count: with 2 ms per launch and warmup_s 0.03, at least 10
+ * warm-up executions before the first timed window, though warmup asks only 2. */
+static void test_warmup_by_time(void)
+{
+    fake_reset();
+    fk.sleep_ns = 2000000;
+    fk.fam_launches = 1;
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_measure_settings o = opts(1, 1, 0.5, 15.0, KB_L2_HOT);
+    o.warmup_s = 0.03;
+    kb_measurement m;
+    CHECK(kb_measure_case(&r, NULL, &o, NULL, &m) == KB_OK);
+    const char *first_window = strchr(fk.log, 'S');
+    int warm = 0;
+    for (const char *p = fk.log; first_window && p < first_window; p++)
+        warm += *p == 'L';
+    CHECK_MSG(warm >= 10, "%d warm-up launches: %s", warm, fk.log);   /* about 15; the count alone: 2 */
+    kb_measurement_free(&m);
+    /* the emulator's warm-up time is capped */
+    kb_measure_settings e = kb_measure_resolve(&(kb_measure_settings){ .min_samples = 1, .warmup_s = 5 }, NULL, 0);
+    CHECK(e.warmup_s == KB_SLOW_WARMUP_CAP_S);
+    CHECK(kb_measure_field_find("warmup_s") && !kb_measure_field_ok(kb_measure_field_find("warmup_s"), -1));
+}
+
 static void test_settings(void)
 {
     kb_measure_settings d = KB_MEASURE_DEFAULTS;
@@ -365,6 +391,7 @@ int main(void)
     RUN(test_bad_opts);
     RUN(test_flush_bytes);
     RUN(test_settings);
+    RUN(test_warmup_by_time);
     RUN(test_emulator_end_to_end);
     TEST_MAIN_END();
 }

@@ -151,6 +151,29 @@ static const char *plain_check =
     "h, d = load(sys.argv[1] + '/c.npy')\n"
     "assert h['shape'] == () and h['descr'] == '<f2' and len(d) == 2\n";
 
+/* kb_npy_read_f32 reads back what kb_npy_write_f32 wrote, and refuses other files. */
+static void test_read_back(void)
+{
+    char path[512], bad[512];
+    snprintf(path, sizeof path, "%s/rb.npy", dir);
+    snprintf(bad, sizeof bad, "%s/rb_i4.npy", dir);
+    const float v[6] = { 1.5f, -2.f, 0.f, 3.25f, 1e30f, -0.f };
+    const int64_t shape[2] = { 2, 3 };
+    CHECK(kb_npy_write_f32(path, v, shape, 2) == KB_OK);
+    float *got = NULL;
+    int64_t n = 0;
+    CHECK(kb_npy_read_f32(path, &got, &n) == KB_OK && n == 6);
+    CHECK(got && memcmp(got, v, sizeof v) == 0);
+    free(got);
+    const int32_t iv[2] = { 1, 2 };
+    const int64_t one = 2;
+    CHECK(kb_npy_write_raw(bad, "<i4", iv, 4, &one, 1) == KB_OK);
+    CHECK(kb_npy_read_f32(bad, &got, &n) == KB_ERR_INPUT && got == NULL);
+    CHECK(kb_npy_read_f32("/nonexistent/x.npy", &got, &n) == KB_ERR_IO);
+    unlink(path);
+    unlink(bad);
+}
+
 static void test_python_reads_it(void)
 {
     if (run_python("import sys", NULL, 1) != 0) {
@@ -172,6 +195,7 @@ int main(void)
     RUN(test_f32_2d);
     RUN(test_raw_1d_0d_empty);
     RUN(test_errors);
+    RUN(test_read_back);
     RUN(test_python_reads_it);
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

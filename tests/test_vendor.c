@@ -5,7 +5,7 @@
  *   - `kbench list` works, and lists both variants, when neither library can be loaded;
  *   - on the emulator they are skipped with "cuBLASLt needs a GPU" / "cuDNN needs a GPU"
  *     and the run exits 0;
- *   - on the fake driver (tests/fake_libcuda.c; a "GPU" whose work is not real):
+ *   - on the fake driver (tests/fake_cuda/; a "GPU" whose work is not real):
  *     `kbench devices` says which library loaded; a library that cannot be loaded makes its
  *     variant skipped with a reason naming its KBENCH_LIB* variable; with the real
  *     libraries, the library's own handle creation fails (no real driver behind the fake),
@@ -79,7 +79,7 @@ static int build_fake_driver(void)
     }
     snprintf(fake, sizeof fake, "%s/libcuda.so.1", dir);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -I'%.*s' tests/fake_libcuda.c -o '%s'",
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -I'%.*s' tests/fake_cuda/fake_*.c -o '%s'",
              (int)strcspn(KB_CUDA_INCLUDE_DIR, ";"), KB_CUDA_INCLUDE_DIR, fake);
     return system(cmd) == 0 ? 0 : -1;
 }

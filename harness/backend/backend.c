@@ -31,7 +31,9 @@ kb_status kb_backend_open(const char *name, const kb_backend_opts *bo, const kb_
         return KB_ERR_INPUT;
     }
     kb_status st = b->init(bo, bx, err, errlen);
-    if (st == KB_OK || !is_auto) {
+    /* auto falls back only where no GPU can be used (KB_ERR_SETUP: no driver, no device);
+     * a GPU that refuses the request (an --arch it cannot run) is the user's to fix */
+    if (st == KB_OK || !is_auto || st != KB_ERR_SETUP) {
         *be = b;
         return st;
     }

@@ -78,8 +78,15 @@ typedef struct {
     unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
                              * timings, never GPU numbers) */
     char vendor_note[512];  /* one line per vendor library: its version, or why it did not load; "" without */
-    int driver_version;     /* CUDA driver API version x1000 + minor x10 (13000 = 13.0); 0 without a driver (emu) */
+    int driver_version;     /* cuda: cuDriverGetVersion (12040 = CUDA 12.4); 0 on emu */
+    int target_sm;          /* the arch kernels are compiled for (--arch), x10; 0 = sm (kb_target_sm) */
+    int toolchain_unusable; /* 1: no compiler this build found makes code this driver loads (run stops, exit 3) */
+    char toolchain_note[512]; /* cuda: the NVRTC chosen and its fit with the driver, or why none fits; "" on emu */
 } kb_device_info;
+
+/* The arch a device's kernels are compiled for: --arch when given, else its own. Peaks,
+ * `devices` and the record's "sm" keep the device's own (d->sm). */
+static inline int kb_target_sm(const kb_device_info *d) { return d->target_sm > 0 ? d->target_sm : d->sm; }
 
 /* ---- vendor library calls (cuBLASLt, cuDNN): the OPTIONAL vendor_* slots ----
  *
@@ -227,6 +234,12 @@ typedef struct kb_backend {
     kb_status (*vendor_plan)(kb_backend_ctx *x, const kb_vendor_op *op, kb_vendor_plan **out, kb_vendor_info *info);
     kb_status (*vendor_run)(kb_backend_ctx *x, kb_vendor_plan *p);
     void (*vendor_free)(kb_backend_ctx *x, kb_vendor_plan *p);
+    /* OPTIONAL: how timer_start/timer_stop measure, for the records ("cuda events behind a
+     * blocking kernel", ...); NULL: the backend's clock around each window */
+    const char *(*timing_method)(kb_backend_ctx *x);
+    /* OPTIONAL: the SM clock now and its maximum [MHz], read right after each sample (the
+     * throttle rule of telemetry.h discards samples under 75% of the maximum). 1 when read. */
+    int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;

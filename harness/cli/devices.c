@@ -27,7 +27,14 @@ static void print_device(const kb_backend *be, int index, const kb_device_info *
         printf("L2             %d KiB\n", d->l2_bytes / 1024);
         printf("memory         %.1f GiB\n", d->total_mem_bytes / (1024.0 * 1024 * 1024));
     }
+    if (kb_target_sm(d) != d->sm)
+        printf("compiled for   sm_%d (--arch)\n", kb_target_sm(d));
     printf("smem/block     %d KiB (opt-in)\n", d->max_shmem_per_block_optin / 1024);
+    if (d->driver_version)
+        printf("driver         CUDA %d.%d (%d)\n", d->driver_version / 1000, d->driver_version % 1000 / 10,
+               d->driver_version);
+    if (d->toolchain_note[0])
+        printf("nvrtc          %s%s\n", d->toolchain_unusable ? "DOES NOT FIT: " : "", d->toolchain_note);
     const char *line = d->vendor_note;
     for (int first = 1; *line; first = 0) {   /* one line per vendor library */
         size_t len = strcspn(line, "\n");

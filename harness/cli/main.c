@@ -12,6 +12,7 @@
 #include "cli/report_cmd.h"
 #include "cli/run.h"
 #include "cli/tune.h"
+#include "cli/selftest.h"
 #include "core/kb.h"
 
 #include <stdio.h>
@@ -22,6 +23,7 @@ static const kb_command *const commands[] = {
     &kb_command_report, &kb_command_query, &kb_command_compare,
     &kb_command_tune, &kb_command_export,
     &kb_command_accept, &kb_command_fleet,
+    &kb_command_selftest,
     &kb_command_estimate,
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -111,6 +111,11 @@ static int open_backend_and_plan(run_ctx *x)
         fprintf(stderr, "kbench: device query: %s\n", x->be->last_error(x->bx));
         return KB_EXIT_SETUP;
     }
+    if (x->dev.toolchain_unusable) {
+        /* every module would fail to load: stop before the first case, with the fix */
+        fprintf(stderr, "kbench: %s (%s): %s\n", x->dev.name, x->be->name, x->dev.toolchain_note);
+        return KB_EXIT_SETUP;
+    }
     kb_sb msg;
     kb_sb_init(&msg);
     if (kb_setup_check(o->cache_dir, &msg) != KB_OK || check_dump_dir(o->dump_dir, &msg) != KB_OK) {
@@ -192,7 +197,7 @@ static void open_pipeline(run_ctx *x)
     p->bx = x->bx;
     p->dev = &x->dev;
     p->mods = kb_modules_new(x->be, x->bx, o->cache_dir, kb_kernels_dir());
-    p->empty = kb_modules_get(p->mods, KB_EMPTY_SOURCE, "", x->dev.sm);
+    p->empty = kb_modules_get(p->mods, KB_EMPTY_SOURCE, "", kb_target_sm(&x->dev));
     if (x->dev.caps & KB_CAP_ROOFLINE) {
         kb_sb note;
         kb_sb_init(&note);
@@ -309,14 +314,17 @@ static int run_cases(run_ctx *x)
 {
     const kb_run_opts *o = x->o;
     kb_walk_opts wo = { o->filters, o->n_filters, &x->done, { 0, 0, 0 } };
-    wo.target = (kb_target){ x->dev.sm, x->dev.caps, x->dev.max_shmem_per_block_optin };
+    wo.target = (kb_target){ kb_target_sm(&x->dev), x->dev.caps, x->dev.max_shmem_per_block_optin };
     kb_walk_counts n;
     x->id_width = 4;
     if (kb_walk(&x->plan, &wo, count_case, x, &n) < 0)
         return -1;
     x->resumed = n.skipped;
-    fprintf(stderr, "kbench: suite %s: %lld cases on %s (%s, sm_%d)%s\n", x->plan.suite_name,
-            (long long)x->plan.n_cases, x->be->name, x->dev.name, x->dev.sm,
+    char tgt[32] = "";
+    if (kb_target_sm(&x->dev) != x->dev.sm)
+        snprintf(tgt, sizeof tgt, ", compiled for sm_%d", kb_target_sm(&x->dev));
+    fprintf(stderr, "kbench: suite %s: %lld cases on %s (%s, sm_%d%s)%s\n", x->plan.suite_name,
+            (long long)x->plan.n_cases, x->be->name, x->dev.name, x->dev.sm, tgt,
             kb_walk_check_shapes(x->dev.caps, o->full_shapes) ? "; the emulator runs the suite's check shapes" : "");
     if (!(x->dev.caps & KB_CAP_GPU_TIMER))
         fprintf(stderr, "kbench: emulator timings are CPU time, not GPU numbers\n");

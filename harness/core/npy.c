@@ -3,6 +3,7 @@
 #include "core/fsutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -71,4 +72,36 @@ fail:
 kb_status kb_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim)
 {
     return kb_npy_write_raw(path, "<f4", data, sizeof(float), shape, ndim);
+}
+
+kb_status kb_npy_read_f32(const char *path, float **data, int64_t *n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    *data = NULL;
+    *n = 0;
+    if (kb_fs_read_all(path, &buf, &len) != KB_OK)
+        return KB_ERR_IO;
+    kb_status st = KB_ERR_INPUT;
+    if (len < 10 || memcmp(buf, "\x93NUMPY\x01\x00", 8) != 0)
+        goto done;
+    size_t hlen = (size_t)(unsigned char)buf[8] | (size_t)(unsigned char)buf[9] << 8;
+    if (10 + hlen > len)
+        goto done;
+    char *hdr = strndup(buf + 10, hlen);
+    int ok = hdr && strstr(hdr, "'descr': '<f4'") && strstr(hdr, "'fortran_order': False");
+    free(hdr);
+    size_t bytes = len - 10 - hlen;
+    if (!ok || bytes % sizeof(float))
+        goto done;
+    if (!(*data = malloc(bytes ? bytes : 1))) {
+        st = KB_ERR_OOM;
+        goto done;
+    }
+    memcpy(*data, buf + 10 + hlen, bytes);
+    *n = (int64_t)(bytes / sizeof(float));
+    st = KB_OK;
+done:
+    free(buf);
+    return st;
 }

@@ -23,4 +23,10 @@ kb_status kb_npy_write_f32(const char *path, const float *data, const int64_t *s
 kb_status kb_npy_write_raw(const char *path, const char *descr, const void *data,
                            size_t elem_bytes, const int64_t *shape, int ndim);
 
+/* Read a .npy file of "<f4" elements in C order, as kb_npy_write_f32 writes it (any shape;
+ * the elements are returned flat). On KB_OK *data is malloc'ed (caller frees) and *n set.
+ * KB_ERR_IO when the file cannot be read, KB_ERR_INPUT when it is not a version-1.0
+ * little-endian float32 C-order .npy or its data is cut short. */
+kb_status kb_npy_read_f32(const char *path, float **data, int64_t *n);
+
 #endif /* KB_NPY_H */

@@ -119,7 +119,7 @@ static int fits_memory(case_ctx *x)
 static int stage_valid(case_ctx *x)
 {
     const kb_device_info *d = x->p->dev;
-    kb_target t = { d->sm, d->caps, d->max_shmem_per_block_optin };
+    kb_target t = { kb_target_sm(d), d->caps, d->max_shmem_per_block_optin };
     if (x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason) && fits_memory(x))
         return 1;
     x->res->status = KB_CASE_SKIPPED;
@@ -134,7 +134,7 @@ static int stage_compile(case_ctx *x)
     kb_sb defs;
     kb_sb_init(&defs);
     kb_case_defines(x->f, x->c, &defs);
-    x->mr = kb_modules_get(x->p->mods, x->f->source, defs.s, x->p->dev->sm);
+    x->mr = kb_modules_get(x->p->mods, x->f->source, defs.s, kb_target_sm(x->p->dev));
     kb_sb_free(&defs);
     res->compile.done = 1;
     res->compile.compile_ms = x->mr->compile_ms;
@@ -142,7 +142,7 @@ static int stage_compile(case_ctx *x)
     res->compile.note = x->mr->compile_ms > 0 ? x->mr->note : "";   /* once, where it was built */
     if (x->mr->status != KB_OK) {
         snprintf(res->reason, sizeof res->reason, "%s did not %s for sm_%d (log in the record)", x->f->source,
-                 x->mr->status == KB_ERR_COMPILE ? "compile" : "load", x->p->dev->sm);
+                 x->mr->status == KB_ERR_COMPILE ? "compile" : "load", kb_target_sm(x->p->dev));
         return fail(x, x->mr->status);
     }
     res->compile.have_resources = kb_modules_resources(x->p->mods, x->mr, x->entry, &res->compile.res) == KB_OK;
@@ -164,7 +164,7 @@ static int stage_setup(case_ctx *x)
     r->mod = x->mr ? x->mr->mod : NULL;
     r->f = x->f;
     r->c = x->c;
-    r->target = (kb_target){ x->p->dev->sm, x->p->dev->caps, x->p->dev->max_shmem_per_block_optin };
+    r->target = (kb_target){ kb_target_sm(x->p->dev), x->p->dev->caps, x->p->dev->max_shmem_per_block_optin };
     kb_status st = x->f->setup(r, &x->state);
     if (r->have_vendor) {
         x->res->vendor.done = 1;
@@ -191,13 +191,37 @@ static void dump_if_asked(case_ctx *x)
     }
 }
 
-/* Validate before timing: one execution, compared with the reference. */
+/* A graph case's execution for verification: one replay of the captured execution, so
+ * the check sees what the graph computes (the round trip), not an eager twin. */
+static kb_status execute_as_graph(case_ctx *x)
+{
+    kb_run *r = &x->r;
+    kb_graph *g = NULL;
+    kb_status st = r->be->graph_begin(r->bx), est = KB_OK;
+    if (st != KB_OK)
+        return kb_run_fail(r, st, "graph capture: %s", r->be->last_error(r->bx));
+    est = x->f->enqueue(r, x->state);
+    st = r->be->graph_end(r->bx, &g);   /* always: it returns the stream to normal */
+    if (est != KB_OK || st != KB_OK) {
+        if (g)
+            r->be->graph_free(r->bx, g);
+        return est != KB_OK ? est : kb_run_fail(r, st, "graph capture: %s", r->be->last_error(r->bx));
+    }
+    if ((st = r->be->graph_launch(r->bx, g)) != KB_OK)
+        kb_run_fail(r, st, "graph launch: %s", r->be->last_error(r->bx));
+    r->be->graph_free(r->bx, g);
+    return st;
+}
+
+/* Validate before timing: one execution (a graph replay for a graph case), compared with
+ * the reference. */
 static int stage_verify(case_ctx *x)
 {
     kb_run *r = &x->r;
     kb_case_result *res = x->res;
     kb_status st;
-    if ((st = x->f->enqueue(r, x->state)) != KB_OK)
+    int as_graph = x->c->launch == KB_LAUNCH_GRAPH && r->be->graph_begin;
+    if ((st = as_graph ? execute_as_graph(x) : x->f->enqueue(r, x->state)) != KB_OK)
         return fail(x, st);
     if ((st = r->be->sync(r->bx)) != KB_OK) {
         kb_run_fail(r, st, "synchronise: %s", r->be->last_error(r->bx));
@@ -239,6 +263,8 @@ static int stage_measure(case_ctx *x)
         return fail(x, st);
     x->res->measure.done = 1;
     x->res->measure.clock = kb_clock_name(p->dev->caps);
+    snprintf(x->res->measure.method, sizeof x->res->measure.method, "%s",
+             p->be->timing_method ? p->be->timing_method(p->bx) : "host monotonic clock around each window");
     return 1;
 }
 
@@ -247,15 +273,16 @@ static int stage_derive(case_ctx *x)
     kb_case_result *res = x->res;
     kb_derive(&res->work, res->measure.m.st.median, x->p->peaks, x->c->dtype, &res->derived.d);
     kb_path path;
-    int have_path = x->f->path && x->f->path(x->c, x->p->dev->sm, &path);
+    int have_path = x->f->path && x->f->path(x->c, kb_target_sm(x->p->dev), &path);
     kb_derive_roofs(&res->work, x->p->peaks, have_path ? &path : NULL, &res->derived.d);
     res->derived.done = 1;
     return 1;
 }
 
 /* Eager vs graph launch overhead, once per problem: the graph twin of a case would
- * measure the same thing. A failure leaves the block empty with the reason kept; the
- * case itself was measured and stays ok. */
+ * measure the same thing. A fault (or a kernel timeout) here is the case's fault, as in
+ * any other stage: the context is lost. Any other failure (e.g. a call a graph cannot
+ * capture) leaves the block empty with the reason kept; the case was measured, stays ok. */
 static int stage_overhead(case_ctx *x)
 {
     kb_pipeline *p = x->p;
@@ -266,7 +293,7 @@ static int stage_overhead(case_ctx *x)
     ov->empty = p->empty && p->empty->status == KB_OK ? p->empty->mod : NULL;
     int n = kb_launch_overhead_n(res->measure.m.st.median, p->dev->caps);
     kb_status st = kb_launch_overhead(&x->r, x->state, n, ov);
-    if (st == KB_ERR_INTERRUPTED)
+    if (st == KB_ERR_INTERRUPTED || st == KB_ERR_FAULT || st == KB_ERR_TIMEOUT)
         return fail(x, st);
     if (st == KB_OK) {
         res->overhead.done = 1;

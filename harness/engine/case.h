@@ -82,6 +82,7 @@ typedef struct {
         int done;
         kb_measurement m;         /* owned: kb_case_result_free */
         const char *clock;        /* "gpu" or "cpu" */
+        char method[320];         /* how the timer measured (the backend's timing_method) */
     } measure;
 
     struct {                      /* derive: rates and roofline from work + median */

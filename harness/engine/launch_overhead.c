@@ -2,7 +2,10 @@
  * (see launch_overhead.h). */
 #include "engine/launch_overhead.h"
 
+#include "core/stats.h"
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -91,13 +94,12 @@ static kb_status timer_fail(kb_run *r, kb_status st, const char *what)
     return kb_run_fail(r, st, "%s: %s", what, r->be->last_error(r->bx));
 }
 
-/* n executions enqueued one by one: device time and host enqueue time [us], medians of
- * KB_OVERHEAD_REPS. */
-static kb_status time_eager(const launcher *l, int n, double *dev_us, double *host_us)
+/* n executions enqueued one by one, KB_OVERHEAD_REPS times: device time dev[rep] and
+ * host enqueue time host[rep] [us]. */
+static kb_status time_eager(const launcher *l, int n, double *dev, double *host)
 {
     kb_run *r = l->r;
     const kb_backend *be = r->be;
-    double dev[KB_OVERHEAD_REPS], host[KB_OVERHEAD_REPS];
     kb_status st;
     for (int rep = 0; rep < KB_OVERHEAD_REPS; rep++) {
         if ((st = be->sync(r->bx)) != KB_OK)
@@ -106,24 +108,24 @@ static kb_status time_eager(const launcher *l, int n, double *dev_us, double *ho
             return timer_fail(r, st, "timer start");
         double w0 = wall_us();
         for (int i = 0; i < n; i++)
-            if ((st = exec_once(l)) != KB_OK)
+            if ((st = exec_once(l)) != KB_OK) {
+                double ignored;
+                be->timer_stop(r->bx, &ignored);   /* the held stream must be let go */
                 return st;
+            }
         host[rep] = wall_us() - w0;
         if ((st = be->timer_stop(r->bx, &dev[rep])) != KB_OK)
             return timer_fail(r, st, "timer stop");
     }
-    *dev_us = median_of(dev, KB_OVERHEAD_REPS);
-    *host_us = median_of(host, KB_OVERHEAD_REPS);
     return KB_OK;
 }
 
 /* One graph of n executions, captured and instantiated once, replayed once untimed,
- * then timed: device time [us], median of KB_OVERHEAD_REPS replays. */
-static kb_status time_graph(const launcher *l, int n, double *dev_us)
+ * then timed KB_OVERHEAD_REPS times: device time dev[rep] [us]. */
+static kb_status time_graph(const launcher *l, int n, double *dev)
 {
     kb_run *r = l->r;
     const kb_backend *be = r->be;
-    double dev[KB_OVERHEAD_REPS];
     kb_graph *g = NULL;
     kb_status st, est = KB_OK;
     if ((st = be->graph_begin(r->bx)) != KB_OK)
@@ -146,6 +148,8 @@ static kb_status time_graph(const launcher *l, int n, double *dev_us)
             goto fail;
         }
         if ((st = be->graph_launch(r->bx, g)) != KB_OK) {
+            double ignored;
+            be->timer_stop(r->bx, &ignored);
             timer_fail(r, st, "graph launch");
             goto fail;
         }
@@ -154,20 +158,60 @@ static kb_status time_graph(const launcher *l, int n, double *dev_us)
             goto fail;
         }
     }
-    *dev_us = median_of(dev, KB_OVERHEAD_REPS);
 fail:
     be->graph_free(r->bx, g);
     return st;
 }
 
+/* The case's figures from its KB_OVERHEAD_REPS eager and graph windows. */
+static void case_figures(kb_overhead *out, int n, double *eager, double *graph, double *host)
+{
+    double diff[KB_OVERHEAD_REPS];
+    double per = (double)n * out->launches;
+    for (int i = 0; i < KB_OVERHEAD_REPS; i++)
+        diff[i] = (eager[i] - graph[i]) / per;
+    out->eager_us = median_of(eager, KB_OVERHEAD_REPS) / n;
+    out->graph_us = median_of(graph, KB_OVERHEAD_REPS) / n;
+    out->host_enqueue_us = median_of(host, KB_OVERHEAD_REPS) / per;
+    out->per_launch_us = out->per_launch_q1_us = out->per_launch_q3_us = NAN;
+    if (n < KB_OVERHEAD_MIN_N) {
+        snprintf(out->null_reason, sizeof out->null_reason,
+                 "only %d execution%s per window (at least %d are needed): the difference would be noise", n,
+                 n == 1 ? "" : "s", KB_OVERHEAD_MIN_N);
+        return;
+    }
+    qsort(diff, KB_OVERHEAD_REPS, sizeof diff[0], cmp_double);
+    out->per_launch_us = kb_stats_quantile_sorted(diff, KB_OVERHEAD_REPS, 0.5);
+    out->per_launch_q1_us = kb_stats_quantile_sorted(diff, KB_OVERHEAD_REPS, 0.25);
+    out->per_launch_q3_us = kb_stats_quantile_sorted(diff, KB_OVERHEAD_REPS, 0.75);
+}
+
+/* The empty-kernel floor: KB_OVERHEAD_EMPTY_N launches per window. */
+static kb_status empty_floor(kb_run *r, void *state, kb_overhead *out)
+{
+    launcher el = { r, state, out->empty };
+    double eager[KB_OVERHEAD_REPS], graph[KB_OVERHEAD_REPS], host[KB_OVERHEAD_REPS];
+    kb_status st;
+    if ((st = exec_once(&el)) != KB_OK) /* warm-up: first launch loads the function */
+        return st;
+    if ((st = time_eager(&el, KB_OVERHEAD_EMPTY_N, eager, host)) != KB_OK ||
+        (st = time_graph(&el, KB_OVERHEAD_EMPTY_N, graph)) != KB_OK)
+        return st;
+    out->empty_n = KB_OVERHEAD_EMPTY_N;
+    out->empty_eager_us = median_of(eager, KB_OVERHEAD_REPS) / KB_OVERHEAD_EMPTY_N;
+    out->empty_graph_us = median_of(graph, KB_OVERHEAD_REPS) / KB_OVERHEAD_EMPTY_N;
+    return KB_OK;
+}
+
 kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
 {
     kb_module *empty = out->empty;
-    double t_eager = 0, t_graph = 0, t_host = 0;
+    double eager[KB_OVERHEAD_REPS], graph[KB_OVERHEAD_REPS], host[KB_OVERHEAD_REPS];
     kb_status st;
     memset(out, 0, sizeof *out);
     out->empty = empty;
     out->n = n;
+    out->reps = KB_OVERHEAD_REPS;
     out->empty_eager_us = out->empty_graph_us = NAN;
     if (n < 1)
         return kb_run_fail(r, KB_ERR_INPUT, "launch overhead: n = %d executions", n);
@@ -179,24 +223,10 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
         return st;
     if (out->launches < 1)
         return kb_run_fail(r, KB_ERR_INTERNAL, "launch overhead: the family's enqueue launched nothing");
-    if ((st = time_eager(&cl, n, &t_eager, &t_host)) != KB_OK || (st = time_graph(&cl, n, &t_graph)) != KB_OK)
+    if ((st = time_eager(&cl, n, eager, host)) != KB_OK || (st = time_graph(&cl, n, graph)) != KB_OK)
         return st;
-    out->eager_us = t_eager / n;
-    out->graph_us = t_graph / n;
-    out->per_launch_us = (t_eager - t_graph) / ((double)n * out->launches);
-    out->host_enqueue_us = t_host / ((double)n * out->launches);
-
-    if (empty) {
-        launcher el = { r, state, empty };
-        double e_eager = 0, e_graph = 0, e_host = 0;
-        if ((st = exec_once(&el)) != KB_OK) /* warm-up: first launch loads the function */
-            return st;
-        if ((st = time_eager(&el, n, &e_eager, &e_host)) != KB_OK || (st = time_graph(&el, n, &e_graph)) != KB_OK)
-            return st;
-        out->empty_eager_us = e_eager / n;
-        out->empty_graph_us = e_graph / n;
-    }
-    return KB_OK;
+    case_figures(out, n, eager, graph, host);
+    return empty ? empty_floor(r, state, out) : KB_OK;
 }
 
 int kb_launch_overhead_n(double median_us, unsigned caps)

@@ -8,8 +8,15 @@
  * For a kernel longer than a launch, launches overlap the previous kernel and the
  * difference tends to zero: it is the overhead the user actually pays, not the API's.
  * The floor is the same measurement with an empty kernel (kernels/kb_empty.cu, a
- * module like any other), and host_enqueue_us the CPU wall time of one launch call.
- * Each timing is the median of KB_OVERHEAD_REPS repetitions.
+ * module like any other) at a fixed KB_OVERHEAD_EMPTY_N launches whatever the case's N,
+ * and host_enqueue_us the CPU wall time of one launch call. Every window opens behind the
+ * backend's timer (on cuda: behind the blocking kernel, so the eager launches and the
+ * graph's submission are queued before the GPU starts, and the window holds GPU time
+ * only). Each timing is the median of KB_OVERHEAD_REPS repetitions; per_launch_us comes
+ * with the quartiles of the per-repetition differences. With fewer than
+ * KB_OVERHEAD_MIN_N executions per window (a case so long that few fit in the budget),
+ * per_launch_us is NAN (null in the record) with the reason in null_reason: the
+ * difference of two long windows over a handful of launches is noise, not overhead.
  *
  * On the emu backend every number is CPU time (its launches run to completion and
  * its graphs replay the recorded launches); the caller labels them so.
@@ -19,7 +26,9 @@
 
 #include "engine/exec.h"
 
-#define KB_OVERHEAD_REPS 3
+#define KB_OVERHEAD_REPS 9       /* repetitions of every window: median and quartiles */
+#define KB_OVERHEAD_EMPTY_N 128  /* empty-kernel launches per floor window, fixed */
+#define KB_OVERHEAD_MIN_N 10     /* fewer executions per window: per_launch_us is null */
 #define KB_EMPTY_SOURCE "kb_empty.cu"   /* relative to the kernels directory */
 #define KB_EMPTY_ENTRY "kb_empty"
 
@@ -33,6 +42,11 @@ typedef struct {
     double empty_eager_us;   /* [us] per empty-kernel launch, eager; NAN without a floor */
     double empty_graph_us;   /* [us] per empty-kernel launch within a graph; NAN without a floor */
     double host_enqueue_us;  /* [us] CPU wall time of one launch call of the case */
+    int reps;                /* repetitions each figure is the median of */
+    double per_launch_q1_us; /* [us] quartiles of the per-repetition per-launch differences; */
+    double per_launch_q3_us; /*      NAN with per_launch_us */
+    int empty_n;             /* empty-kernel launches per floor window; 0 without a floor */
+    char null_reason[160];   /* why per_launch_us is NAN; "" when it is not */
 } kb_overhead;
 
 /* Measure the launch overhead of the case in r (state from the family's setup; the

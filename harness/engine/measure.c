@@ -14,6 +14,7 @@
  */
 #include "engine/measure.h"
 #include "engine/gbench_bridge.h"
+#include "backend/telemetry.h"
 
 #include <stddef.h>
 #include <math.h>
@@ -61,6 +62,7 @@ const kb_measure_field kb_measure_fields[] = {
     FIELD("max_samples", 1, max_samples, 0, KB_MEASURE_MAX_SAMPLES_MAX, 0, "samples (0: no bound)"),
     FIELD("max_noise", 0, max_noise, 0, 1, 0, "(relative; 0.005 = 0.5%, 0 = sample to the timeout)"),
     FIELD("timeout_s", 0, timeout_s, 0, KB_MEASURE_TIMEOUT_MAX_S, 1, "s"),
+    FIELD("warmup_s", 0, warmup_s, 0, KB_MEASURE_WARMUP_MAX_S, 0, "s"),
 };
 #undef FIELD
 const int kb_measure_n_fields = (int)(sizeof kb_measure_fields / sizeof kb_measure_fields[0]);
@@ -102,6 +104,7 @@ kb_measure_settings kb_measure_resolve(const kb_measure_settings *s, const kb_me
         if (m.min_samples > KB_SLOW_MIN_SAMPLES_CAP) m.min_samples = KB_SLOW_MIN_SAMPLES_CAP;
         if (m.timeout_s > KB_SLOW_TIMEOUT_CAP_S) m.timeout_s = KB_SLOW_TIMEOUT_CAP_S;
         m.max_samples = KB_SLOW_MAX_SAMPLES;
+        if (m.warmup_s > KB_SLOW_WARMUP_CAP_S) m.warmup_s = KB_SLOW_WARMUP_CAP_S;
     }
     if (!o)
         return m;
@@ -165,6 +168,27 @@ static kb_status execute_once(kb_run *r, void *state, kb_graph *g)
     return r->f->enqueue(r, state);
 }
 
+/* The SM clock right after a sample (where the backend reads one): 0 when it is under
+ * KB_TEL_MIN_CLOCK_FRACTION of its maximum, i.e. the sample ran throttled and is dropped
+ * (counted); 1 to keep it, with the clock range of kept samples updated. *Assumption*: the
+ * clock read just after the stop event completed is the clock the sample ran at (nvbench
+ * measures it on the GPU during the sample instead). */
+static int clock_keeps(const kb_backend *be, kb_backend_ctx *bx, kb_measurement *m)
+{
+    int mhz = 0, max_mhz = 0;
+    if (!be->sample_clock || !be->sample_clock(bx, &mhz, &max_mhz) || mhz <= 0 || max_mhz <= 0)
+        return 1;
+    if (mhz < KB_TEL_MIN_CLOCK_FRACTION * max_mhz) {
+        m->discarded++;
+        return 0;
+    }
+    if (m->clock_min_mhz < 0 || mhz < m->clock_min_mhz)
+        m->clock_min_mhz = mhz;
+    if (mhz > m->clock_max_mhz)
+        m->clock_max_mhz = mhz;
+    return 1;
+}
+
 static kb_status take_sample(sampler *s, double *us)
 {
     kb_run *r = s->r;
@@ -188,11 +212,15 @@ static kb_status take_sample(sampler *s, double *us)
         return kb_run_fail(r, st, "L2 flush: %s", be->last_error(r->bx));
     if ((st = be->timer_start(r->bx)) != KB_OK)
         return kb_run_fail(r, st, "timer start: %s", be->last_error(r->bx));
-    if ((st = execute_once(r, s->state, s->g)) != KB_OK)
+    if ((st = execute_once(r, s->state, s->g)) != KB_OK) {
+        double ignored;
+        be->timer_stop(r->bx, &ignored);   /* close the window: a held stream must be let go */
         return st;
+    }
     if ((st = be->timer_stop(r->bx, us)) != KB_OK)
         return kb_run_fail(r, st, "timer stop: %s", be->last_error(r->bx));
-    s->m->samples_us[s->m->n++] = *us;
+    if (clock_keeps(be, r->bx, s->m))
+        s->m->samples_us[s->m->n++] = *us;
     return KB_OK;
 }
 
@@ -309,10 +337,20 @@ static kb_status sample_batches(sampler *s, const kb_measure_settings *o)
             return s->st;
         if (st != KB_OK)
             return kb_run_fail(r, st, "Google Benchmark failed to run the samples");
+        double elapsed = wall_s() - t0;
+        if (m->n < o->min_samples && m->discarded > 0) {   /* throttled samples were dropped */
+            if (elapsed >= o->timeout_s && m->n == 0)
+                return kb_run_fail(r, KB_ERR_TIMEOUT, "every one of %d samples ran under %.0f%% of the maximum SM "
+                                   "clock (throttled) until the %.3g s timeout", m->discarded,
+                                   100 * KB_TEL_MIN_CLOCK_FRACTION, o->timeout_s);
+            if (elapsed < o->timeout_s) {
+                batch = o->min_samples - m->n;
+                continue;
+            }
+        }
         if (kb_stats_compute(m->samples_us, m->n, &m->st) != 0)
             return kb_run_fail(r, KB_ERR_OOM, "statistics of %d samples", m->n);
         m->noise = kb_measure_noise(&m->st);
-        double elapsed = wall_s() - t0;
         if (should_stop(o, m, elapsed))
             return KB_OK;
         batch = next_batch(o, m->n, elapsed);
@@ -341,6 +379,7 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, 
     memset(m, 0, sizeof *m);
     memset(&s, 0, sizeof s);
     m->l2 = o->l2;
+    m->clock_min_mhz = m->clock_max_mhz = -1;
     if (o->min_samples < 1 || (o->max_samples > 0 && o->max_samples < o->min_samples))
         return kb_run_fail(r, KB_ERR_INPUT, "measurement: min_samples %d, max_samples %d", o->min_samples,
                            o->max_samples);
@@ -352,7 +391,10 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, 
     }
     if (r->c->launch == KB_LAUNCH_GRAPH && (st = capture(r, state, &s.g)) != KB_OK)
         return st;
-    for (int i = 0; i < o->warmup && st == KB_OK; i++)
+    /* warm-up: `warmup` executions, and for at least warmup_s (clocks ramp up, caches and
+     * TLBs fill: a count alone under-warms a short kernel) */
+    double w0 = wall_s();
+    for (int i = 0; st == KB_OK && (i < o->warmup || wall_s() - w0 < o->warmup_s); i++)
         st = kb_interrupted() ? kb_run_fail(r, KB_ERR_INTERRUPTED, "interrupted during warm-up")
                               : execute_once(r, state, s.g);
     if (st == KB_OK && (st = be->sync(r->bx)) != KB_OK)

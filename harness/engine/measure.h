@@ -38,16 +38,18 @@ typedef struct {
     double max_noise;    /* stop once the relative standard error of the median is at most this */
     double timeout_s;    /* [s] stop sampling after this much wall time (min_samples permitting) */
     kb_l2_mode l2;       /* cold (default) or hot */
+    double warmup_s;     /* [s] warm up for at least this long as well as `warmup` executions */
 } kb_measure_settings;
 
-/* nvbench's defaults: 1 warm-up, 10 samples, 0.5% noise, 15 s, cold L2. */
-#define KB_MEASURE_DEFAULTS { 1, 10, 0, 0.005, 15.0, KB_L2_COLD }
+/* nvbench's defaults: 1 warm-up, 10 samples, 0.5% noise, 15 s, cold L2; no warm-up time. */
+#define KB_MEASURE_DEFAULTS { 1, 10, 0, 0.005, 15.0, KB_L2_COLD, 0.0 }
 
 /* On a backend without KB_CAP_FULL_SPEED (the emulator) CPU timings are not the point:
  * a case is measured briefly, within these caps (the command line may still ask more). */
 #define KB_SLOW_MIN_SAMPLES_CAP 3
 #define KB_SLOW_TIMEOUT_CAP_S 1.0
 #define KB_SLOW_MAX_SAMPLES 10
+#define KB_SLOW_WARMUP_CAP_S 0.1
 
 /* The documented ranges (kb_measure_fields holds them; the command line's overrides
  * take theirs from here too). */
@@ -55,6 +57,7 @@ typedef struct {
 #define KB_MEASURE_SAMPLES_MAX 1000000          /* min_samples */
 #define KB_MEASURE_MAX_SAMPLES_MAX 10000000     /* max_samples */
 #define KB_MEASURE_TIMEOUT_MAX_S 86400.0
+#define KB_MEASURE_WARMUP_MAX_S 600.0          /* warmup_s */
 
 /* The numeric settings as a table: suite key, where it lives, and its documented range
  * [min, max] (min_open: min itself is refused). The suite loader and the command line
@@ -109,6 +112,9 @@ typedef struct {
     kb_l2_mode l2;       /* the mode the samples were taken in */
     size_t flush_bytes;  /* [bytes] overwritten before each sample (0 in hot mode) */
     int batches;         /* Google Benchmark invocations it took */
+    int discarded;       /* samples dropped: the SM clock was under 75% of its maximum (throttled) */
+    int clock_min_mhz;   /* [MHz] lowest and highest SM clock read after the kept samples; */
+    int clock_max_mhz;   /*       -1 when the backend reads none (sample_clock) */
 } kb_measurement;
 
 /* Relative standard error of the median of a sample set: 1.2533 * stddev / sqrt(n) / median
@@ -128,7 +134,10 @@ void kb_l2_flush_free(const kb_backend *be, kb_backend_ctx *bx, kb_l2_flush *f);
 
 /* Measure the case in r (state from the family's setup) in launch mode r->c->launch
  * with settings o. Cold mode overwrites flush before each sample (NULL: one is
- * allocated for the case via kb_run_alloc). Every sample is kept. Returns KB_OK with m
+ * allocated for the case via kb_run_alloc). Every sample is kept, except where the backend
+ * reads the SM clock after it (sample_clock) and finds it under KB_TEL_MIN_CLOCK_FRACTION of
+ * its maximum: that sample is discarded and counted (nvbench's throttle rule); when only
+ * discarded samples remain at the timeout, KB_ERR_TIMEOUT. Returns KB_OK with m
  * filled, or the failing status (the case's error set in r); m is always safe to
  * kb_measurement_free. KB_ERR_INPUT when min_samples < 1 or max_samples (when set) <
  * min_samples. */

@@ -153,6 +153,8 @@ static json_t *device_json(const kb_device_info *d, int *bad)
     put(j, "uuid", jstr(d->uuid), bad);
     put(j, "pci_bus_id", jstr(d->pci_bus_id), bad);
     put(j, "sm", jint(d->sm), bad);
+    put(j, "target_sm", jint(kb_target_sm(d)), bad);
+    put(j, "driver_version", d->driver_version ? jint(d->driver_version) : json_null(), bad);
     put(j, "emulator", json_boolean(!(d->caps & KB_CAP_GPU_TIMER)), bad);
     return j;
 }
@@ -243,6 +245,7 @@ static json_t *timing_json(const kb_case_result *r, int *bad)
         return NULL;
     }
     put(j, "clock", jstr(r->measure.clock), bad);
+    put(j, "timing_method", jstr(r->measure.method), bad);
     put(j, "samples", jint(m->n), bad);
     put(j, "median_us", jnum(m->st.median), bad);
     put(j, "mean_us", jnum(m->st.mean), bad);
@@ -256,6 +259,9 @@ static json_t *timing_json(const kb_case_result *r, int *bad)
     put(j, "l2", jstr(kb_l2_mode_name(m->l2)), bad);
     put(j, "flush_bytes", jnum((double)m->flush_bytes), bad);
     put(j, "stop", jstr(kb_measure_stop_name(m->stop)), bad);
+    put(j, "discarded", jint(m->discarded), bad);
+    put(j, "sm_clock_min_mhz", m->clock_min_mhz >= 0 ? jint(m->clock_min_mhz) : json_null(), bad);
+    put(j, "sm_clock_max_mhz", m->clock_max_mhz >= 0 ? jint(m->clock_max_mhz) : json_null(), bad);
     for (int i = 0; m->samples_us && i < m->n; i++) {
         json_t *x = jnum(m->samples_us[i]);
         if (!x || json_array_append_new(s, x) != 0)
@@ -327,6 +333,11 @@ static json_t *overhead_json(const kb_case_result *r, int *bad)
     put(j, "empty_graph_us", jnum(o->empty_graph_us), bad);
     put(j, "host_enqueue_us", jnum(o->host_enqueue_us), bad);
     put(j, "clock", jstr(r->measure.clock), bad);
+    put(j, "reps", jint(o->reps), bad);
+    put(j, "per_launch_q1_us", jnum(o->per_launch_q1_us), bad);
+    put(j, "per_launch_q3_us", jnum(o->per_launch_q3_us), bad);
+    put(j, "empty_n", o->empty_n ? jint(o->empty_n) : json_null(), bad);
+    put(j, "null_reason", o->null_reason[0] ? jstr(o->null_reason) : json_null(), bad);
     return j;
 }
 

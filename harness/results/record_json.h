@@ -8,7 +8,9 @@
  *   "2026-01-31T12:00:00Z"), case_id,
  *   family, variant, dtype, dims {<dim name>: n}, params {<param name>: int or choice
  *   name; only params that apply to the variant}, pad, launch, seed, check_shape,
- *   backend, device {name, uuid, pci_bus_id, sm, emulator},
+ *   backend, device {name, uuid, pci_bus_id, sm (the device's own compute capability x10),
+ *   emulator, target_sm (what the kernels were compiled for: --arch, else sm),
+ *   driver_version (cuDriverGetVersion, e.g. 13000; null on the emulator)},
  *   status (a kb_case_status name: "ok", "skipped", "compile_error", "launch_error",
  *   "input_error", "wrong", "fault", "timeout"), error (kb_status_name of the error code
  *   behind it), reason,
@@ -20,9 +22,12 @@
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
  *   got_at_bad, want_at_bad, guard_bad (bytes of the output's padding written)}, resources {registers, spill_store_bytes, spill_load_bytes,
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
- *   timing {clock "cpu"|"gpu", samples, median_us, mean_us, min_us, max_us, p10_us,
+ *   timing {clock "cpu"|"gpu", timing_method (how the window was timed: "cuda events behind a
+ *   blocking kernel", "cuda events (no blocking kernel: why)", ...), samples, median_us, mean_us, min_us, max_us, p10_us,
  *   p90_us, cv, noise, timed_out, l2 "cold"|"hot", flush_bytes, stop
- *   "noise"|"timeout"|"max_samples", samples_us [...]},
+ *   "noise"|"timeout"|"max_samples", discarded (samples dropped: the SM clock read after them
+ *   was under 75% of its maximum), sm_clock_min_mhz, sm_clock_max_mhz (over the kept
+ *   samples; null where no clock is read per sample), samples_us [...]},
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:
  *   read + written unless the family's work model says more)}, derived {clock, tflops,
  *   gbps, ai, bound "compute"|"memory", roof_tflops, pct_roof, peak_tflops, peak_gbps,
@@ -31,7 +36,9 @@
  *   instruction path, e.g. "mma/fp8e4m3/widened"; named on the emulator too), path_tflops,
  *   pct_path, path_source "measured"|"datasheet"|"clock"; see engine/derive.h: roofline
  *   fields null without a GPU peak, the measured ones without a ceilings run}, launch_overhead {n, launches, eager_us, graph_us, per_launch_us,
- *   empty_eager_us, empty_graph_us, host_enqueue_us, clock}, telemetry {available,
+ *   empty_eager_us, empty_graph_us, host_enqueue_us, clock, reps (each figure a median of),
+ *   per_launch_q1_us, per_launch_q3_us, empty_n (floor launches per window), null_reason
+ *   (why per_launch_us is null: too few executions per window)}, telemetry {available,
  *   sm_clock_mhz, sm_clock_max_mhz, mem_clock_mhz, power_w, temperature_c, reasons
  *   [names], throttled} or {available: false, why}, compile_ms, wall_ms,
  *   stage_ms {valid, compile, setup, verify, measure, derive, overhead, telemetry: [ms]

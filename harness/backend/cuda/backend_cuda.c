@@ -14,11 +14,13 @@
  * build and toolchain_id accept a NULL context: NVRTC needs no driver, so
  * kernels can be compiled for any --arch on a machine without a GPU.
  */
+#include "backend/cuda/cuda_block.h"
 #include "backend/cuda/cuda_ctx.h"
 #include "backend/cuda/cuda_graph.h"
 #include "backend/cuda/cuda_vendor.h"
 #include "core/fsutil.h"
 #include "backend/cuda/kb_nvrtc.h"
+#include "backend/cuda/kb_nvrtc_lib.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -41,22 +43,20 @@ static void set_err(kb_backend_ctx *x, const char *fmt, ...)
 
 /* ---- toolchain ---- */
 
+/* The NVRTC in use (kb_nvrtc_lib_current), so the compile cache's key names it. */
 static char toolchain[32];
-static pthread_once_t toolchain_once = PTHREAD_ONCE_INIT;
-
-static void toolchain_fill(void)
-{
-    int major, minor;
-    if (kb_nvrtc_version(&major, &minor) == 0)
-        snprintf(toolchain, sizeof toolchain, "nvrtc %d.%d", major, minor);
-    else
-        snprintf(toolchain, sizeof toolchain, "nvrtc ?");
-}
+static pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *cuda_toolchain_id(kb_backend_ctx *x)
 {
     (void)x;
-    pthread_once(&toolchain_once, toolchain_fill);
+    int major, minor;
+    pthread_mutex_lock(&toolchain_lock);
+    if (kb_nvrtc_version(&major, &minor) == 0)
+        snprintf(toolchain, sizeof toolchain, "nvrtc %d.%d", major, minor);
+    else
+        snprintf(toolchain, sizeof toolchain, "nvrtc ?");
+    pthread_mutex_unlock(&toolchain_lock);
     return toolchain;
 }
 
@@ -69,6 +69,7 @@ static void cuda_fini(kb_backend_ctx *x)
     /* Reverse order of init; errors are ignored, there is nothing left to do. */
     kb_cuda_vendor_close(x);
     if (x->api.lib) {
+        kb_cuda_block_free(x);
         if (x->ev_stop) x->api.EventDestroy(x->ev_stop);
         if (x->ev_start) x->api.EventDestroy(x->ev_start);
         if (x->stream) x->api.StreamDestroy(x->stream);
@@ -112,9 +113,30 @@ static kb_status query_info(kb_backend_ctx *x, int sm_override)
             return st;
     if ((st = CU(x, x->api.DeviceTotalMem(&d->total_mem_bytes, x->dev))) != KB_OK)
         return st;
-    d->sm = sm_override > 0 ? sm_override : major * 10 + minor;
+    d->sm = major * 10 + minor;   /* peaks, devices and records keep the device's own */
+    d->target_sm = sm_override > 0 ? sm_override : d->sm;
     d->caps = kb_backend_cuda.caps;
+    d->driver_version = x->driver_version;
+    char why[256];
+    if (!kb_cubin_runs_on(d->target_sm, d->sm, why, sizeof why)) {
+        set_err(x, "--arch sm_%d: %s", d->target_sm, why);
+        return KB_ERR_INPUT;
+    }
     return KB_OK;
+}
+
+/* Choose the NVRTC this driver can load CUBINs of; when none fits the device is still
+ * described (kbench devices shows why) but marked unusable, and run stops with exit 3. */
+static void choose_nvrtc(kb_backend_ctx *x)
+{
+    kb_device_info *d = &x->info;
+    char note[sizeof d->toolchain_note - 64];
+    if (kb_nvrtc_lib_select(x->driver_version, note, sizeof note) == KB_OK) {
+        snprintf(d->toolchain_note, sizeof d->toolchain_note, "%s; its CUBINs load on this driver", note);
+        return;
+    }
+    d->toolchain_unusable = 1;
+    snprintf(d->toolchain_note, sizeof d->toolchain_note, "%s", note);
 }
 
 static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
@@ -175,7 +197,7 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
         goto fail;
     if ((st = query_info(x, o->sm_override)) != KB_OK)
         goto fail;
-    x->info.driver_version = x->driver_version;
+    choose_nvrtc(x);
     kb_cuda_vendor_open(x);   /* optional: a library that does not load drops its cap */
     /* CUDA's and NVML's PCI bus ids agree; the UUID is the fallback */
     if (!(x->nvml = kb_nvml_open(x->info.pci_bus_id, x->info.uuid))) {
@@ -183,6 +205,9 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
         st = KB_ERR_OOM;
         goto fail;
     }
+    /* under MIG, cuDeviceGetUuid gives the instance's UUID, which NVML prints "MIG-..." */
+    if (kb_nvml_mig_enabled(x->nvml) && !strncmp(x->info.uuid, "GPU-", 4))
+        memcpy(x->info.uuid, "MIG-", 4);
     x->err[0] = 0;
     *out = x;
     return KB_OK;
@@ -453,8 +478,14 @@ static kb_status cuda_sync(kb_backend_ctx *x)
     return CU(x, x->api.StreamSynchronize(x->stream));
 }
 
+/* The window opens behind the blocking kernel (cuda_block.h): what is queued until
+ * timer_stop runs back to back once the host lets the stream go, so the events stamp GPU
+ * time only, not the host's cost of each launch call. */
 static kb_status cuda_timer_start(kb_backend_ctx *x)
 {
+    kb_status st = kb_cuda_block_hold(x);
+    if (st != KB_OK)
+        return st;
     return CU(x, x->api.EventRecord(x->ev_start, x->stream));
 }
 
@@ -463,9 +494,13 @@ static kb_status cuda_timer_stop(kb_backend_ctx *x, double *elapsed_us)
     kb_status st;
     float ms = 0.f;
     *elapsed_us = 0.0;
-    if ((st = CU(x, x->api.EventRecord(x->ev_stop, x->stream))) != KB_OK)
+    st = CU(x, x->api.EventRecord(x->ev_stop, x->stream));
+    kb_cuda_block_release(x);   /* also after a failure: the stream must not stay held */
+    if (st != KB_OK)
         return st;
-    if ((st = CU(x, x->api.EventSynchronize(x->ev_stop))) != KB_OK)
+    st = CU(x, x->api.EventSynchronize(x->ev_stop));
+    kb_cuda_block_done(x);
+    if (st != KB_OK)
         return st;
     if ((st = CU(x, x->api.EventElapsedTime(&ms, x->ev_start, x->ev_stop))) != KB_OK)
         return st;
@@ -476,6 +511,11 @@ static kb_status cuda_timer_stop(kb_backend_ctx *x, double *elapsed_us)
 static void cuda_telemetry(kb_backend_ctx *x, kb_telemetry *out)
 {
     kb_nvml_read(x->nvml, out);
+}
+
+static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz)
+{
+    return kb_nvml_sm_clock(x->nvml, sm_mhz, sm_max_mhz);
 }
 
 const kb_backend kb_backend_cuda = {
@@ -503,6 +543,8 @@ const kb_backend kb_backend_cuda = {
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
     .telemetry = cuda_telemetry,
+    .timing_method = kb_cuda_timing_method,
+    .sample_clock = cuda_sample_clock,
     .graph_begin = kb_cuda_graph_begin,
     .graph_end = kb_cuda_graph_end,
     .graph_launch = kb_cuda_graph_launch,

@@ -56,6 +56,10 @@ static const struct {
     E(GraphLaunch, "cuGraphLaunch"),
     E(GraphExecDestroy, "cuGraphExecDestroy"),
     E(GraphDestroy, "cuGraphDestroy"),
+    E(GraphUpload, "cuGraphUpload"),
+    E(MemHostAlloc, "cuMemHostAlloc"),
+    E(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"),
+    E(MemFreeHost, "cuMemFreeHost"),
 #undef E
 };
 

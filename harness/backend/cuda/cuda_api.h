@@ -68,6 +68,12 @@ typedef struct {
     CUresult (CUDAAPI *GraphLaunch)(CUgraphExec exec, CUstream stream);
     CUresult (CUDAAPI *GraphExecDestroy)(CUgraphExec exec);
     CUresult (CUDAAPI *GraphDestroy)(CUgraph graph);
+    CUresult (CUDAAPI *GraphUpload)(CUgraphExec exec, CUstream stream);
+
+    /* host memory the device reads (the blocking kernel's flag) */
+    CUresult (CUDAAPI *MemHostAlloc)(void **p, size_t bytes, unsigned int flags);
+    CUresult (CUDAAPI *MemHostGetDevicePointer)(CUdeviceptr *d, void *p, unsigned int flags); /* _v2 */
+    CUresult (CUDAAPI *MemFreeHost)(void *p);
 } kb_cuda_api;
 
 /* Open the driver library and resolve every entry point of the table.

@@ -23,6 +23,16 @@ struct kb_backend_ctx {
     cublasLtHandle_t lt_handle;
     kb_dnn_api dnn;
     cudnnHandle_t dnn_handle;
+    struct {                /* the blocking kernel (cuda_block.c) */
+        int tried, ok, held;
+        CUmodule mod;
+        CUfunction fn;
+        int *host;          /* host-mapped: [0] the flag, [1] timed out */
+        CUdeviceptr d_flag, d_timed_out;
+        long windows, timeouts;
+        char why[256];      /* why it is unavailable */
+        char method[320];   /* kb_cuda_timing_method's text */
+    } block;
 };
 
 /* A looked-up entry, kept so that timed launch loops do not pay a lookup each. */

@@ -40,6 +40,12 @@ kb_status kb_cuda_graph_end(kb_backend_ctx *x, kb_graph **out)
     if ((st = CU(x, x->api.GraphInstantiate(&g->exec, graph, 0))) != KB_OK)
         goto fail;
     g->graph = graph;
+    /* Upload now, so the first replay (a sample when warm-up is 0) does not carry it. */
+    if ((st = CU(x, x->api.GraphUpload(g->exec, x->stream))) != KB_OK) {
+        x->api.GraphExecDestroy(g->exec);
+        g->graph = NULL;
+        goto fail;
+    }
     *out = g;
     return KB_OK;
 fail:

@@ -1,7 +1,7 @@
 /* kb_nvrtc.c - NVRTC compile to CUBIN and ptxas log parsing (see nvrtc.h). */
 #include "backend/cuda/kb_nvrtc.h"
 
-#include <nvrtc.h> /* the toolkit's NVRTC API */
+#include "backend/cuda/kb_nvrtc_lib.h" /* the NVRTC chosen at run time */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,28 +25,28 @@ static kb_status nvrtc_status(nvrtcResult r)
     }
 }
 
-static kb_status nvrtc_check(nvrtcResult r, kb_sb *log, const char *file, int line,
+static kb_status nvrtc_check(const kb_nvrtc_lib *nv, nvrtcResult r, kb_sb *log, const char *file, int line,
                              const char *func, const char *call)
 {
     if (r == NVRTC_SUCCESS)
         return KB_OK;
     /* nvrtcGetErrorString returns the enum's name, e.g. "NVRTC_ERROR_COMPILATION". */
-    kb_sb_printf(log, "%s:%d %s: %s -> %s\n", file, line, func, call, nvrtcGetErrorString(r));
+    kb_sb_printf(log, "%s:%d %s: %s -> %s\n", file, line, func, call, nv->GetErrorString(r));
     return nvrtc_status(r);
 }
 
-#define NV_CHECK(call) nvrtc_check((call), log, __FILE__, __LINE__, __func__, #call)
+#define NV_CHECK(call) nvrtc_check(nv, (call), log, __FILE__, __LINE__, __func__, #call)
 
 /* Append the program log (ptxas report or diagnostics) to *log, newline-terminated. */
-static void append_program_log(nvrtcProgram prog, kb_sb *log)
+static void append_program_log(const kb_nvrtc_lib *nv, nvrtcProgram prog, kb_sb *log)
 {
     size_t n = 0;
-    if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n <= 1)
+    if (nv->GetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n <= 1)
         return; /* the size counts the NUL: 1 means empty */
     char *text = malloc(n);
     if (!text)
         return;
-    if (nvrtcGetProgramLog(prog, text) == NVRTC_SUCCESS) {
+    if (nv->GetProgramLog(prog, text) == NVRTC_SUCCESS) {
         size_t len = strlen(text);
         kb_sb_append(log, text, len);
         if (len && text[len - 1] != '\n')
@@ -103,6 +103,12 @@ kb_status kb_nvrtc_compile(const char *src, const char *name,
 
     *cubin = NULL;
     *cubin_bytes = 0;
+    const kb_nvrtc_lib *nv = kb_nvrtc_lib_current();
+    if (!nv) {
+        kb_sb_printf(log, "%s:%d %s: no NVRTC could be loaded (set KBENCH_LIBNVRTC to a libnvrtc.so.13 or .so.12)\n",
+                     __FILE__, __LINE__, __func__);
+        return KB_ERR_SETUP;
+    }
 
     /* A real architecture (sm_XX, not compute_XX) makes NVRTC run ptxas, so a
      * CUBIN exists and the log carries ptxas's resource report. */
@@ -128,17 +134,17 @@ kb_status kb_nvrtc_compile(const char *src, const char *name,
         goto fail;
     }
 
-    if ((st = NV_CHECK(nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL))) != KB_OK) {
+    if ((st = NV_CHECK(nv->CreateProgram(&prog, src, name, 0, NULL, NULL))) != KB_OK) {
         prog = NULL;
         goto fail;
     }
     /* On failure the one-line report comes first, then NVRTC's diagnostics; on
      * success the log is ptxas's resource report. Either way the log is kept. */
-    st = NV_CHECK(nvrtcCompileProgram(prog, o.n, (const char *const *)o.v));
-    append_program_log(prog, log);
+    st = NV_CHECK(nv->CompileProgram(prog, o.n, (const char *const *)o.v));
+    append_program_log(nv, prog, log);
     if (st != KB_OK)
         goto fail;
-    if ((st = NV_CHECK(nvrtcGetCUBINSize(prog, &image_bytes))) != KB_OK)
+    if ((st = NV_CHECK(nv->GetCUBINSize(prog, &image_bytes))) != KB_OK)
         goto fail;
     if (image_bytes == 0) {
         st = KB_ERR_INTERNAL;
@@ -149,7 +155,7 @@ kb_status kb_nvrtc_compile(const char *src, const char *name,
         st = KB_ERR_OOM;
         goto fail;
     }
-    if ((st = NV_CHECK(nvrtcGetCUBIN(prog, image))) != KB_OK)
+    if ((st = NV_CHECK(nv->GetCUBIN(prog, image))) != KB_OK)
         goto fail;
 
     *cubin = image;
@@ -159,18 +165,18 @@ kb_status kb_nvrtc_compile(const char *src, const char *name,
 fail:
     free(image);
     if (prog)
-        nvrtcDestroyProgram(&prog);
+        nv->DestroyProgram(&prog);
     opt_free(&o);
     return st;
 }
 
 int kb_nvrtc_version(int *major, int *minor)
 {
-    int ma, mi;
-    if (nvrtcVersion(&ma, &mi) != NVRTC_SUCCESS)
+    const kb_nvrtc_lib *nv = kb_nvrtc_lib_current();
+    if (!nv)
         return -1;
-    *major = ma;
-    *minor = mi;
+    *major = nv->major;
+    *minor = nv->minor;
     return 0;
 }
 

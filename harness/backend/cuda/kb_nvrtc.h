@@ -2,8 +2,9 @@
  * resource usage (registers, spills, stack, static shared memory) that ptxas
  * reports in the compile log.
  *
- * NVRTC is linked directly (CUDA::nvrtc): it needs no GPU and no driver, which
- * is what lets every kernel be compiled for sm_80/sm_89/sm_90 on any machine.
+ * NVRTC is dlopen'ed (kb_nvrtc_lib.h chooses which libnvrtc fits the driver); it needs
+ * no GPU and no driver, which is what lets every kernel be compiled for
+ * sm_80/sm_89/sm_90 on any machine.
  */
 #ifndef KB_NVRTC_H
 #define KB_NVRTC_H
@@ -23,13 +24,13 @@
  * Returns KB_ERR_COMPILE when the source does not compile or an option is
  * rejected (e.g. an architecture this NVRTC does not support), KB_ERR_OOM when
  * NVRTC ran out of memory, KB_ERR_SETUP when NVRTC's builtins are missing,
- * KB_ERR_INTERNAL otherwise. */
+ * KB_ERR_SETUP when no NVRTC can be loaded, KB_ERR_INTERNAL otherwise. */
 kb_status kb_nvrtc_compile(const char *src, const char *name,
                            const char *const *include_dirs, int n_inc,
                            const char *const *defines, int n_def, int sm,
                            void **cubin, size_t *cubin_bytes, kb_sb *log);
 
-/* NVRTC's version (e.g. 13, 0). Returns 0 on success, -1 on failure (outputs untouched). */
+/* The selected NVRTC's version (e.g. 13, 0; kb_nvrtc_lib_current). Returns 0 on success, -1 on failure (outputs untouched). */
 int kb_nvrtc_version(int *major, int *minor);
 
 /* Read the resources of kernel `entry` from a ptxas verbose log, e.g.

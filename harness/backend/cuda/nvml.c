@@ -29,6 +29,7 @@ typedef struct {
     nvml_ret (*PowerUsage)(nvml_device, unsigned *);
     nvml_ret (*Temperature)(nvml_device, int, unsigned *);
     nvml_ret (*Reasons)(nvml_device, unsigned long long *);
+    nvml_ret (*MigMode)(nvml_device, unsigned *, unsigned *);   /* OPTIONAL (R450+) */
 } nvml_api;
 
 struct kb_nvml {
@@ -102,6 +103,7 @@ static int load_api(kb_nvml *n, const char *path)
     /* renamed in R535; the old name stays exported as deprecated */
     *(void **)&a->Reasons = sym(n->dl, "nvmlDeviceGetCurrentClocksEventReasons",
                                 "nvmlDeviceGetCurrentClocksThrottleReasons");
+    *(void **)&a->MigMode = sym(n->dl, "nvmlDeviceGetMigMode", NULL);
     if (!a->Init || !a->Shutdown || !a->HandleByPciBusId || !a->HandleByUUID || !a->ClockInfo) {
         snprintf(n->why, sizeof n->why, "NVML unavailable: %s lacks nvmlInit_v2/nvmlDeviceGetHandleBy*/"
                  "nvmlDeviceGetClockInfo", path);
@@ -188,6 +190,26 @@ void kb_nvml_read(kb_nvml *n, kb_telemetry *s)
         s->reasons = reasons;
     }
     s->throttled = kb_telemetry_throttled(s->sm_clock_mhz, s->sm_clock_max_mhz, s->reasons);
+}
+
+int kb_nvml_mig_enabled(kb_nvml *n)
+{
+    unsigned current = 0, pending = 0;
+    if (!kb_nvml_available(n) || !n->api.MigMode)
+        return 0;
+    return n->api.MigMode(n->dev, &current, &pending) == 0 && current == 1;   /* NVML_DEVICE_MIG_ENABLE */
+}
+
+int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *max_mhz)
+{
+    unsigned v = 0, m = 0;
+    if (!kb_nvml_available(n) || !n->api.MaxClockInfo)
+        return 0;
+    if (n->api.ClockInfo(n->dev, NVML_CLOCK_SM, &v) != 0 || n->api.MaxClockInfo(n->dev, NVML_CLOCK_SM, &m) != 0)
+        return 0;
+    *mhz = (int)v;
+    *max_mhz = (int)m;
+    return 1;
 }
 
 void kb_nvml_close(kb_nvml *n)

@@ -24,6 +24,13 @@ int kb_nvml_available(const kb_nvml *n);
 const char *kb_nvml_why(const kb_nvml *n);
 /* Read one sample (available = 0 and why set when NVML is unavailable). */
 void kb_nvml_read(kb_nvml *n, kb_telemetry *out);
+/* 1 when the GPU found (by PCI bus id: the physical GPU) has MIG mode enabled, so the CUDA
+ * device is a MIG instance whose UUID NVML and nvidia-smi print as "MIG-..."; 0 otherwise or
+ * when NVML cannot tell. */
+int kb_nvml_mig_enabled(kb_nvml *n);
+/* Only the SM clock and its maximum [MHz], for a reading per sample (cheaper than
+ * kb_nvml_read). 1 when both were read, else 0 (unavailable or unsupported). */
+int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *max_mhz);
 /* Shut NVML down and free (NULL is fine). */
 void kb_nvml_close(kb_nvml *n);
 

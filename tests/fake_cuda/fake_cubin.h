@@ -1,0 +1,47 @@
+/* fake_cubin.h - what the driver double reads from a module image: a CUBIN (an ELF file
+ * of machine EM_CUDA, 190) parsed far enough to refuse what a real driver refuses and to
+ * describe each kernel entry as cuFuncGetAttribute would.
+ *
+ * Read from the image (layouts as NVRTC 12/13 write them; checked against NVRTC 13.0):
+ *   - the target arch: e_flags bits 8..15 for ELF ABI version >= 8 (CUDA 13's format,
+ *     e.g. 0x6005a04 = sm_90), bits 0..7 before (CUDA <= 12);
+ *   - the toolkit major from .note.nv.tkinfo ("Cuda compilation tools, release 13.0");
+ *   - entries: FUNC symbols with a .text.<name> section; per entry from .nv.info.<name>:
+ *     EIATTR_CBANK_PARAM_SIZE (0x19: parameter bytes), EIATTR_KPARAM_INFO (0x17: one per
+ *     parameter), EIATTR_MAX_THREADS (0x05: __launch_bounds__); registers from the global
+ *     .nv.info's EIATTR_REGCOUNT (0x2f, by symbol index); static shared memory from the
+ *     size of .nv.shared.<name> (less the 1 KiB reserved block sm_90+ images count in it).
+ */
+#ifndef FAKE_CUBIN_H
+#define FAKE_CUBIN_H
+
+#include <stddef.h>
+
+#define FAKE_MAX_ENTRIES 64
+
+typedef struct {
+    char name[128];
+    int param_bytes;        /* -1 unknown */
+    int n_params;           /* KPARAM_INFO records; -1 unknown */
+    int max_threads;        /* from __launch_bounds__, else 1024 */
+    int static_shmem;       /* [bytes] */
+    int regs;               /* -1 unknown */
+} fake_entry;
+
+typedef struct {
+    int sm;                 /* x10 */
+    int toolkit_major;      /* 0 unknown */
+    int n_entries;
+    fake_entry entries[FAKE_MAX_ENTRIES];
+} fake_image;
+
+/* Parse image (no size is passed to cuModuleLoadData: the ELF headers bound every read,
+ * and a header that points past itself is refused). 0 on success; -1 when the image is not
+ * a CUBIN of machine EM_CUDA (the caller answers CUDA_ERROR_INVALID_IMAGE). */
+__attribute__((visibility("hidden"))) int fake_cubin_parse(const void *image, fake_image *out);
+
+/* The entry called name, or NULL. */
+__attribute__((visibility("hidden"))) const fake_entry *fake_cubin_entry(const fake_image *img,
+                                                                         const char *name);
+
+#endif

@@ -1,0 +1,238 @@
+/* fake_launch.c - the driver double's modules, functions, launches and graphs (contract:
+ * fake_cuda.h). */
+#include "fake_state.h"
+
+#include <string.h>
+
+/* ---- modules and functions ---- */
+
+CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    NEED_CTX();
+    fmodule *mod = obj_new(K_MODULE, sizeof *mod);
+    if (!mod)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = CUDA_SUCCESS;
+    int dev = arch();
+    if (fake_cubin_parse(image, &mod->img) != 0)
+        r = CUDA_ERROR_INVALID_IMAGE;
+    else if (mod->img.toolkit_major * 1000 > driver())
+        r = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    else if (mod->img.sm / 10 != dev / 10 || mod->img.sm % 10 > dev % 10)
+        r = CUDA_ERROR_NO_BINARY_FOR_GPU;
+    if (r) {
+        obj_free(mod);
+        return r;
+    }
+    *m = (CUmodule)mod;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule m)
+{
+    NEED_INIT();
+    if (!obj_ok(m, K_MODULE))
+        return CUDA_ERROR_INVALID_HANDLE;
+    obj_free_functions_of(m);   /* its functions go with it */
+    obj_free(m);
+    return sticky;
+}
+
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    NEED_CTX();
+    if (!obj_ok(m, K_MODULE))
+        return CUDA_ERROR_INVALID_HANDLE;
+    const fake_entry *e = fake_cubin_entry(&((fmodule *)m)->img, name);
+    if (!e)
+        return CUDA_ERROR_NOT_FOUND;
+    ffunc *fn = obj_new(K_FUNC, sizeof *fn);
+    if (!fn)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fn->mod = (fmodule *)m;
+    fn->e = e;
+    fn->max_dyn = 48 * 1024 - e->static_shmem;
+    *f = (CUfunction)fn;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+    NEED_CTX();
+    if (!obj_ok(f, K_FUNC))
+        return CUDA_ERROR_INVALID_HANDLE;
+    const ffunc *fn = (const ffunc *)f;
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = fn->e->max_threads; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = fn->max_dyn; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = fn->e->static_shmem; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = fn->e->regs < 0 ? 32 : fn->e->regs; break;
+    default: *v = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+    NEED_CTX();
+    if (!obj_ok(f, K_FUNC))
+        return CUDA_ERROR_INVALID_HANDLE;
+    ffunc *fn = (ffunc *)f;
+    if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        return CUDA_SUCCESS;
+    if (v < 0 || v > OPTIN_SMEM - fn->e->static_shmem)
+        return CUDA_ERROR_INVALID_VALUE;
+    fn->max_dyn = v;
+    return CUDA_SUCCESS;
+}
+
+/* ---- launches ---- */
+
+static CUresult check_geometry(const ffunc *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shmem)
+{
+    unsigned long long threads = (unsigned long long)bx * by * bz;
+    if (!gx || !gy || !gz || !bx || !by || !bz || gx > 0x7fffffffu || gy > 65535 || gz > 65535)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (bx > 1024 || by > 1024 || bz > 64 || threads > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (threads > (unsigned long long)fn->e->max_threads)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((int)shmem > fn->max_dyn)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* The blocking kernel holds s from now on. */
+static void block(fstream *s, void **params)
+{
+    s->blocked = 1;
+    s->block_start = s->tail > host_ns ? s->tail : host_ns;
+    s->flag = *(volatile int **)params[0];
+    s->timed_out = *(int **)params[1];
+    s->timeout_ns = (double)*(unsigned long long *)params[2];
+    s->n_pending = 0;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem, CUstream h, void **params, void **extra)
+{
+    NEED_CTX();
+    host_ns += FAKE_LAUNCH_HOST_NS;
+    fstream *s = stream_of(h);
+    if (!obj_ok(f, K_FUNC) || !s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    const ffunc *fn = (const ffunc *)f;
+    CUresult r = check_geometry(fn, gx, gy, gz, bx, by, bz, shmem);
+    if (r)
+        return r;
+    if ((fn->e->n_params > 0 && !params && !extra) || (params && extra))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s->capturing) {
+        s->cap_ns += gpu(kernel_ns() + FAKE_GRAPH_NODE_NS);
+        return CUDA_SUCCESS;
+    }
+    if (!strcmp(fn->e->name, FAKE_BLOCK_ENTRY) && params) {
+        block(s, params);
+        return CUDA_SUCCESS;
+    }
+    if (++launches == fault_at())
+        fault_pending = 1;
+    enqueue(s, gpu(kernel_ns() + FAKE_EAGER_GPU_NS), NULL);
+    return CUDA_SUCCESS;
+}
+
+/* ---- graphs ---- */
+
+CUresult cuStreamBeginCapture(CUstream h, CUstreamCaptureMode m)
+{
+    NEED_CTX();
+    fstream *s = stream_of(h);
+    if (!s || s == &legacy)
+        return s ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_ERROR_INVALID_HANDLE;
+    (void)m;
+    if (s->capturing)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    s->capturing = 1;
+    s->invalidated = 0;
+    s->cap_ns = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamEndCapture(CUstream h, CUgraph *g)
+{
+    NEED_CTX();
+    fstream *s = stream_of(h);
+    if (!s || !s->capturing)
+        return s ? CUDA_ERROR_ILLEGAL_STATE : CUDA_ERROR_INVALID_HANDLE;
+    s->capturing = 0;
+    *g = NULL;
+    if (s->invalidated)
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    fgraph *gr = obj_new(K_GRAPH, sizeof *gr);
+    if (!gr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    gr->gpu_ns = s->cap_ns;
+    *g = (CUgraph)gr;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long f)
+{
+    NEED_CTX();
+    (void)f;
+    if (!obj_ok(g, K_GRAPH))
+        return CUDA_ERROR_INVALID_HANDLE;
+    fexec *x = obj_new(K_EXEC, sizeof *x);
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    x->gpu_ns = ((fgraph *)g)->gpu_ns;
+    *e = (CUgraphExec)x;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphUpload(CUgraphExec e, CUstream h)
+{
+    NEED_CTX();
+    fstream *s = stream_of(h);
+    if (!obj_ok(e, K_EXEC) || !s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fexec *x = (fexec *)e;
+    if (!x->uploaded)
+        enqueue(s, gpu(FAKE_UPLOAD_NS), NULL);
+    x->uploaded = 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec e, CUstream h)
+{
+    NEED_CTX();
+    host_ns += FAKE_LAUNCH_HOST_NS;
+    fstream *s = stream_of(h);
+    if (!obj_ok(e, K_EXEC) || !s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fexec *x = (fexec *)e;
+    if (++launches == fault_at())
+        fault_pending = 1;
+    enqueue(s, x->gpu_ns + (x->uploaded ? 0 : gpu(FAKE_UPLOAD_NS)), NULL);
+    x->uploaded = 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+    NEED_INIT();
+    if (!obj_ok(e, K_EXEC))
+        return CUDA_ERROR_INVALID_HANDLE;
+    obj_free(e);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph g)
+{
+    NEED_INIT();
+    if (!obj_ok(g, K_GRAPH))
+        return CUDA_ERROR_INVALID_HANDLE;
+    obj_free(g);
+    return CUDA_SUCCESS;
+}

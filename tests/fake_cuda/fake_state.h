@@ -1,0 +1,87 @@
+/* fake_state.h - the driver double's shared state and helpers, private to tests/fake_cuda/
+ * (fake_core.c defines them; fake_libcuda.c and fake_launch.c are the API). Hidden: nothing
+ * here is exported from the library, so no name can interpose with a host program's. */
+#ifndef FAKE_STATE_H
+#define FAKE_STATE_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fake_cubin.h"
+#include "fake_cuda.h"
+
+#define FAKE_HIDDEN __attribute__((visibility("hidden")))
+#define OPTIN_SMEM 232448          /* [bytes] the opt-in shared memory limit per block */
+#define MAX_ALLOCS 65536
+
+enum { K_CTX = 1, K_STREAM, K_EVENT, K_MODULE, K_FUNC, K_GRAPH, K_EXEC };
+
+typedef struct fevent fevent;
+typedef struct { double dur; fevent *ev; } op;        /* work (dur) or an event record */
+typedef struct {
+    double tail;            /* when the stream's queued work ends */
+    int blocked;            /* held by the blocking kernel */
+    double block_start;
+    volatile int *flag;
+    int *timed_out;
+    double timeout_ns;
+    op pending[8192];       /* queued behind the blocking kernel */
+    int n_pending;
+    int capturing, invalidated;
+    double cap_ns;          /* captured GPU time */
+} fstream;
+struct fevent { int recorded, known; double stamp; fstream *s; };
+typedef struct { fake_image img; } fmodule;
+typedef struct { fmodule *mod; const fake_entry *e; int max_dyn; } ffunc;
+typedef struct { double gpu_ns; } fgraph;
+typedef struct { double gpu_ns; int uploaded; } fexec;
+
+/* settings (fake_cuda.h) */
+FAKE_HIDDEN int arch(void);
+FAKE_HIDDEN int driver(void);
+FAKE_HIDDEN double slowdown(void);
+FAKE_HIDDEN double kernel_ns(void);
+FAKE_HIDDEN long fault_at(void);
+
+/* handles: every object the double made, by kind */
+FAKE_HIDDEN void *obj_new(int kind, size_t bytes);
+FAKE_HIDDEN int obj_ok(const void *p, int kind);
+FAKE_HIDDEN void obj_free(void *p);
+FAKE_HIDDEN void obj_free_functions_of(const void *module);
+
+/* state */
+FAKE_HIDDEN extern int initialised;
+FAKE_HIDDEN extern char primary_ctx_obj;           /* the primary context's handle */
+FAKE_HIDDEN extern __thread CUcontext current;     /* the calling thread's current context */
+FAKE_HIDDEN extern fstream legacy;                 /* the NULL stream */
+FAKE_HIDDEN extern double host_ns;                 /* the virtual host clock */
+FAKE_HIDDEN extern CUresult sticky;                /* a sticky fault */
+FAKE_HIDDEN extern long launches;                  /* launches so far (fault injection) */
+FAKE_HIDDEN extern int fault_pending;
+FAKE_HIDDEN extern fstream *streams[64];
+FAKE_HIDDEN extern int n_streams;
+FAKE_HIDDEN extern uintptr_t alloc_base[MAX_ALLOCS]; /* device and host-mapped allocations */
+FAKE_HIDDEN extern size_t alloc_size[MAX_ALLOCS];
+
+/* device memory */
+FAKE_HIDDEN int alloc_find(uintptr_t p);
+FAKE_HIDDEN int range_ok(uintptr_t p, size_t n);
+FAKE_HIDDEN CUresult alloc_add(void *m, size_t n);
+
+/* the virtual clock */
+FAKE_HIDDEN double gpu(double ns);                 /* a GPU duration under the slowdown */
+FAKE_HIDDEN void poll_all(void);                   /* blocking kernels look at their flags */
+FAKE_HIDDEN void enqueue(fstream *s, double dur, fevent *ev);
+FAKE_HIDDEN void wait_stream(fstream *s);          /* the host waits for everything on s */
+FAKE_HIDDEN CUresult capture_forbids(void);        /* a call illegal while a stream captures */
+FAKE_HIDDEN CUresult sync_point(void);             /* where a pending fault surfaces */
+FAKE_HIDDEN fstream *stream_of(CUstream h);        /* NULL for a handle not a stream */
+
+/* Every entry point: the host's time passes, the blocking kernel looks at its flag. */
+#define ENTER() do { host_ns += FAKE_CALL_NS; poll_all(); } while (0)
+#define NEED_INIT() do { ENTER(); if (!initialised) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+#define NEED_CTX() do { NEED_INIT(); if (!current) return CUDA_ERROR_INVALID_CONTEXT; \
+                        if (sticky) return sticky; } while (0)
+
+#endif

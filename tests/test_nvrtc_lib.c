@@ -1,0 +1,117 @@
+/* test_nvrtc_lib.c - NVRTC chosen at run time: the pure rules (which driver loads which
+ * NVRTC's CUBINs, which device runs which CUBIN arch) and the selection against the NVRTC
+ * of this machine's toolkit (CUDA 13: it fits a 13.0 driver, not a 12.4 one). */
+#include "check.h"
+#include "backend/cuda/kb_nvrtc.h"
+#include "backend/cuda/kb_nvrtc_lib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* CUDA Compatibility guide: 13.x needs >= 580 (CUDA 13.0), 12.x >= 525 (12.0), no crossing. */
+static void test_version_fit(void)
+{
+    CHECK(kb_nvrtc_min_driver(13) == 13000);
+    CHECK(kb_nvrtc_min_driver(12) == 12000);
+    CHECK(kb_nvrtc_min_branch(13) == 580);
+    CHECK(kb_nvrtc_min_branch(12) == 525);
+    CHECK(kb_nvrtc_min_branch(11) == 450);
+    CHECK(kb_nvrtc_min_branch(9) == 0);
+    CHECK(kb_nvrtc_fits(13, 13000));
+    CHECK(kb_nvrtc_fits(13, 13020));
+    CHECK(!kb_nvrtc_fits(13, 12090)); /* R575 */
+    CHECK(!kb_nvrtc_fits(13, 12040)); /* R550 */
+    CHECK(kb_nvrtc_fits(12, 12040));  /* minor-version compatibility inside 12 */
+    CHECK(kb_nvrtc_fits(12, 12000));
+    CHECK(kb_nvrtc_fits(12, 13000));  /* backward compatibility */
+    CHECK(!kb_nvrtc_fits(12, 11080));
+    CHECK(!kb_nvrtc_fits(0, 13000));
+}
+
+static void test_unfit_message(void)
+{
+    char m[512];
+    kb_nvrtc_unfit_message(m, sizeof m, 13, 12040);
+    CHECK_MSG(strstr(m, "CUDA 12.4 (12040)") && strstr(m, "NVRTC 13") && strstr(m, ">= 580") &&
+              strstr(m, "cuda-compat") && strstr(m, "libnvrtc.so.12"), "%s", m);
+    char tiny[8];
+    kb_nvrtc_unfit_message(tiny, sizeof tiny, 13, 12040);
+    CHECK(strlen(tiny) == 7);
+}
+
+/* A cubin for X.y runs only on X.z with z >= y. */
+static void test_arch_fit(void)
+{
+    char why[256] = "";
+    CHECK(kb_cubin_runs_on(90, 90, why, sizeof why));
+    CHECK(kb_cubin_runs_on(80, 86, why, sizeof why));
+    CHECK(kb_cubin_runs_on(80, 89, why, sizeof why));
+    CHECK(kb_cubin_runs_on(86, 89, why, sizeof why));
+    CHECK(why[0] == 0);
+    CHECK(!kb_cubin_runs_on(89, 86, why, sizeof why));
+    CHECK_MSG(strstr(why, "sm_89") && strstr(why, "8.6"), "%s", why);
+    CHECK(!kb_cubin_runs_on(80, 90, why, sizeof why));
+    CHECK_MSG(strstr(why, "9.0 (sm_90)") && strstr(why, "--arch sm_90"), "%s", why);
+    CHECK(!kb_cubin_runs_on(90, 80, why, sizeof why));
+    CHECK(!kb_cubin_runs_on(100, 90, why, sizeof why));
+}
+
+/* This machine has NVRTC 13 only (the toolkit kbench builds with). */
+static void test_select(void)
+{
+    char note[1024];
+    CHECK_MSG(kb_nvrtc_lib_select(13000, note, sizeof note) == KB_OK, "%s", note);
+    const kb_nvrtc_lib *l = kb_nvrtc_lib_current();
+    CHECK(l && l->major >= 13 && l->CompileProgram && l->GetCUBIN);
+    CHECK_MSG(strstr(note, "NVRTC 13."), "%s", note);
+    int ma = 0, mi = -1;
+    CHECK(kb_nvrtc_version(&ma, &mi) == 0 && ma == l->major && mi == l->minor);
+
+    /* an R550 driver: the only NVRTC found makes CUBINs it cannot load */
+    CHECK(kb_nvrtc_lib_select(12040, note, sizeof note) == KB_ERR_SETUP);
+    CHECK_MSG(strstr(note, "12040") && strstr(note, "NVRTC 13"), "%s", note);
+    CHECK(kb_nvrtc_lib_current() == NULL);
+    CHECK(kb_nvrtc_version(&ma, &mi) == -1);
+
+    /* KBENCH_LIBNVRTC is the user's explicit choice: the only candidate */
+    setenv("KBENCH_LIBNVRTC", "/nonexistent/libnvrtc.so.12", 1);
+    CHECK(kb_nvrtc_lib_select(13000, note, sizeof note) == KB_ERR_SETUP);
+    CHECK_MSG(strstr(note, "KBENCH_LIBNVRTC") && strstr(note, "/nonexistent/libnvrtc.so.12"), "%s", note);
+    setenv("KBENCH_LIBNVRTC", "libnvrtc.so.13", 1);
+    CHECK_MSG(kb_nvrtc_lib_select(13000, note, sizeof note) == KB_OK, "%s", note);
+    unsetenv("KBENCH_LIBNVRTC");
+
+    /* no driver (offline compile): the newest that loads */
+    CHECK_MSG(kb_nvrtc_lib_select(0, note, sizeof note) == KB_OK, "%s", note);
+    CHECK(kb_nvrtc_lib_current() != NULL);
+}
+
+/* A compile after the selection uses the selected library. */
+static void test_compile_after_select(void)
+{
+    char note[1024];
+    static const char src[] = "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = 1.f; }\n";
+    void *cubin = NULL;
+    size_t bytes = 0;
+    kb_sb log;
+    kb_sb_init(&log);
+    CHECK(kb_nvrtc_lib_select(12040, note, sizeof note) == KB_ERR_SETUP);
+    CHECK(kb_nvrtc_compile(src, "k.cu", NULL, 0, NULL, 0, 80, &cubin, &bytes, &log) == KB_ERR_SETUP);
+    CHECK_MSG(strstr(log.s, "KBENCH_LIBNVRTC"), "%s", log.s);
+    CHECK(cubin == NULL);
+    CHECK(kb_nvrtc_lib_select(13000, note, sizeof note) == KB_OK);
+    CHECK_MSG(kb_nvrtc_compile(src, "k.cu", NULL, 0, NULL, 0, 80, &cubin, &bytes, &log) == KB_OK, "%s", log.s);
+    CHECK(cubin && bytes > 100);
+    free(cubin);
+    kb_sb_free(&log);
+}
+
+int main(void)
+{
+    RUN(test_version_fit);
+    RUN(test_unfit_message);
+    RUN(test_arch_fit);
+    RUN(test_select);
+    RUN(test_compile_after_select);
+    TEST_MAIN_END();
+}
