@@ -401,13 +401,17 @@ static void test_check_against_independent_attention(void)
         const float *k = (const float *)(uintptr_t)launches.args[0][1].v.ptr;
         const float *v = (const float *)(uintptr_t)launches.args[0][2].v.ptr;
         float *o = (float *)(uintptr_t)launches.args[0][3].v.ptr;
-        /* the inputs are spread: Q and K in [-2, 2], V in [-1, 1] */
-        float qmax = 0, vmax = 0;
+        /* the inputs are spread: Q in [-2, 2] (every fourth row + 4), K in [0, 4], V in [-1, 1] */
+        float qmax = 0, q4min = INFINITY, kmin = INFINITY, vmax = 0;
         for (int64_t e = 0; e < n; e++) {
-            qmax = fmaxf(qmax, fabsf(q[e]));
+            if (e / d % 4 == 3)
+                q4min = fminf(q4min, q[e]);
+            else
+                qmax = fmaxf(qmax, fabsf(q[e]));
+            kmin = fminf(kmin, k[e]);
             vmax = fmaxf(vmax, fabsf(v[e]));
         }
-        CHECK(qmax > 1.5f && qmax <= 2.0f && vmax > 0.75f && vmax <= 1.0f);
+        CHECK(qmax > 1.5f && qmax <= 2.0f && q4min >= 2.0f && kmin >= 0.0f && vmax > 0.75f && vmax <= 1.0f);
 
         kb_verify vr;
         CHECK(F->check(&r, st, &vr) == KB_OK);
