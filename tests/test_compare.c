@@ -4,6 +4,7 @@
 #include "check.h"
 #include "quiet.h"
 #include "results/compare.h"
+#include "results/compare_out.h"
 #include "cli/report_cmd.h"
 #include "core/fsutil.h"
 
@@ -159,6 +160,20 @@ static void test_built_runs(void)
     c = find(&r, "once");
     CHECK(c && !c->have_test && c->verdict == KB_CMP_SAME);   /* one sample: no test, no verdict */
     CHECK(r.clocks_differ);
+    /* every format carries the warning that CPU and GPU times were mixed */
+    json_t *o = kb_compare_json(&a, &b, &r, 0.05);
+    CHECK(o && json_is_true(json_object_get(json_object_get(o, "summary"), "clocks_differ")));
+    CHECK(o && json_is_null(json_object_get(json_array_get(json_object_get(o, "cases"), 2), "p")));   /* one sample */
+    json_decref(o);
+    for (int f = KB_CMP_OUT_TEXT; f <= KB_CMP_OUT_HTML; f++) {
+        char *text = NULL;
+        size_t len;
+        FILE *out = open_memstream(&text, &len);
+        CHECK(kb_compare_write(&a, &b, &r, 0.05, (kb_cmp_format)f, out) == KB_OK);
+        fclose(out);
+        CHECK_MSG(strstr(text, "different clocks") || strstr(text, "\"clocks_differ\": true"), "format %d", f);
+        free(text);
+    }
     kb_compare_free(&r);
     kb_report_run_free(&a);
     kb_report_run_free(&b);
