@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""browser-check.py KBENCH RUN.jsonl [RUN.jsonl ...] [--model SUITE MODEL] - open
+"""browser-check.py KBENCH RUN.jsonl [RUN.jsonl ...] [--model SUITE MODEL] [--compare A B] - open
 `kbench report RUN --format html` (and with --model: SUITE run on the emulator, then
-`kbench model RUN --model MODEL --format html --with-report`, the report with the roll-up)
+`kbench model RUN --model MODEL --format html --with-report`, the report with the roll-up;
+with --compare: `kbench compare A B --format html`, its table sorted by B/A)
 in headless Chromium (Debian's `chromium`) and check, from the rendered DOM, that every chart
 drew (each <svg class="chart"> has marks with a non-empty box), that clicking a column header
 of the case table sorts it (ascending, then descending), that the filter hides the rows that do
@@ -32,7 +33,7 @@ try{
  var t=document.querySelector('table.sortable');
  if(t){
   var ths=t.tHead.rows[0].cells,col=-1;
-  for(var i=0;i<ths.length;i++){if(ths[i].textContent.indexOf('median_us')===0){col=i;}}
+  for(var i=0;i<ths.length;i++){if(ths[i].textContent.indexOf(SORTCOL)===0){col=i;}}
   function vals(){var v=[];Array.prototype.forEach.call(t.tBodies[0].rows,function(r){
     var x=parseFloat(r.cells[col].textContent);if(!isNaN(x)){v.push(x);}});return v;}
   function mono(v,d){for(var i=1;i<v.length;i++){if(d*(v[i]-v[i-1])<0){return false;}}return true;}
@@ -61,9 +62,14 @@ def chromium():
     return None
 
 
-def check(kbench, run, browser, tmp, model=None):
+def check(kbench, run, browser, tmp, model=None, compare=None):
     page = os.path.join(tmp, "report.html")
-    if model:
+    sort_col = "B/A" if compare else "median_us"
+    if compare:
+        rc = subprocess.run([kbench, "compare", compare[0], compare[1], "--format", "html", "--out", page]).returncode
+        if rc not in (0, 4):
+            return ["kbench compare exited %d" % rc]
+    elif model:
         subprocess.run([kbench, "model", run, "--model", model, "--format", "html", "--with-report", "--out", page],
                        check=True)
     else:
@@ -71,7 +77,7 @@ def check(kbench, run, browser, tmp, model=None):
     with open(page, encoding="utf-8") as f:
         html = f.read()
     with open(page, "w", encoding="utf-8") as f:
-        f.write(html.replace("</body>", CHECK_JS + "</body>"))
+        f.write(html.replace("</body>", CHECK_JS.replace("SORTCOL", json.dumps(sort_col)) + "</body>"))
     res = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
                           "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
                           "--user-data-dir=" + os.path.join(tmp, "profile"), "--dump-dom", "file://" + page],
@@ -93,7 +99,7 @@ def check(kbench, run, browser, tmp, model=None):
             problems.append("chart %s did not draw: %s" % (c["kind"], c))
     s = out["sorted"]
     if not s or s["n"] < 2 or not s["ascending"] or not s["descending"]:
-        problems.append("sorting by median_us failed: %s" % s)
+        problems.append("sorting by %s failed: %s" % (sort_col, s))
     fl = out["filtered"]
     if not fl or not (1 <= fl["shown"] < fl["rows"]):
         problems.append("filtering failed: %s" % fl)
@@ -114,7 +120,10 @@ def main():
     if not browser:
         print("chromium is not installed (apt-get install chromium): skipped")
         return 77
-    args, model = sys.argv[2:], None
+    args, model, compare = sys.argv[2:], None, None
+    if "--compare" in args:
+        i = args.index("--compare")
+        compare, args = args[i + 1:i + 3], args[:i] + args[i + 3:]
     if "--model" in args:
         i = args.index("--model")
         model, args = args[i + 1:i + 3], args[:i] + args[i + 3:]
@@ -131,6 +140,11 @@ def main():
                            stderr=subprocess.DEVNULL)
             for p in check(sys.argv[1], run, browser, tmp, model[1]):
                 print("FAIL %s with %s: %s" % (model[0], model[1], p))
+                failed = 1
+    if compare:
+        with tempfile.TemporaryDirectory() as tmp:
+            for p in check(sys.argv[1], " vs ".join(compare), browser, tmp, compare=compare):
+                print("FAIL compare %s: %s" % (" vs ".join(compare), p))
                 failed = 1
     return failed
 

@@ -4,7 +4,9 @@
 #include "check.h"
 #include "quiet.h"
 #include "results/compare.h"
+#include "results/compare_out.h"
 #include "cli/report_cmd.h"
+#include "core/fsutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -158,6 +160,20 @@ static void test_built_runs(void)
     c = find(&r, "once");
     CHECK(c && !c->have_test && c->verdict == KB_CMP_SAME);   /* one sample: no test, no verdict */
     CHECK(r.clocks_differ);
+    /* every format carries the warning that CPU and GPU times were mixed */
+    json_t *o = kb_compare_json(&a, &b, &r, 0.05);
+    CHECK(o && json_is_true(json_object_get(json_object_get(o, "summary"), "clocks_differ")));
+    CHECK(o && json_is_null(json_object_get(json_array_get(json_object_get(o, "cases"), 2), "p")));   /* one sample */
+    json_decref(o);
+    for (int f = KB_CMP_OUT_TEXT; f <= KB_CMP_OUT_HTML; f++) {
+        char *text = NULL;
+        size_t len;
+        FILE *out = open_memstream(&text, &len);
+        CHECK(kb_compare_write(&a, &b, &r, 0.05, (kb_cmp_format)f, out) == KB_OK);
+        fclose(out);
+        CHECK_MSG(strstr(text, "different clocks") || strstr(text, "\"clocks_differ\": true"), "format %d", f);
+        free(text);
+    }
     kb_compare_free(&r);
     kb_report_run_free(&a);
     kb_report_run_free(&b);
@@ -188,11 +204,179 @@ static void test_exit_codes(void)
     CHECK(cmd("--help", NULL, NULL, NULL) == KB_EXIT_OK);
 }
 
+/* ---- the output formats (--format md|json|html, --out) ---- */
+
+static char tmp_dir[] = "/tmp/kb_compare_XXXXXX";
+
+/* kbench compare A B --format f --out DIR/name; returns the exit code, *text the file (or NULL). */
+static int cmd_out(const char *a, const char *b, const char *f, const char *name, char **text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+    char *argv[8] = { "compare", (char *)a, (char *)b, "--format", (char *)f, "--out", path, NULL };
+    int rc = run_quiet(kb_cmd_compare, argv);
+    *text = NULL;
+    if (kb_fs_read_all(path, text, NULL) != KB_OK) *text = NULL;
+    return rc;
+}
+
+/* The comparison of the recorded runs A and B, for the expected values. */
+static int recorded(kb_report_run *a, kb_report_run *b, kb_cmp_result *r)
+{
+    if (!load(RUN_A, a)) return 0;
+    if (!load(RUN_B, b)) { kb_report_run_free(a); return 0; }
+    CHECK(kb_compare_runs(a, b, 0.05, r) == KB_OK);
+    return 1;
+}
+
+static void test_format_json(void)
+{
+    kb_report_run a, b;
+    kb_cmp_result r;
+    if (!recorded(&a, &b, &r)) return;
+    char *text;
+    CHECK(cmd_out(RUN_A, RUN_B, "json", "c.json", &text) == KB_EXIT_REGRESS);   /* exit code as with text */
+    json_error_t e;
+    json_t *o = text ? json_loads(text, 0, &e) : NULL;
+    CHECK_MSG(o != NULL, "%s", text ? e.text : "no file");
+    json_t *runs = json_object_get(o, "runs"), *cases = json_object_get(o, "cases");
+    CHECK(json_array_size(runs) == 2 && json_array_size(cases) == r.n);
+    CHECK(strcmp(json_string_value(json_object_get(json_array_get(runs, 1), "run_id")), b.run_id) == 0);
+    CHECK(json_real_value(json_object_get(json_object_get(o, "settings"), "threshold")) == 0.05);
+    CHECK(json_real_value(json_object_get(o, "geomean")) == r.geomean);
+    json_t *sum = json_object_get(o, "summary");
+    CHECK(json_integer_value(json_object_get(sum, "compared")) == 12 && json_integer_value(json_object_get(sum, "not_compared")) == 6);
+    json_t *regs = json_object_get(o, "regressions");
+    CHECK(json_array_size(regs) == 1);
+    CHECK(strcmp(json_string_value(json_object_get(json_array_get(regs, 0), "case_id")), GEMM("bf16")) == 0);
+    for (size_t i = 0; i < r.n && i < json_array_size(cases); i++) {
+        const kb_cmp_case *c = &r.cases[i];
+        json_t *jc = json_array_get(cases, i);
+        CHECK(strcmp(json_string_value(json_object_get(jc, "case_id")), c->case_id) == 0);
+        int compared = c->a && c->b && c->verdict != KB_CMP_NOT_COMPARED;
+        CHECK(compared ? json_real_value(json_object_get(jc, "ratio")) == c->ratio : json_is_null(json_object_get(jc, "ratio")));
+        CHECK(json_is_null(json_object_get(jc, "a")) == !c->a && json_is_null(json_object_get(jc, "b")) == !c->b);
+        if (c->a && c->b)
+            CHECK(strcmp(json_string_value(json_object_get(jc, "verdict")), kb_cmp_verdict_name(c->verdict)) == 0);
+    }
+    json_t *only_b = json_array_get(cases, r.n - 1);
+    CHECK(strcmp(json_string_value(json_object_get(only_b, "in")), "b") == 0);
+    json_decref(o);
+    free(text);
+    kb_compare_free(&r);
+    kb_report_run_free(&a);
+    kb_report_run_free(&b);
+}
+
+static void test_format_md(void)
+{
+    char *text;
+    CHECK(cmd_out(RUN_A, RUN_B, "md", "c.md", &text) == KB_EXIT_REGRESS);
+    if (!text) { CHECK(text != NULL); return; }
+    CHECK(strstr(text, "\n| case | A median_us | B median_us | B/A | p | verdict |\n|---|") != NULL);
+    int rows = 0;
+    for (const char *l = strstr(text, "|---|"); l && (l = strchr(l, '\n')) && l[1] == '|'; l++)
+        rows++;
+    CHECK(rows == 20);                                    /* one row per case of either run */
+    CHECK(strstr(text, "| " GEMM("bf16") " | 193.4 gpu | 211.8 gpu | 1.095 | 1.4e-09 | **regression** |\n") != NULL);
+    CHECK(strstr(text, "| softmax/online(block=256)/fp16/4096x32000/pad0/eager | fault | fault |  |  | not_compared |") != NULL);
+    CHECK(strstr(text, "Geometric mean of B/A over 12 cases: **0.9985**") != NULL);
+    CHECK(strstr(text, "## Regressions\n\n- `" GEMM("bf16") "`: B/A 1.095") != NULL);
+    free(text);
+    CHECK(cmd_out(RUN_A, RUN_A, "md", "same.md", &text) == KB_EXIT_OK);
+    CHECK(text && strstr(text, "## Regressions\n\nNone.\n") != NULL);
+    free(text);
+}
+
+/* 1 when every element of the page is closed in order (void elements as <x/>). */
+static int well_formed(const char *s)
+{
+    char stack[64][32];
+    int depth = 0;
+    for (const char *p = strchr(s, '<'); p; p = strchr(p + 1, '<')) {
+        if (p[1] == '!') continue;                        /* <!DOCTYPE html> */
+        const char *end = strchr(p, '>');
+        if (!end) return 0;
+        int closing = p[1] == '/';
+        const char *name = p + 1 + closing;
+        size_t n = strcspn(name, " />\n");
+        if (n == 0 || n >= 32) return 0;
+        if (end[-1] == '/') continue;                    /* <meta .../> */
+        if (!closing) {
+            if (depth == 64) return 0;
+            memcpy(stack[depth], name, n);
+            stack[depth++][n] = 0;
+        } else if (depth == 0 || strlen(stack[depth - 1]) != n || strncmp(stack[--depth], name, n) != 0) {
+            return 0;
+        }
+    }
+    return depth == 0;
+}
+
+static int count(const char *s, const char *end, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(s, what); p && (!end || p < end); p = strstr(p + 1, what)) n++;
+    return n;
+}
+
+static void test_format_html(void)
+{
+    char *text;
+    CHECK(cmd_out(RUN_A, RUN_B, "html", "c.html", &text) == KB_EXIT_REGRESS);
+    if (!text) { CHECK(text != NULL); return; }
+    CHECK(well_formed(text));
+    CHECK(!strstr(text, "src=") && !strstr(text, "href=") && !strstr(text, "@import"));   /* self-contained */
+    const char *chart = strstr(text, "<svg class=\"chart\" data-chart=\"ratio\"");
+    const char *chart_end = chart ? strstr(chart, "</svg>") : NULL;
+    CHECK(chart && chart_end);
+    if (chart && chart_end) {
+        CHECK(count(chart, chart_end, "<rect ") == 12);                    /* one bar per compared case */
+        CHECK(count(chart, chart_end, "fill=\"#c62828\"") == 1);           /* the one regression in red */
+        CHECK(count(chart, chart_end, "<title>" GEMM("bf16") ": B/A 1.095 (regression)</title>") == 1);
+    }
+    const char *body = strstr(text, "<tbody>");
+    CHECK(body && count(body, strstr(body, "</tbody>"), "<tr>") == 20);
+    CHECK(strstr(text, "<ul id=\"regressions\">\n<li><code>" GEMM("bf16") "</code>") != NULL);
+    CHECK(strstr(text, "class=\"sortable\"") && strstr(text, "<script>"));
+    free(text);
+    /* a page with nothing compared still closes every element and draws no chart */
+    CHECK(well_formed("<p><b>x</b><br/></p>") && !well_formed("<p><b>x</p></b>"));
+}
+
+static void test_format_errors(void)
+{
+    char *text;
+    CHECK(cmd_out(RUN_A, RUN_B, "xml", "bad.x", &text) == KB_EXIT_INPUT && text == NULL);
+    CHECK(cmd_out(RUN_EMU, RUN_A, "json", "unrelated.json", &text) == KB_EXIT_INPUT && text == NULL);
+    CHECK(cmd_out(RUN_A, "tests/data/missing.jsonl", "md", "missing.md", &text) == KB_EXIT_INPUT && text == NULL);
+    CHECK(cmd_out(RUN_A, RUN_A, "text", "same.txt", &text) == KB_EXIT_OK);
+    CHECK(text && strstr(text, "geometric mean of B/A over 13 cases: 1.0000"));
+    free(text);
+    /* --out naming a compared run is refused before anything is written */
+    char *argv[6] = { "compare", RUN_A, RUN_B, "--out", RUN_B, NULL };
+    CHECK(run_quiet(kb_cmd_compare, argv) == KB_EXIT_INPUT);
+    kb_report_run b;
+    if (load(RUN_B, &b)) { CHECK(b.n == 19); kb_report_run_free(&b); }
+    char dir_out[300];
+    snprintf(dir_out, sizeof dir_out, "%s/no/such/dir/c.md", tmp_dir);
+    char *argv2[8] = { "compare", RUN_A, RUN_B, "-f", "md", "-o", dir_out, NULL };
+    CHECK(run_quiet(kb_cmd_compare, argv2) == KB_EXIT_SETUP);
+}
+
 int main(void)
 {
     RUN(test_mann_whitney_known_values);
     RUN(test_recorded_runs);
     RUN(test_built_runs);
     RUN(test_exit_codes);
+    if (!mkdtemp(tmp_dir)) { perror("mkdtemp"); return 1; }
+    RUN(test_format_json);
+    RUN(test_format_md);
+    RUN(test_format_html);
+    RUN(test_format_errors);
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf %s", tmp_dir);
+    if (system(rm) != 0) fprintf(stderr, "cannot remove %s\n", tmp_dir);
     TEST_MAIN_END();
 }

@@ -3,6 +3,7 @@
 #include "cli/report_cmd.h"
 
 #include "results/compare.h"
+#include "results/compare_out.h"
 #include "results/report.h"
 #include "results/store.h"
 #include "results/store_query.h"
@@ -26,8 +27,24 @@ typedef struct {
 
 static void report_defaults(void *o) { ((report_opts *)o)->format = "md"; }
 
-/* Write the report into path.tmp, then rename: a reader never sees half a report. */
-static int report_to_file(const kb_report_run *run, kb_report_format f, const char *path)
+/* What an output file is filled by: the report of a run, or a comparison. */
+typedef struct {
+    const kb_report_run *run, *b;
+    kb_report_format report;
+    const kb_cmp_result *cmp;
+    double threshold;
+    kb_cmp_format cmp_format;
+} out_job;
+
+static kb_status out_write(const out_job *j, FILE *out)
+{
+    if (j->cmp)
+        return kb_compare_write(j->run, j->b, j->cmp, j->threshold, j->cmp_format, out);
+    return kb_report_write(j->run, j->report, out);
+}
+
+/* Write into path.tmp, then rename: a reader never sees half a report. */
+static int write_to_file(const out_job *j, const char *path)
 {
     kb_sb tmp;
     kb_sb_init(&tmp);
@@ -38,7 +55,7 @@ static int report_to_file(const kb_report_run *run, kb_report_format f, const ch
         kb_sb_free(&tmp);
         return KB_EXIT_SETUP;
     }
-    kb_status st = kb_report_write(run, f, out);
+    kb_status st = out_write(j, out);
     if (fclose(out) != 0) st = KB_ERR_IO;
     if (st == KB_OK && rename(tmp.s, path) != 0) st = KB_ERR_IO;
     if (st != KB_OK) {
@@ -47,6 +64,18 @@ static int report_to_file(const kb_report_run *run, kb_report_format f, const ch
     }
     kb_sb_free(&tmp);
     return st == KB_OK ? KB_EXIT_OK : KB_EXIT_SETUP;
+}
+
+/* To path (complete or not at all), or to stdout when path is NULL. */
+static int write_out(const out_job *j, const char *path)
+{
+    if (path)
+        return write_to_file(j, path);
+    if (out_write(j, stdout) != KB_OK || fflush(stdout) != 0) {
+        fprintf(stderr, "kbench: cannot write the output: %s\n", strerror(errno));
+        return KB_EXIT_SETUP;
+    }
+    return KB_EXIT_OK;
 }
 
 /* 1 when a and b name the same existing file. */
@@ -75,13 +104,8 @@ static int report_main(void *opts)
         return KB_EXIT_INPUT;
     }
     kb_sb_free(&err);
-    int rc = KB_EXIT_OK;
-    if (o->out) {
-        rc = report_to_file(&run, f, o->out);
-    } else if (kb_report_write(&run, f, stdout) != KB_OK || fflush(stdout) != 0) {
-        fprintf(stderr, "kbench: cannot write the report: %s\n", strerror(errno));
-        rc = KB_EXIT_SETUP;
-    }
+    out_job job = { .run = &run, .report = f };
+    int rc = write_out(&job, o->out);
     kb_report_run_free(&run);
     return rc;
 }
@@ -205,12 +229,21 @@ typedef struct {
     const char *runs[2];
     double threshold;
     const char *results;
+    const char *format;
+    const char *out;
 } compare_opts;
 
-static void compare_defaults(void *o) { ((compare_opts *)o)->threshold = 0.05; }
-
-static int compare_loaded(kb_report_run *a, kb_report_run *b, double threshold)
+static void compare_defaults(void *o)
 {
+    ((compare_opts *)o)->threshold = 0.05;
+    ((compare_opts *)o)->format = "text";
+}
+
+static int compare_loaded(kb_report_run *a, kb_report_run *b, const compare_opts *o)
+{
+    double threshold = o->threshold;
+    kb_cmp_format f = KB_CMP_OUT_TEXT;
+    kb_cmp_format_parse(o->format, &f);   /* checked against its choices by cli/opts */
     kb_cmp_result cmp;
     if (kb_compare_runs(a, b, threshold, &cmp) != KB_OK) {
         fprintf(stderr, "kbench: out of memory\n");
@@ -222,9 +255,10 @@ static int compare_loaded(kb_report_run *a, kb_report_run *b, double threshold)
                 a->source, b->source);
         rc = KB_EXIT_INPUT;
     } else {
-        kb_compare_print(a, b, &cmp, threshold, stdout);
-        fflush(stdout);
-        rc = cmp.n_regressions > 0 ? KB_EXIT_REGRESS : KB_EXIT_OK;
+        out_job job = { .run = a, .b = b, .cmp = &cmp, .threshold = threshold, .cmp_format = f };
+        rc = write_out(&job, o->out);
+        if (rc == KB_EXIT_OK && cmp.n_regressions > 0)
+            rc = KB_EXIT_REGRESS;
     }
     kb_compare_free(&cmp);
     return rc;
@@ -233,6 +267,10 @@ static int compare_loaded(kb_report_run *a, kb_report_run *b, double threshold)
 static int compare_main(void *opts)
 {
     compare_opts *o = opts;
+    for (int k = 0; k < 2 && o->out; k++)
+        if (same_file(o->out, o->runs[k]))
+            return kb_opts_fail(&kb_command_compare, "--out", "%s is run %c being compared; the output would "
+                                "replace its records", o->out, "AB"[k]);
     kb_report_run a, b;
     kb_sb err;
     kb_sb_init(&err);
@@ -243,7 +281,7 @@ static int compare_main(void *opts)
         if (kb_report_run_load(o->runs[1], o->results, &b, &err) != KB_OK) {
             fprintf(stderr, "kbench: %s\n", err.s);
         } else {
-            rc = compare_loaded(&a, &b, o->threshold);
+            rc = compare_loaded(&a, &b, o);
             kb_report_run_free(&b);
         }
         kb_report_run_free(&a);
@@ -258,6 +296,11 @@ static const kb_opt compare_opt_rows[] = {
       0 },
     { "--results", NULL, KB_OPT_STR, offsetof(compare_opts, results), "DIR",
       "where run ids are looked up (default results)", 0, 0, 0, NULL, 0 },
+    { "--format", "-f", KB_OPT_CHOICE, offsetof(compare_opts, format), "FMT",
+      "text (default), md, json (fields in docs/compare.md) or html (a self-contained page)", 0, 0, 0,
+      kb_cmp_format_names, 0 },
+    { "--out", "-o", KB_OPT_STR, offsetof(compare_opts, out), "FILE",
+      "write to FILE (complete or not at all) instead of stdout; the exit code is unchanged", 0, 0, 0, NULL, 0 },
 };
 
 const kb_command kb_command_compare = {

@@ -169,9 +169,17 @@ void kb_compare_free(kb_cmp_result *r)
     memset(r, 0, sizeof *r);
 }
 
+static const char *const verdict_names[] = { "same", "regression", "improvement", "not_compared" };
+
+const char *kb_cmp_verdict_name(kb_cmp_verdict v)
+{
+    return (unsigned)v < sizeof verdict_names / sizeof verdict_names[0] ? verdict_names[v] : "?";
+}
+
+/* The console's word: a regression stands out in capitals. */
 static const char *verdict_word(kb_cmp_verdict v)
 {
-    return v == KB_CMP_REGRESSION ? "REGRESSION" : v == KB_CMP_IMPROVEMENT ? "improvement" : "same";
+    return v == KB_CMP_REGRESSION ? "REGRESSION" : kb_cmp_verdict_name(v);
 }
 
 static void run_line(FILE *out, const char *tag, const kb_report_run *r)

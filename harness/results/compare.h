@@ -54,6 +54,9 @@ typedef struct {
 kb_status kb_compare_runs(const kb_report_run *a, const kb_report_run *b, double threshold, kb_cmp_result *out);
 void kb_compare_free(kb_cmp_result *r);
 
+/* "same", "regression", "improvement", "not_compared" (the JSON words). */
+const char *kb_cmp_verdict_name(kb_cmp_verdict v);
+
 /* Print the comparison as an aligned table with a summary, the geometric mean and the
  * cases found in only one run. */
 void kb_compare_print(const kb_report_run *a, const kb_report_run *b, const kb_cmp_result *r,
