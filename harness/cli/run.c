@@ -17,19 +17,12 @@
 
 #include <errno.h>
 #include <libgen.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static void on_signal(int sig)
-{
-    kb_interrupt_set(sig);  /* every long loop polls it (kb_interrupted) */
-    signal(sig, SIG_DFL);   /* a second Ctrl-C ends the process at once */
-}
 
 /* What every case of one run shares. */
 typedef struct {
@@ -313,17 +306,6 @@ static int run_one(void *user, const kb_walk_item *it)
     return 0;
 }
 
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    /* the case in flight runs to its record: blocking calls must not fail with EINTR */
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 /* Walk the plan twice (count, then run). 0, or -1 when out of memory. */
 static int run_cases(run_ctx *x)
 {
@@ -349,7 +331,7 @@ static int run_cases(run_ctx *x)
     if (!o->quiet)
         kb_console_header(x->dev.caps, x->id_width);
     kb_progress_start(&x->pg, x->todo);
-    install_signals();
+    kb_interrupt_install();
     int rc = kb_walk(&x->plan, &wo, run_one, x, NULL);
     kb_progress_clear(&x->pg);
     return rc < 0 ? -1 : 0;

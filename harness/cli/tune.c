@@ -9,28 +9,11 @@
 #include "tune/prune.h"
 
 #include <libgen.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static void on_signal(int sig)
-{
-    kb_interrupt_set(sig);  /* the case in flight stops (kb_interrupted); finished ones are kept */
-    signal(sig, SIG_DFL);   /* a second Ctrl-C ends the process at once */
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 /* Open the backend and plan the suite. An exit code, or -1 to go on. */
 static int open_backend(kb_tune_session *x)
@@ -159,7 +142,7 @@ static int search_all(kb_tune_session *x)
     if (x->key.emulator)
         fprintf(stderr, "kbench: emulator timings are CPU time: the database marks them so, and export refuses "
                 "them without --allow-cpu\n");
-    install_signals();
+    kb_interrupt_install();
     for (int i = 0; i < x->space.n; i++)
         if (kb_tune_session_problem(x, &x->space.problems[i]) < 0)
             return -1;

@@ -20,6 +20,22 @@ static volatile sig_atomic_t interrupt_sig;
 void kb_interrupt_set(int sig) { interrupt_sig = sig; }
 int kb_interrupted(void) { return interrupt_sig; }
 
+static void on_interrupt(int sig)
+{
+    interrupt_sig = sig;
+    signal(sig, SIG_DFL);   /* a second Ctrl-C ends the process at once */
+}
+
+void kb_interrupt_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 const char *kb_status_name(kb_status s)
 {
     if ((unsigned)s >= KB_STATUS_COUNT)

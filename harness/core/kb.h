@@ -33,6 +33,9 @@ const char *kb_status_name(kb_status s); /* "ok", "input", ... never NULL */
  * them promptly. Async-signal-safe to set. ---- */
 void kb_interrupt_set(int sig);
 int kb_interrupted(void);            /* the signal that arrived, 0 when none */
+/* A command's handler for SIGINT and SIGTERM: the first sets the flag (blocking calls
+ * restart, so the case in flight runs to its record), a second ends the process at once. */
+void kb_interrupt_install(void);
 
 /* ---- process exit codes (documented in README) ---- */
 enum {
