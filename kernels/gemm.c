@@ -67,32 +67,7 @@ static const kb_param params[] = {
 };
 
 /* ---- geometry every stage agrees on ---- */
-typedef struct {
-    int64_t m, n, k;
-    int a_t, b_t;            /* A stored K x M, B stored N x K */
-    int64_t lda, ldb, ldc;   /* [elements], pad included */
-    int64_t a_rows, b_rows;  /* stored rows of A and B */
-    size_t esz, osz;         /* [bytes] operand and C/D elements */
-} gemm_geo;
-
 static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
-
-static gemm_geo geo_of(const kb_case *c)
-{
-    gemm_geo g;
-    int l = (int)c->params[P_LAYOUT];
-    g.m = c->dims[0], g.n = c->dims[1], g.k = c->dims[2];
-    g.a_t = l == L_TN || l == L_TT;
-    g.b_t = l == L_NT || l == L_TT;
-    g.lda = (g.a_t ? g.m : g.k) + c->pad;
-    g.ldb = (g.b_t ? g.k : g.n) + c->pad;
-    g.ldc = g.n + c->pad;
-    g.a_rows = g.a_t ? g.k : g.m;
-    g.b_rows = g.b_t ? g.n : g.k;
-    g.esz = kb_dtype_size(c->dtype);
-    g.osz = c->dtype == KB_DT_INT8 ? 4 : is_fp8(c->dtype) ? 2 : g.esz;   /* int32; fp8: bf16 C/D */
-    return g;
-}
 
 static int mma_k_of(kb_dtype d)
 {
@@ -173,7 +148,7 @@ static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_
 
 static int gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
-    gemm_geo g = geo_of(c);
+    kb_gemm_geo g = kb_gemm_geo_of(c);
     const int64_t *p = c->params;
     if (c->pad < 0)
         REFUSE("pad=%d: must be >= 0", c->pad);
@@ -203,7 +178,7 @@ static void gemm_defines(const kb_case *c, kb_sb *out)
     /* one kernel per module: only the case's variant is compiled (and static_asserted) */
     kb_sb_printf(out, "GEMM_VARIANT=%d\n", c->variant);
     if (c->variant == V_MMA) {   /* rows 16-byte aligned: cp.async; otherwise register staging */
-        gemm_geo g = geo_of(c);
+        kb_gemm_geo g = kb_gemm_geo_of(c);
         kb_sb_printf(out, "GEMM_ASYNC_A=%d\nGEMM_ASYNC_B=%d\n", g.lda * (int64_t)g.esz % 16 == 0,
                      g.ldb * (int64_t)g.esz % 16 == 0);
     }
@@ -211,7 +186,7 @@ static void gemm_defines(const kb_case *c, kb_sb *out)
 
 static kb_work gemm_work(const kb_case *c)
 {
-    gemm_geo g = geo_of(c);
+    kb_gemm_geo g = kb_gemm_geo_of(c);
     double m = (double)g.m, nn = (double)g.n, k = (double)g.k;
     int beta = c->params[P_BETA] != 0;
     kb_work w = { 0 };
@@ -224,7 +199,7 @@ static kb_work gemm_work(const kb_case *c)
 
 /* ---- execution: inputs, reference, launch, check ---- */
 typedef struct {
-    gemm_geo g;
+    kb_gemm_geo g;
     float scale_a, scale_b;     /* fp8 per-tensor scales (powers of two), else 1 */
     kb_dptr d_a, d_b, d_c, d_d;
     float *a, *b;               /* dequantised logical A [m][k] and B [k][n] */
@@ -348,7 +323,7 @@ static void state_free(gemm_state *s)
  * Returns -1 when out of memory. */
 static int reference(gemm_state *s, const kb_case *c, const float *cf)
 {
-    const gemm_geo *g = &s->g;
+    const kb_gemm_geo *g = &s->g;
     int64_t macs_per_row = g->n * g->k, max_rows = REF_MAX_MACS / (macs_per_row ? macs_per_row : 1);
     s->ref_rows = g->m < max_rows ? g->m : max_rows < 2 ? (g->m < 2 ? g->m : 2) : max_rows;
     s->rows = malloc((size_t)s->ref_rows * sizeof *s->rows);
@@ -382,7 +357,7 @@ static int reference(gemm_state *s, const kb_case *c, const float *cf)
 static kb_status plan_cublaslt(kb_run *r, gemm_state *s)
 {
     const kb_case *c = r->c;
-    const gemm_geo *g = &s->g;
+    const kb_gemm_geo *g = &s->g;
     const int64_t *p = c->params;
     kb_vendor_op op = { .kind = KB_VOP_MATMUL, .u.mm = {
         .dtype = c->dtype, .m = g->m, .n = g->n, .k = g->k, .a_trans = g->a_t, .b_trans = g->b_t,
@@ -401,7 +376,7 @@ static kb_status plan_cublaslt(kb_run *r, gemm_state *s)
  * depends on. s takes cf. */
 static void expose_inputs(kb_run *r, gemm_state *s, float *cf)
 {
-    const gemm_geo *g = &s->g;
+    const kb_gemm_geo *g = &s->g;
     int64_t sa[2] = { g->m, g->k }, sb[2] = { g->k, g->n }, sc[2] = { g->m, g->n };
     s->c = cf;
     kb_run_expose(r, "a", s->a, sa, 2);
@@ -423,7 +398,7 @@ static kb_status gemm_setup(kb_run *r, void **state)
     float *cf = NULL;
     if (!s)
         return kb_run_fail(r, KB_ERR_OOM, "host allocation of the gemm state");
-    gemm_geo g = s->g = geo_of(c);
+    kb_gemm_geo g = s->g = kb_gemm_geo_of(c);
     int beta = c->params[P_BETA] != 0;
     size_t a_bytes = (size_t)(g.a_rows * g.lda) * g.esz, b_bytes = (size_t)(g.b_rows * g.ldb) * g.esz;
     size_t d_bytes = (size_t)(g.m * g.ldc) * g.osz;
@@ -496,7 +471,7 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
 {
     const kb_case *c = r->c;
     gemm_state *s = state;
-    const gemm_geo *g = &s->g;
+    const kb_gemm_geo *g = &s->g;
     if (c->variant == V_CUBLASLT)
         return kb_run_vendor_run(r, s->plan);
     kb_geom geom = kb_gemm_geom(c);
@@ -525,7 +500,7 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
  * int8 accumulates in int32 and is exact. */
 static void gemm_tolerance(const kb_case *c, const gemm_state *s, double *atol, double *rtol)
 {
-    const gemm_geo *g = &s->g;
+    const kb_gemm_geo *g = &s->g;
     if (c->dtype == KB_DT_INT8) {
         *atol = *rtol = 0.0;
         return;
@@ -547,7 +522,7 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
 {
     const kb_case *c = r->c;
     gemm_state *s = state;
-    const gemm_geo *g = &s->g;
+    const kb_gemm_geo *g = &s->g;
     kb_status st = kb_run_download(r, s->h_d, s->d_d, (size_t)(g->m * g->ldc) * g->osz);
     if (st != KB_OK)
         return st;

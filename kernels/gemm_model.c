@@ -11,18 +11,27 @@ typedef struct {
 
 static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
 
+kb_gemm_geo kb_gemm_geo_of(const kb_case *c)
+{
+    kb_gemm_geo g;
+    int l = (int)c->params[P_LAYOUT];
+    g.m = c->dims[0], g.n = c->dims[1], g.k = c->dims[2];
+    g.a_t = l == L_TN || l == L_TT;
+    g.b_t = l == L_NT || l == L_TT;
+    g.lda = (g.a_t ? g.m : g.k) + c->pad;
+    g.ldb = (g.b_t ? g.k : g.n) + c->pad;
+    g.ldc = g.n + c->pad;
+    g.a_rows = g.a_t ? g.k : g.m;
+    g.b_rows = g.b_t ? g.n : g.k;
+    g.esz = kb_dtype_size(c->dtype);
+    g.osz = c->dtype == KB_DT_INT8 ? 4 : is_fp8(c->dtype) ? 2 : g.esz;   /* int32; fp8: bf16 C/D */
+    return g;
+}
+
 static dims_t dims_of(const kb_case *c)
 {
-    dims_t d;
-    int l = (int)c->params[P_LAYOUT];
-    d.m = c->dims[0], d.n = c->dims[1], d.k = c->dims[2];
-    d.a_t = l == L_TN || l == L_TT;
-    d.b_t = l == L_NT || l == L_TT;
-    d.lda = (d.a_t ? d.m : d.k) + c->pad;
-    d.ldb = (d.b_t ? d.k : d.n) + c->pad;
-    d.esz = (int)kb_dtype_size(c->dtype);
-    d.osz = c->dtype == KB_DT_INT8 ? 4 : is_fp8(c->dtype) ? 2 : d.esz;
-    d.beta = c->params[P_BETA] != 0;
+    kb_gemm_geo g = kb_gemm_geo_of(c);
+    dims_t d = { g.m, g.n, g.k, g.lda, g.ldb, g.a_t, g.b_t, (int)g.esz, (int)g.osz, c->params[P_BETA] != 0 };
     return d;
 }
 

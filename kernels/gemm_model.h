@@ -10,6 +10,18 @@ enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_ST
        P_BUDGET, P_COUNT };
 enum { L_NN, L_NT, L_TN, L_TT };
 
+/* The stored operands of case c: layout, leading dimensions with the pad axis, element
+ * sizes (C/D: int32 for int8, bf16 for fp8). One rule for the family and its model. */
+typedef struct {
+    int64_t m, n, k;
+    int a_t, b_t;            /* A stored K x M, B stored N x K */
+    int64_t lda, ldb, ldc;   /* [elements], pad included */
+    int64_t a_rows, b_rows;  /* stored rows of A and B */
+    size_t esz, osz;         /* [bytes] operand and C/D elements */
+} kb_gemm_geo;
+
+kb_gemm_geo kb_gemm_geo_of(const kb_case *c);
+
 /* Threads per block of case c's kernel. */
 int64_t kb_gemm_threads(const kb_case *c);
 
