@@ -89,28 +89,37 @@ static kb_status check_dump_dir(const char *dir, kb_sb *err)
     return KB_OK;
 }
 
-/* Open the backend and plan the suite for it. An exit code, or -1 to go on. */
-static int open_backend_and_plan(run_ctx *x)
+int kb_run_open_backend(const kb_run_opts *o, const kb_backend **be, kb_backend_ctx **bx, kb_device_info *dev)
 {
-    const kb_run_opts *o = x->o;
     char err[1024] = "";
     kb_backend_opts bo;
     if (kb_run_backend_opts(o, &bo) != 0)
         return KB_EXIT_INPUT;
-    kb_status st = kb_backend_open(o->backend, &bo, &x->be, &x->bx, err, sizeof err);
+    kb_status st = kb_backend_open(o->backend, &bo, be, bx, err, sizeof err);
     if (st != KB_OK) {
         fprintf(stderr, "kbench: %s\n", err);
         return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
     }
-    if (x->be->device_info(x->bx, &x->dev) != KB_OK) {
-        fprintf(stderr, "kbench: device query: %s\n", x->be->last_error(x->bx));
+    if ((*be)->device_info(*bx, dev) != KB_OK) {
+        fprintf(stderr, "kbench: device query: %s\n", (*be)->last_error(*bx));
         return KB_EXIT_SETUP;
     }
-    if (x->dev.toolchain_unusable) {
+    if (dev->toolchain_unusable) {
         /* every module would fail to load: stop before the first case, with the fix */
-        fprintf(stderr, "kbench: %s (%s): %s\n", x->dev.name, x->be->name, x->dev.toolchain_note);
+        fprintf(stderr, "kbench: %s (%s): %s\n", dev->name, (*be)->name, dev->toolchain_note);
         return KB_EXIT_SETUP;
     }
+    return -1;
+}
+
+/* Open the backend and plan the suite for it. An exit code, or -1 to go on. */
+static int open_backend_and_plan(run_ctx *x)
+{
+    const kb_run_opts *o = x->o;
+    int rc = kb_run_open_backend(o, &x->be, &x->bx, &x->dev);
+    if (rc >= 0)
+        return rc;
+    kb_status st;
     kb_sb msg;
     kb_sb_init(&msg);
     if (kb_setup_check(o->cache_dir, &msg) != KB_OK || check_dump_dir(o->dump_dir, &msg) != KB_OK) {

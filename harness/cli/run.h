@@ -36,6 +36,11 @@ typedef struct {
  * unknown check; 0 otherwise. */
 int kb_run_backend_opts(const kb_run_opts *o, kb_backend_opts *bo);
 
+/* Open o's backend and query its device, saying why on stderr when that fails or when no
+ * toolchain this build has makes code the device loads (run, tune). An exit code, or -1
+ * to go on. */
+int kb_run_open_backend(const kb_run_opts *o, const kb_backend **be, kb_backend_ctx **bx, kb_device_info *dev);
+
 /* The option rows run, list, devices and compile share (cli/opts.h). */
 extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
 #define KB_ROW_BACKEND { "--backend", NULL, KB_OPT_CHOICE, offsetof(kb_run_opts, backend), "auto|cuda|emu", \

@@ -19,19 +19,10 @@
 static int open_backend(kb_tune_session *x)
 {
     const kb_run_opts *o = &x->o->run;
-    char err[1024] = "";
-    kb_backend_opts bo;
-    if (kb_run_backend_opts(o, &bo) != 0)
-        return KB_EXIT_INPUT;
-    kb_status st = kb_backend_open(o->backend, &bo, &x->be, &x->bx, err, sizeof err);
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err);
-        return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-    }
-    if (x->be->device_info(x->bx, &x->dev) != KB_OK) {
-        fprintf(stderr, "kbench: device query: %s\n", x->be->last_error(x->bx));
-        return KB_EXIT_SETUP;
-    }
+    int rc = kb_run_open_backend(o, &x->be, &x->bx, &x->dev);
+    if (rc >= 0)
+        return rc;
+    kb_status st;
     kb_sb msg;
     kb_sb_init(&msg);
     if ((st = kb_setup_check(o->cache_dir, &msg)) == KB_OK)
