@@ -24,7 +24,9 @@
  *           The online softmax (running max m, running sum l, accumulator rescaled by
  *           exp(m_old - m_new) once per chunk) then needs no further communication and
  *           no shared-memory score tile. A thread owns RQ rows, so a K/V element read
- *           from shared memory feeds RQ rows (register blocking, as in a SIMT GEMM). O
+ *           from shared memory feeds RQ rows (register blocking, as in a SIMT GEMM), and
+ *           a lane's columns come in runs of 4 adjacent ones where d/TPR allows, so one
+ *           16-byte shared load feeds 4 x RQ multiply-adds. O
  *           is written once, divided by l. With the causal mask a block stops at its
  *           last row's key: the K/V tiles it would fully mask are never loaded.
  *   mma     the same algorithm on the tensor cores (fp16/bf16): one warp per 16 query
@@ -158,6 +160,10 @@ attn_naive_pv(const float *__restrict__ p, const KB_T *__restrict__ v, KB_T *__r
 
 #define FUSED_THREADS (BQ / RQ * TPR)
 #define FUSED_DPT (HEAD_D / TPR)           /* head-dim columns per lane */
+/* A lane's columns come in runs of FUSED_CW adjacent ones, run u at FUSED_CW*(t + TPR*u):
+ * one shared-memory load of FUSED_CW floats (16 bytes at 4) feeds FUSED_CW x RQ FMAs. */
+#define FUSED_CW (FUSED_DPT % 4 == 0 ? 4 : FUSED_DPT % 2 == 0 ? 2 : 1)
+#define FUSED_COL(i) (FUSED_CW * (t + TPR * ((i) / FUSED_CW)) + (i) % FUSED_CW)
 #define FUSED_LVEC (16 / (int)sizeof(KB_T)) /* elements per 16-byte K/V load */
 
 static_assert(TPR == 1 || TPR == 2 || TPR == 4 || TPR == 8 || TPR == 16 || TPR == 32,
@@ -180,7 +186,7 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
     float *vs = smem + BKV * HEAD_D;   /* [BKV][HEAD_D] value tile, fp32 */
 
     const int tid = threadIdx.x;
-    const int t = tid % TPR;           /* lane within the row group: columns t, t+TPR, ... */
+    const int t = tid % TPR;           /* lane within the row group: columns FUSED_COL(i) */
     const int row0 = blockIdx.x * BQ + (tid / TPR) * RQ;
     const long long base = (long long)blockIdx.y * s * HEAD_D;
     q += base;
@@ -195,7 +201,7 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
 #pragma unroll
         for (int i = 0; i < FUSED_DPT; i++) {
             /* rows past s compute with q = 0 (they must join the shuffles) and never store */
-            qr[r][i] = row < s ? kb_to_float(q[(long long)row * HEAD_D + t + TPR * i]) * scale : 0.0f;
+            qr[r][i] = row < s ? kb_to_float(q[(long long)row * HEAD_D + FUSED_COL(i)]) * scale : 0.0f;
             acc[r][i] = 0.0f;
         }
         m[r] = -INFINITY;
@@ -249,20 +255,30 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
             float sc[RQ][KC];
 #pragma unroll
             for (int j = 0; j < KC; j++) {
-                const float *kr = ks + (j0 + j) * HEAD_D + t;
+                /* i outer, rows inner: each K load feeds the RQ rows (register blocking) */
+                const float *kr = ks + (j0 + j) * HEAD_D + FUSED_CW * t;
+                float part[RQ];
+#pragma unroll
+                for (int r = 0; r < RQ; r++)
+                    part[r] = 0.0f;
+#pragma unroll
+                for (int u = 0; u < FUSED_DPT / FUSED_CW; u++) {
+                    kb_vec<float, FUSED_CW> kv = kb_load_vec<FUSED_CW>(kr + FUSED_CW * TPR * u);
+#pragma unroll
+                    for (int e = 0; e < FUSED_CW; e++)
+#pragma unroll
+                        for (int r = 0; r < RQ; r++)
+                            part[r] = fmaf(qr[r][u * FUSED_CW + e], kv.v[e], part[r]);
+                }
 #pragma unroll
                 for (int r = 0; r < RQ; r++) {
-                    float part = 0.0f;
-#pragma unroll
-                    for (int i = 0; i < FUSED_DPT; i++)
-                        part = fmaf(qr[r][i], kr[TPR * i], part);
-                    part = kb_warp_sum<TPR>(part);
+                    float dot = kb_warp_sum<TPR>(part[r]);
                     int key = kv0 + j0 + j;
                     bool masked = key >= s;
 #if CAUSAL == CAUSAL_YES
                     masked = masked || key > row0 + r;
 #endif
-                    sc[r][j] = masked ? -INFINITY : part;
+                    sc[r][j] = masked ? -INFINITY : dot;
                 }
             }
 
@@ -290,13 +306,15 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
             }
 #pragma unroll
             for (int j = 0; j < KC; j++) {
-                const float *vr = vs + (j0 + j) * HEAD_D + t;
+                const float *vr = vs + (j0 + j) * HEAD_D + FUSED_CW * t;
 #pragma unroll
-                for (int i = 0; i < FUSED_DPT; i++) {
-                    float vv = vr[TPR * i];
+                for (int u = 0; u < FUSED_DPT / FUSED_CW; u++) {
+                    kb_vec<float, FUSED_CW> vv = kb_load_vec<FUSED_CW>(vr + FUSED_CW * TPR * u);
 #pragma unroll
-                    for (int r = 0; r < RQ; r++)
-                        acc[r][i] = fmaf(sc[r][j], vv, acc[r][i]);
+                    for (int e = 0; e < FUSED_CW; e++)
+#pragma unroll
+                        for (int r = 0; r < RQ; r++)
+                            acc[r][u * FUSED_CW + e] = fmaf(sc[r][j], vv.v[e], acc[r][u * FUSED_CW + e]);
                 }
             }
         }
@@ -310,8 +328,13 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
             continue;
         float inv = 1.0f / l[r];
 #pragma unroll
-        for (int i = 0; i < FUSED_DPT; i++)
-            o[(long long)row * HEAD_D + t + TPR * i] = kb_from_float<KB_T>(acc[r][i] * inv);
+        for (int u = 0; u < FUSED_DPT / FUSED_CW; u++) {
+            kb_vec<KB_T, FUSED_CW> w;
+#pragma unroll
+            for (int e = 0; e < FUSED_CW; e++)
+                w.v[e] = kb_from_float<KB_T>(acc[r][u * FUSED_CW + e] * inv);
+            kb_store_vec<FUSED_CW>(o + (long long)row * HEAD_D + FUSED_CW * (t + TPR * u), w);
+        }
     }
 }
 

@@ -57,6 +57,24 @@ static double mma_insts_per_tile(const kb_case *c, double masked_frac, double th
     return mmas + ldm + 2 * bkv * d * esz / 16 / threads + per_lane * (4.5 + 3 * masked_frac) + 20;
 }
 
+/* fused, per K/V tile and warp: the tile's K and V rows read by each lane in runs of CW
+ * adjacent floats (CW = 4, 2 or 1, the largest dividing d/TPR): 2 x BKV x d/TPR/CW shared
+ * loads, each one 128-byte wavefront (the warp's row groups read the same addresses: a
+ * broadcast; more when TPR x CW x 4 bytes exceed 128); the fp32 tile written once. Per
+ * thread: 2 x BKV x RQ x d/TPR FMAs, those loads, RQ x log2(TPR) shuffles and 6 softmax
+ * operations per key and row, the tile's conversion (2 BKV d / threads), 20 of loop. */
+static void fused_smem_insts(const kb_case *c, double tiles, kb_traffic *t)
+{
+    double d = (double)c->dims[D_D], bkv = (double)c->params[P_BKV], tpr = (double)c->params[P_TPR];
+    double rq = (double)c->params[P_RQ], dpt = d / tpr, warps = t->threads / 32.0;
+    int64_t idpt = c->dims[D_D] / c->params[P_TPR];
+    double cw = idpt % 4 == 0 ? 4 : idpt % 2 == 0 ? 2 : 1, loads = 2 * bkv * dpt / cw;
+    double wave = tpr * cw * 4 > 128 ? tpr * cw * 4 : 128;
+    t->smem_bytes = tiles * (2.0 * bkv * d * 4.0 + warps * loads * wave);
+    double per_thread = 2 * bkv * rq * dpt + loads + bkv * rq * (log2(tpr) + 6) + 2 * bkv * d / t->threads + 20;
+    t->warp_insts = tiles * warps * per_thread;
+}
+
 /* fused and mma/fa2: per K/V tile and block, both products over whole tiles, K and V from
  * L2 and through shared memory (written once, read by every warp of attn_mma, with Q again
  * at 32 rows per warp, by every thread's slice of fused), softmax on the FP32 pipe; one K/V
@@ -86,10 +104,8 @@ int kb_attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
         t->smem_bytes = tiles * (kv_bytes + warps * (kv_bytes + q_again));
         t->warp_insts = tiles * warps * mma_insts_per_tile(c, masked_frac, t->threads);
     } else {
-        double stored = 2.0 * bkv * d * 4.0;                              /* fp32 tiles */
+        fused_smem_insts(c, tiles, t);
         t->simt_flops = products + tiles * bq * bkv * 6.0;               /* scale, max, sub, exp, add, mask */
-        t->smem_bytes = tiles * stored * (1.0 + (double)c->params[P_TPR] * t->threads / bq);
-        t->warp_insts = tiles * warps * (products / tiles / 2 / t->threads + 2 * bkv * d / t->threads + 20);
     }
     t->l2_bytes = tiles * kv_bytes + 2.0 * bh * s * d * esz;
     t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */

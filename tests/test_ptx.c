@@ -4,7 +4,8 @@
  * global accesses (cp.async 16 B, ld/st.global.v4) where the variant claims them, and
  * gemm_mma's mma.sync count per k-tile (the k-tile loop's body is unrolled, the loop over
  * k-tiles is not, so the PTX holds the body once); attention's attn_mma (variants mma and
- * fa2) the same per K/V tile, plus its 16-byte output stores and one ex2 per score. */
+ * fa2) the same per K/V tile, plus its 16-byte output stores and one ex2 per score;
+ * attn_fused's 16-byte shared loads, as many at RQ > 1 as at RQ = 1 (register blocking). */
 #include "check.h"
 #include "core/fsutil.h"
 #include "engine/defines.h"
@@ -222,6 +223,37 @@ static void check_attn_mma(const char *variant, kb_dtype dt, int causal, int bq,
     free(ptx);
 }
 
+/* attn_fused, d = 128, KC = 8: the chunk's body is unrolled and its loop is not, so the PTX
+ * holds per chunk 2 x KC x d/TPR/4 shared loads, every one 16 bytes (4 adjacent columns per
+ * run), whatever RQ: each load feeds 4 x RQ FMAs (register blocking), and at least
+ * 2 x KC x RQ x d/TPR FMAs; no local memory. */
+static void check_attn_fused(kb_dtype dt, int tpr, int rq, int sm)
+{
+    kb_case c = make("attention", "fused", dt);
+    set_param(&c, "TPR", tpr);
+    set_param(&c, "RQ", rq);
+    set_param(&c, "BQ", 32 * rq);
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 128;
+    char *ptx = ptx_of(&c, sm), *p = ptx ? strstr(ptx, ".entry attn_fused(") : NULL;
+    const char *dn = kb_dtype_name(dt);
+    CHECK_MSG(p != NULL, "attention fused %s sm_%d does not compile to an entry attn_fused", dn, sm);
+    if (!p) {
+        free(ptx);
+        return;
+    }
+    char *next = strstr(p + 1, ".entry ");
+    if (next)
+        *next = '\0';
+    int dpt = 128 / tpr, loads = 2 * 8 * dpt / 4;
+    CHECK_MSG(count(p, ".local") == 0, "attention fused %s sm_%d uses local memory", dn, sm);
+    CHECK_MSG(count(p, "ld.shared") == loads && count(p, "ld.shared.v4") == loads,
+              "attention fused %s TPR=%d RQ=%d sm_%d: %d shared loads (%d of 16 bytes), want %d", dn, tpr, rq, sm,
+              count(p, "ld.shared"), count(p, "ld.shared.v4"), loads);
+    CHECK_MSG(count(p, "fma.rn.f32") >= 2 * 8 * rq * dpt, "attention fused %s TPR=%d RQ=%d sm_%d: %d FMAs", dn, tpr,
+              rq, sm, count(p, "fma.rn.f32"));
+    free(ptx);
+}
+
 static void test_attn_mma(void)
 {
     for (int a = 0; a < 3; a++) {
@@ -229,6 +261,9 @@ static void test_attn_mma(void)
         check_attn_mma("fa2", KB_DT_FP16, 0, 128, 32, 128, archs[a]);
         check_attn_mma("fa2", KB_DT_FP16, 1, 128, 64, 64, archs[a]);
         check_attn_mma("mma", KB_DT_BF16, 1, 64, 64, 128, archs[a]);
+        check_attn_fused(KB_DT_BF16, 4, 1, archs[a]);
+        check_attn_fused(KB_DT_BF16, 4, 2, archs[a]);
+        check_attn_fused(KB_DT_FP16, 8, 4, archs[a]);
     }
 }
 
