@@ -188,7 +188,9 @@ typedef struct kb_backend {
     /* File extension of the compiled artefact (".cubin", ".so"). */
     const char *artifact_ext;
     /* Compile req into the artefact file out_path (the cache renames it into place).
-     * Appends the compiler log to *log. KB_ERR_COMPILE when the source does not compile. */
+     * Appends the compiler log to *log. KB_ERR_COMPILE when the source does not compile.
+     * Called from several compile workers at once (engine/modules.c), for different
+     * requests: build and toolchain_id must not write shared state. */
     kb_status (*build)(kb_backend_ctx *x, const kb_compile_req *req, const char *out_path, kb_sb *log);
     /* Load a built artefact. */
     kb_status (*load)(kb_backend_ctx *x, const char *artifact_path, kb_module **out);

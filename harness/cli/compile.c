@@ -90,9 +90,13 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
     printf("%-72s %-13s %5s %7s %7s %6s %8s\n", "case", "status", "regs", "spill_st", "spill_ld", "stack",
            "smem_B");
     kb_walk_counts n;
-    int rc = kb_walk(&plan, &wo, compile_case, &x, &n);
-    fprintf(stderr, "kbench compile: sm_%d: %d cases compiled (%d modules), %d with spills, %d failed, %d skipped\n",
-            x.sm, x.n_ok, kb_modules_count(x.mods), x.n_spill, x.n_err, x.n_skip);
+    int jobs = kb_modules_start(x.mods, kb_run_jobs(o, x.be->caps, 0));
+    int rc = kb_walk_prefetch(&plan, &wo, x.mods, x.sm);
+    if (rc == 0)
+        rc = kb_walk(&plan, &wo, compile_case, &x, &n);
+    fprintf(stderr,
+            "kbench compile: sm_%d: %d cases compiled (%d modules, %d worker%s), %d with spills, %d failed, %d skipped\n",
+            x.sm, x.n_ok, kb_modules_count(x.mods), jobs ? jobs : 1, jobs > 1 ? "s" : "", x.n_spill, x.n_err, x.n_skip);
     kb_modules_free(x.mods);
     kb_plan_free(&plan);
     kb_sb_free(&x.defs);
@@ -108,7 +112,7 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
 }
 
 static const kb_opt compile_opts[] = {
-    KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_CACHE_DIR,
+    KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_CACHE_DIR, KB_ROW_JOBS,
     { "--fail-on-spill", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, fail_on_spill), NULL,
       "exit 1 when any case spills registers", 0, 0, 0, NULL, 0 },
     KB_ROW_QUIET,

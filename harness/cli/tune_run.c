@@ -368,6 +368,9 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
         return -1;
     if (!x->o->run.quiet)
         printf("%s: %d configurations\n", p->key, p->n);
+    if (x->o->budget <= 0 || x->o->budget >= p->n)   /* every configuration will be compiled: ahead */
+        for (int i = 0; i < p->n; i++)
+            kb_modules_prefetch_case(x->pipe.mods, &x->plan.cases[p->configs[i].case_index], kb_target_sm(&x->dev));
     kb_tune_search_opts so = { x->strategy, x->o->budget, (uint64_t)x->o->seed, 0 };
     kb_tune_view v = { p->n, p->n_axes, p->levels };
     kb_tune_trace t;

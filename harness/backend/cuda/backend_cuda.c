@@ -44,7 +44,7 @@ static void set_err(kb_backend_ctx *x, const char *fmt, ...)
 /* ---- toolchain ---- */
 
 /* The NVRTC in use (kb_nvrtc_lib_current), so the compile cache's key names it. */
-static char toolchain[32];
+static _Thread_local char toolchain[32];   /* compile workers hash keys concurrently */
 static pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *cuda_toolchain_id(kb_backend_ctx *x)
