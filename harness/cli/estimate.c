@@ -72,11 +72,9 @@ static int estimate_case(void *user, const kb_walk_item *it)
                b->status != KB_OK ? "no estimate (kbench compile shows the log)" : "no resource report for its entry");
         return 0;
     }
-    kb_path p;
-    kb_dtype path = f->path && f->path(it->c, x->sm, &p) ? p.dtype : it->c->dtype;
     kb_estimate e;
     char why[256];
-    if (kb_estimate_case(f, it->c, x->sm, r.registers, r.static_shmem_bytes, path, &x->x, &e, why, sizeof why) != 0) {
+    if (kb_estimate_built(f, it->c, x->sm, &r, &x->x, &e, why, sizeof why) != 0) {
         print_skip(x, it->id, "no_model", why);
         return 0;
     }
