@@ -4,7 +4,8 @@
  * spec is exit 2 naming file:line:col; a Slurm rank writes its files under its rank key
  * and `kbench fleet` reports the ranks that never wrote; four fake Slurm ranks with the
  * emulator's fault injection on one: the slowed GPU is flagged (exit 5), the corrupted
- * one too (exit 6), and no other. */
+ * one too (exit 6), and no other; the NVML health tests on the driver double (ECC errors
+ * and a pending row remap exit 6, a slow PCIe link WARNs, unsupported is SKIP). */
 #include "check.h"
 #include "core/kb.h"
 #include "spawn.h"
@@ -69,6 +70,7 @@ static void test_accept_on_the_emulator(void)
         CHECK_MSG(strstr(test_reason(v, perf[i]), "emulator: CPU timings"), "%s: %s", perf[i], test_reason(v, perf[i]));
     }
     CHECK(!strcmp(test_status(v, "clocks"), "SKIP") && !strcmp(test_status(v, "ecc"), "SKIP"));
+    CHECK_MSG(strstr(test_reason(v, "ecc"), "the emu backend reads no GPU health"), "%s", test_reason(v, "ecc"));
     json_decref(v);
     text = slurp(junit);
     CHECK(text && strstr(text, "<testsuite name=\"kbench.accept.") && strstr(text, "<skipped message=\"emulator"));
@@ -216,11 +218,96 @@ static void test_fault_injection_fleet(void)
     }
 }
 
+/* One `kbench accept` on the driver double (libcuda and libnvidia-ml of tests/fake_cuda)
+ * with env (NAME=VALUE pairs, NULL-terminated) set, running a suite whose one case the
+ * double skips (no cuBLASLt), so that the NVML health tests alone decide. The exit code;
+ * *verdict gets the verdict (caller json_decref's). */
+static int accept_on_double(const char *dir, const char *const *env, json_t **verdict)
+{
+    char suite[600], log[600], json[600];
+    snprintf(suite, sizeof suite, "%s/health.yaml", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    FILE *f = fopen(suite, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return -1;
+    fputs("suite: health\nshapes:\n  g: {m: 64, n: 64, k: 64}\nbenchmarks:\n  - family: gemm\n    variant: cublaslt\n"
+          "    dtype: fp16\n    shape: g\n    params: {layout: nt, algo: 0}\n", f);
+    fclose(f);
+    setenv("KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), 1);
+    setenv("KBENCH_LIBNVML", getenv("KBENCH_FAKE_LIBNVML"), 1);
+    setenv("KBENCH_LIBCUBLASLT", "/nonexistent", 1);
+    for (int i = 0; env[i]; i += 2)
+        setenv(env[i], env[i + 1], 1);
+    const char *a[] = { "kbench", "accept", "--backend", "cuda", "--out-dir", dir, "--suite", suite, "--json", json,
+                        "--check-suites", "no", NULL };
+    int rc = run_kbench_within(a, log, 120);
+    for (int i = 0; env[i]; i += 2)
+        unsetenv(env[i]);
+    unsetenv("KBENCH_LIBCUDA");
+    unsetenv("KBENCH_LIBNVML");
+    unsetenv("KBENCH_LIBCUBLASLT");
+    *verdict = json_load_file(json, 0, NULL);
+    if (!*verdict) {
+        char *text = slurp(log);
+        CHECK_MSG(0, "no verdict (exit %d): %s", rc, text ? text : "");
+        free(text);
+    }
+    return rc;
+}
+
+/* NVML health end to end on the driver double: healthy -> PASS (exit 0), serial and NVML's
+ * PCI bus id in the verdict; uncorrected ECC errors -> FAIL (exit 6); a pending row
+ * remapping -> FAIL (exit 6); a link below its maximum -> WARN (exit 0) with current/max;
+ * an unsupported function -> SKIP with NVML's error string. */
+static void test_nvml_health_on_the_driver_double(void)
+{
+    if (!getenv("KBENCH_FAKE_LIBCUDA") || !getenv("KBENCH_FAKE_LIBNVML")) {
+        CHECK_MSG(0, "KBENCH_FAKE_LIBCUDA/KBENCH_FAKE_LIBNVML unset (run through ctest)");
+        return;
+    }
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const struct {
+        const char *env[5];
+        int rc;
+        const char *test, *status, *says;
+    } runs[] = {
+        { { NULL }, KB_EXIT_OK, "ecc", "PASS", "volatile 0, aggregate 0" },
+        { { "KBENCH_FAKE_NVML_ECC_UNC", "3,5", NULL }, KB_EXIT_INCORRECT, "ecc", "FAIL", "volatile 3, aggregate 5" },
+        { { "KBENCH_FAKE_NVML_REMAP", "0,1,1,0", NULL }, KB_EXIT_INCORRECT, "row_remap", "FAIL",
+          "row remapping is pending" },
+        { { "KBENCH_FAKE_NVML_PCIE", "4,5,16,16", NULL }, KB_EXIT_OK, "pcie_link", "WARN",
+          "gen 4 x16 below max gen 5 x16" },
+        { { "KBENCH_FAKE_NVML_UNSUPPORTED", "nvmlDeviceGetRemappedRows,nvmlDeviceGetRetiredPagesPendingStatus", NULL },
+          KB_EXIT_OK, "row_remap", "SKIP", "nvmlDeviceGetRemappedRows: NVML_ERROR_NOT_SUPPORTED: Not Supported" },
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        json_t *v = NULL;
+        int rc = accept_on_double(dir, runs[i].env, &v);
+        CHECK_MSG(rc == runs[i].rc, "run %zu: exit %d, want %d", i, rc, runs[i].rc);
+        if (!v)
+            continue;
+        CHECK_MSG(!strcmp(test_status(v, runs[i].test), runs[i].status) &&
+                  strstr(test_reason(v, runs[i].test), runs[i].says), "run %zu: %s %s: %s", i, runs[i].test,
+                  test_status(v, runs[i].test), test_reason(v, runs[i].test));
+        /* the one case was skipped: the health tests alone decided */
+        CHECK(!strcmp(test_status(v, "correctness"), "SKIP"));
+        json_t *g = json_object_get(v, "gpu");
+        CHECK(!strcmp(json_string_value(json_object_get(g, "serial")), "1650123456789"));
+        CHECK(json_is_string(json_object_get(g, "nvml_pci_bus_id")));
+        json_decref(v);
+    }
+    rm_dir(dir);
+}
+
 int main(void)
 {
     RUN(test_accept_on_the_emulator);
     RUN(test_wrong_case_and_bad_spec);
     RUN(test_slurm_rank_and_fleet);
     RUN(test_fault_injection_fleet);
+    RUN(test_nvml_health_on_the_driver_double);
     TEST_MAIN_END();
 }

@@ -2,6 +2,7 @@
  * through kb_cmd_run (the one walk, pipeline and record writer), then the verdict. */
 #include "cli/accept.h"
 
+#include "accept/health.h"
 #include "accept/identity.h"
 #include "accept/verdict_io.h"
 #include "core/fsutil.h"
@@ -31,6 +32,7 @@ typedef struct {
     kb_sb records, verdict_path, junit_path;
     int n_checks;               /* kernel check suites run */
     char **checks;              /* their records files (as many as there are suites) */
+    kb_health health;           /* read after the suite ran (health_after_run) */
 } accept_ctx;
 
 static char *env_get(void *user, const char *name) { return getenv(name); }
@@ -166,6 +168,28 @@ static int load_records(const char *path, json_t *arr)
     return st == KB_OK ? 0 : -1;
 }
 
+/* The GPU's health right after the suite ran (errors the run provoked count), through the
+ * backend's health slot; unread with the reason where there is none (the emulator). */
+static void health_after_run(accept_ctx *x)
+{
+    char err[1024] = "";
+    kb_backend_opts bo;
+    const kb_backend *be;
+    kb_backend_ctx *bx;
+    if (kb_run_backend_opts(&x->o->run, &bo) != 0 ||
+        kb_backend_open(x->o->run.backend, &bo, &be, &bx, err, sizeof err) != KB_OK) {
+        kb_health_unread(&x->health, *err ? err : "the backend could not be opened again");
+        return;
+    }
+    if (be->health)
+        be->health(bx, &x->health);
+    else {
+        snprintf(err, sizeof err, "the %s backend reads no GPU health (no NVML)", be->name);
+        kb_health_unread(&x->health, err);
+    }
+    be->fini(bx);
+}
+
 /* Judge the records and write the verdict. The exit code. */
 static int judge(accept_ctx *x)
 {
@@ -180,10 +204,12 @@ static int judge(accept_ctx *x)
     kb_acc_verdict v;
     kb_acc_evaluate(&x->spec, x->have_peaks ? &x->peaks : NULL, arr, &v);
     json_decref(arr);
+    health_after_run(x);
+    kb_acc_verdict_health(&x->health, &v);
     char when[32];
     kb_record_time_now(when);
     kb_acc_context c = { &x->id, &x->dev, x->backend, &x->spec, x->matched_by, x->records.s, when,
-                         (const char *const *)x->checks, x->n_checks };
+                         (const char *const *)x->checks, x->n_checks, &x->health };
     json_t *vj = kb_acc_verdict_json(&c, &v);
     if (!vj)
         return KB_EXIT_SETUP;
