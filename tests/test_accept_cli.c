@@ -5,7 +5,8 @@
  * and `kbench fleet` reports the ranks that never wrote; four fake Slurm ranks with the
  * emulator's fault injection on one: the slowed GPU is flagged (exit 5), the corrupted
  * one too (exit 6), and no other; the NVML health tests on the driver double (ECC errors
- * and a pending row remap exit 6, a slow PCIe link WARNs, unsupported is SKIP). */
+ * and a pending row remap exit 6, a slow PCIe link WARNs, unsupported is SKIP); 40 kernel
+ * check suites all run and count (no cap). */
 #include "check.h"
 #include "core/kb.h"
 #include "spawn.h"
@@ -302,6 +303,54 @@ static void test_nvml_health_on_the_driver_double(void)
     rm_dir(dir);
 }
 
+/* More kernel check suites than the 32 accept once stopped at, silently: an installed-layout
+ * copy of kbench (<prefix>/bin/kbench reads <prefix>/share/kbench) whose tests/suites holds
+ * 40 one-case check suites runs and judges all 40. */
+static void test_every_check_suite_runs(void)
+{
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX", cmd[4096], path[700], log[700];
+    CHECK(mkdtemp(dir) != NULL);
+    char cwd[512];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/bin' '%s/share/kbench/tests/suites' '%s/out' && cp '%s' '%s/bin/kbench' && "
+             "for d in kernels suites data; do ln -s '%s'/$d '%s/share/kbench/'$d; done",
+             dir, dir, dir, getenv("KBENCH_BIN") ? getenv("KBENCH_BIN") : "./build/kbench", dir, cwd, dir);
+    CHECK(system(cmd) == 0);
+    for (int i = 1; i <= 40; i++) {
+        snprintf(path, sizeof path, "%s/share/kbench/tests/suites/kernels_c%d.yaml", dir, i);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (!f)
+            break;
+        fprintf(f, "suite: kernels_c%d\nshapes:\n  one: {n: 31}\nbenchmarks:\n  - family: gelu\n"
+                   "    variant: naive\n    dtype: fp32\n    shape: one\n", i);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/bin/kbench", dir);
+    snprintf(cmd, sizeof cmd, "%s/out", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    char suite[700], json[700];
+    snprintf(suite, sizeof suite, "%s/share/kbench/tests/suites/kernels_c1.yaml", dir);
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    const char *a[] = { path, "accept", "--backend", "emu", "--check-suites", "yes", "--out-dir", cmd, "--suite",
+                        suite, "--json", json, NULL };
+    char build[700];
+    snprintf(build, sizeof build, "%s", getenv("KBENCH_BIN") ? getenv("KBENCH_BIN") : "./build/kbench");
+    setenv("KBENCH_BIN", path, 1);
+    int rc = run_kbench_within(a, log, 120);
+    setenv("KBENCH_BIN", build, 1);
+    json_t *v = json_load_file(json, 0, NULL);
+    char *text = slurp(log);
+    CHECK_MSG(rc == KB_EXIT_OK && v, "exit %d: %s", rc, text ? text : "");
+    free(text);
+    CHECK_MSG(json_array_size(json_object_get(v, "check_records")) == 40, "%zu check suites judged",
+              json_array_size(json_object_get(v, "check_records")));
+    CHECK(!strcmp(test_status(v, "correctness"), "PASS"));
+    json_decref(v);
+    rm_dir(dir);
+}
+
 int main(void)
 {
     RUN(test_accept_on_the_emulator);
@@ -309,5 +358,6 @@ int main(void)
     RUN(test_slurm_rank_and_fleet);
     RUN(test_fault_injection_fleet);
     RUN(test_nvml_health_on_the_driver_double);
+    RUN(test_every_check_suite_runs);
     TEST_MAIN_END();
 }
