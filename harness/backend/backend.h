@@ -13,6 +13,7 @@
 #ifndef KB_BACKEND_H
 #define KB_BACKEND_H
 
+#include "backend/health.h"
 #include "backend/telemetry.h"
 #include "core/kb.h"
 
@@ -242,6 +243,9 @@ typedef struct kb_backend {
     /* OPTIONAL: the SM clock now and its maximum [MHz], read right after each sample (the
      * throttle rule of telemetry.h discards samples under 75% of the maximum). 1 when read. */
     int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz);
+    /* OPTIONAL: the GPU's health now (health.h: ECC, retired pages, row remapping, PCIe
+     * link, serial); values the device or driver cannot give are unread with the reason. */
+    void (*health)(kb_backend_ctx *x, kb_health *out);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;

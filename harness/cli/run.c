@@ -188,7 +188,9 @@ static void open_store(run_ctx *x)
     kb_sb db, note;
     kb_sb_init(&db);
     kb_sb_init(&note);
-    kb_sb_printf(&db, "%s/kbench.db", dir ? dirname(dir) : ".");
+    if (!dir)   /* not "." instead: the store would silently move */
+        kb_out_of_memory("the records directory", strlen(x->out_path.s) + 1);
+    kb_sb_printf(&db, "%s/kbench.db", dirname(dir));
     if (kb_store_open(db.s, &x->store, &note) != KB_OK) {
         fprintf(stderr, "kbench: results store %s: %s (JSON Lines records only)\n", db.s, note.s);
         x->store = NULL;

@@ -85,7 +85,9 @@ static int open_outputs(kb_tune_session *x)
     char *dir = strdup(x->out_path.s);
     kb_sb db;
     kb_sb_init(&db);
-    kb_sb_printf(&db, "%s/kbench.db", dir ? dirname(dir) : ".");
+    if (!dir)   /* not "." instead: the store would silently move */
+        kb_out_of_memory("the records directory", strlen(x->out_path.s) + 1);
+    kb_sb_printf(&db, "%s/kbench.db", dirname(dir));
     if (st == KB_OK && kb_store_open(db.s, &x->store, &err) != KB_OK) {
         fprintf(stderr, "kbench: results store %s: %s (JSON Lines records only)\n", db.s, err.s);
         x->store = NULL;

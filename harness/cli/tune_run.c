@@ -245,6 +245,9 @@ static int remeasure(problem_ctx *pc, int i, double **pool, int *n_pool, int *fa
     record_case(x, &r);
     x->remeasured++;
     double *np = r.status == KB_CASE_OK ? realloc(*pool, (size_t)(*n_pool + r.measure.m.n) * sizeof *np) : NULL;
+    if (r.status == KB_CASE_OK && !np)
+        fprintf(stderr, "kbench: out of memory pooling %d samples of %s: it is not trusted\n", *n_pool + r.measure.m.n,
+                cfg->id);
     if (np) {
         memcpy(np + *n_pool, r.measure.m.samples_us, (size_t)r.measure.m.n * sizeof *np);
         *pool = np;
@@ -316,8 +319,12 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
 {
     kb_tune_session *x = pc->x;
     kb_tune_result *r = results_of(pc, t);
-    if (!r)
+    if (!r) {
+        x->unchosen++;
+        fprintf(stderr, "kbench: out of memory choosing among %d configurations of %s: no winner\n",
+                t->evaluations, pc->p->key);
         return;
+    }
     kb_tune_choice ch;
     if (kb_tune_choose(r, t->evaluations, &ch) < 0) {
         x->unchosen++;
@@ -327,6 +334,9 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
     }
     const kb_tune_entry *w = &pc->e[t->order[ch.winner]];
     kb_tune_choice_row *c = calloc(1, sizeof *c);
+    if (!c)
+        fprintf(stderr, "kbench: out of memory storing the choice of %s (%s): not in the tuning database\n",
+                pc->p->key, w->config);
     if (c) {
         snprintf(c->problem, sizeof c->problem, "%s", pc->p->key);
         snprintf(c->family, sizeof c->family, "%s", w->family);
