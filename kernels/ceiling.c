@@ -242,8 +242,9 @@ static kb_status ceil_enqueue(kb_run *r, void *state)
     return kb_run_launch(r, entry, &one, a, 2);
 }
 
-/* What every output word must be, and the output as compared (floats: exact values). */
-static void expected(const kb_case *c, ceil_state *s)
+/* What every output word must be, and the output as compared (floats: exact values).
+ * KB_ERR_OOM when the read variant's sums cannot be allocated. */
+static kb_status expected(const kb_case *c, ceil_state *s)
 {
     int64_t block = c->params[P_BLOCK], nthreads = mem_blocks(c) * block;
     for (int64_t i = 0; i < s->n_out && c->variant != V_READ; i++) {
@@ -266,17 +267,20 @@ static void expected(const kb_case *c, ceil_state *s)
         s->got[i] = g;
     }
     if (c->variant != V_READ)
-        return;
+        return KB_OK;
     /* read: each block's wrapping sum of the words its threads visited (v -> thread v mod nthreads) */
     uint32_t *sum = calloc((size_t)s->n_out, 4);
-    for (int64_t v = 0; sum && v < c->dims[0] / 4; v++)
+    if (!sum)
+        return KB_ERR_OOM;
+    for (int64_t v = 0; v < c->dims[0] / 4; v++)
         for (int j = 0; j < 4; j++)
             sum[v % nthreads / block] += s->h_in[4 * v + j];
-    for (int64_t b = 0; sum && b < s->n_out; b++) {
+    for (int64_t b = 0; b < s->n_out; b++) {
         s->want[2 * b] = (float)(sum[b] & 0xffff), s->want[2 * b + 1] = (float)(sum[b] >> 16);
         s->got[2 * b] = (float)(s->h_out[b] & 0xffff), s->got[2 * b + 1] = (float)(s->h_out[b] >> 16);
     }
     free(sum);
+    return KB_OK;
 }
 
 static kb_status ceil_check(kb_run *r, void *state, kb_verify *v)
@@ -285,7 +289,8 @@ static kb_status ceil_check(kb_run *r, void *state, kb_verify *v)
     kb_status st = kb_run_download(r, s->h_out, s->d_out, (size_t)s->n_out * 4);
     if (st != KB_OK)
         return st;
-    expected(r->c, s);
+    if ((st = expected(r->c, s)) != KB_OK)
+        return kb_run_fail(r, st, "out of memory for the expected block sums");
     kb_verify_init(v, 0.0, 0.0);   /* every result is exact */
     kb_verify_f32(v, s->got, s->want, s->n_check);
     kb_run_expose(r, "out", s->got, &s->n_check, 1);

@@ -1,11 +1,12 @@
 /* family_check.c - the kernel check of one family suite (tests/suites/kernels_<family>.yaml),
  * registered in CTest once per suite:
- *   1. `kbench run SUITE --backend emu --emu-schedule random:1 --emu-check race,init`:
+ *   1. `kbench run SUITE --backend emu --emu-schedule random:1 --emu-check race,init -j 2`:
  *      every case executed on the emulator with warps interleaved at random (seeded) and
  *      every shared-memory access checked for races and reads of unwritten bytes, then
  *      verified against the CPU reference (guard bytes included); exit 0, every record ok
  *      or skipped with a reason, and every ok record verified over at least one element.
- *   2. `kbench compile SUITE --arch sm_80 | sm_89 | sm_90`: every case's module compiles
+ *      Two compile workers build the modules ahead of the cases (the pool's real use).
+ *   2. `kbench compile SUITE --arch sm_80 | sm_89 | sm_90` (default workers): every case's module compiles
  *      with NVRTC and ptxas reports its resources (with --no-spills: and none spills).
  * usage: family_check SUITE.yaml [--no-spills] */
 #include "check.h"
@@ -24,7 +25,7 @@ static void test_emulator_run_verifies_every_case(void)
     snprintf(out, sizeof out, "%s/records.jsonl", dir);
     snprintf(log, sizeof log, "%s/run.log", dir);
     const char *argv[] = { "kbench", "run", suite, "--backend", "emu", "--out", out, "--quiet",
-                           "--emu-schedule", "random:1", "--emu-check", "race,init",
+                           "--emu-schedule", "random:1", "--emu-check", "race,init", "-j", "2",
                            "--min-samples", "1", "--max-samples", "2", "--timeout", "0.01", NULL };
     int rc = run_kbench(argv, log);
     CHECK_MSG(rc == 0, "kbench run %s exited %d", suite, rc);

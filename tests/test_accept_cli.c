@@ -4,7 +4,9 @@
  * spec is exit 2 naming file:line:col; a Slurm rank writes its files under its rank key
  * and `kbench fleet` reports the ranks that never wrote; four fake Slurm ranks with the
  * emulator's fault injection on one: the slowed GPU is flagged (exit 5), the corrupted
- * one too (exit 6), and no other. */
+ * one too (exit 6), and no other; the NVML health tests on the driver double (ECC errors
+ * and a pending row remap exit 6, a slow PCIe link WARNs, unsupported is SKIP); 40 kernel
+ * check suites all run and count (no cap). */
 #include "check.h"
 #include "core/kb.h"
 #include "spawn.h"
@@ -69,6 +71,7 @@ static void test_accept_on_the_emulator(void)
         CHECK_MSG(strstr(test_reason(v, perf[i]), "emulator: CPU timings"), "%s: %s", perf[i], test_reason(v, perf[i]));
     }
     CHECK(!strcmp(test_status(v, "clocks"), "SKIP") && !strcmp(test_status(v, "ecc"), "SKIP"));
+    CHECK_MSG(strstr(test_reason(v, "ecc"), "the emu backend reads no GPU health"), "%s", test_reason(v, "ecc"));
     json_decref(v);
     text = slurp(junit);
     CHECK(text && strstr(text, "<testsuite name=\"kbench.accept.") && strstr(text, "<skipped message=\"emulator"));
@@ -216,11 +219,145 @@ static void test_fault_injection_fleet(void)
     }
 }
 
+/* One `kbench accept` on the driver double (libcuda and libnvidia-ml of tests/fake_cuda)
+ * with env (NAME=VALUE pairs, NULL-terminated) set, running a suite whose one case the
+ * double skips (no cuBLASLt), so that the NVML health tests alone decide. The exit code;
+ * *verdict gets the verdict (caller json_decref's). */
+static int accept_on_double(const char *dir, const char *const *env, json_t **verdict)
+{
+    char suite[600], log[600], json[600];
+    snprintf(suite, sizeof suite, "%s/health.yaml", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    FILE *f = fopen(suite, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return -1;
+    fputs("suite: health\nshapes:\n  g: {m: 64, n: 64, k: 64}\nbenchmarks:\n  - family: gemm\n    variant: cublaslt\n"
+          "    dtype: fp16\n    shape: g\n    params: {layout: nt, algo: 0}\n", f);
+    fclose(f);
+    setenv("KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), 1);
+    setenv("KBENCH_LIBNVML", getenv("KBENCH_FAKE_LIBNVML"), 1);
+    setenv("KBENCH_LIBCUBLASLT", "/nonexistent", 1);
+    for (int i = 0; env[i]; i += 2)
+        setenv(env[i], env[i + 1], 1);
+    const char *a[] = { "kbench", "accept", "--backend", "cuda", "--out-dir", dir, "--suite", suite, "--json", json,
+                        "--check-suites", "no", NULL };
+    int rc = run_kbench_within(a, log, 120);
+    for (int i = 0; env[i]; i += 2)
+        unsetenv(env[i]);
+    unsetenv("KBENCH_LIBCUDA");
+    unsetenv("KBENCH_LIBNVML");
+    unsetenv("KBENCH_LIBCUBLASLT");
+    *verdict = json_load_file(json, 0, NULL);
+    if (!*verdict) {
+        char *text = slurp(log);
+        CHECK_MSG(0, "no verdict (exit %d): %s", rc, text ? text : "");
+        free(text);
+    }
+    return rc;
+}
+
+/* NVML health end to end on the driver double: healthy -> PASS (exit 0), serial and NVML's
+ * PCI bus id in the verdict; uncorrected ECC errors -> FAIL (exit 6); a pending row
+ * remapping -> FAIL (exit 6); a link below its maximum -> WARN (exit 0) with current/max;
+ * an unsupported function -> SKIP with NVML's error string. */
+static void test_nvml_health_on_the_driver_double(void)
+{
+    if (!getenv("KBENCH_FAKE_LIBCUDA") || !getenv("KBENCH_FAKE_LIBNVML")) {
+        CHECK_MSG(0, "KBENCH_FAKE_LIBCUDA/KBENCH_FAKE_LIBNVML unset (run through ctest)");
+        return;
+    }
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const struct {
+        const char *env[5];
+        int rc;
+        const char *test, *status, *says;
+    } runs[] = {
+        { { NULL }, KB_EXIT_OK, "ecc", "PASS", "volatile 0, aggregate 0" },
+        { { "KBENCH_FAKE_NVML_ECC_UNC", "3,5", NULL }, KB_EXIT_INCORRECT, "ecc", "FAIL", "volatile 3, aggregate 5" },
+        { { "KBENCH_FAKE_NVML_REMAP", "0,1,1,0", NULL }, KB_EXIT_INCORRECT, "row_remap", "FAIL",
+          "row remapping is pending" },
+        { { "KBENCH_FAKE_NVML_PCIE", "4,5,16,16", NULL }, KB_EXIT_OK, "pcie_link", "WARN",
+          "gen 4 x16 below max gen 5 x16" },
+        { { "KBENCH_FAKE_NVML_UNSUPPORTED", "nvmlDeviceGetRemappedRows,nvmlDeviceGetRetiredPagesPendingStatus", NULL },
+          KB_EXIT_OK, "row_remap", "SKIP", "nvmlDeviceGetRemappedRows: NVML_ERROR_NOT_SUPPORTED: Not Supported" },
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        json_t *v = NULL;
+        int rc = accept_on_double(dir, runs[i].env, &v);
+        CHECK_MSG(rc == runs[i].rc, "run %zu: exit %d, want %d", i, rc, runs[i].rc);
+        if (!v)
+            continue;
+        CHECK_MSG(!strcmp(test_status(v, runs[i].test), runs[i].status) &&
+                  strstr(test_reason(v, runs[i].test), runs[i].says), "run %zu: %s %s: %s", i, runs[i].test,
+                  test_status(v, runs[i].test), test_reason(v, runs[i].test));
+        /* the one case was skipped: the health tests alone decided */
+        CHECK(!strcmp(test_status(v, "correctness"), "SKIP"));
+        json_t *g = json_object_get(v, "gpu");
+        CHECK(!strcmp(json_string_value(json_object_get(g, "serial")), "1650123456789"));
+        CHECK(json_is_string(json_object_get(g, "nvml_pci_bus_id")));
+        json_decref(v);
+    }
+    rm_dir(dir);
+}
+
+/* More kernel check suites than the 32 accept once stopped at, silently: an installed-layout
+ * copy of kbench (<prefix>/bin/kbench reads <prefix>/share/kbench) whose tests/suites holds
+ * 40 one-case check suites runs and judges all 40. */
+static void test_every_check_suite_runs(void)
+{
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX", cmd[4096], path[700], log[700];
+    CHECK(mkdtemp(dir) != NULL);
+    char cwd[512];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/bin' '%s/share/kbench/tests/suites' '%s/out' && cp '%s' '%s/bin/kbench' && "
+             "for d in kernels suites data; do ln -s '%s'/$d '%s/share/kbench/'$d; done",
+             dir, dir, dir, getenv("KBENCH_BIN") ? getenv("KBENCH_BIN") : "./build/kbench", dir, cwd, dir);
+    CHECK(system(cmd) == 0);
+    for (int i = 1; i <= 40; i++) {
+        snprintf(path, sizeof path, "%s/share/kbench/tests/suites/kernels_c%d.yaml", dir, i);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (!f)
+            break;
+        fprintf(f, "suite: kernels_c%d\nshapes:\n  one: {n: 31}\nbenchmarks:\n  - family: gelu\n"
+                   "    variant: naive\n    dtype: fp32\n    shape: one\n", i);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/bin/kbench", dir);
+    snprintf(cmd, sizeof cmd, "%s/out", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    char suite[700], json[700];
+    snprintf(suite, sizeof suite, "%s/share/kbench/tests/suites/kernels_c1.yaml", dir);
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    const char *a[] = { path, "accept", "--backend", "emu", "--check-suites", "yes", "--out-dir", cmd, "--suite",
+                        suite, "--json", json, NULL };
+    char build[700];
+    snprintf(build, sizeof build, "%s", getenv("KBENCH_BIN") ? getenv("KBENCH_BIN") : "./build/kbench");
+    setenv("KBENCH_BIN", path, 1);
+    int rc = run_kbench_within(a, log, 120);
+    setenv("KBENCH_BIN", build, 1);
+    json_t *v = json_load_file(json, 0, NULL);
+    char *text = slurp(log);
+    CHECK_MSG(rc == KB_EXIT_OK && v, "exit %d: %s", rc, text ? text : "");
+    free(text);
+    CHECK_MSG(json_array_size(json_object_get(v, "check_records")) == 40, "%zu check suites judged",
+              json_array_size(json_object_get(v, "check_records")));
+    CHECK(!strcmp(test_status(v, "correctness"), "PASS"));
+    json_decref(v);
+    rm_dir(dir);
+}
+
 int main(void)
 {
     RUN(test_accept_on_the_emulator);
     RUN(test_wrong_case_and_bad_spec);
     RUN(test_slurm_rank_and_fleet);
     RUN(test_fault_injection_fleet);
+    RUN(test_nvml_health_on_the_driver_double);
+    RUN(test_every_check_suite_runs);
     TEST_MAIN_END();
 }

@@ -191,6 +191,75 @@ static void test_fake_library(void)
     unsetenv("FAKE_NVML_REASONS");
 }
 
+/* A driver whose libnvidia-ml exports none of the health functions (the library built
+ * here): every value unread with "not exported", no crash, telemetry unaffected. */
+static void test_health_on_an_older_driver(void)
+{
+    setenv("KBENCH_LIBNVML", lib_old, 1);
+    kb_nvml *n = kb_nvml_open("0000:3B:00.0", NULL);
+    CHECK_MSG(kb_nvml_available(n), "%s", kb_nvml_why(n));
+    kb_health h;
+    kb_nvml_health(n, &h);
+    CHECK(h.available);
+    for (int i = 0; i < KB_H_COUNT; i++)
+        CHECK_MSG(!h.f[i].read && strstr(h.f[i].why, "not exported by this libnvidia-ml"), "%s: %s",
+                  kb_health_name((kb_health_field)i), h.f[i].why);
+    CHECK(strstr(h.f[KB_H_REMAP_PENDING].why, "nvmlDeviceGetRemappedRows") != NULL);
+    CHECK(!*h.serial && strstr(h.serial_why, "nvmlDeviceGetSerial") && !*h.pci_bus_id);
+    kb_telemetry s;
+    kb_nvml_read(n, &s);
+    CHECK(s.available && s.sm_clock_mhz > 0);
+    kb_nvml_close(n);
+    /* no NVML at all: unread with why NVML is unavailable */
+    setenv("KBENCH_LIBNVML", "/nonexistent", 1);
+    n = kb_nvml_open("0000:3B:00.0", NULL);
+    kb_nvml_health(n, &h);
+    CHECK(!h.available && strstr(h.why, "/nonexistent") && !h.f[KB_H_ECC_MODE].read &&
+          strstr(h.f[KB_H_ECC_MODE].why, "/nonexistent"));
+    kb_nvml_close(n);
+}
+
+/* The driver double's NVML (tests/fake_cuda/fake_nvml.c): each health value as scripted,
+ * an unsupported function with NVML's error name and string, the others still read. */
+static void test_health_values(void)
+{
+    const char *lib = getenv("KBENCH_FAKE_LIBNVML");
+    if (!lib || access(lib, R_OK) != 0) {
+        CHECK_MSG(0, "KBENCH_FAKE_LIBNVML does not name the built NVML double (run through ctest)");
+        return;
+    }
+    setenv("KBENCH_LIBNVML", lib, 1);
+    setenv("KBENCH_FAKE_NVML_ECC_UNC", "2,7", 1);
+    setenv("KBENCH_FAKE_NVML_RETIRED", "3,70,1", 1);   /* more DBE pages than a small buffer holds */
+    setenv("KBENCH_FAKE_NVML_REMAP", "4,1,1,0", 1);
+    setenv("KBENCH_FAKE_NVML_PCIE", "3,5,8,16", 1);
+    setenv("KBENCH_FAKE_NVML_SERIAL", "1321021000123", 1);
+    setenv("KBENCH_FAKE_NVML_UNSUPPORTED", "nvmlDeviceGetEccMode,nvmlDeviceGetMaxPcieLinkWidth", 1);
+    kb_nvml *n = kb_nvml_open("00000000:3B:00.0", NULL);
+    CHECK_MSG(kb_nvml_available(n), "%s", kb_nvml_why(n));
+    kb_health h;
+    kb_nvml_health(n, &h);
+    const struct { kb_health_field f; unsigned long long v; } want[] = {
+        { KB_H_ECC_UNC_VOLATILE, 2 }, { KB_H_ECC_UNC_AGGREGATE, 7 }, { KB_H_RETIRED_SBE, 3 },
+        { KB_H_RETIRED_DBE, 70 }, { KB_H_RETIRED_PENDING, 1 }, { KB_H_REMAP_CORRECTABLE, 4 },
+        { KB_H_REMAP_UNCORRECTABLE, 1 }, { KB_H_REMAP_PENDING, 1 }, { KB_H_REMAP_FAILED, 0 },
+        { KB_H_PCIE_GEN, 3 }, { KB_H_PCIE_GEN_MAX, 5 }, { KB_H_PCIE_WIDTH, 8 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK_MSG(h.f[want[i].f].read && h.f[want[i].f].v == want[i].v, "%s: read %d value %llu (%s)",
+                  kb_health_name(want[i].f), h.f[want[i].f].read, h.f[want[i].f].v, h.f[want[i].f].why);
+    CHECK_MSG(!h.f[KB_H_ECC_MODE].read &&
+              !strcmp(h.f[KB_H_ECC_MODE].why, "nvmlDeviceGetEccMode: NVML_ERROR_NOT_SUPPORTED: Not Supported"),
+              "%s", h.f[KB_H_ECC_MODE].why);
+    CHECK(!h.f[KB_H_PCIE_WIDTH_MAX].read && strstr(h.f[KB_H_PCIE_WIDTH_MAX].why, "NOT_SUPPORTED"));
+    CHECK(!strcmp(h.serial, "1321021000123") && !strcmp(h.pci_bus_id, "00000000:00:00.0"));
+    kb_nvml_close(n);
+    const char *vars[] = { "KBENCH_FAKE_NVML_ECC_UNC", "KBENCH_FAKE_NVML_RETIRED", "KBENCH_FAKE_NVML_REMAP",
+                           "KBENCH_FAKE_NVML_PCIE", "KBENCH_FAKE_NVML_SERIAL", "KBENCH_FAKE_NVML_UNSUPPORTED" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
 static void test_fake_library_paths(void)
 {
     kb_telemetry s;
@@ -240,7 +309,9 @@ int main(void)
     if (built) {
         RUN(test_fake_library);
         RUN(test_fake_library_paths);
+        RUN(test_health_on_an_older_driver);
     }
+    RUN(test_health_values);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

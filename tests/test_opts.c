@@ -25,7 +25,7 @@ static void fake_defaults(void *o) { ((fake_opts *)o)->choice = "red"; ((fake_op
 static const kb_opt rows[] = {
     { "--flag", "-f", KB_OPT_FLAG, offsetof(fake_opts, flag), NULL, "a flag", 0, 0, 0, NULL, 0 },
     { "--set", NULL, KB_OPT_SET, offsetof(fake_opts, set), NULL, "sets 3", 3, 0, 0, NULL, 0 },
-    { "--n", NULL, KB_OPT_INT, offsetof(fake_opts, n), "N", "an integer", 1, 100, 0, NULL, 0 },
+    { "--n", "-n", KB_OPT_INT, offsetof(fake_opts, n), "N", "an integer", 1, 100, 0, NULL, 0 },
     { "--x", NULL, KB_OPT_DOUBLE, offsetof(fake_opts, x), "X", "a number", 0, 10, 1, NULL, 0 },
     { "--s", NULL, KB_OPT_STR, offsetof(fake_opts, s), "S", "a string", 0, 0, 0, NULL, 0 },
     { "--colour", NULL, KB_OPT_CHOICE, offsetof(fake_opts, choice), "red|green", "a choice", 0, 0, 0, colours, 0 },
@@ -85,6 +85,10 @@ static void test_values_and_forms(void)
     const char *b[] = { "-f", "--", "--n", NULL };
     CHECK(parse(&o, b) == -1);
     CHECK(o.flag == 1 && o.n == 7 && !strcmp(o.choice, "red") && !strcmp(o.pos[0], "--n"));
+    /* a short option's value attached, as make's -j4 */
+    const char *c[] = { "-n42", "x", NULL };
+    CHECK(parse(&o, c) == -1);
+    CHECK(o.n == 42 && !strcmp(o.pos[0], "x"));
 }
 
 static void test_every_error(void)
@@ -105,6 +109,8 @@ static void test_every_error(void)
         { { "a", "--colour", "blue", NULL }, "--colour: expected one of red, green, got 'blue'" },
         { { "a", "--arch", "sm_75", NULL }, "--arch: expected sm_80, sm_86, sm_89 or sm_90, got 'sm_75'" },
         { { "a", "--flag=1", NULL }, "--flag: takes no value, got '1'" },
+        { { "a", "-n0", NULL }, "--n: expected an integer in [1, 100], got '0'" },
+        { { "a", "-fx", NULL }, "unknown option '-fx'" },
         { { NULL }, "kbench fake: expected A [B] (usage: kbench fake A [B])" },
         { { "a", "b", "c", NULL }, "unexpected argument 'c'" },
     };

@@ -1,9 +1,13 @@
 /* test_suite.c - the YAML suite loader: what a good suite loads into, and the exact
- * file:line:column message of each kind of bad input. */
+ * file:line:column message of each kind of bad input; out of memory is exit 3. */
+#include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "suite/suite_load.h"
+#include "suite/suite_loader.h"
 #include "suite_fakes.h"
 
 /* Load text as "x.yaml"; expect failure with exactly message want. */
@@ -261,6 +265,23 @@ static void test_warnings(void)
     kb_sb_free(&err);
 }
 
+/* Out of memory in the loader (a request no allocator grants) stops kbench with a message
+ * and exit 3, not an abort's core dump. Run in a child: it exits. */
+static void test_out_of_memory_is_exit_3(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr);
+        kb_suite_xcalloc(SIZE_MAX / 2, 4);
+        _exit(99);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == KB_EXIT_SETUP, "status 0x%x", status);
+}
+
 int main(void)
 {
     RUN(test_good_suite_loads);
@@ -271,5 +292,6 @@ int main(void)
     RUN(test_errors_shapes);
     RUN(test_errors_zip_and_where);
     RUN(test_warnings);
+    RUN(test_out_of_memory_is_exit_3);
     TEST_MAIN_END();
 }

@@ -83,8 +83,8 @@ static void check_duplicates(kb_fleet *f)
         }
 }
 
-/* Ranks of a job step (world_size known) with no file. */
-static void check_missing(kb_fleet *f)
+/* Ranks of a job step (world_size known) with no file. KB_ERR_OOM when they cannot be counted. */
+static kb_status check_missing(kb_fleet *f)
 {
     for (int i = 0; i < f->n; i++) {
         json_t *a = json_object_get(f->gpus[i].v, "identity");
@@ -97,14 +97,16 @@ static void check_missing(kb_fleet *f)
         if (!first || !strcmp(jstr(a, "launcher"), "none") || w <= 0 || w > 1 << 20)
             continue;
         char *seen = calloc((size_t)w, 1);
-        for (int j = 0; seen && j < f->n; j++) {
+        if (!seen)
+            return KB_ERR_OOM;
+        for (int j = 0; j < f->n; j++) {
             json_t *b = json_object_get(f->gpus[j].v, "identity");
             int r = jint(b, "rank");
             if (!strcmp(jstr(a, "job_id"), jstr(b, "job_id")) && !strcmp(jstr(a, "step_id"), jstr(b, "step_id")) &&
                 r >= 0 && r < w)
                 seen[r] = 1;
         }
-        for (int r = 0; seen && r < w; r++)
+        for (int r = 0; r < w; r++)
             if (!seen[r]) {
                 char rank[32], job[200];
                 snprintf(rank, sizeof rank, "%d of %d", r, w);
@@ -114,6 +116,7 @@ static void check_missing(kb_fleet *f)
             }
         free(seen);
     }
+    return KB_OK;
 }
 
 kb_status kb_fleet_load(const char *dir, kb_fleet *out, kb_sb *err)
@@ -139,7 +142,14 @@ kb_status kb_fleet_load(const char *dir, kb_fleet *out, kb_sb *err)
             continue;
         if (out->n == cap) {
             cap = cap ? 2 * cap : 16;
-            out->gpus = realloc(out->gpus, (size_t)cap * sizeof *out->gpus);
+            kb_fleet_gpu *grown = realloc(out->gpus, (size_t)cap * sizeof *out->gpus);
+            if (!grown) {
+                json_decref(v);
+                closedir(d);
+                kb_sb_printf(err, "%s: out of memory reading verdict %d", dir, out->n + 1);
+                return KB_ERR_OOM;
+            }
+            out->gpus = grown;
         }
         snprintf(out->gpus[out->n].file, sizeof out->gpus[0].file, "%s", e->d_name);
         out->gpus[out->n++].v = v;
@@ -148,7 +158,10 @@ kb_status kb_fleet_load(const char *dir, kb_fleet *out, kb_sb *err)
     if (out->n)
         qsort(out->gpus, (size_t)out->n, sizeof *out->gpus, cmp_gpu);
     check_duplicates(out);
-    check_missing(out);
+    if (check_missing(out) != KB_OK) {
+        kb_sb_printf(err, "%s: out of memory counting the ranks of a job step", dir);
+        return KB_ERR_OOM;
+    }
     return KB_OK;
 }
 
@@ -195,13 +208,18 @@ static void mark(json_t *t, const kb_fleet_dist *d, const char *scope, int lower
 
 /* Judge test name among the GPUs of spec (and of host, when host is not NULL) whose
  * values were timed by clock: GPU timings against median -/+ k scales, CPU timings (the
- * emulator) by a factor from the median. */
-static void judge_group(kb_fleet *f, const char *spec, const char *host, const char *name, const char *clock,
+ * emulator) by a factor from the median. KB_ERR_OOM when the values cannot be gathered. */
+static kb_status judge_group(kb_fleet *f, const char *spec, const char *host, const char *name, const char *clock,
                         int lower_better)
 {
     double *x = malloc((size_t)(f->n ? f->n : 1) * sizeof *x);
     int *who = malloc((size_t)(f->n ? f->n : 1) * sizeof *who), m = 0;
-    for (int i = 0; x && who && i < f->n; i++) {
+    if (!x || !who) {
+        free(x);
+        free(who);
+        return KB_ERR_OOM;
+    }
+    for (int i = 0; i < f->n; i++) {
         json_t *v = f->gpus[i].v;
         if (strcmp(jstr(json_object_get(v, "spec"), "name"), spec) ||
             (host && strcmp(jstr(json_object_get(v, "identity"), "host"), host)))
@@ -211,8 +229,13 @@ static void judge_group(kb_fleet *f, const char *spec, const char *host, const c
     }
     kb_fleet_dist d;
     int cpu = !strcmp(clock, "cpu");
-    int enough = x && who && (cpu ? kb_fleet_dist_ratio(x, m, KB_FLEET_CPU_FACTOR, &d)
-                                  : kb_fleet_dist_of(x, m, f->k, f->rel_floor, &d));
+    int enough = cpu ? kb_fleet_dist_ratio(x, m, KB_FLEET_CPU_FACTOR, &d)
+                     : kb_fleet_dist_of(x, m, f->k, f->rel_floor, &d);
+    if (enough < 0) {
+        free(x);
+        free(who);
+        return KB_ERR_OOM;
+    }
     if (enough) {
         for (int j = 0; j < m; j++)
             if (kb_fleet_is_outlier(&d, x[j], lower_better))
@@ -229,6 +252,7 @@ static void judge_group(kb_fleet *f, const char *spec, const char *host, const c
     }
     free(x);
     free(who);
+    return KB_OK;
 }
 
 /* A GPU's verdict and exit code from its (updated) tests. */
@@ -253,8 +277,9 @@ static void reverdict(json_t *v)
     json_object_set_new(v, "exit_code", json_integer(kb_acc_exit_code(st, which, n)));
 }
 
-void kb_fleet_judge(kb_fleet *f, double k, double rel_floor)
+kb_status kb_fleet_judge(kb_fleet *f, double k, double rel_floor)
 {
+    kb_status st = KB_OK;
     f->k = k;
     f->rel_floor = rel_floor;
     for (int i = 0; i < f->n; i++) {
@@ -271,15 +296,16 @@ void kb_fleet_judge(kb_fleet *f, double k, double rel_floor)
             int lower = kb_acc_test_kind((kb_acc_test)t) == KB_ACC_KIND_LIMIT;
             for (int c = 0; c < 2; c++) {
                 const char *clock = c ? "cpu" : "gpu";
-                if (first_spec)
-                    judge_group(f, spec, NULL, name, clock, lower);
-                if (first_node)
-                    judge_group(f, spec, host, name, clock, lower);
+                if (first_spec && st == KB_OK)
+                    st = judge_group(f, spec, NULL, name, clock, lower);
+                if (first_node && st == KB_OK)
+                    st = judge_group(f, spec, host, name, clock, lower);
             }
         }
     }
     for (int i = 0; i < f->n; i++)
         reverdict(f->gpus[i].v);
+    return st;
 }
 
 int kb_fleet_exit_code(const kb_fleet *f)

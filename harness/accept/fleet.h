@@ -41,12 +41,13 @@ typedef struct {
 } kb_fleet;
 
 /* Read every <key>.verdict.json of dir. KB_OK (problems listed in out->problems), or
- * KB_ERR_INPUT when dir cannot be read ("dir: why" in err). Free with kb_fleet_free. */
+ * KB_ERR_INPUT when dir cannot be read, KB_ERR_OOM when out of memory ("dir: why" in err).
+ * Free with kb_fleet_free. */
 kb_status kb_fleet_load(const char *dir, kb_fleet *out, kb_sb *err);
 
 /* Flag the outliers with k and rel_floor (fleet_stats.h) and update each GPU's tests,
- * verdict and exit_code. */
-void kb_fleet_judge(kb_fleet *f, double k, double rel_floor);
+ * verdict and exit_code. KB_ERR_OOM when a group could not be judged (out of memory). */
+kb_status kb_fleet_judge(kb_fleet *f, double k, double rel_floor);
 
 /* The worst exit code: the highest of the GPUs' (6 incorrect > 5 slow > 3 nothing checked
  * > 0), at least KB_EXIT_SETUP when a problem was found or no GPU was read. */

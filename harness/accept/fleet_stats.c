@@ -33,12 +33,16 @@ int kb_fleet_dist_of(const double *x, int n, double k, double rel_floor, kb_flee
         return 0;
     out->median = kb_fleet_median(x, n);
     double *dev = malloc((size_t)n * sizeof *dev);
-    if (!dev)
-        return 0;
+    if (!dev || isnan(out->median)) {   /* NAN: kb_fleet_median could not allocate */
+        free(dev);
+        return -1;
+    }
     for (int i = 0; i < n; i++)
         dev[i] = fabs(x[i] - out->median);
     out->mad = kb_fleet_median(dev, n);
     free(dev);
+    if (isnan(out->mad))
+        return -1;
     out->scale = fmax(1.4826 * out->mad, rel_floor * fabs(out->median));
     out->low = out->median - k * out->scale;
     out->high = out->median + k * out->scale;

@@ -25,15 +25,16 @@ typedef struct {
     double low, high;             /* median -/+ k scale */
 } kb_fleet_dist;
 
-/* The median of x[0..n) (x is not modified); NAN for n = 0. */
+/* The median of x[0..n) (x is not modified); NAN for n = 0 or when out of memory. */
 double kb_fleet_median(const double *x, int n);
 
 /* The distribution of x[0..n) with bounds at k scales. 1 when n >= KB_FLEET_MIN_GPUS (the
- * bounds apply), 0 otherwise (n, median and mad still filled when n > 0). */
+ * bounds apply), 0 otherwise (n, median and mad still filled when n > 0), -1 when out of
+ * memory. NAN values are not allowed in x. */
 int kb_fleet_dist_of(const double *x, int n, double k, double rel_floor, kb_fleet_dist *out);
 
 /* For CPU timings (the emulator: noisy, shared cores), bounds by ratio instead: low =
- * median / factor, high = median x factor. Same return and fields as kb_fleet_dist_of. */
+ * median / factor, high = median x factor. Same return (-1 too) and fields as kb_fleet_dist_of. */
 int kb_fleet_dist_ratio(const double *x, int n, double factor, kb_fleet_dist *out);
 
 /* 1 when x lies beyond the bound on its bad side (below low, or above high when

@@ -339,7 +339,15 @@ int kb_acc_spec_matches(const kb_acc_spec *s, const kb_acc_gpu *g, const char **
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* The *.yaml names of dir, sorted (caller frees each and the array); -1 when unreadable. */
+static void free_names(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* The *.yaml names of dir, sorted (caller frees each and the array); -1 when unreadable,
+ * -2 when out of memory. */
 static int list_specs(const char *dir, char ***out)
 {
     DIR *d = opendir(dir);
@@ -348,18 +356,24 @@ static int list_specs(const char *dir, char ***out)
     int n = 0, cap = 16;
     char **names = malloc(cap * sizeof *names);
     struct dirent *e;
-    while (names && (e = readdir(d))) {
+    int oom = !names;
+    while (!oom && (e = readdir(d))) {
         size_t len = strlen(e->d_name);
         if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".yaml"))
             continue;
-        if (n == cap)
-            names = realloc(names, (cap *= 2) * sizeof *names);
-        if (names)
-            names[n++] = strdup(e->d_name);
+        if (n == cap) {
+            char **grown = realloc(names, (size_t)(cap *= 2) * sizeof *names);
+            if (!(oom = !grown))
+                names = grown;
+        }
+        if (!oom && !(oom = !(names[n] = strdup(e->d_name))))
+            n++;
     }
     closedir(d);
-    if (!names)
-        return -1;
+    if (oom) {
+        free_names(names, n);
+        return -2;
+    }
     qsort(names, n, sizeof *names, cmp_names);
     *out = names;
     return n;
@@ -371,8 +385,8 @@ kb_status kb_acc_spec_find(const char *dir, const kb_acc_gpu *g, kb_acc_spec *ou
     int n = list_specs(dir, &names);
     kb_sb_clear(err);
     if (n < 0) {
-        kb_sb_printf(err, "%s: cannot read the spec directory", dir);
-        return KB_ERR_SETUP;
+        kb_sb_printf(err, n == -1 ? "%s: cannot read the spec directory" : "%s: out of memory listing the specs", dir);
+        return n == -1 ? KB_ERR_SETUP : KB_ERR_OOM;
     }
     kb_acc_spec s, generic;
     int have_generic = 0, found = 0;
@@ -390,9 +404,7 @@ kb_status kb_acc_spec_find(const char *dir, const kb_acc_gpu *g, kb_acc_spec *ou
             have_generic = 1;
         }
     }
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    free_names(names, n);
     if (st != KB_OK || found)
         return st;
     if (!have_generic) {

@@ -275,9 +275,15 @@ void kb_acc_evaluate(const kb_acc_spec *s, const kb_peaks *peaks, json_t *record
         eval_rate(s, peaks, records, (kb_acc_test)t, &out->r[t]);
     eval_clocks(records, &out->r[KB_ACC_CLOCKS]);
     for (int t = KB_ACC_ECC; t <= KB_ACC_PCIE; t++)
-        set_reason(&out->r[t], KB_ACC_SKIP, "%s", "not read: kbench's NVML slot reads clocks, power, temperature "
-                   "and throttle reasons only (ECC, retired pages/row remapping and PCIe link are not queried)");
+        set_reason(&out->r[t], KB_ACC_SKIP, "%s", "not read: no NVML health reading was judged "
+                   "(accept/health.h judges one)");
+    kb_acc_verdict_finish(out);
+}
+
+void kb_acc_verdict_finish(kb_acc_verdict *out)
+{
     out->worst = KB_ACC_SKIP;   /* SKIP only when every test was; else the worst of the others */
+    out->gpu_thresholds = 0;
     for (int t = 0; t < KB_ACC_TEST_COUNT; t++) {
         kb_acc_status st = out->r[t].status;
         if (st != KB_ACC_SKIP && (out->worst == KB_ACC_SKIP || st > out->worst))

@@ -9,8 +9,8 @@
  *   launch_latency     ceiling/launch: per-execution time of back-to-back eager launches <= limit
  *   clocks             the gemm cases' telemetry: WARN when a reading was throttled (power or
  *                      thermal reason, or SM clock under 75% of max), PASS otherwise
- *   ecc, row_remap, pcie_link  SKIP: not read by this kbench (the NVML slot reads clocks,
- *                      power, temperature and throttle reasons only)
+ *   ecc, row_remap, pcie_link  SKIP here; judged from an NVML health reading by
+ *                      kb_acc_verdict_health (accept/health.h)
  * A test that cannot run is SKIP with its reason, never PASS. Timings of a CPU clock (the
  * emulator) are never compared with a GPU threshold: SKIP "emulator: CPU timings".
  */
@@ -57,6 +57,10 @@ typedef struct {
 /* Judge the records (a JSON array of record objects) of one GPU against spec s. peaks
  * (may be NULL) give the references of `reference: peak`. */
 void kb_acc_evaluate(const kb_acc_spec *s, const kb_peaks *peaks, json_t *records, kb_acc_verdict *out);
+
+/* Recompute out->worst and out->gpu_thresholds from the tests' results (after a test
+ * was judged again, e.g. by kb_acc_verdict_health). */
+void kb_acc_verdict_finish(kb_acc_verdict *out);
 
 /* The tests whose FAIL means wrong results or a hardware error (correctness, ecc,
  * row_remap, pcie_link), as opposed to a performance floor: 1 or 0. */

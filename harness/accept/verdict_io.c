@@ -33,11 +33,33 @@ static json_t *identity_json(const kb_acc_identity *id)
                      id->cuda_visible);
 }
 
-static json_t *gpu_json(const kb_device_info *d)
+static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
+
+static json_t *gpu_json(const kb_device_info *d, const kb_health *h)
 {
-    return json_pack("{s:s, s:s, s:s, s:n, s:i, s:i, s:b}", "name", d->name, "uuid", d->uuid, "pci_bus_id",
-                     d->pci_bus_id, "serial", "sm", d->sm, "sm_count", d->sm_count, "emulator",
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:i, s:i, s:b}", "name", d->name, "uuid", d->uuid, "pci_bus_id",
+                     d->pci_bus_id, "serial", str_or_null(h ? h->serial : NULL), "nvml_pci_bus_id",
+                     str_or_null(h ? h->pci_bus_id : NULL), "sm", d->sm, "sm_count", d->sm_count, "emulator",
                      !(d->caps & KB_CAP_GPU_TIMER));
+}
+
+/* The health reading: every value (null when not read) and why each unread one is. */
+static json_t *health_json(const kb_health *h)
+{
+    json_t *values = json_object(), *unread = json_object();
+    for (int i = 0; i < KB_H_COUNT; i++) {
+        const kb_health_value *v = &h->f[i];
+        json_object_set_new(values, kb_health_name((kb_health_field)i),
+                            v->read ? json_integer((json_int_t)v->v) : json_null());
+        if (!v->read)
+            json_object_set_new(unread, kb_health_name((kb_health_field)i), json_string(v->why));
+    }
+    if (!*h->serial)
+        json_object_set_new(unread, "serial", json_string(h->serial_why));
+    if (!*h->pci_bus_id)
+        json_object_set_new(unread, "pci_bus_id", json_string(h->pci_why));
+    return json_pack("{s:b, s:s, s:o, s:o}", "available", h->available, "why", h->why, "values", values, "unread",
+                     unread);
 }
 
 json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
@@ -58,12 +80,15 @@ json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
         json_array_append_new(checks, json_string(c->checks[i]));
     json_t *spec = json_pack("{s:s, s:s, s:s, s:s}", "name", c->spec->name, "sku", c->spec->sku, "file",
                              c->spec->file, "matched_by", c->matched_by ? c->matched_by : "");
-    return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:o, s:b, s:s, s:s, s:o, s:s, s:i, s:o}", "schema",
+    json_t *o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:o, s:b, s:s, s:s, s:o, s:s, s:i, s:o}", "schema",
                      KB_ACC_SCHEMA, "schema_version", KB_ACC_SCHEMA_VERSION, "time", c->time, "kbench_version",
-                     KB_VERSION, "backend", c->backend, "identity", identity_json(c->id), "gpu", gpu_json(c->dev),
+                     KB_VERSION, "backend", c->backend, "identity", identity_json(c->id), "gpu", gpu_json(c->dev, c->health),
                      "spec", spec, "gpu_thresholds_applied", v->gpu_thresholds, "note", note, "records",
                      c->records ? c->records : "", "check_records", checks, "verdict", kb_acc_status_name(v->worst),
                      "exit_code", kb_acc_exit_code(st, which, KB_ACC_TEST_COUNT), "tests", tests);
+    if (o && c->health)
+        json_object_set_new(o, "health", health_json(c->health));
+    return o;
 }
 
 kb_status kb_acc_write_json(const char *path, json_t *o, kb_sb *err)

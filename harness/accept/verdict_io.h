@@ -4,7 +4,10 @@
  *   time, kbench_version, backend,
  *   identity {launcher, rank, local_rank, node_id (-1 unknown), world_size (-1 unknown),
  *             job_id, step_id, host, cuda_visible_devices ("" unset)},
- *   gpu {name, uuid, pci_bus_id, serial (null: not read), sm, sm_count, emulator},
+ *   gpu {name, uuid, pci_bus_id (CUDA's), serial (NVML's; null: not read), nvml_pci_bus_id
+ *        (null: not read), sm, sm_count, emulator},
+ *   health {available, why, values {ecc_mode, ecc_uncorrected_volatile, ...: number, null
+ *           when not read}, unread {name: why}} (backend/health.h; absent without a reading),
  *   spec {name, sku, file, matched_by},
  *   gpu_thresholds_applied (false on the emulator: CPU timings), note,
  *   records (the JSON Lines records behind the verdict), check_records [the kernel check
@@ -29,6 +32,7 @@
 #include "accept/identity.h"
 #include "accept/verdict.h"
 #include "backend/backend.h"
+#include "backend/health.h"
 
 #define KB_ACC_SCHEMA "kbench-accept"
 #define KB_ACC_SCHEMA_VERSION 1
@@ -44,6 +48,7 @@ typedef struct {
     const char *time;           /* ISO-8601 UTC */
     const char *const *checks;  /* the kernel check suites' records files (may be NULL) */
     int n_checks;
+    const kb_health *health;    /* the NVML health reading (NULL: none) */
 } kb_acc_context;
 
 /* The verdict file's object (caller json_decref's); NULL when out of memory. */

@@ -13,6 +13,7 @@
 #ifndef KB_BACKEND_H
 #define KB_BACKEND_H
 
+#include "backend/health.h"
 #include "backend/telemetry.h"
 #include "core/kb.h"
 
@@ -188,7 +189,9 @@ typedef struct kb_backend {
     /* File extension of the compiled artefact (".cubin", ".so"). */
     const char *artifact_ext;
     /* Compile req into the artefact file out_path (the cache renames it into place).
-     * Appends the compiler log to *log. KB_ERR_COMPILE when the source does not compile. */
+     * Appends the compiler log to *log. KB_ERR_COMPILE when the source does not compile.
+     * Called from several compile workers at once (engine/modules.c), for different
+     * requests: build and toolchain_id must not write shared state. */
     kb_status (*build)(kb_backend_ctx *x, const kb_compile_req *req, const char *out_path, kb_sb *log);
     /* Load a built artefact. */
     kb_status (*load)(kb_backend_ctx *x, const char *artifact_path, kb_module **out);
@@ -240,6 +243,9 @@ typedef struct kb_backend {
     /* OPTIONAL: the SM clock now and its maximum [MHz], read right after each sample (the
      * throttle rule of telemetry.h discards samples under 75% of the maximum). 1 when read. */
     int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz);
+    /* OPTIONAL: the GPU's health now (health.h: ECC, retired pages, row remapping, PCIe
+     * link, serial); values the device or driver cannot give are unread with the reason. */
+    void (*health)(kb_backend_ctx *x, kb_health *out);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;

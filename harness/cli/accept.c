@@ -2,6 +2,7 @@
  * through kb_cmd_run (the one walk, pipeline and record writer), then the verdict. */
 #include "cli/accept.h"
 
+#include "accept/health.h"
 #include "accept/identity.h"
 #include "accept/verdict_io.h"
 #include "core/fsutil.h"
@@ -17,8 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define KB_ACC_MAX_CHECKS 32
-
 typedef struct {
     kb_accept_opts *o;
     kb_acc_identity id;
@@ -32,7 +31,8 @@ typedef struct {
     char stamp[40];             /* "<UTC time>-<pid>": this run's records files */
     kb_sb records, verdict_path, junit_path;
     int n_checks;               /* kernel check suites run */
-    char *checks[KB_ACC_MAX_CHECKS]; /* their records files */
+    char **checks;              /* their records files (as many as there are suites) */
+    kb_health health;           /* read after the suite ran (health_after_run) */
 } accept_ctx;
 
 static char *env_get(void *user, const char *name) { return getenv(name); }
@@ -76,7 +76,7 @@ static int device_and_spec(accept_ctx *x)
     kb_sb_free(&msg);
     if (st == KB_OK)
         return -1;
-    return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
+    return st == KB_ERR_SETUP || st == KB_ERR_OOM ? KB_EXIT_SETUP : KB_EXIT_INPUT;
 }
 
 /* Where this rank's files go: DIR/<key>/records-<time>-<pid>.jsonl, DIR/<key>.verdict.json,
@@ -168,6 +168,28 @@ static int load_records(const char *path, json_t *arr)
     return st == KB_OK ? 0 : -1;
 }
 
+/* The GPU's health right after the suite ran (errors the run provoked count), through the
+ * backend's health slot; unread with the reason where there is none (the emulator). */
+static void health_after_run(accept_ctx *x)
+{
+    char err[1024] = "";
+    kb_backend_opts bo;
+    const kb_backend *be;
+    kb_backend_ctx *bx;
+    if (kb_run_backend_opts(&x->o->run, &bo) != 0 ||
+        kb_backend_open(x->o->run.backend, &bo, &be, &bx, err, sizeof err) != KB_OK) {
+        kb_health_unread(&x->health, *err ? err : "the backend could not be opened again");
+        return;
+    }
+    if (be->health)
+        be->health(bx, &x->health);
+    else {
+        snprintf(err, sizeof err, "the %s backend reads no GPU health (no NVML)", be->name);
+        kb_health_unread(&x->health, err);
+    }
+    be->fini(bx);
+}
+
 /* Judge the records and write the verdict. The exit code. */
 static int judge(accept_ctx *x)
 {
@@ -182,10 +204,12 @@ static int judge(accept_ctx *x)
     kb_acc_verdict v;
     kb_acc_evaluate(&x->spec, x->have_peaks ? &x->peaks : NULL, arr, &v);
     json_decref(arr);
+    health_after_run(x);
+    kb_acc_verdict_health(&x->health, &v);
     char when[32];
     kb_record_time_now(when);
     kb_acc_context c = { &x->id, &x->dev, x->backend, &x->spec, x->matched_by, x->records.s, when,
-                         (const char *const *)x->checks, x->n_checks };
+                         (const char *const *)x->checks, x->n_checks, &x->health };
     json_t *vj = kb_acc_verdict_json(&c, &v);
     if (!vj)
         return KB_EXIT_SETUP;
@@ -216,24 +240,67 @@ static int is_check_suite(const char *name)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* The kernel check suites of dir, sorted, into *out (n of them, all of them: no cap).
+ * n, or -1 when out of memory (said). */
+static int list_checks(const char *dir, char ***out)
+{
+    char **names = NULL;
+    int n = 0, cap = 0, oom = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && !oom && (e = readdir(d))) {
+        if (!is_check_suite(e->d_name))
+            continue;
+        if (n == cap) {
+            char **grown = realloc(names, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *names);
+            if (!(oom = !grown))
+                names = grown;
+        }
+        if (!oom && !(oom = !(names[n] = strdup(e->d_name))))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    if (oom) {
+        fprintf(stderr, "kbench accept: out of memory listing the kernel check suites of %s\n", dir);
+        for (int i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        return -1;
+    }
+    if (n)
+        qsort(names, (size_t)n, sizeof *names, cmp_str);
+    *out = names;
+    return n;
+}
+
+/* A check suite's records file whose name cannot be kept: its cases would go unjudged. */
+static int oom_checks(const char *records)
+{
+    fprintf(stderr, "kbench accept: out of memory keeping the name of %s (its records would go unjudged)\n",
+            records);
+    return KB_EXIT_SETUP;
+}
+
 /* Run every kernel check suite (<data root>/tests/suites/kernels_<family>.yaml) into its
  * own records file. An exit code to stop with, or -1 to go on. */
 static int run_checks(accept_ctx *x)
 {
-    char dir[1100], *names[KB_ACC_MAX_CHECKS];
-    int n = 0;
+    char dir[1100], **names = NULL;
     snprintf(dir, sizeof dir, "%s/tests/suites", kb_data_root());
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && n < KB_ACC_MAX_CHECKS && (e = readdir(d)))
-        if (is_check_suite(e->d_name))
-            names[n++] = strdup(e->d_name);
-    if (d)
-        closedir(d);
+    int n = list_checks(dir, &names);
+    if (n < 0)
+        return KB_EXIT_SETUP;
+    if (n && !(x->checks = calloc((size_t)n, sizeof *x->checks))) {
+        fprintf(stderr, "kbench accept: out of memory for %d kernel check suites\n", n);
+        for (int i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        return KB_EXIT_SETUP;
+    }
     if (!n)
         fprintf(stderr, "kbench accept: no kernel check suites in %s (an installed kbench ships none); "
                 "correctness is judged on suites/accept.yaml\n", dir);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
     int rc = -1;
     for (int i = 0; i < n; i++) {
         char suite[1400], out[1400];
@@ -246,13 +313,16 @@ static int run_checks(accept_ctx *x)
             x->o->run.suite_path = suite;
             x->o->run.out_path = out;
             int r = kb_cmd_run(&x->o->run);
-            if (r == KB_EXIT_OK || r == KB_EXIT_WRONG)
-                x->checks[x->n_checks++] = strdup(out);
-            else
+            if (r != KB_EXIT_OK && r != KB_EXIT_WRONG)
                 rc = r;
+            else if ((x->checks[x->n_checks] = strdup(out)))
+                x->n_checks++;
+            else
+                rc = oom_checks(out);
         }
         free(names[i]);
     }
+    free(names);
     return rc;
 }
 
@@ -308,6 +378,7 @@ static int accept_main(void *opts)
     }
     for (int i = 0; i < x.n_checks; i++)
         free(x.checks[i]);
+    free(x.checks);
     kb_sb_free(&x.records);
     kb_sb_free(&x.verdict_path);
     kb_sb_free(&x.junit_path);

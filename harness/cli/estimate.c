@@ -72,11 +72,9 @@ static int estimate_case(void *user, const kb_walk_item *it)
                b->status != KB_OK ? "no estimate (kbench compile shows the log)" : "no resource report for its entry");
         return 0;
     }
-    kb_path p;
-    kb_dtype path = f->path && f->path(it->c, x->sm, &p) ? p.dtype : it->c->dtype;
     kb_estimate e;
     char why[256];
-    if (kb_estimate_case(f, it->c, x->sm, r.registers, r.static_shmem_bytes, path, &x->x, &e, why, sizeof why) != 0) {
+    if (kb_estimate_built(f, it->c, x->sm, &r, &x->x, &e, why, sizeof why) != 0) {
         print_skip(x, it->id, "no_model", why);
         return 0;
     }
@@ -131,7 +129,10 @@ int kb_cmd_estimate(const kb_estimate_opts *o)
     kb_walk_opts wo = { o->run.filters, o->run.n_filters, NULL, { x.sm, 0, kb_arch_max_shmem_optin(x.sm) } };
     print_header(&x);
     kb_walk_counts n;
-    rc = kb_walk(&plan, &wo, estimate_case, &x, &n);
+    kb_modules_start(x.mods, kb_run_jobs(&o->run, x.be->caps, 0));
+    rc = kb_walk_prefetch(&plan, &wo, x.mods, x.sm);
+    if (rc == 0)
+        rc = kb_walk(&plan, &wo, estimate_case, &x, &n);
     fflush(stdout);
     fprintf(stderr, "kbench estimate: %s, sm_%d: %d cases estimated (static model, not measurements), %d failed to "
             "compile, %d skipped\n", x.x.gpu->name, x.sm, x.n_ok, x.n_err, x.n_skip);
@@ -151,7 +152,7 @@ static const kb_opt estimate_opts[] = {
     { "--gpu", NULL, KB_OPT_CHOICE, offsetof(kb_estimate_opts, gpu), "NAME",
       "the GPU modelled: h100-sxm, h100-pcie, h200-sxm, a100-sxm, a100-pcie, l40s, l4, rtx4090", 0, 0, 0,
       kb_est_gpu_names, 0 },
-    KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_CACHE_DIR,
+    KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_CACHE_DIR, KB_ROW_JOBS,
     { "--peaks", NULL, KB_OPT_STR, offsetof(kb_estimate_opts, peaks_path), "FILE",
       "datasheet peaks (default $KBENCH_PEAKS, else data/peaks.json)", 0, 0, 0, NULL, 0 },
     KB_ROW_QUIET,

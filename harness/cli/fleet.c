@@ -53,12 +53,24 @@ static int fleet_main(void *opts)
     kb_fleet f;
     kb_sb err;
     kb_sb_init(&err);
-    if (kb_fleet_load(o->dir, &f, &err) != KB_OK) {
+    kb_status st = kb_fleet_load(o->dir, &f, &err);
+    if (st == KB_ERR_OOM) {   /* the environment, not the command line */
+        fprintf(stderr, "kbench fleet: %s\n", err.s);
+        kb_fleet_free(&f);
+        kb_sb_free(&err);
+        return KB_EXIT_SETUP;
+    }
+    if (st != KB_OK) {
         int rc = kb_opts_fail(&kb_command_fleet, "DIR", "%s", err.s);
         kb_sb_free(&err);
         return rc;
     }
-    kb_fleet_judge(&f, o->k, o->rel_floor);
+    if (kb_fleet_judge(&f, o->k, o->rel_floor) != KB_OK) {
+        fprintf(stderr, "kbench fleet: %s: out of memory judging the GPUs\n", o->dir);
+        kb_fleet_free(&f);
+        kb_sb_free(&err);
+        return KB_EXIT_SETUP;
+    }
     json_t *fj = kb_fleet_json(&f);
     int rc = kb_fleet_exit_code(&f);
     if (!o->quiet)

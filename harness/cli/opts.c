@@ -141,6 +141,12 @@ static int parse_option(const kb_command *cmd, int argc, char **argv, int *i, vo
     const char *arg = argv[*i], *eq = strchr(arg, '=');
     size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
     const kb_opt *op = find_opt(cmd, arg, len);
+    if (!op && arg[1] != '-' && strlen(arg) > 2) {   /* "-j4": a short option with its value attached */
+        op = find_opt(cmd, arg, 2);
+        if (op && takes_value(op))
+            return store(cmd, op, arg + 2, o, argc);
+        op = NULL;
+    }
     if (!op)
         return kb_opts_fail(cmd, NULL, "unknown option '%.*s'", (int)len, arg);
     if (!takes_value(op)) {

@@ -188,7 +188,9 @@ static void open_store(run_ctx *x)
     kb_sb db, note;
     kb_sb_init(&db);
     kb_sb_init(&note);
-    kb_sb_printf(&db, "%s/kbench.db", dir ? dirname(dir) : ".");
+    if (!dir)   /* not "." instead: the store would silently move */
+        kb_out_of_memory("the records directory", strlen(x->out_path.s) + 1);
+    kb_sb_printf(&db, "%s/kbench.db", dirname(dir));
     if (kb_store_open(db.s, &x->store, &note) != KB_OK) {
         fprintf(stderr, "kbench: results store %s: %s (JSON Lines records only)\n", db.s, note.s);
         x->store = NULL;
@@ -211,6 +213,7 @@ static void open_pipeline(run_ctx *x)
     p->dev = &x->dev;
     p->mods = kb_modules_new(x->be, x->bx, o->cache_dir, kb_kernels_dir());
     p->empty = kb_modules_get(p->mods, KB_EMPTY_SOURCE, "", kb_target_sm(&x->dev));
+    kb_modules_start(p->mods, kb_run_jobs(o, x->dev.caps, 1));
     if (x->dev.caps & KB_CAP_ROOFLINE) {
         kb_sb note;
         kb_sb_init(&note);
@@ -315,7 +318,7 @@ static int run_one(void *user, const kb_walk_item *it)
     return 0;
 }
 
-/* Walk the plan twice (count, then run). 0, or -1 when out of memory. */
+/* Walk the plan three times (count, announce the modules, run). 0, or -1 when out of memory. */
 static int run_cases(run_ctx *x)
 {
     const kb_run_opts *o = x->o;
@@ -341,6 +344,8 @@ static int run_cases(run_ctx *x)
         kb_console_header(x->dev.caps, x->id_width);
     kb_progress_start(&x->pg, x->todo);
     kb_interrupt_install();
+    if (kb_walk_prefetch(&x->plan, &wo, x->pipe.mods, kb_target_sm(&x->dev)) < 0)
+        return -1;
     int rc = kb_walk(&x->plan, &wo, run_one, x, NULL);
     kb_progress_clear(&x->pg);
     return rc < 0 ? -1 : 0;
@@ -440,6 +445,17 @@ const char *const kb_run_backend_choices[] = { "auto", "cuda", "emu", NULL };
 
 void kb_run_opts_defaults(void *o) { ((kb_run_opts *)o)->backend = "auto"; }
 
+int kb_run_jobs(const kb_run_opts *o, unsigned caps, int measuring)
+{
+    if (o->jobs > 0)
+        return o->jobs;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
+    if (!measuring)
+        return n;
+    return caps & KB_CAP_GPU_TIMER ? (n > 1 ? n - 1 : 1) : 1;
+}
+
 static const kb_opt run_opts[] = {
     KB_ROW_BACKEND,
     KB_ROW_ARCH,
@@ -462,6 +478,7 @@ static const kb_opt run_opts[] = {
     { "--timeout", NULL, KB_OPT_DOUBLE, offsetof(kb_run_opts, timeout_s), "S",
       "override the suite's timeout_s [seconds]", 0, KB_MEASURE_TIMEOUT_MAX_S, 1, NULL, 0 },
     KB_ROW_THREADS,
+    KB_ROW_JOBS,
     KB_ROW_EMU,
     KB_ROW_QUIET,
     { "--prune", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, prune), NULL,

@@ -29,6 +29,7 @@ typedef struct {
     const char *emu_schedule;   /* --emu-schedule: lockstep, warp-ahead, random[:SEED] */
     const char *emu_check;      /* --emu-check: race, init, all (comma-separated) */
     const char *trace_path;     /* run --trace: Chrome trace-event JSON written as the run goes */
+    int jobs;                   /* -j: compile workers; 0 = kb_run_jobs's default */
 } kb_run_opts;
 
 /* The backend options of o: device, arch, threads, the emulator's schedule and checks
@@ -65,6 +66,16 @@ extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
     0, 0, 0, NULL, 0 }
 #define KB_ROW_THREADS { "--threads", NULL, KB_OPT_INT, offsetof(kb_run_opts, emu_threads), "N", \
     "emulator worker threads (default: cores)", 1, 1024, 0, NULL, 0 }
+
+#define KB_ROW_JOBS { "--jobs", "-j", KB_OPT_INT, offsetof(kb_run_opts, jobs), "N", \
+    "compile workers building modules ahead of the cases that use them (default: see README)", \
+    1, 256, 0, NULL, 0 }
+
+/* The compile workers for o: -j when given, else the cores (at most 8) for a command
+ * that only compiles; for one that measures (measuring 1), the cores but one on a backend
+ * with a GPU timer (the host only launches), and 1 on the emulator, whose timings are CPU
+ * time that a compiler running beside them would inflate. */
+int kb_run_jobs(const kb_run_opts *o, unsigned caps, int measuring);
 
 /* Defaults every command of this struct shares: --backend auto. */
 void kb_run_opts_defaults(void *o);

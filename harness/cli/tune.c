@@ -85,7 +85,9 @@ static int open_outputs(kb_tune_session *x)
     char *dir = strdup(x->out_path.s);
     kb_sb db;
     kb_sb_init(&db);
-    kb_sb_printf(&db, "%s/kbench.db", dir ? dirname(dir) : ".");
+    if (!dir)   /* not "." instead: the store would silently move */
+        kb_out_of_memory("the records directory", strlen(x->out_path.s) + 1);
+    kb_sb_printf(&db, "%s/kbench.db", dirname(dir));
     if (st == KB_OK && kb_store_open(db.s, &x->store, &err) != KB_OK) {
         fprintf(stderr, "kbench: results store %s: %s (JSON Lines records only)\n", db.s, err.s);
         x->store = NULL;
@@ -105,7 +107,8 @@ static void open_pipeline(kb_tune_session *x)
     p->bx = x->bx;
     p->dev = &x->dev;
     p->mods = kb_modules_new(x->be, x->bx, o->cache_dir, kb_kernels_dir());
-    p->empty = kb_modules_get(p->mods, KB_EMPTY_SOURCE, "", x->dev.sm);
+    p->empty = kb_modules_get(p->mods, KB_EMPTY_SOURCE, "", kb_target_sm(&x->dev));
+    kb_modules_start(p->mods, kb_run_jobs(o, x->dev.caps, 1));
     if ((x->dev.caps & KB_CAP_ROOFLINE) && kb_peaks_for_device(&x->dev, NULL, &x->peaks, NULL) == KB_OK)
         p->peaks = &x->peaks;
     char err[512];
@@ -257,6 +260,7 @@ static const kb_opt tune_opts[] = {
     { "--timeout", NULL, KB_OPT_DOUBLE, offsetof(kb_run_opts, timeout_s), "S",
       "override the suite's timeout_s [seconds]", 0, KB_MEASURE_TIMEOUT_MAX_S, 1, NULL, 0 },
     KB_ROW_THREADS,
+    KB_ROW_JOBS,
     KB_ROW_EMU,
     KB_ROW_QUIET,
     { "--replay", NULL, KB_OPT_STR, offsetof(kb_tune_opts, replay_path), "FILE",

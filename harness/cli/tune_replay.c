@@ -103,6 +103,9 @@ static json_t *score(const kb_tune_replay *r, kb_tune_strategy s, int budget, in
     double *sc = calloc((size_t)repeats, sizeof *sc);
     int reached = 0, runs = 0;
     kb_tune_view v = { r->n, r->n_axes, r->level };
+    if (!best || !at || !sc)
+        fprintf(stderr, "kbench tune: out of memory for %d repeats of %s: not scored\n", repeats,
+                kb_tune_strategy_name(s));
     for (int seed = 1; best && at && sc && seed <= repeats; seed++) {
         kb_tune_search_opts so = { s, budget, (uint64_t)seed, 0 };
         kb_tune_trace t;

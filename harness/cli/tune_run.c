@@ -245,6 +245,9 @@ static int remeasure(problem_ctx *pc, int i, double **pool, int *n_pool, int *fa
     record_case(x, &r);
     x->remeasured++;
     double *np = r.status == KB_CASE_OK ? realloc(*pool, (size_t)(*n_pool + r.measure.m.n) * sizeof *np) : NULL;
+    if (r.status == KB_CASE_OK && !np)
+        fprintf(stderr, "kbench: out of memory pooling %d samples of %s: it is not trusted\n", *n_pool + r.measure.m.n,
+                cfg->id);
     if (np) {
         memcpy(np + *n_pool, r.measure.m.samples_us, (size_t)r.measure.m.n * sizeof *np);
         *pool = np;
@@ -316,8 +319,12 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
 {
     kb_tune_session *x = pc->x;
     kb_tune_result *r = results_of(pc, t);
-    if (!r)
+    if (!r) {
+        x->unchosen++;
+        fprintf(stderr, "kbench: out of memory choosing among %d configurations of %s: no winner\n",
+                t->evaluations, pc->p->key);
         return;
+    }
     kb_tune_choice ch;
     if (kb_tune_choose(r, t->evaluations, &ch) < 0) {
         x->unchosen++;
@@ -327,6 +334,9 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
     }
     const kb_tune_entry *w = &pc->e[t->order[ch.winner]];
     kb_tune_choice_row *c = calloc(1, sizeof *c);
+    if (!c)
+        fprintf(stderr, "kbench: out of memory storing the choice of %s (%s): not in the tuning database\n",
+                pc->p->key, w->config);
     if (c) {
         snprintf(c->problem, sizeof c->problem, "%s", pc->p->key);
         snprintf(c->family, sizeof c->family, "%s", w->family);
@@ -368,6 +378,9 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
         return -1;
     if (!x->o->run.quiet)
         printf("%s: %d configurations\n", p->key, p->n);
+    if (x->o->budget <= 0 || x->o->budget >= p->n)   /* every configuration will be compiled: ahead */
+        for (int i = 0; i < p->n; i++)
+            kb_modules_prefetch_case(x->pipe.mods, &x->plan.cases[p->configs[i].case_index], kb_target_sm(&x->dev));
     kb_tune_search_opts so = { x->strategy, x->o->budget, (uint64_t)x->o->seed, 0 };
     kb_tune_view v = { p->n, p->n_axes, p->levels };
     kb_tune_trace t;

@@ -78,13 +78,19 @@ int kb_arch_max_shmem_optin(int sm)
     return 163 * 1024;
 }
 
+void kb_out_of_memory(const char *what, size_t bytes)
+{
+    fprintf(stderr, "kbench: out of memory (%s, %zu bytes)\n", what, bytes);
+    exit(KB_EXIT_SETUP);
+}
+
 /* ---- string buffer ---- */
 void kb_sb_init(kb_sb *b)
 {
     b->cap = 64;
     b->len = 0;
     b->s = malloc(b->cap);
-    if (!b->s) abort();
+    if (!b->s) kb_out_of_memory("a string", b->cap);
     b->s[0] = 0;
 }
 
@@ -101,8 +107,9 @@ static void sb_reserve(kb_sb *b, size_t extra)
         return;
     while (b->len + extra + 1 > b->cap)
         b->cap *= 2;
-    b->s = realloc(b->s, b->cap);
-    if (!b->s) abort();
+    char *grown = realloc(b->s, b->cap);
+    if (!grown) kb_out_of_memory("a string", b->cap);
+    b->s = grown;
 }
 
 void kb_sb_append(kb_sb *b, const char *s, size_t n)

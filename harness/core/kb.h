@@ -42,7 +42,7 @@ enum {
     KB_EXIT_OK = 0,       /* every case ok or skipped */
     KB_EXIT_WRONG = 1,    /* at least one case wrong, faulted, failed to compile or launch */
     KB_EXIT_INPUT = 2,    /* bad command line or suite; nothing was run */
-    KB_EXIT_SETUP = 3,    /* no device / driver / toolchain */
+    KB_EXIT_SETUP = 3,    /* no device / driver / toolchain; out of memory */
     KB_EXIT_REGRESS = 4,  /* kbench compare found a regression beyond the threshold */
     KB_EXIT_SLOW = 5,     /* kbench accept/fleet: a GPU is below a performance floor or a fleet outlier */
     KB_EXIT_INCORRECT = 6, /* kbench accept/fleet: wrong results or a hardware error on a GPU */
@@ -107,6 +107,11 @@ void kb_sb_free(kb_sb *b);
 void kb_sb_printf(kb_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kb_sb_append(kb_sb *b, const char *s, size_t n);
 void kb_sb_clear(kb_sb *b);
+
+/* Out of memory where no caller can carry the error (the string buffer, the suite
+ * loader's tree): "kbench: out of memory (what, N bytes)" on stderr, then exit with
+ * KB_EXIT_SETUP - a clear error, never an abort's core dump. Records already written stay. */
+void kb_out_of_memory(const char *what, size_t bytes) __attribute__((noreturn));
 
 /* ---- small PRNG (splitmix64 seeding + xoshiro128**) for deterministic inputs ---- */
 typedef struct { uint32_t s[4]; } kb_rng;

@@ -432,8 +432,8 @@ fail:
         free(out->path);
         out->path = NULL;
         out->hit = 0;
-        if (!out->log)
-            out->log = strdup(log.s);
+        if (!out->log && !(out->log = strdup(log.s)))
+            kb_out_of_memory("compile log", log.len + 1);   /* the promise: log never NULL */
     }
     kb_sb_free(&sumpath); kb_sb_free(&logpath); kb_sb_free(&path); kb_sb_free(&log); kb_sb_free(&dir);
     return st;

@@ -1,9 +1,13 @@
 /* modules.h - the compile stage of a run: one module per distinct (source, defines,
- * arch), built through the persistent compile cache and loaded once per run. */
+ * arch), built through the persistent compile cache and loaded once per run, optionally
+ * by a pool of compile workers that builds announced modules ahead of their use.
+ * kb_modules_get, _resources and _free are called from one thread (the one whose device
+ * context loads the modules); the workers only build. */
 #ifndef KB_MODULES_H
 #define KB_MODULES_H
 
 #include "backend/backend.h"
+#include "engine/family.h"
 
 typedef struct kb_modules kb_modules;
 
@@ -12,7 +16,8 @@ typedef struct {
     kb_status status;      /* KB_OK, or the compile/load failure */
     const char *log;       /* compiler log (ptxas info on cuda); never NULL */
     int cache_hit;         /* 1: the artefact came from the cache */
-    double compile_ms;     /* [ms] build + load time, 0 on a repeat within the run */
+    double compile_ms;     /* [ms] the build's own time (in whichever thread built it) + load time;
+                            * 0 on a repeat within the run */
     char note[512];        /* "" or one line for the operator (the cache rebuilt a damaged entry) */
 } kb_module_ref;
 
@@ -24,7 +29,15 @@ kb_modules *kb_modules_new(const kb_backend *be, kb_backend_ctx *bx, const char 
  * Its refs carry the status and the compile log, with mod NULL. */
 kb_modules *kb_modules_new_build_only(const kb_backend *be, kb_backend_ctx *bx, const char *cache_dir,
                                       const char *kernels_dir);
-/* Get (compile and load on first use) the module of source (relative to kernels_dir)
+/* Start jobs compile workers (jobs <= 1: none, everything is built when asked for).
+ * Returns the number running, which may be fewer when threads cannot be created. */
+int kb_modules_start(kb_modules *ms, int jobs);
+/* Announce a module a later kb_modules_get will ask for: queued for the workers in the
+ * order announced (nothing when no workers run or it is already known). */
+void kb_modules_prefetch(kb_modules *ms, const char *source, const char *defines, int sm);
+/* The same for the module case c's variant is compiled into (nothing for a vendor call). */
+void kb_modules_prefetch_case(kb_modules *ms, const kb_case *c, int sm);
+/* Get (compile and load on first use; wait for a worker building it) the module of source (relative to kernels_dir)
  * with the given "\n"-joined defines for sm. The returned ref lives as long as ms. */
 const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const char *defines, int sm);
 /* The resources of entry in a loaded module: what the backend's resources slot reports,
@@ -34,7 +47,8 @@ kb_status kb_modules_resources(kb_modules *ms, const kb_module_ref *ref, const c
 
 /* Distinct modules asked for so far. */
 int kb_modules_count(const kb_modules *ms);
-/* Unload every module and free the table. */
+/* Stop the workers (a build in progress finishes, queued ones are dropped), unload every
+ * module and free the table. */
 void kb_modules_free(kb_modules *ms);
 
 /* The kernels directory: $KBENCH_KERNELS_DIR, else the source tree's (compile-time). */

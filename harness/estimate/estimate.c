@@ -140,3 +140,11 @@ int kb_estimate_case(const kb_family *f, const kb_case *c, int sm, int regs, int
     e->pct_roofline = 100.0 * e->roofline_us / e->est_us;
     return 0;
 }
+
+int kb_estimate_built(const kb_family *f, const kb_case *c, int sm, const kb_resources *r, const kb_est_target *x,
+                      kb_estimate *e, char *why, size_t whylen)
+{
+    kb_path p;
+    kb_dtype path = f->path && f->path(c, sm, &p) ? p.dtype : c->dtype;
+    return kb_estimate_case(f, c, sm, r->registers, r->static_shmem_bytes, path, x, e, why, whylen);
+}

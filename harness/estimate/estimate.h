@@ -61,4 +61,9 @@ typedef struct {
 int kb_estimate_case(const kb_family *f, const kb_case *c, int sm, int regs, int static_smem, kb_dtype path,
                      const kb_est_target *x, kb_estimate *e, char *why, size_t whylen);
 
+/* kb_estimate_case for a kernel built for sm with resources r (ptxas's report), on the
+ * dtype path the family says its loop issues (f->path, else c->dtype). */
+int kb_estimate_built(const kb_family *f, const kb_case *c, int sm, const kb_resources *r, const kb_est_target *x,
+                      kb_estimate *e, char *why, size_t whylen);
+
 #endif /* KB_ESTIMATE_H */

@@ -47,6 +47,14 @@ const kb_est_gpu *kb_est_gpu_find(const char *name)
     return NULL;
 }
 
+const kb_est_gpu *kb_est_gpu_reference(int sm)
+{
+    for (int i = 0; i < kb_est_n_gpus; i++)
+        if (kb_est_gpus[i].sm == sm)
+            return &kb_est_gpus[i];
+    return NULL;
+}
+
 const kb_est_arch *kb_est_arch_find(int sm)
 {
     int row = sm == 86 ? 89 : sm;

@@ -42,6 +42,9 @@ extern const char *const kb_est_gpu_names[];
 
 /* The GPU called name, or NULL. */
 const kb_est_gpu *kb_est_gpu_find(const char *name);
+/* The reference GPU of an architecture: the first row of the table for sm (sm_90: H100
+ * SXM, sm_80: A100 SXM, sm_89: L40S); NULL when the table has none (sm_86). */
+const kb_est_gpu *kb_est_gpu_reference(int sm);
 
 /* The architecture table's row for sm (sm_86 and sm_89 share one row), or NULL. */
 const kb_est_arch *kb_est_arch_find(int sm);

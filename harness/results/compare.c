@@ -93,7 +93,7 @@ static double *samples_of(const kb_report_row *r, int *n)
     json_t *s = json_object_get(json_object_get(r->rec, "timing"), "samples_us");
     *n = (int)json_array_size(s);
     double *x = malloc((size_t)(*n ? *n : 1) * sizeof *x);
-    if (!x) { *n = 0; return NULL; }
+    if (!x) kb_out_of_memory("the samples of a case", (size_t)(*n ? *n : 1) * sizeof *x);   /* not "no samples" */
     for (int i = 0; i < *n; i++) x[i] = json_number_value(json_array_get(s, (size_t)i));
     return x;
 }

@@ -140,7 +140,7 @@ static void add_case(json_t *arr, const kb_report_run *run, size_t i)
     json_t *s = json_object_get(json_object_get(r->rec, "timing"), "samples_us");
     int n = (int)json_array_size(s);
     double *x = malloc((size_t)(n ? n : 1) * sizeof *x);
-    if (!x) return;
+    if (!x) kb_out_of_memory("the samples of a case", (size_t)(n ? n : 1) * sizeof *x);   /* not a silently missing row */
     for (int k = 0; k < n; k++) x[k] = json_number_value(json_array_get(s, (size_t)k));
     if (n == 0) { x[0] = r->median_us; n = 1; }   /* no samples kept: the median stands for them */
     for (int k = 0; k < n; k++) {

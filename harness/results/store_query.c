@@ -43,8 +43,8 @@ static json_t *column_json(sqlite3_stmt *st, int c)
 static void print_table(FILE *out, sqlite3_stmt *st, const rowset *r)
 {
     size_t *w = calloc((size_t)r->ncol, sizeof *w);
-    if (!w)
-        return;
+    if (!w && r->ncol)   /* not an empty table */
+        kb_out_of_memory("the column widths", (size_t)r->ncol * sizeof *w);
     for (int c = 0; c < r->ncol; c++)
         w[c] = strlen(sqlite3_column_name(st, c));
     for (size_t i = 0; i < r->nrows; i++)
@@ -119,6 +119,8 @@ static int run_statement(sqlite3_stmt *st, kb_query_format fmt, FILE *out)
                 int type = sqlite3_column_type(st, c);
                 const char *t = (const char *)sqlite3_column_text(st, c);
                 r.cells[r.nrows * ncol + c] = t ? strdup(t) : NULL;
+                if (t && !r.cells[r.nrows * ncol + c])   /* not a NULL cell */
+                    kb_out_of_memory("a query result", strlen(t) + 1);
                 if (type == SQLITE_TEXT || type == SQLITE_BLOB) r.numeric[c] = 0;
             }
             r.nrows++;

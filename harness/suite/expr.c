@@ -159,7 +159,7 @@ static int add_node(parser *p, int op, int a, int b, int64_t v)
     if (p->n == p->cap) {
         int cap = p->cap ? p->cap * 2 : 16;
         node *nn = realloc(p->nodes, (size_t)cap * sizeof *nn);
-        if (!nn) abort();
+        if (!nn) kb_out_of_memory("an expression", (size_t)cap * sizeof *nn);
         p->nodes = nn;
         p->cap = cap;
     }
@@ -386,7 +386,7 @@ kb_status kb_expr_compile(const char *text, const kb_expr_slot *slots, int n_slo
     if (p.failed)
         goto fail;
     e = malloc(sizeof *e);
-    if (!e) abort();
+    if (!e) kb_out_of_memory("an expression", sizeof *e);
     e->nodes = p.nodes;
     e->n = p.n;
     e->root = v.node;

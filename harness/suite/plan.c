@@ -24,7 +24,7 @@ typedef struct {
 static char *xstrdup(const char *s)
 {
     char *p = strdup(s ? s : "");
-    if (!p) abort();
+    if (!p) kb_out_of_memory("the plan", strlen(s ? s : "") + 1);
     return p;
 }
 
@@ -37,7 +37,7 @@ static void add_warning(kb_plan *p, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char **w = realloc(p->warnings, (size_t)(p->n_warnings + 1) * sizeof *w);
-    if (!w) abort();
+    if (!w) kb_out_of_memory("the plan's warnings", (size_t)(p->n_warnings + 1) * sizeof *w);
     p->warnings = w;
     p->warnings[p->n_warnings++] = xstrdup(msg);
 }
@@ -142,7 +142,7 @@ static int emit(expander *x, const int *idx, int v)
         x->cap = x->cap ? x->cap * 2 : 1024;
         if (x->cap > KB_PLAN_MAX_CASES) x->cap = KB_PLAN_MAX_CASES;
         kb_case *nc = realloc(out->cases, (size_t)x->cap * sizeof *nc);
-        if (!nc) abort();
+        if (!nc) kb_out_of_memory("the plan's cases", (size_t)x->cap * sizeof *nc);
         out->cases = nc;
     }
     out->cases[out->n_cases++] = c;
@@ -248,7 +248,7 @@ kb_status kb_plan_build(const kb_suite *s, const kb_family *const *fams, int n_f
     out->source = xstrdup(s->source);
     out->shape_names = calloc((size_t)s->n_shape_names + 1, sizeof *out->shape_names);
     out->entries = calloc((size_t)s->n_entries + 1, sizeof *out->entries);
-    if (!out->shape_names || !out->entries) abort();
+    if (!out->shape_names || !out->entries) kb_out_of_memory("the plan", (size_t)s->n_entries * sizeof *out->entries);
     for (int i = 0; i < s->n_shape_names; i++)
         out->shape_names[out->n_shape_names++] = xstrdup(s->shape_names[i]);
     for (int i = 0; i < s->n_warnings; i++)

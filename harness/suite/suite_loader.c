@@ -11,14 +11,14 @@
 void *kb_suite_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
-    if (!p) abort();
+    if (!p) kb_out_of_memory("the suite", (n ? n : 1) * size);
     return p;
 }
 
 char *kb_suite_xstrdup(const char *s)
 {
     char *p = strdup(s);
-    if (!p) abort();
+    if (!p) kb_out_of_memory("the suite", strlen(s) + 1);
     return p;
 }
 
@@ -31,7 +31,7 @@ void kb_suite_warn(kb_loader *L, const yaml_node_t *n, const char *fmt, ...)
     va_end(ap);
     kb_suite *s = L->s;
     char **w = realloc(s->warnings, (size_t)(s->n_warnings + 1) * sizeof *w);
-    if (!w) abort();
+    if (!w) kb_out_of_memory("the suite's warnings", (size_t)(s->n_warnings + 1) * sizeof *w);
     s->warnings = w;
     kb_sb b;
     kb_sb_init(&b);

@@ -45,9 +45,9 @@ typedef struct {
     const char *const *launch_names;       /* value names of the launch slot */
 } kb_loader;
 
-/* calloc that aborts on exhaustion (as kb_sb does): the loader has no partial result to save. */
+/* calloc that stops kbench with kb_out_of_memory (as kb_sb does): the loader has no partial result to save. */
 void *kb_suite_xcalloc(size_t n, size_t size);
-/* strdup that aborts on exhaustion. */
+/* strdup that stops kbench with kb_out_of_memory. */
 char *kb_suite_xstrdup(const char *s);
 /* "a, b, c" of names[0..n); the caller frees the result. */
 char *kb_suite_join(const char *const *names, int n);

@@ -2,6 +2,7 @@
 #include "suite/walk.h"
 
 #include "engine/family.h"
+#include "engine/modules.h"
 
 #include <string.h>
 
@@ -70,4 +71,23 @@ int kb_walk(const kb_plan *p, const kb_walk_opts *o, int (*fn)(void *user, const
     if (counts)
         *counts = n;
     return rc;
+}
+
+typedef struct {
+    kb_modules *ms;
+    int sm;
+} prefetch_ctx;
+
+static int prefetch_one(void *user, const kb_walk_item *it)
+{
+    prefetch_ctx *x = user;
+    if (it->valid)
+        kb_modules_prefetch_case(x->ms, it->c, x->sm);
+    return 0;
+}
+
+int kb_walk_prefetch(const kb_plan *p, const kb_walk_opts *o, kb_modules *ms, int sm)
+{
+    prefetch_ctx x = { ms, sm };
+    return kb_walk(p, o, prefetch_one, &x, NULL);
 }

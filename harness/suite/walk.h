@@ -9,6 +9,7 @@
 #define KB_WALK_H
 
 #include "core/strset.h"
+#include "engine/modules.h"
 #include "suite/plan.h"
 
 /* Whether a backend with caps runs a suite's small check shapes (no KB_CAP_FULL_SPEED
@@ -52,5 +53,10 @@ int kb_walk_selects(const kb_walk_opts *o, const char *id);
  * walk, or -1 when out of memory. */
 int kb_walk(const kb_plan *p, const kb_walk_opts *o, int (*fn)(void *user, const kb_walk_item *it), void *user,
             kb_walk_counts *counts);
+
+/* Announce, in walk order, the module of every case the walk finds valid to ms's compile
+ * workers (kb_modules_prefetch_case for sm), so they build ahead of the walk that uses
+ * them. As kb_walk: 0, or -1 when out of memory. */
+int kb_walk_prefetch(const kb_plan *p, const kb_walk_opts *o, kb_modules *ms, int sm);
 
 #endif /* KB_WALK_H */

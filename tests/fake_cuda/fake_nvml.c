@@ -6,8 +6,18 @@
  *                               (NVML_CLOCK_SM) call, cycled (default "1980")
  *   KBENCH_FAKE_NVML_SM_MAX     nvmlDeviceGetMaxClockInfo's SM clock [MHz] (default 1980)
  *   KBENCH_FAKE_NVML_MIG        1: MIG mode enabled (nvmlDeviceGetMigMode)
+ * Health (backend/health.h; defaults are a healthy H100 SXM on a gen 5 x16 link):
+ *   KBENCH_FAKE_NVML_ECC          current ECC mode, 1 enabled (default) or 0
+ *   KBENCH_FAKE_NVML_ECC_UNC      "volatile,aggregate" uncorrected ECC error counts (default "0,0")
+ *   KBENCH_FAKE_NVML_RETIRED      "sbe,dbe,pending" retired pages and the pending flag (default "0,0,0")
+ *   KBENCH_FAKE_NVML_REMAP        "correctable,uncorrectable,pending,failed" (nvmlDeviceGetRemappedRows,
+ *                                 default "0,0,0,0")
+ *   KBENCH_FAKE_NVML_PCIE         "gen,max_gen,width,max_width" (default "5,5,16,16")
+ *   KBENCH_FAKE_NVML_SERIAL       board serial (default "1650123456789")
+ *   KBENCH_FAKE_NVML_UNSUPPORTED  comma-separated NVML function names that return 3
+ *                                 (NVML_ERROR_NOT_SUPPORTED), e.g. "nvmlDeviceGetRemappedRows"
  * Memory clock 2619 MHz, power 350 W, 45 C, no clock event reason. Return codes as nvml.h:
- * 0 success, 2 invalid argument, 6 not found.
+ * 0 success, 2 invalid argument, 3 not supported, 6 not found, 7 insufficient size.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +40,21 @@ int nvmlDeviceGetPowerUsage(nvml_device d, unsigned *mw);
 int nvmlDeviceGetTemperature(nvml_device d, int sensor, unsigned *c);
 int nvmlDeviceGetCurrentClocksEventReasons(nvml_device d, unsigned long long *r);
 int nvmlDeviceGetMigMode(nvml_device d, unsigned *current, unsigned *pending);
+int nvmlDeviceGetEccMode(nvml_device d, int *current, int *pending);
+int nvmlDeviceGetTotalEccErrors(nvml_device d, int error_type, int counter_type, unsigned long long *count);
+int nvmlDeviceGetRetiredPages(nvml_device d, int cause, unsigned *count, unsigned long long *addresses);
+int nvmlDeviceGetRetiredPagesPendingStatus(nvml_device d, int *pending);
+int nvmlDeviceGetRemappedRows(nvml_device d, unsigned *corr, unsigned *unc, unsigned *pending, unsigned *failed);
+int nvmlDeviceGetCurrPcieLinkGeneration(nvml_device d, unsigned *v);
+int nvmlDeviceGetMaxPcieLinkGeneration(nvml_device d, unsigned *v);
+int nvmlDeviceGetCurrPcieLinkWidth(nvml_device d, unsigned *v);
+int nvmlDeviceGetMaxPcieLinkWidth(nvml_device d, unsigned *v);
+int nvmlDeviceGetSerial(nvml_device d, char *serial, unsigned length);
+int nvmlDeviceGetPciInfo_v3(nvml_device d, void *pci);
 
 EXPORT int nvmlInit_v2(void) { return 0; }
 EXPORT int nvmlShutdown(void) { return 0; }
-EXPORT const char *nvmlErrorString(int r) { return r ? "fake NVML error" : "Success"; }
+EXPORT const char *nvmlErrorString(int r) { return r == 3 ? "Not Supported" : r ? "fake NVML error" : "Success"; }
 
 EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *id, nvml_device *d)
 {
@@ -92,5 +113,136 @@ EXPORT int nvmlDeviceGetMigMode(nvml_device d, unsigned *current, unsigned *pend
     if (d != (nvml_device)&device_obj)
         return 2;
     *current = *pending = e && *e == '1';
+    return 0;
+}
+
+/* ---- health ---- */
+
+/* The i-th comma-separated number of $name, or dflt. */
+static unsigned long long knob(const char *name, int i, unsigned long long dflt)
+{
+    const char *p = getenv(name);
+    if (!p || !*p)
+        return dflt;
+    while (i-- > 0 && p)
+        p = (p = strchr(p, ',')) ? p + 1 : NULL;
+    return p ? strtoull(p, NULL, 10) : dflt;
+}
+
+/* 3 (NVML_ERROR_NOT_SUPPORTED) when fn is listed in KBENCH_FAKE_NVML_UNSUPPORTED, 2 for another
+ * device handle, else 0. */
+static int check(nvml_device d, const char *fn)
+{
+    if (d != (nvml_device)&device_obj)
+        return 2;
+    const char *list = getenv("KBENCH_FAKE_NVML_UNSUPPORTED");
+    size_t n = strlen(fn);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+        if (!strncmp(p, fn, n) && (p[n] == ',' || !p[n]))
+            return 3;
+    return 0;
+}
+
+EXPORT int nvmlDeviceGetEccMode(nvml_device d, int *current, int *pending)
+{
+    int r = check(d, "nvmlDeviceGetEccMode");
+    if (r == 0)
+        *current = *pending = (int)knob("KBENCH_FAKE_NVML_ECC", 0, 1);
+    return r;
+}
+
+EXPORT int nvmlDeviceGetTotalEccErrors(nvml_device d, int error_type, int counter_type, unsigned long long *count)
+{
+    int r = check(d, "nvmlDeviceGetTotalEccErrors");
+    if (r == 0 && (error_type < 0 || error_type > 1 || counter_type < 0 || counter_type > 1 || !count))
+        return 2;
+    if (r == 0)   /* corrected errors: none */
+        *count = error_type == 1 ? knob("KBENCH_FAKE_NVML_ECC_UNC", counter_type, 0) : 0;
+    return r;
+}
+
+EXPORT int nvmlDeviceGetRetiredPages(nvml_device d, int cause, unsigned *count, unsigned long long *addresses)
+{
+    int r = check(d, "nvmlDeviceGetRetiredPages");
+    if (r == 0 && (cause < 0 || cause > 1 || !count || !addresses))
+        return 2;
+    if (r != 0)
+        return r;
+    unsigned have = (unsigned)knob("KBENCH_FAKE_NVML_RETIRED", cause, 0), room = *count;
+    for (unsigned i = 0; i < have && i < room; i++)
+        addresses[i] = 0x1000ull * (i + 1);
+    *count = have;
+    return have > room ? 7 : 0;
+}
+
+EXPORT int nvmlDeviceGetRetiredPagesPendingStatus(nvml_device d, int *pending)
+{
+    int r = check(d, "nvmlDeviceGetRetiredPagesPendingStatus");
+    if (r == 0)
+        *pending = knob("KBENCH_FAKE_NVML_RETIRED", 2, 0) != 0;
+    return r;
+}
+
+EXPORT int nvmlDeviceGetRemappedRows(nvml_device d, unsigned *corr, unsigned *unc, unsigned *pending, unsigned *failed)
+{
+    int r = check(d, "nvmlDeviceGetRemappedRows");
+    if (r != 0)
+        return r;
+    *corr = (unsigned)knob("KBENCH_FAKE_NVML_REMAP", 0, 0);
+    *unc = (unsigned)knob("KBENCH_FAKE_NVML_REMAP", 1, 0);
+    *pending = (unsigned)knob("KBENCH_FAKE_NVML_REMAP", 2, 0);
+    *failed = (unsigned)knob("KBENCH_FAKE_NVML_REMAP", 3, 0);
+    return 0;
+}
+
+static int pcie(nvml_device d, const char *fn, int i, unsigned dflt, unsigned *v)
+{
+    int r = check(d, fn);
+    if (r == 0)
+        *v = (unsigned)knob("KBENCH_FAKE_NVML_PCIE", i, dflt);
+    return r;
+}
+
+EXPORT int nvmlDeviceGetCurrPcieLinkGeneration(nvml_device d, unsigned *v)
+{
+    return pcie(d, "nvmlDeviceGetCurrPcieLinkGeneration", 0, 5, v);
+}
+EXPORT int nvmlDeviceGetMaxPcieLinkGeneration(nvml_device d, unsigned *v)
+{
+    return pcie(d, "nvmlDeviceGetMaxPcieLinkGeneration", 1, 5, v);
+}
+EXPORT int nvmlDeviceGetCurrPcieLinkWidth(nvml_device d, unsigned *v)
+{
+    return pcie(d, "nvmlDeviceGetCurrPcieLinkWidth", 2, 16, v);
+}
+EXPORT int nvmlDeviceGetMaxPcieLinkWidth(nvml_device d, unsigned *v)
+{
+    return pcie(d, "nvmlDeviceGetMaxPcieLinkWidth", 3, 16, v);
+}
+
+EXPORT int nvmlDeviceGetSerial(nvml_device d, char *serial, unsigned length)
+{
+    int r = check(d, "nvmlDeviceGetSerial");
+    const char *s = getenv("KBENCH_FAKE_NVML_SERIAL");
+    s = s && *s ? s : "1650123456789";
+    if (r == 0 && strlen(s) + 1 > length)
+        return 7;
+    if (r == 0)
+        strcpy(serial, s);
+    return r;
+}
+
+/* nvmlPciInfo_t: busIdLegacy[16], domain, bus, device, pciDeviceId, pciSubSystemId, busId[32] */
+EXPORT int nvmlDeviceGetPciInfo_v3(nvml_device d, void *pci)
+{
+    int r = check(d, "nvmlDeviceGetPciInfo_v3");
+    if (r != 0)
+        return r;
+    struct { char legacy[16]; unsigned domain, bus, device, id, subsystem; char bus_id[32]; } p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.legacy, "0000:00:00.0");
+    strcpy(p.bus_id, "00000000:00:00.0");
+    p.id = 0x233010deu;   /* H100 SXM5 80GB, NVIDIA */
+    memcpy(pci, &p, sizeof p);
     return 0;
 }

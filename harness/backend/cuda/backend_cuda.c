@@ -44,7 +44,7 @@ static void set_err(kb_backend_ctx *x, const char *fmt, ...)
 /* ---- toolchain ---- */
 
 /* The NVRTC in use (kb_nvrtc_lib_current), so the compile cache's key names it. */
-static char toolchain[32];
+static _Thread_local char toolchain[32];   /* compile workers hash keys concurrently */
 static pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *cuda_toolchain_id(kb_backend_ctx *x)
@@ -513,6 +513,11 @@ static void cuda_telemetry(kb_backend_ctx *x, kb_telemetry *out)
     kb_nvml_read(x->nvml, out);
 }
 
+static void cuda_health(kb_backend_ctx *x, kb_health *out)
+{
+    kb_nvml_health(x->nvml, out);
+}
+
 static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz)
 {
     return kb_nvml_sm_clock(x->nvml, sm_mhz, sm_max_mhz);
@@ -545,6 +550,7 @@ const kb_backend kb_backend_cuda = {
     .telemetry = cuda_telemetry,
     .timing_method = kb_cuda_timing_method,
     .sample_clock = cuda_sample_clock,
+    .health = cuda_health,
     .graph_begin = kb_cuda_graph_begin,
     .graph_end = kb_cuda_graph_end,
     .graph_launch = kb_cuda_graph_launch,

@@ -44,8 +44,10 @@ static void append_program_log(const kb_nvrtc_lib *nv, nvrtcProgram prog, kb_sb 
     if (nv->GetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n <= 1)
         return; /* the size counts the NUL: 1 means empty */
     char *text = malloc(n);
-    if (!text)
+    if (!text) {   /* say so: a missing ptxas report would read as "no spills" */
+        kb_sb_printf(log, "kbench: out of memory: the compiler log of %zu bytes was not kept\n", n);
         return;
+    }
     if (nv->GetProgramLog(prog, text) == NVRTC_SUCCESS) {
         size_t len = strlen(text);
         kb_sb_append(log, text, len);

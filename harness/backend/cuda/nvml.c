@@ -30,7 +30,31 @@ typedef struct {
     nvml_ret (*Temperature)(nvml_device, int, unsigned *);
     nvml_ret (*Reasons)(nvml_device, unsigned long long *);
     nvml_ret (*MigMode)(nvml_device, unsigned *, unsigned *);   /* OPTIONAL (R450+) */
+    /* health (kb_nvml_health), every one OPTIONAL: an older driver lacks some */
+    nvml_ret (*EccMode)(nvml_device, int *, int *);                          /* nvmlEnableState_t current, pending */
+    nvml_ret (*TotalEcc)(nvml_device, int, int, unsigned long long *);       /* error type, counter type */
+    nvml_ret (*RetiredPages)(nvml_device, int, unsigned *, unsigned long long *);
+    nvml_ret (*RetiredPending)(nvml_device, int *);
+    nvml_ret (*RemappedRows)(nvml_device, unsigned *, unsigned *, unsigned *, unsigned *);   /* R460+, Ampere+ */
+    nvml_ret (*PcieGen)(nvml_device, unsigned *);
+    nvml_ret (*PcieGenMax)(nvml_device, unsigned *);
+    nvml_ret (*PcieWidth)(nvml_device, unsigned *);
+    nvml_ret (*PcieWidthMax)(nvml_device, unsigned *);
+    nvml_ret (*Serial)(nvml_device, char *, unsigned);
+    nvml_ret (*PciInfo)(nvml_device, void *);                                /* nvml_pci_info */
 } nvml_api;
+
+/* nvmlPciInfo_t (nvmlDeviceGetPciInfo_v3; the same layout as _v2). */
+typedef struct {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+} nvml_pci_info;
+enum { NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };                     /* nvmlMemoryErrorType_t */
+enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 };              /* nvmlEccCounterType_t */
+enum { NVML_PAGE_RETIREMENT_CAUSE_SBE = 0, NVML_PAGE_RETIREMENT_CAUSE_DBE = 1 };   /* nvmlPageRetirementCause_t */
+enum { NVML_ERROR_INSUFFICIENT_SIZE = 7 };
+enum { NVML_DEVICE_SERIAL_BUFFER_SIZE = 30 };
 
 struct kb_nvml {
     void *dl;
@@ -83,6 +107,21 @@ static void *sym(void *dl, const char *a, const char *b)
     return p || !b ? p : dlsym(dl, b);
 }
 
+static void load_health_api(void *dl, nvml_api *a)
+{
+    *(void **)&a->EccMode = sym(dl, "nvmlDeviceGetEccMode", NULL);
+    *(void **)&a->TotalEcc = sym(dl, "nvmlDeviceGetTotalEccErrors", NULL);
+    *(void **)&a->RetiredPages = sym(dl, "nvmlDeviceGetRetiredPages", NULL);
+    *(void **)&a->RetiredPending = sym(dl, "nvmlDeviceGetRetiredPagesPendingStatus", NULL);
+    *(void **)&a->RemappedRows = sym(dl, "nvmlDeviceGetRemappedRows", NULL);
+    *(void **)&a->PcieGen = sym(dl, "nvmlDeviceGetCurrPcieLinkGeneration", NULL);
+    *(void **)&a->PcieGenMax = sym(dl, "nvmlDeviceGetMaxPcieLinkGeneration", NULL);
+    *(void **)&a->PcieWidth = sym(dl, "nvmlDeviceGetCurrPcieLinkWidth", NULL);
+    *(void **)&a->PcieWidthMax = sym(dl, "nvmlDeviceGetMaxPcieLinkWidth", NULL);
+    *(void **)&a->Serial = sym(dl, "nvmlDeviceGetSerial", NULL);
+    *(void **)&a->PciInfo = sym(dl, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2");
+}
+
 static int load_api(kb_nvml *n, const char *path)
 {
     n->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -104,6 +143,7 @@ static int load_api(kb_nvml *n, const char *path)
     *(void **)&a->Reasons = sym(n->dl, "nvmlDeviceGetCurrentClocksEventReasons",
                                 "nvmlDeviceGetCurrentClocksThrottleReasons");
     *(void **)&a->MigMode = sym(n->dl, "nvmlDeviceGetMigMode", NULL);
+    load_health_api(n->dl, a);
     if (!a->Init || !a->Shutdown || !a->HandleByPciBusId || !a->HandleByUUID || !a->ClockInfo) {
         snprintf(n->why, sizeof n->why, "NVML unavailable: %s lacks nvmlInit_v2/nvmlDeviceGetHandleBy*/"
                  "nvmlDeviceGetClockInfo", path);
@@ -210,6 +250,158 @@ int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *max_mhz)
     *mhz = (int)v;
     *max_mhz = (int)m;
     return 1;
+}
+
+/* ---- health ---- */
+
+/* "function: NVML_ERROR_...: message" of a failed call into why. */
+static void call_why(const kb_nvml *n, nvml_ret r, const char *func, char *why, size_t size)
+{
+    const char *name = ret_name(r);
+    const char *msg = n->api.ErrorString ? n->api.ErrorString(r) : NULL;
+    if (name)
+        snprintf(why, size, "%s: %s%s%s", func, name, msg ? ": " : "", msg ? msg : "");
+    else
+        snprintf(why, size, "%s: nvmlReturn_t %d", func, r);
+}
+
+static void not_exported(const char *func, char *why, size_t size)
+{
+    snprintf(why, size, "%s: not exported by this libnvidia-ml (an older driver)", func);
+}
+
+/* Record the outcome r of func into the values f[0..n): read with v[i], or unread with why. */
+static void put(const kb_nvml *n, kb_health *h, nvml_ret r, const char *func, const kb_health_field *f,
+                const unsigned long long *v, int count)
+{
+    for (int i = 0; i < count; i++) {
+        kb_health_value *x = &h->f[f[i]];
+        x->read = r == 0;
+        x->v = r == 0 ? v[i] : 0;
+        if (r != 0)
+            call_why(n, r, func, x->why, sizeof x->why);
+    }
+}
+
+/* A value of one unsigned out-parameter: fn(dev, &u). */
+static void one_unsigned(const kb_nvml *n, kb_health *h, nvml_ret (*fn)(nvml_device, unsigned *), const char *func,
+                         kb_health_field f)
+{
+    unsigned u = 0;
+    if (!fn) {
+        not_exported(func, h->f[f].why, sizeof h->f[f].why);
+        return;
+    }
+    nvml_ret r = fn(n->dev, &u);
+    unsigned long long v = u;
+    put(n, h, r, func, &f, &v, 1);
+}
+
+static void read_ecc(const kb_nvml *n, kb_health *h)
+{
+    const nvml_api *a = &n->api;
+    int cur = 0, pend = 0;
+    kb_health_field f = KB_H_ECC_MODE;
+    if (!a->EccMode)
+        not_exported("nvmlDeviceGetEccMode", h->f[f].why, sizeof h->f[f].why);
+    else {
+        nvml_ret r = a->EccMode(n->dev, &cur, &pend);
+        unsigned long long v = cur == 1;   /* NVML_FEATURE_ENABLED */
+        put(n, h, r, "nvmlDeviceGetEccMode", &f, &v, 1);
+    }
+    const int counter[2] = { NVML_VOLATILE_ECC, NVML_AGGREGATE_ECC };
+    for (int i = 0; i < 2; i++) {
+        f = i ? KB_H_ECC_UNC_AGGREGATE : KB_H_ECC_UNC_VOLATILE;
+        unsigned long long v = 0;
+        if (!a->TotalEcc) {
+            not_exported("nvmlDeviceGetTotalEccErrors", h->f[f].why, sizeof h->f[f].why);
+            continue;
+        }
+        nvml_ret r = a->TotalEcc(n->dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, counter[i], &v);
+        put(n, h, r, "nvmlDeviceGetTotalEccErrors", &f, &v, 1);
+    }
+}
+
+static void read_retired(const kb_nvml *n, kb_health *h)
+{
+    const nvml_api *a = &n->api;
+    for (int i = 0; i < 2; i++) {
+        kb_health_field f = i ? KB_H_RETIRED_DBE : KB_H_RETIRED_SBE;
+        if (!a->RetiredPages) {
+            not_exported("nvmlDeviceGetRetiredPages", h->f[f].why, sizeof h->f[f].why);
+            continue;
+        }
+        /* pageCount 0 asks for the count only (INSUFFICIENT_SIZE when there are pages) */
+        unsigned count = 0;
+        unsigned long long none = 0;
+        nvml_ret r = a->RetiredPages(n->dev, i ? NVML_PAGE_RETIREMENT_CAUSE_DBE : NVML_PAGE_RETIREMENT_CAUSE_SBE,
+                                     &count, &none);
+        unsigned long long v = count;
+        put(n, h, r == NVML_ERROR_INSUFFICIENT_SIZE ? 0 : r, "nvmlDeviceGetRetiredPages", &f, &v, 1);
+    }
+    kb_health_field f = KB_H_RETIRED_PENDING;
+    int pending = 0;
+    if (!a->RetiredPending) {
+        not_exported("nvmlDeviceGetRetiredPagesPendingStatus", h->f[f].why, sizeof h->f[f].why);
+        return;
+    }
+    nvml_ret r = a->RetiredPending(n->dev, &pending);
+    unsigned long long v = pending == 1;   /* NVML_FEATURE_ENABLED */
+    put(n, h, r, "nvmlDeviceGetRetiredPagesPendingStatus", &f, &v, 1);
+}
+
+static void read_remap(const kb_nvml *n, kb_health *h)
+{
+    static const kb_health_field f[4] = { KB_H_REMAP_CORRECTABLE, KB_H_REMAP_UNCORRECTABLE, KB_H_REMAP_PENDING,
+                                          KB_H_REMAP_FAILED };
+    if (!n->api.RemappedRows) {
+        for (int i = 0; i < 4; i++)
+            not_exported("nvmlDeviceGetRemappedRows", h->f[f[i]].why, sizeof h->f[f[i]].why);
+        return;
+    }
+    unsigned c = 0, u = 0, p = 0, fail = 0;
+    nvml_ret r = n->api.RemappedRows(n->dev, &c, &u, &p, &fail);
+    const unsigned long long v[4] = { c, u, p, fail };
+    put(n, h, r, "nvmlDeviceGetRemappedRows", f, v, 4);
+}
+
+static void read_ids(const kb_nvml *n, kb_health *h)
+{
+    const nvml_api *a = &n->api;
+    char serial[NVML_DEVICE_SERIAL_BUFFER_SIZE + 2] = "";
+    nvml_ret r;
+    if (!a->Serial)
+        not_exported("nvmlDeviceGetSerial", h->serial_why, sizeof h->serial_why);
+    else if ((r = a->Serial(n->dev, serial, NVML_DEVICE_SERIAL_BUFFER_SIZE)) != 0)
+        call_why(n, r, "nvmlDeviceGetSerial", h->serial_why, sizeof h->serial_why);
+    else
+        snprintf(h->serial, sizeof h->serial, "%.*s", NVML_DEVICE_SERIAL_BUFFER_SIZE, serial);
+    nvml_pci_info pci;
+    memset(&pci, 0, sizeof pci);
+    if (!a->PciInfo)
+        not_exported("nvmlDeviceGetPciInfo_v3", h->pci_why, sizeof h->pci_why);
+    else if ((r = a->PciInfo(n->dev, &pci)) != 0)
+        call_why(n, r, "nvmlDeviceGetPciInfo_v3", h->pci_why, sizeof h->pci_why);
+    else
+        snprintf(h->pci_bus_id, sizeof h->pci_bus_id, "%.*s", (int)sizeof pci.bus_id, pci.bus_id);
+}
+
+void kb_nvml_health(kb_nvml *n, kb_health *h)
+{
+    if (!kb_nvml_available(n)) {
+        kb_health_unread(h, kb_nvml_why(n));
+        return;
+    }
+    memset(h, 0, sizeof *h);
+    h->available = 1;
+    read_ecc(n, h);
+    read_retired(n, h);
+    read_remap(n, h);
+    one_unsigned(n, h, n->api.PcieGen, "nvmlDeviceGetCurrPcieLinkGeneration", KB_H_PCIE_GEN);
+    one_unsigned(n, h, n->api.PcieGenMax, "nvmlDeviceGetMaxPcieLinkGeneration", KB_H_PCIE_GEN_MAX);
+    one_unsigned(n, h, n->api.PcieWidth, "nvmlDeviceGetCurrPcieLinkWidth", KB_H_PCIE_WIDTH);
+    one_unsigned(n, h, n->api.PcieWidthMax, "nvmlDeviceGetMaxPcieLinkWidth", KB_H_PCIE_WIDTH_MAX);
+    read_ids(n, h);
 }
 
 void kb_nvml_close(kb_nvml *n)

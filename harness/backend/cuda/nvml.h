@@ -5,11 +5,12 @@
  * is no driver; $KBENCH_LIBNVML names another library file (tests force the missing
  * path with KBENCH_LIBNVML=/nonexistent). Without NVML the handle is in a clear
  * "unavailable" state with the reason, and samples say so: never an error. The cuda
- * backend opens it for its device and serves the telemetry slot from it.
+ * backend opens it for its device and serves the telemetry and health slots from it.
  */
 #ifndef KB_NVML_H
 #define KB_NVML_H
 
+#include "backend/health.h"
 #include "backend/telemetry.h"
 
 typedef struct kb_nvml kb_nvml;
@@ -31,6 +32,10 @@ int kb_nvml_mig_enabled(kb_nvml *n);
 /* Only the SM clock and its maximum [MHz], for a reading per sample (cheaper than
  * kb_nvml_read). 1 when both were read, else 0 (unavailable or unsupported). */
 int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *max_mhz);
+/* Read the GPU's health (backend/health.h): every value on its own, a function this
+ * libnvidia-ml lacks or the GPU does not support leaves that value unread with the NVML
+ * error (or "not exported") as why. Without NVML, everything unread with kb_nvml_why. */
+void kb_nvml_health(kb_nvml *n, kb_health *out);
 /* Shut NVML down and free (NULL is fine). */
 void kb_nvml_close(kb_nvml *n);
 

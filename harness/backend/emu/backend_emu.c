@@ -164,7 +164,13 @@ static const char *emu_toolchain_id(kb_backend_ctx *x) { return kb_emu_cxx_id(&x
 
 static kb_status emu_build(kb_backend_ctx *x, const kb_compile_req *req, const char *out_path, kb_sb *log)
 {
-    return kb_emu_cxx_build(&x->cxx, req, x->sm, out_path, log, x->err, sizeof x->err);
+    /* compile workers call this from several threads at once: the failure's one line
+     * goes to this build's own log, never to the shared x->err */
+    char err[512] = "";
+    kb_status st = kb_emu_cxx_build(&x->cxx, req, x->sm, out_path, log, err, sizeof err);
+    if (st != KB_OK && err[0])
+        kb_sb_printf(log, "%s\n", err);
+    return st;
 }
 
 static kb_status emu_load(kb_backend_ctx *x, const char *artifact_path, kb_module **out)
