@@ -1,5 +1,6 @@
 /* attention.c - host side of the attention family: descriptor, legality, work model,
- * inputs, CPU reference and verification. Device code: attention.cu.
+ * inputs, CPU reference and verification. Device code: attention.cu; launch geometry and
+ * traffic model (kbench estimate): attention_model.c.
  *
  * O = softmax(Q K^T / sqrt(d) [+ causal mask]) V with Q, K, V, O laid out [b, h, s, d]
  * contiguous (dims b, h, s, d in that order; queries and keys share the length s).
@@ -7,23 +8,19 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "attention_model.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { V_NAIVE, V_FUSED, V_MMA, V_CUDNN };
-enum { P_CAUSAL, P_BLOCK, P_BQ, P_BKV, P_KC, P_TPR, P_RQ };
-enum { CAUSAL_NO, CAUSAL_YES };
-enum { D_B, D_H, D_S, D_D };
-
 #define ATTN_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
 #define MMA_DTYPES (KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
 
 /* The fused kernel holds RQ*(2*d/TPR + KC) floats per thread (q, accumulator, a chunk
- * of scores), the mma kernel d/4 + d/2 + BKV/2 words (Q fragments, O accumulators, the
- * S tile); past the register file they would live in local memory, which defeats the
+ * of scores), the mma kernel d/4 + d/2 + BKV/2 words at 16 rows per warp (Q fragments, O
+ * accumulators, the S tile), d + BKV + 8 at 32 (mma_words); past the register file they would live in local memory, which defeats the
  * point of the variants. Same bounds as the device-side static_asserts. */
 #define MAX_THREAD_WORDS 255
 
@@ -41,18 +38,21 @@ static const kb_variant variants[] = {
                 "FlashAttention-2 on tensor cores: mma.sync QK^T and PV per warp, cp.async double-buffered K/V" },
     [V_CUDNN] = { "cudnn", NULL, MMA_DTYPES,
                   "the vendor baseline: cuDNN 9's fused SDPA, an operation graph through its backend API" },
+    [V_FA2] = { "fa2", "attn_mma", MMA_DTYPES,
+                "mma at FlashAttention-2's configuration: 32 query rows per warp (Q re-read from shared memory), "
+                "e.g. 128x64 tiles with 4 warps" },
 };
 
 static const char *const causal_choices[] = { "no", "yes", NULL };
 static const char *const dims[] = { "b", "h", "s", "d" };
 
 #define FUSED_ONLY (1u << V_FUSED)
-#define FUSED_MMA ((1u << V_FUSED) | (1u << V_MMA))
+#define FUSED_MMA ((1u << V_FUSED) | (1u << V_MMA) | (1u << V_FA2))
 static const kb_param params[] = {
     [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0, "yes: query i attends to keys j <= i only" },
     [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
-    [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp)" },
-    [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma: multiple of 16)" },
+    [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp, fa2: 32 per warp)" },
+    [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma, fa2: multiple of 16)" },
     [P_KC] = { "KC", 8, NULL, FUSED_ONLY, "keys per register chunk (online-softmax step; divides BKV)" },
     [P_TPR] = { "TPR", 4, NULL, FUSED_ONLY, "lanes per query row, splitting the head dim (power of two <= 32)" },
     [P_RQ] = { "RQ", 1, NULL, FUSED_ONLY, "query rows per thread (register blocking: a K/V element feeds RQ rows)" },
@@ -61,23 +61,13 @@ static const kb_param params[] = {
 /* Elements per 16-byte K/V load of the fused kernel. */
 static int64_t fused_lvec(kb_dtype dt) { return 16 / (int64_t)kb_dtype_size(dt); }
 
-/* Dynamic shared memory [bytes]. fused: fp32 K and V tiles. mma: the Q tile and two
- * stages of K and V tiles in the input dtype, rows padded by 8 elements (16 bytes). */
-static int64_t shmem_bytes(const kb_case *c)
-{
-    int64_t d = c->dims[D_D], bq = c->params[P_BQ], bkv = c->params[P_BKV];
-    if (c->variant == V_MMA)
-        return (bq + 4 * bkv) * (d + 8) * (int64_t)kb_dtype_size(c->dtype);
-    return 2 * bkv * d * 4;
-}
-
 static int shmem_fits(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
-    int64_t smem = shmem_bytes(c);
+    int64_t smem = kb_attn_shmem_bytes(c);
     if (smem <= t->max_shmem_per_block)
         return 1;
     snprintf(why, n, "%s needs %lld bytes of shared memory, over the %d-byte limit of sm_%d",
-             c->variant == V_MMA ? "(BQ + 4*BKV)*(d+8)*2 (Q tile, two K/V stages)" : "2*BKV*d*4 (K/V tiles)",
+             kb_attn_is_mma(c) ? "(BQ + 4*BKV)*(d+8)*2 (Q tile, two K/V stages)" : "2*BKV*d*4 (K/V tiles)",
              (long long)smem, t->max_shmem_per_block, t->sm);
     return 0;
 }
@@ -146,26 +136,37 @@ static int valid_fused(const kb_case *c, const kb_target *t, char *why, size_t n
     return shmem_fits(c, t, why, n);
 }
 
+/* Fragment words per thread of attn_mma: O accumulators and the S tile per 16 query rows
+ * (d/2 + BKV/2), plus the Q fragments: all of them at 16 rows per warp (d/4), one k-step's
+ * (8) at 32, where Q is re-read from shared memory. Same bound as the device static_assert. */
+static int64_t mma_words(const kb_case *c)
+{
+    int64_t d = c->dims[D_D], bkv = c->params[P_BKV], mt = kb_attn_rows_per_warp(c) / 16;
+    return mt * (d / 2 + bkv / 2) + (mt == 1 ? d / 4 : 8);
+}
+
 static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
-    int64_t bq = c->params[P_BQ], bkv = c->params[P_BKV], d = c->dims[D_D];
+    int64_t bq = c->params[P_BQ], bkv = c->params[P_BKV], d = c->dims[D_D], rw = kb_attn_rows_per_warp(c);
+    const char *v = c->variant == V_FA2 ? "fa2" : "mma";
     if (d % 16) {
-        snprintf(why, n, "d=%lld: the mma variant takes head dims that are multiples of 16 (the mma k-step)",
-                 (long long)d);
+        snprintf(why, n, "d=%lld: the %s variant takes head dims that are multiples of 16 (the mma k-step)",
+                 (long long)d, v);
         return 0;
     }
-    if (bq < 16 || bq % 16 || bq > 512) {
-        snprintf(why, n, "BQ=%lld: must be a multiple of 16 (one warp per 16 query rows) up to 512", (long long)bq);
+    if (bq < rw || bq % rw || bq > 512) {
+        snprintf(why, n, "BQ=%lld: must be a multiple of %lld (one warp per %lld query rows) up to 512", (long long)bq,
+                 (long long)rw, (long long)rw);
         return 0;
     }
     if (bkv < 16 || bkv % 16) {
         snprintf(why, n, "BKV=%lld: must be a multiple of 16 (the k-step of P V)", (long long)bkv);
         return 0;
     }
-    int64_t words = d / 4 + d / 2 + bkv / 2;
+    int64_t words = mma_words(c);
     if (words > MAX_THREAD_WORDS) {
-        snprintf(why, n, "d/4 + d/2 + BKV/2 = %lld fragment words per thread exceed the %d-register file",
-                 (long long)words, MAX_THREAD_WORDS);
+        snprintf(why, n, "%s = %lld fragment words per thread exceed the %d-register file",
+                 rw == 16 ? "d/4 + d/2 + BKV/2" : "d + BKV + 8", (long long)words, MAX_THREAD_WORDS);
         return 0;
     }
     return shmem_fits(c, t, why, n);
@@ -193,7 +194,7 @@ static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         snprintf(why, n, "s=%lld, d=%lld: the kernels take s and d as 32-bit ints", (long long)s, (long long)d);
         return 0;
     }
-    if (c->variant == V_MMA)
+    if (kb_attn_is_mma(c))
         return valid_mma(c, t, why, n);
     if (c->variant == V_CUDNN)
         return valid_cudnn(t, why, n);
@@ -205,8 +206,10 @@ static void attn_defines(const kb_case *c, kb_sb *out)
     /* each tiled kernel is compiled only into its own variant's modules; naive modules
      * do not depend on d */
     if (c->variant != V_NAIVE)
-        kb_sb_printf(out, "%s=1\nHEAD_D=%lld\n", c->variant == V_MMA ? "ATTN_MMA" : "ATTN_FUSED",
+        kb_sb_printf(out, "%s=1\nHEAD_D=%lld\n", kb_attn_is_mma(c) ? "ATTN_MMA" : "ATTN_FUSED",
                      (long long)c->dims[D_D]);
+    if (c->variant == V_FA2)
+        kb_sb_printf(out, "RW=32\n");
 }
 
 /* Scores the causal mask keeps, per (batch, head): s*(s+1)/2 of s*s. */
@@ -453,9 +456,8 @@ static kb_status attn_enqueue(kb_run *r, void *state)
         return kb_run_vendor_run(r, a->plan);
     if (c->variant != V_NAIVE) {
         int64_t bq = c->params[P_BQ];
-        unsigned threads = c->variant == V_MMA ? (unsigned)(bq / 16 * 32)
-                                               : (unsigned)(bq / c->params[P_RQ] * c->params[P_TPR]);
-        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 }, (size_t)shmem_bytes(c) };
+        unsigned threads = (unsigned)kb_attn_threads(c);
+        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 }, (size_t)kb_attn_shmem_bytes(c) };
         kb_arg args[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o),
                           kb_arg_i32((int32_t)s), kb_arg_f32(scale) };
         return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 6);
@@ -490,7 +492,7 @@ static void attn_tolerance(const kb_case *c, double *atol, double *rtol)
     int64_t s = c->dims[D_S], d = c->dims[D_D];
     kb_tolerance(c->dtype, 1, &a1, &r1);
     kb_tolerance(KB_DT_FP32, s > d ? s : d, &a2, &r2);
-    *atol = a1 + a2 + (c->variant == V_MMA || c->variant == V_CUDNN ? kb_dtype_unit_roundoff(c->dtype) : 0.0);
+    *atol = a1 + a2 + (kb_attn_is_mma(c) || c->variant == V_CUDNN ? kb_dtype_unit_roundoff(c->dtype) : 0.0);
     *rtol = r1 + r2;
 }
 
@@ -524,58 +526,12 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
 static void attn_teardown(kb_run *r, void *state) { state_free(state); }
 
 /* The instruction each variant's inner loop issues: fp32 FMA (naive, fused), the dtype's
- * mma.sync (mma); cuDNN's own instructions are not kbench's to name. */
+ * mma.sync (mma, fa2); cuDNN's own instructions are not kbench's to name. */
 static int attn_path(const kb_case *c, int sm, kb_path *out)
 {
     if (c->variant == V_CUDNN)
         return 0;
-    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, 0) : kb_path_set(out, "fma", KB_DT_FP32, 0);
-}
-
-/* ---- estimate (kbench estimate, docs/estimate.md) ---- */
-
-/* K/V tiles all blocks of one head visit: every tile (or, causal, those up to the diagonal). */
-static double kv_tiles_per_head(const kb_case *c)
-{
-    int64_t s = c->dims[D_S], bq = c->params[P_BQ], bkv = c->params[P_BKV], n = 0;
-    for (int64_t q0 = 0; q0 < s; q0 += bq) {
-        int64_t keys = c->params[P_CAUSAL] == CAUSAL_YES ? (q0 + bq < s ? q0 + bq : s) : s;
-        n += (keys + bkv - 1) / bkv;
-    }
-    return (double)n;
-}
-
-/* fused and mma: per K/V tile and block, both products over whole tiles, K and V from L2
- * and through shared memory (written once, read by every warp of mma, by every thread's
- * slice of fused), softmax on the FP32 pipe; one K/V tile in flight (double buffer). */
-static int attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
-{
-    if (c->variant == V_NAIVE || c->variant == V_CUDNN)
-        return 0;   /* naive's three launches and cuDNN's kernels: the work model only */
-    double bh = (double)(c->dims[D_B] * c->dims[D_H]), s = (double)c->dims[D_S], d = (double)c->dims[D_D];
-    double bq = (double)c->params[P_BQ], bkv = (double)c->params[P_BKV], esz = (double)kb_dtype_size(c->dtype);
-    int mma = c->variant == V_MMA;
-    double tiles = bh * kv_tiles_per_head(c), kv_bytes = 2.0 * bkv * d * esz;
-    memset(t, 0, sizeof *t);
-    t->blocks = (int64_t)(bh * ceil(s / bq));
-    t->threads = mma ? (int)(bq / 16 * 32) : (int)(bq / (double)c->params[P_RQ] * (double)c->params[P_TPR]);
-    t->dyn_smem_bytes = shmem_bytes(c);
-    t->launches = 1;
-    double products = tiles * 2.0 * (2.0 * bq * bkv * d), warps = t->threads / 32.0;
-    if (mma)
-        t->mma_flops = products;
-    t->simt_flops = (mma ? 0.0 : products) + tiles * bq * bkv * 6.0;   /* scale, max, sub, exp, add, mask */
-    double stored = mma ? kv_bytes : 2.0 * bkv * d * 4.0;              /* fused keeps fp32 tiles */
-    t->smem_bytes = tiles * stored * (1.0 + (mma ? warps : (double)c->params[P_TPR] * t->threads / bq));
-    t->l2_bytes = tiles * kv_bytes + 2.0 * bh * s * d * esz;
-    t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */
-    t->write_bytes = bh * s * d * esz;
-    double per_tile = mma ? (bkv / 8 * d / 16 + d / 8 * bkv / 16) + 2 * bkv * d / 256 + 3 * bkv + 20
-                          : products / tiles / 2 / t->threads + 2 * bkv * d / t->threads + 20;
-    t->warp_insts = tiles * warps * per_tile;
-    t->inflight_bytes = kv_bytes / t->threads;
-    (void)g;
-    return 1;
+    return kb_attn_is_mma(c) ? kb_path_set(out, "mma", c->dtype, 0) : kb_path_set(out, "fma", KB_DT_FP32, 0);
 }
 
 const kb_family kb_family_attention = {
@@ -583,7 +539,7 @@ const kb_family kb_family_attention = {
     .source = "attention.cu",
     .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax "
              "(SIMT, mma), cuDNN",
-    .variants = variants, .n_variants = 4,
+    .variants = variants, .n_variants = 5,
     .dims = dims, .n_dims = 4,
     .params = params, .n_params = 7,
     .valid = attn_valid,
@@ -594,5 +550,5 @@ const kb_family kb_family_attention = {
     .check = attn_check,
     .teardown = attn_teardown,
     .path = attn_path,
-    .traffic = attn_traffic,
+    .traffic = kb_attn_traffic,
 };

@@ -24,20 +24,30 @@
  *           The online softmax (running max m, running sum l, accumulator rescaled by
  *           exp(m_old - m_new) once per chunk) then needs no further communication and
  *           no shared-memory score tile. A thread owns RQ rows, so a K/V element read
- *           from shared memory feeds RQ rows (register blocking, as in a SIMT GEMM). O
+ *           from shared memory feeds RQ rows (register blocking, as in a SIMT GEMM), and
+ *           a lane's columns come in runs of 4 adjacent ones where d/TPR allows, so one
+ *           16-byte shared load feeds 4 x RQ multiply-adds. O
  *           is written once, divided by l. With the causal mask a block stops at its
  *           last row's key: the K/V tiles it would fully mask are never loaded.
  *   mma     the same algorithm on the tensor cores (fp16/bf16): one warp per 16 query
  *           rows, S = Q K^T and O += P V by mma.sync m16n8k16 with fp32 accumulation,
- *           operands by ldmatrix, K/V tiles double-buffered by cp.async so the next
- *           tile loads while the current one is consumed. P is rounded to the input
- *           dtype for the second product, as FlashAttention does.
- * exp is __expf in both fused variants, as FlashAttention's exp2f fast path.
+ *           operands by ldmatrix, K/V tiles double-buffered by cp.async (K and V in
+ *           separate groups, so S starts when K has landed) so the next tile loads while
+ *           the current one is consumed. P is rounded to the input dtype for the second
+ *           product, as FlashAttention does. The mask is applied only to tiles that cross
+ *           the diagonal (or end past s); exp is exp2 of one FFMA (scale * log2 e folded
+ *           in); O leaves through shared memory in 16-byte stores.
+ *   fa2     the mma kernel at FlashAttention-2's configuration (RW = 32): one warp per 32
+ *           query rows, so each ldmatrix of K or V feeds two m16 row tiles (half the shared
+ *           bytes per FLOP), Q re-read from shared memory per k-step to leave the registers
+ *           to the doubled accumulators; 128x64 or 128x32 tiles with 4 warps.
+ * exp is __expf in the fused variant (FlashAttention's exp2f fast path), exp2f in attn_mma.
  *
  * Defines (from the harness): KB_T storage type; KB_DTYPE_<X>; CAUSAL (CAUSAL_NO |
  * CAUSAL_YES); naive: BLOCK threads per block; fused (ATTN_FUSED): HEAD_D head dim, BQ
  * query rows per block, BKV key rows per K/V tile, KC keys per register chunk, TPR lanes
- * per query row, RQ query rows per thread; mma (ATTN_MMA): HEAD_D, BQ (16 per warp), BKV.
+ * per query row, RQ query rows per thread; mma, fa2 (ATTN_MMA): HEAD_D, BQ, BKV, RW query rows
+ * per warp (16 or 32).
  */
 #include "kb_device.h"
 #include "kb_reduce.h"
@@ -150,6 +160,10 @@ attn_naive_pv(const float *__restrict__ p, const KB_T *__restrict__ v, KB_T *__r
 
 #define FUSED_THREADS (BQ / RQ * TPR)
 #define FUSED_DPT (HEAD_D / TPR)           /* head-dim columns per lane */
+/* A lane's columns come in runs of FUSED_CW adjacent ones, run u at FUSED_CW*(t + TPR*u):
+ * one shared-memory load of FUSED_CW floats (16 bytes at 4) feeds FUSED_CW x RQ FMAs. */
+#define FUSED_CW (FUSED_DPT % 4 == 0 ? 4 : FUSED_DPT % 2 == 0 ? 2 : 1)
+#define FUSED_COL(i) (FUSED_CW * (t + TPR * ((i) / FUSED_CW)) + (i) % FUSED_CW)
 #define FUSED_LVEC (16 / (int)sizeof(KB_T)) /* elements per 16-byte K/V load */
 
 static_assert(TPR == 1 || TPR == 2 || TPR == 4 || TPR == 8 || TPR == 16 || TPR == 32,
@@ -172,7 +186,7 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
     float *vs = smem + BKV * HEAD_D;   /* [BKV][HEAD_D] value tile, fp32 */
 
     const int tid = threadIdx.x;
-    const int t = tid % TPR;           /* lane within the row group: columns t, t+TPR, ... */
+    const int t = tid % TPR;           /* lane within the row group: columns FUSED_COL(i) */
     const int row0 = blockIdx.x * BQ + (tid / TPR) * RQ;
     const long long base = (long long)blockIdx.y * s * HEAD_D;
     q += base;
@@ -187,7 +201,7 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
 #pragma unroll
         for (int i = 0; i < FUSED_DPT; i++) {
             /* rows past s compute with q = 0 (they must join the shuffles) and never store */
-            qr[r][i] = row < s ? kb_to_float(q[(long long)row * HEAD_D + t + TPR * i]) * scale : 0.0f;
+            qr[r][i] = row < s ? kb_to_float(q[(long long)row * HEAD_D + FUSED_COL(i)]) * scale : 0.0f;
             acc[r][i] = 0.0f;
         }
         m[r] = -INFINITY;
@@ -241,20 +255,30 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
             float sc[RQ][KC];
 #pragma unroll
             for (int j = 0; j < KC; j++) {
-                const float *kr = ks + (j0 + j) * HEAD_D + t;
+                /* i outer, rows inner: each K load feeds the RQ rows (register blocking) */
+                const float *kr = ks + (j0 + j) * HEAD_D + FUSED_CW * t;
+                float part[RQ];
+#pragma unroll
+                for (int r = 0; r < RQ; r++)
+                    part[r] = 0.0f;
+#pragma unroll
+                for (int u = 0; u < FUSED_DPT / FUSED_CW; u++) {
+                    kb_vec<float, FUSED_CW> kv = kb_load_vec<FUSED_CW>(kr + FUSED_CW * TPR * u);
+#pragma unroll
+                    for (int e = 0; e < FUSED_CW; e++)
+#pragma unroll
+                        for (int r = 0; r < RQ; r++)
+                            part[r] = fmaf(qr[r][u * FUSED_CW + e], kv.v[e], part[r]);
+                }
 #pragma unroll
                 for (int r = 0; r < RQ; r++) {
-                    float part = 0.0f;
-#pragma unroll
-                    for (int i = 0; i < FUSED_DPT; i++)
-                        part = fmaf(qr[r][i], kr[TPR * i], part);
-                    part = kb_warp_sum<TPR>(part);
+                    float dot = kb_warp_sum<TPR>(part[r]);
                     int key = kv0 + j0 + j;
                     bool masked = key >= s;
 #if CAUSAL == CAUSAL_YES
                     masked = masked || key > row0 + r;
 #endif
-                    sc[r][j] = masked ? -INFINITY : part;
+                    sc[r][j] = masked ? -INFINITY : dot;
                 }
             }
 
@@ -282,13 +306,15 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
             }
 #pragma unroll
             for (int j = 0; j < KC; j++) {
-                const float *vr = vs + (j0 + j) * HEAD_D + t;
+                const float *vr = vs + (j0 + j) * HEAD_D + FUSED_CW * t;
 #pragma unroll
-                for (int i = 0; i < FUSED_DPT; i++) {
-                    float vv = vr[TPR * i];
+                for (int u = 0; u < FUSED_DPT / FUSED_CW; u++) {
+                    kb_vec<float, FUSED_CW> vv = kb_load_vec<FUSED_CW>(vr + FUSED_CW * TPR * u);
 #pragma unroll
-                    for (int r = 0; r < RQ; r++)
-                        acc[r][i] = fmaf(sc[r][j], vv, acc[r][i]);
+                    for (int e = 0; e < FUSED_CW; e++)
+#pragma unroll
+                        for (int r = 0; r < RQ; r++)
+                            acc[r][u * FUSED_CW + e] = fmaf(sc[r][j], vv.v[e], acc[r][u * FUSED_CW + e]);
                 }
             }
         }
@@ -302,8 +328,13 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
             continue;
         float inv = 1.0f / l[r];
 #pragma unroll
-        for (int i = 0; i < FUSED_DPT; i++)
-            o[(long long)row * HEAD_D + t + TPR * i] = kb_from_float<KB_T>(acc[r][i] * inv);
+        for (int u = 0; u < FUSED_DPT / FUSED_CW; u++) {
+            kb_vec<KB_T, FUSED_CW> w;
+#pragma unroll
+            for (int e = 0; e < FUSED_CW; e++)
+                w.v[e] = kb_from_float<KB_T>(acc[r][u * FUSED_CW + e] * inv);
+            kb_store_vec<FUSED_CW>(o + (long long)row * HEAD_D + FUSED_CW * (t + TPR * u), w);
+        }
     }
 }
 
@@ -318,20 +349,29 @@ attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *_
 #ifndef BKV
 #define BKV 32
 #endif
+#ifndef RW
+#define RW 16
+#endif
 
-#define MMA_THREADS (BQ / 16 * 32)   /* one warp per 16 query rows */
+#define MMA_MT (RW / 16)             /* m16 row tiles per warp */
+#define MMA_THREADS (BQ / RW * 32)   /* one warp per RW query rows */
 #define MMA_LD (HEAD_D + 8)          /* shared row stride [elements]: +16 bytes puts the 8 rows of an
                                       * ldmatrix on 8 different 4-bank groups */
 #define MMA_DK (HEAD_D / 16)         /* k-steps of S = Q K^T */
 #define MMA_DN (HEAD_D / 8)          /* n-tiles of O = P V */
 #define MMA_NT (BKV / 8)             /* n-tiles of S */
+#define MMA_QREG (RW == 16)          /* Q fragments live in registers; at 32 rows per warp they are
+                                      * re-read from shared memory per k-step (FlashAttention-2) to
+                                      * leave the registers to the doubled accumulators */
+#define MMA_LOG2E 1.4426950408889634f
 
 static_assert(sizeof(KB_T) == 2, "the mma variant takes fp16 or bf16 operands (m16n8k16)");
+static_assert(RW == 16 || RW == 32, "RW (query rows per warp) must be 16 or 32");
 static_assert(HEAD_D % 16 == 0, "HEAD_D must be a multiple of 16: the k-step of Q K^T and a pair of PV n-tiles");
-static_assert(BQ % 16 == 0 && BQ / 16 <= 32, "BQ must be a multiple of 16 (one warp per 16 rows), at most 512");
+static_assert(BQ % RW == 0 && BQ / RW <= 32, "BQ must be a multiple of RW (one warp per RW rows), at most 32 warps");
 static_assert(BKV % 16 == 0, "BKV must be a multiple of 16: the k-step of P V");
-static_assert(MMA_DK * 4 + MMA_DN * 4 + MMA_NT * 4 <= 255,
-              "Q fragments + O accumulators + S tile (HEAD_D*3/4 + BKV/2 words) exceed the 255-register file");
+static_assert(MMA_MT * (MMA_DN * 4 + MMA_NT * 4) + (MMA_QREG ? MMA_DK * 4 : 8) <= 255,
+              "Q fragments + O accumulators + S tile per thread exceed the 255-register file");
 
 #if defined(KB_DTYPE_BF16)
 #define MMA_OP kb_mma_m16n8k16_f32_bf16
@@ -362,30 +402,200 @@ __device__ __forceinline__ void mma_load_rows(KB_T *dst, const KB_T *src, int r0
     }
 }
 
-/* FlashAttention-2 on the tensor cores. A block owns BQ query rows, one warp per 16 of
- * them; the warp keeps its Q rows as A fragments in registers for the whole kernel. K/V
- * tiles of BKV rows arrive by cp.async into two shared-memory stages, so the next tile
- * is in flight while the current one is consumed. Per tile each warp computes its
- * 16 x BKV scores with mma.sync (K tile read by ldmatrix as the column-major B operand),
- * updates the online softmax on the accumulator fragments (a row's values sit in the 4
- * lanes of a quad: two shuffles per max), turns the fp32 probabilities into fp16/bf16 A
- * fragments in place (the m16n8 accumulator layout of two n-tiles is the m16k16 A
- * layout) and accumulates P V with mma.sync (V by ldmatrix.trans). The running sum l
- * stays per lane and is summed over the quad once, at the end. With the causal mask a
- * block stops at its last row's key and a warp skips the tiles past its own rows. */
+/* S = Q K^T for the warp's RW rows and the BKV keys of the tile in ks. The A fragments of
+ * Q come from qf (16 rows per warp) or, per k-step, from the warp's rows of qs; every
+ * ldmatrix of K feeds MMA_MT row tiles. */
+__device__ __forceinline__ void mma_scores(float sc[MMA_MT][MMA_NT][4], const uint32_t (*qf)[4], const KB_T *qs,
+                                           const KB_T *ks, int lane)
+{
+    const int lj = lane >> 3, li = lane & 7;   /* ldmatrix: this lane addresses row li of matrix lj */
+#pragma unroll
+    for (int mi = 0; mi < MMA_MT; mi++)
+#pragma unroll
+        for (int nt = 0; nt < MMA_NT; nt++)
+            sc[mi][nt][0] = sc[mi][nt][1] = sc[mi][nt][2] = sc[mi][nt][3] = 0.0f;
+#pragma unroll
+    for (int kt = 0; kt < MMA_DK; kt++) {
+        uint32_t a[MMA_MT][4];
+#pragma unroll
+        for (int mi = 0; mi < MMA_MT; mi++) {
+#if MMA_QREG
+            a[mi][0] = qf[kt][0], a[mi][1] = qf[kt][1], a[mi][2] = qf[kt][2], a[mi][3] = qf[kt][3];
+#else
+            kb_ldmatrix_x4(a[mi], qs + (mi * 16 + (lj & 1) * 8 + li) * MMA_LD + kt * 16 + (lj >> 1) * 8);
+#endif
+        }
+#pragma unroll
+        for (int nt = 0; nt < MMA_NT; nt += 2) {
+            /* matrices: keys nt*8.. (d lo, d hi), keys nt*8+8.. (d lo, d hi) */
+            uint32_t b[4];
+            kb_ldmatrix_x4(b, ks + (nt * 8 + (lj >> 1) * 8 + li) * MMA_LD + kt * 16 + (lj & 1) * 8);
+#pragma unroll
+            for (int mi = 0; mi < MMA_MT; mi++) {
+                MMA_OP(sc[mi][nt], a[mi], b, sc[mi][nt]);
+                MMA_OP(sc[mi][nt + 1], a[mi], b + 2, sc[mi][nt + 1]);
+            }
+        }
+    }
+}
+
+/* Masks the scores of keys past s or, causal, after their query row (c[0], c[1] are row g,
+ * c[2], c[3] row g+8 of row tile mi; keys 2t, 2t+1 of each n-tile; r0 the warp's first
+ * row). Called only for the tiles that cross the diagonal or end past s: the others skip
+ * the compare-and-select work. */
+__device__ __forceinline__ void mma_mask(float sc[MMA_MT][MMA_NT][4], int kv0, int r0, int s, int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int mi = 0; mi < MMA_MT; mi++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            int lim = s;
+#if CAUSAL == CAUSAL_YES
+            lim = min(s, r0 + mi * 16 + (e >> 1) * 8 + g + 1);
+#endif
+#pragma unroll
+            for (int nt = 0; nt < MMA_NT; nt++)
+                if (kv0 + nt * 8 + 2 * t + (e & 1) >= lim)
+                    sc[mi][nt][e] = -INFINITY;
+        }
+}
+
+/* Online softmax of one tile: new running max m (of the raw scores: scale > 0 keeps the
+ * order), the accumulator and l rescaled by exp2((m_old - m) * scale * log2 e), and the
+ * scores replaced by p = exp2(s * sl2 - m * sl2): one FFMA and one ex2 per score. */
+__device__ __forceinline__ void mma_softmax(float sc[MMA_MT][MMA_NT][4], float oacc[MMA_MT][MMA_DN][4],
+                                            float m[MMA_MT][2], float l[MMA_MT][2], float sl2)
+{
+#pragma unroll
+    for (int mi = 0; mi < MMA_MT; mi++) {
+        float mt[2] = { m[mi][0], m[mi][1] }, alpha[2], msl[2], rs[2] = { 0.0f, 0.0f };
+#pragma unroll
+        for (int nt = 0; nt < MMA_NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                mt[e >> 1] = fmaxf(mt[e >> 1], sc[mi][nt][e]);
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            mt[h] = fmaxf(mt[h], __shfl_xor_sync(0xffffffffu, mt[h], 1));
+            mt[h] = fmaxf(mt[h], __shfl_xor_sync(0xffffffffu, mt[h], 2));
+            /* mt is finite: the first tile holds key 0, which no row masks */
+            alpha[h] = exp2f((m[mi][h] - mt[h]) * sl2);
+            msl[h] = mt[h] * sl2;
+            m[mi][h] = mt[h];
+        }
+#pragma unroll
+        for (int nt = 0; nt < MMA_NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                sc[mi][nt][e] = exp2f(fmaf(sc[mi][nt][e], sl2, -msl[e >> 1]));
+                rs[e >> 1] += sc[mi][nt][e];
+            }
+        l[mi][0] = l[mi][0] * alpha[0] + rs[0];
+        l[mi][1] = l[mi][1] * alpha[1] + rs[1];
+#pragma unroll
+        for (int dn = 0; dn < MMA_DN; dn++) {
+            oacc[mi][dn][0] *= alpha[0];
+            oacc[mi][dn][1] *= alpha[0];
+            oacc[mi][dn][2] *= alpha[1];
+            oacc[mi][dn][3] *= alpha[1];
+        }
+    }
+}
+
+/* The fp32 probabilities as fp16/bf16 A fragments of P V (the m16n8 accumulator layout of
+ * two n-tiles is the m16k16 A layout): half the registers of the scores they replace. */
+__device__ __forceinline__ void mma_pack_p(uint32_t pa[MMA_MT][BKV / 16][4], float sc[MMA_MT][MMA_NT][4])
+{
+#pragma unroll
+    for (int mi = 0; mi < MMA_MT; mi++)
+#pragma unroll
+        for (int kk = 0; kk < BKV / 16; kk++) {
+            pa[mi][kk][0] = mma_pack2(sc[mi][2 * kk][0], sc[mi][2 * kk][1]);
+            pa[mi][kk][1] = mma_pack2(sc[mi][2 * kk][2], sc[mi][2 * kk][3]);
+            pa[mi][kk][2] = mma_pack2(sc[mi][2 * kk + 1][0], sc[mi][2 * kk + 1][1]);
+            pa[mi][kk][3] = mma_pack2(sc[mi][2 * kk + 1][2], sc[mi][2 * kk + 1][3]);
+        }
+}
+
+/* O += P V, V by ldmatrix.trans, every ldmatrix feeding MMA_MT row tiles. */
+__device__ __forceinline__ void mma_pv(float oacc[MMA_MT][MMA_DN][4], const uint32_t pa[MMA_MT][BKV / 16][4],
+                                       const KB_T *vs, int lane)
+{
+    const int lj = lane >> 3, li = lane & 7;
+#pragma unroll
+    for (int kk = 0; kk < BKV / 16; kk++) {
+#pragma unroll
+        for (int dn = 0; dn < MMA_DN; dn += 2) {
+            /* matrices: keys lo/hi of the k-step for d tile dn, then for dn+1; transposed */
+            uint32_t b[4];
+            kb_ldmatrix_x4_trans(b, vs + (kk * 16 + (lj & 1) * 8 + li) * MMA_LD + dn * 8 + (lj >> 1) * 8);
+#pragma unroll
+            for (int mi = 0; mi < MMA_MT; mi++) {
+                MMA_OP(oacc[mi][dn], pa[mi][kk], b, oacc[mi][dn]);
+                MMA_OP(oacc[mi][dn + 1], pa[mi][kk], b + 2, oacc[mi][dn + 1]);
+            }
+        }
+    }
+}
+
+/* O of the warp's rows, divided by l, through the warp's own RW rows of shared memory
+ * (its Q rows, which no other warp reads and it needs no more), then 16 bytes per lane
+ * per store: st.global.v4 instead of 4-byte stores of two elements. */
+__device__ __forceinline__ void mma_store(KB_T *o, KB_T *os, float oacc[MMA_MT][MMA_DN][4], float l[MMA_MT][2],
+                                          int r0, int s, int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+    __syncwarp();   /* every lane is past its last read of the warp's Q rows */
+#pragma unroll
+    for (int mi = 0; mi < MMA_MT; mi++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float lh = l[mi][h];
+            lh += __shfl_xor_sync(0xffffffffu, lh, 1);
+            lh += __shfl_xor_sync(0xffffffffu, lh, 2);
+            const float inv = 1.0f / lh;
+            KB_T *row = os + (mi * 16 + h * 8 + g) * MMA_LD + 2 * t;
+#pragma unroll
+            for (int dn = 0; dn < MMA_DN; dn++) {
+                kb_vec<KB_T, 2> w;
+                w.v[0] = kb_from_float<KB_T>(oacc[mi][dn][2 * h] * inv);
+                w.v[1] = kb_from_float<KB_T>(oacc[mi][dn][2 * h + 1] * inv);
+                kb_store_vec<2>(row + dn * 8, w);
+            }
+        }
+    }
+    __syncwarp();
+    const int chunks = HEAD_D / 8;   /* 16-byte chunks per row */
+    for (int e = lane; e < RW * chunks; e += 32) {
+        int r = e / chunks, c = (e % chunks) * 8;
+        if (r0 + r < s)
+            *reinterpret_cast<uint4 *>(o + (long long)(r0 + r) * HEAD_D + c) =
+                *reinterpret_cast<const uint4 *>(os + r * MMA_LD + c);
+    }
+}
+
+/* FlashAttention-2 on the tensor cores. A block owns BQ query rows, one warp per RW (16
+ * or 32) of them. K and V tiles of BKV rows arrive by cp.async into two shared-memory
+ * stages, K and V in separate commit groups: S = Q K^T starts as soon as K has landed
+ * while V is still in flight, and the next tile's K and V load while this one is
+ * consumed. Per tile each warp computes its RW x BKV scores with mma.sync (K read by
+ * ldmatrix as the column-major B operand), masks them only where the tile crosses the
+ * diagonal (or ends past s), updates the online softmax on the accumulator fragments (a
+ * row's values sit in the 4 lanes of a quad: two shuffles per max), and accumulates P V
+ * with mma.sync (V by ldmatrix.trans). The running sum l stays per lane and is summed
+ * over the quad once, at the end. With the causal mask a block stops at its last row's
+ * key and a warp skips the tiles past its own rows. */
 extern "C" __global__ void __launch_bounds__(MMA_THREADS)
 attn_mma(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *__restrict__ v,
          KB_T *__restrict__ o, int s, float scale)
 {
     KB_DYN_SHARED(KB_T, smem);
-    KB_T *qs = smem;                  /* [BQ][MMA_LD] */
-    KB_T *kvs = smem + BQ * MMA_LD;   /* [2 stages][K, V][BKV][MMA_LD] */
+    KB_T *kvs = smem + BQ * MMA_LD;   /* [2 stages][K, V][BKV][MMA_LD] after the Q tile [BQ][MMA_LD] */
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int g = lane >> 2, t = lane & 3;          /* fragment row group and column pair */
-    const int lj = lane >> 3, li = lane & 7;        /* ldmatrix: this lane addresses row li of matrix lj */
-    const int q0 = blockIdx.x * BQ, wr = warp * 16;
-    const int row_a = q0 + wr + g, row_b = row_a + 8;
+    const int q0 = blockIdx.x * BQ, wr = warp * RW;
+    KB_T *qs = smem + wr * MMA_LD;                  /* the warp's own Q rows */
     const long long base = (long long)blockIdx.y * s * HEAD_D;
     q += base;
     k += base;
@@ -397,142 +607,71 @@ attn_mma(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *__r
     kv_end = min(s, q0 + BQ);        /* keys after the block's last row are masked for every row */
 #endif
     const int ntiles = (kv_end + BKV - 1) / BKV;
+    const float sl2 = scale * MMA_LOG2E;
 
-    mma_load_rows(qs, q, q0, BQ, s);
+    /* groups in order: Q, K0, V0, then K(i+1), V(i+1) per tile */
+    mma_load_rows(smem, q, q0, BQ, s);
     kb_cp_async_commit();
     mma_load_rows(kvs, k, 0, BKV, s);
+    kb_cp_async_commit();
     mma_load_rows(kvs + BKV * MMA_LD, v, 0, BKV, s);
     kb_cp_async_commit();
-    kb_cp_async_wait<1>();           /* Q has landed; the first K/V tile may still be in flight */
-    __syncthreads();
 
-    uint32_t qf[MMA_DK][4];
+    uint32_t qf[MMA_QREG ? MMA_DK : 1][4];
+#if MMA_QREG
+    kb_cp_async_wait<2>();           /* Q has landed; K0 and V0 may still be in flight */
+    __syncthreads();
+    const int lj = lane >> 3, li = lane & 7;
 #pragma unroll
     for (int kt = 0; kt < MMA_DK; kt++)
-        kb_ldmatrix_x4(qf[kt], qs + (wr + (lj & 1) * 8 + li) * MMA_LD + kt * 16 + (lj >> 1) * 8);
+        kb_ldmatrix_x4(qf[kt], qs + ((lj & 1) * 8 + li) * MMA_LD + kt * 16 + (lj >> 1) * 8);
+#endif
 
-    float oacc[MMA_DN][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    float oacc[MMA_MT][MMA_DN][4], m[MMA_MT][2], l[MMA_MT][2];
 #pragma unroll
-    for (int dn = 0; dn < MMA_DN; dn++)
-        oacc[dn][0] = oacc[dn][1] = oacc[dn][2] = oacc[dn][3] = 0.0f;
+    for (int mi = 0; mi < MMA_MT; mi++) {
+        m[mi][0] = m[mi][1] = -INFINITY;
+        l[mi][0] = l[mi][1] = 0.0f;
+#pragma unroll
+        for (int dn = 0; dn < MMA_DN; dn++)
+            oacc[mi][dn][0] = oacc[mi][dn][1] = oacc[mi][dn][2] = oacc[mi][dn][3] = 0.0f;
+    }
 
     for (int it = 0; it < ntiles; it++) {
         const int kv0 = it * BKV;
         const KB_T *ks = kvs + (it & 1) * 2 * BKV * MMA_LD, *vs = ks + BKV * MMA_LD;
-        if (it + 1 < ntiles) {
-            /* the other stage was consumed in the previous iteration (barrier at its end) */
+        kb_cp_async_wait<1>();       /* K(it) has landed (and Q); V(it) may be in flight */
+        __syncthreads();             /* ... for every thread, and every warp is done with tile it-1 */
+        if (it + 1 < ntiles) {       /* so its stage takes tile it+1 */
             KB_T *kn = kvs + ((it + 1) & 1) * 2 * BKV * MMA_LD;
             mma_load_rows(kn, k, kv0 + BKV, BKV, s);
+            kb_cp_async_commit();
             mma_load_rows(kn + BKV * MMA_LD, v, kv0 + BKV, BKV, s);
             kb_cp_async_commit();
-            kb_cp_async_wait<1>();
-        } else {
-            kb_cp_async_wait<0>();
         }
-        __syncthreads();
-
-        bool skip = false;
+        bool skip = false, need_mask = kv0 + BKV > s;
 #if CAUSAL == CAUSAL_YES
-        skip = kv0 > q0 + wr + 15;   /* every key of the tile is after the warp's last row */
+        skip = kv0 > q0 + wr + RW - 1;                  /* every key is after the warp's last row */
+        need_mask = need_mask || kv0 + BKV - 1 > q0 + wr; /* some key is after the warp's first row */
 #endif
+        uint32_t pa[MMA_MT][BKV / 16][4];
         if (!skip) {
-            float sc[MMA_NT][4];
-#pragma unroll
-            for (int nt = 0; nt < MMA_NT; nt++)
-                sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
-#pragma unroll
-            for (int kt = 0; kt < MMA_DK; kt++) {
-#pragma unroll
-                for (int nt = 0; nt < MMA_NT; nt += 2) {
-                    /* matrices: keys nt*8.. (d lo, d hi), keys nt*8+8.. (d lo, d hi) */
-                    uint32_t b[4];
-                    kb_ldmatrix_x4(b, ks + (nt * 8 + (lj >> 1) * 8 + li) * MMA_LD + kt * 16 + (lj & 1) * 8);
-                    MMA_OP(sc[nt], qf[kt], b, sc[nt]);
-                    MMA_OP(sc[nt + 1], qf[kt], b + 2, sc[nt + 1]);
-                }
-            }
-
-            /* scale and mask; c[0], c[1] are row g, c[2], c[3] row g+8; keys 2t, 2t+1 */
-            float mt[2] = { m[0], m[1] };
-#pragma unroll
-            for (int nt = 0; nt < MMA_NT; nt++) {
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    int key = kv0 + nt * 8 + 2 * t + (e & 1);
-                    bool masked = key >= s;
-#if CAUSAL == CAUSAL_YES
-                    masked = masked || key > (e < 2 ? row_a : row_b);
-#endif
-                    sc[nt][e] = masked ? -INFINITY : sc[nt][e] * scale;
-                    mt[e >> 1] = fmaxf(mt[e >> 1], sc[nt][e]);
-                }
-            }
-            float alpha[2], rs[2] = { 0.0f, 0.0f };
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                mt[h] = fmaxf(mt[h], __shfl_xor_sync(0xffffffffu, mt[h], 1));
-                mt[h] = fmaxf(mt[h], __shfl_xor_sync(0xffffffffu, mt[h], 2));
-                /* mt is finite: the first tile holds key 0, which no row masks */
-                alpha[h] = __expf(m[h] - mt[h]);
-                m[h] = mt[h];
-            }
-#pragma unroll
-            for (int nt = 0; nt < MMA_NT; nt++) {
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    sc[nt][e] = __expf(sc[nt][e] - mt[e >> 1]);
-                    rs[e >> 1] += sc[nt][e];
-                }
-            }
-            l[0] = l[0] * alpha[0] + rs[0];
-            l[1] = l[1] * alpha[1] + rs[1];
-#pragma unroll
-            for (int dn = 0; dn < MMA_DN; dn++) {
-                oacc[dn][0] *= alpha[0];
-                oacc[dn][1] *= alpha[0];
-                oacc[dn][2] *= alpha[1];
-                oacc[dn][3] *= alpha[1];
-            }
-
-#pragma unroll
-            for (int kk = 0; kk < BKV / 16; kk++) {
-                uint32_t a[4] = { mma_pack2(sc[2 * kk][0], sc[2 * kk][1]), mma_pack2(sc[2 * kk][2], sc[2 * kk][3]),
-                                  mma_pack2(sc[2 * kk + 1][0], sc[2 * kk + 1][1]),
-                                  mma_pack2(sc[2 * kk + 1][2], sc[2 * kk + 1][3]) };
-#pragma unroll
-                for (int dn = 0; dn < MMA_DN; dn += 2) {
-                    /* matrices: keys lo/hi of the k-step for d tile dn, then for dn+1; transposed */
-                    uint32_t b[4];
-                    kb_ldmatrix_x4_trans(b, vs + (kk * 16 + (lj & 1) * 8 + li) * MMA_LD + dn * 8 + (lj >> 1) * 8);
-                    MMA_OP(oacc[dn], a, b, oacc[dn]);
-                    MMA_OP(oacc[dn + 1], a, b + 2, oacc[dn + 1]);
-                }
-            }
+            float sc[MMA_MT][MMA_NT][4];
+            mma_scores(sc, qf, qs, ks, lane);
+            if (need_mask)
+                mma_mask(sc, kv0, q0 + wr, s, lane);
+            mma_softmax(sc, oacc, m, l, sl2);
+            mma_pack_p(pa, sc);
         }
-        __syncthreads();   /* this stage is consumed: the next iteration's prefetch may reuse it */
+        if (it + 1 < ntiles)
+            kb_cp_async_wait<2>();   /* V(it) has landed; K(it+1), V(it+1) may be in flight */
+        else
+            kb_cp_async_wait<0>();
+        __syncthreads();
+        if (!skip)
+            mma_pv(oacc, pa, vs, lane);
     }
-
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-    }
-    const float inv_a = 1.0f / l[0], inv_b = 1.0f / l[1];
-#pragma unroll
-    for (int dn = 0; dn < MMA_DN; dn++) {
-        int col = dn * 8 + 2 * t;
-        kb_vec<KB_T, 2> w;
-        if (row_a < s) {
-            w.v[0] = kb_from_float<KB_T>(oacc[dn][0] * inv_a);
-            w.v[1] = kb_from_float<KB_T>(oacc[dn][1] * inv_a);
-            kb_store_vec<2>(o + (long long)row_a * HEAD_D + col, w);
-        }
-        if (row_b < s) {
-            w.v[0] = kb_from_float<KB_T>(oacc[dn][2] * inv_b);
-            w.v[1] = kb_from_float<KB_T>(oacc[dn][3] * inv_b);
-            kb_store_vec<2>(o + (long long)row_b * HEAD_D + col, w);
-        }
-    }
+    mma_store(o, qs, oacc, l, q0 + wr, s, lane);
 }
 
 #endif /* ATTN_MMA */

@@ -106,8 +106,12 @@ static int valid_says(const kb_case *c, const kb_target *t, const char *needle)
 static void test_registered(void)
 {
     CHECK(kb_family_find("attention") >= 0);
-    CHECK(F->n_variants == 4 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
-          !strcmp(F->variants[2].name, "mma") && !strcmp(F->variants[3].name, "cudnn"));
+    CHECK(F->n_variants == 5 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
+          !strcmp(F->variants[2].name, "mma") && !strcmp(F->variants[3].name, "cudnn") &&
+          !strcmp(F->variants[4].name, "fa2"));
+    /* fa2 is attn_mma at 32 rows per warp: same kernel, same dtypes, same params */
+    CHECK(!strcmp(F->variants[4].entry, "attn_mma") && F->variants[4].dtypes == F->variants[2].dtypes);
+    CHECK(kb_param_applies(F, P_BQ, 4) && kb_param_applies(F, P_BKV, 4) && !kb_param_applies(F, P_RQ, 4));
     CHECK(F->variants[3].entry == NULL && F->variants[3].dtypes == F->variants[2].dtypes);
     CHECK(kb_param_applies(F, P_CAUSAL, 3) && !kb_param_applies(F, P_BQ, 3));
     /* the tensor-core variant has fp16/bf16 operands only */
@@ -200,6 +204,20 @@ static void test_valid_reasons(void)
     m.params[P_BKV] = 128;              /* (128 + 512) x 136 x 2 = 174080 bytes */
     CHECK(valid_says(&m, &sm90, NULL));
     CHECK(valid_says(&m, &sm89, "174080 bytes"));
+
+    /* fa2: 32 rows per warp, so BQ is a multiple of 32; O and S doubled, one k-step of Q */
+    kb_case f = make_case("fa2", KB_DT_BF16, 1, 32, 2048, 128, 1);
+    f.params[P_BQ] = 128;
+    f.params[P_BKV] = 64;                /* 128 + 64 + 8 words; (128 + 256) x 136 x 2 = 104448 bytes */
+    CHECK(valid_says(&f, &sm90, NULL));
+    CHECK(valid_says(&f, &sm89, "104448 bytes"));
+    f.params[P_BKV] = 32;
+    CHECK(valid_says(&f, &sm89, NULL));
+    f.params[P_BQ] = 48;
+    CHECK(valid_says(&f, &sm90, "BQ=48: must be a multiple of 32"));
+    f.params[P_BQ] = 64;
+    f.params[P_BKV] = 128;               /* 128 + 128 + 8 = 264 words */
+    CHECK(valid_says(&f, &sm90, "d + BKV + 8 = 264 fragment words"));
 }
 
 static void test_defines_per_variant(void)
@@ -213,6 +231,12 @@ static void test_defines_per_variant(void)
     c = make_case("mma", KB_DT_FP16, 1, 1, 8, 96, 0);
     F->defines(&c, &sb);
     CHECK(strstr(sb.s, "HEAD_D=96") != NULL && strstr(sb.s, "ATTN_MMA=1") != NULL && !strstr(sb.s, "ATTN_FUSED"));
+    kb_sb_clear(&sb);
+    CHECK(!strstr(sb.s, "RW="));        /* mma: the kernel's default, 16 rows per warp */
+    kb_sb_clear(&sb);
+    c = make_case("fa2", KB_DT_FP16, 1, 1, 8, 96, 0);
+    F->defines(&c, &sb);
+    CHECK(strstr(sb.s, "ATTN_MMA=1") != NULL && strstr(sb.s, "RW=32") != NULL);
     kb_sb_clear(&sb);
     c = make_case("naive", KB_DT_FP16, 1, 1, 8, 96, 0);
     F->defines(&c, &sb);
@@ -276,6 +300,18 @@ static void test_launch_geometry(void)
     CHECK(launches.n == 1 && !strcmp(launches.entry[0], "attn_mma"));
     CHECK(launches.g[0].grid[0] == 3 && launches.g[0].grid[1] == 2 && launches.g[0].block[0] == 3 * 32);
     CHECK(launches.g[0].shmem_bytes == (48 + 4 * 16) * (64 + 8) * 2);   /* Q + 2 stages of K, V */
+    F->teardown(&r, st);
+    kb_run_free_all(&r);
+
+    c = make_case("fa2", KB_DT_BF16, 1, 2, 300, 128, 1);
+    c.params[P_BQ] = 128;
+    c.params[P_BKV] = 32;
+    run_init(&r, &c);
+    CHECK(F->setup(&r, &st) == KB_OK);
+    CHECK(F->enqueue(&r, st) == KB_OK);
+    CHECK(launches.n == 1 && !strcmp(launches.entry[0], "attn_mma"));
+    CHECK(launches.g[0].grid[0] == 3 && launches.g[0].grid[1] == 2 && launches.g[0].block[0] == 4 * 32);
+    CHECK(launches.g[0].shmem_bytes == (128 + 4 * 32) * (128 + 8) * 2);
     F->teardown(&r, st);
     kb_run_free_all(&r);
 }
@@ -467,7 +503,8 @@ static void test_tolerance_per_dtype_and_variant(void)
     /* mma rounds P to the dtype: one more u */
     CHECK(fabs(atol_of("mma", KB_DT_FP16) - atol_of("fused", KB_DT_FP16) - u16) < 1e-12);
     CHECK(fabs(atol_of("mma", KB_DT_BF16) - atol_of("fused", KB_DT_BF16) - ubf) < 1e-12);
-    CHECK(atol_of("cudnn", KB_DT_BF16) == atol_of("mma", KB_DT_BF16));   /* cuDNN rounds P the same way */
+    CHECK(atol_of("cudnn", KB_DT_BF16) == atol_of("mma", KB_DT_BF16));
+    CHECK(atol_of("fa2", KB_DT_FP16) == atol_of("mma", KB_DT_FP16));     /* the same kernel and rounding */   /* cuDNN rounds P the same way */
 }
 
 /* Past the reference budget (256M multiply-adds) the check covers a sample of rows that

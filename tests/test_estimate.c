@@ -162,6 +162,71 @@ static void test_attention_by_hand(void)
     CHECK(near(e.roof_us[KB_ROOF_SMEM], tiles * 16384 * 3 / (132 * su * 128 * 1.98e9) * 1e6, 1e-9));  /* 2 warps */
 }
 
+/* attention/fa2 causal bf16 1x32x2048x128, BQ=128 BKV=64 (4 warps of 32 rows), on h100-sxm:
+ * 16 query tiles per head visit 2 + 4 + ... + 32 = 272 K/V tiles of 2 x 64 x 128 x 2 bytes,
+ * 2 per query tile crossing the diagonal (32 masked); shared memory per tile: the K/V tile
+ * written once and read by 4 warps, each also re-reading its 32 Q rows (32 x 128 x 2). */
+static void test_attention_fa2_by_hand(void)
+{
+    load_target("h100-sxm");
+    int fam = kb_family_find("attention");
+    const kb_family *f = kb_families[fam];
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.family = fam, c.variant = kb_family_variant_find(f, "fa2"), c.dtype = KB_DT_BF16, c.shape_name = -1;
+    for (int p = 0; p < f->n_params; p++)
+        c.params[p] = f->params[p].def;
+    c.params[kb_family_param_find(f, "causal")] = 1;
+    c.params[kb_family_param_find(f, "BQ")] = 128;
+    c.params[kb_family_param_find(f, "BKV")] = 64;
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 128;
+    kb_traffic t;
+    CHECK(f->traffic(&c, NULL, &t) == 1);
+    double tiles = 32.0 * 272;
+    CHECK(t.blocks == 512 && t.threads == 128 && t.dyn_smem_bytes == (128 + 4 * 64) * 136 * 2);
+    CHECK(near(t.mma_flops, tiles * 2 * 2 * 128 * 64 * 128, 1e-12));
+    CHECK(near(t.smem_bytes, tiles * (32768 + 4 * (32768 + 8192)), 1e-12));
+    CHECK(near(t.simt_flops, tiles * 128 * 64 * (4 + 2 * 32.0 / 272), 1e-12));
+    CHECK(near(t.l2_bytes, tiles * 32768 + 2.0 * 32 * 2048 * 128 * 2, 1e-12));
+    /* per warp and tile: 2 x (8 x 8 + 4 x 16) mma, 32 + 32 + 16 ldmatrix, 16 cp.async, 64 scores */
+    CHECK(near(t.warp_insts, tiles * 4 * (256 + 80 + 16 + 64 * (4.5 + 3 * 32.0 / 272) + 20), 1e-12));
+    /* the same case at 16 rows per warp (mma, 8 warps): the K/V tile read by twice the warps */
+    c.variant = kb_family_variant_find(f, "mma");
+    kb_traffic m;
+    CHECK(f->traffic(&c, NULL, &m) == 1 && m.threads == 256);
+    CHECK(near(m.smem_bytes, tiles * (32768 + 8 * 32768), 1e-12) && m.smem_bytes > 1.3 * t.smem_bytes);
+}
+
+/* attention/fused causal bf16 1x32x2048x128, BQ=64 BKV=32 TPR=4 RQ=2 (128 threads): 32 query
+ * tiles per head visit 2 + 4 + ... + 64 = 1056 K/V tiles; per tile the fp32 K/V tile written
+ * (2 x 32 x 128 x 4) and per warp 2 x 32 x 32/4 16-byte loads of one 128-byte wavefront. At
+ * RQ = 1 (BQ = 32, same threads) the same bytes per tile serve half the rows. */
+static void test_attention_fused_by_hand(void)
+{
+    int fam = kb_family_find("attention");
+    const kb_family *f = kb_families[fam];
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.family = fam, c.variant = kb_family_variant_find(f, "fused"), c.dtype = KB_DT_BF16, c.shape_name = -1;
+    for (int p = 0; p < f->n_params; p++)
+        c.params[p] = f->params[p].def;
+    c.params[kb_family_param_find(f, "causal")] = 1;
+    c.params[kb_family_param_find(f, "BQ")] = 64;
+    c.params[kb_family_param_find(f, "RQ")] = 2;
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 128;
+    kb_traffic t, t1;
+    CHECK(f->traffic(&c, NULL, &t) == 1 && t.threads == 128);
+    double tiles = 32.0 * 1056, per_tile = 32768 + 4 * 512 * 128.0;
+    CHECK(near(t.smem_bytes, tiles * per_tile, 1e-12));
+    CHECK(near(t.simt_flops, tiles * (2 * 2 * 64 * 32 * 128.0 + 64 * 32 * 6), 1e-12));
+    /* per thread and tile: 2 x 32 x 2 x 32 FMAs, 512 loads, 32 x 2 x (2 + 6) shuffles and softmax, 64 converts */
+    CHECK(near(t.warp_insts, tiles * 4 * (4096 + 512 + 512 + 64 + 20), 1e-12));
+    c.params[kb_family_param_find(f, "BQ")] = 32;
+    c.params[kb_family_param_find(f, "RQ")] = 1;
+    CHECK(f->traffic(&c, NULL, &t1) == 1 && t1.threads == 128);
+    CHECK(near(t1.smem_bytes, 32.0 * 2080 * per_tile, 1e-12));
+}
+
 /* A family without a traffic hook (here cuBLASLt, whose kernels are its own): compulsory
  * bytes at the DRAM roof and the flops at the dtype's rate, one block per SM. */
 static void test_work_only(void)
@@ -204,6 +269,8 @@ int main(void)
     RUN(test_gemm_pad1);
     RUN(test_stream_by_hand);
     RUN(test_attention_by_hand);
+    RUN(test_attention_fa2_by_hand);
+    RUN(test_attention_fused_by_hand);
     RUN(test_work_only);
     RUN(test_gpu_table);
     TEST_MAIN_END();

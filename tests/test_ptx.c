@@ -3,7 +3,9 @@
  * fails CI without a GPU. Per checked case: no local memory (.local), the 16-byte
  * global accesses (cp.async 16 B, ld/st.global.v4) where the variant claims them, and
  * gemm_mma's mma.sync count per k-tile (the k-tile loop's body is unrolled, the loop over
- * k-tiles is not, so the PTX holds the body once). */
+ * k-tiles is not, so the PTX holds the body once); attention's attn_mma (variants mma and
+ * fa2) the same per K/V tile, plus its 16-byte output stores and one ex2 per score;
+ * attn_fused's 16-byte shared loads, as many at RQ > 1 as at RQ = 1 (register blocking). */
 #include "check.h"
 #include "core/fsutil.h"
 #include "engine/defines.h"
@@ -156,6 +158,115 @@ static void test_gemm_mma(void)
                 check_gemm_mma(dts[i], archs[a]);
 }
 
+/* Lines holding `what` whose previous line starts with `prev` (after indentation). */
+static int count_after(const char *ptx, const char *what, const char *prev)
+{
+    int n = 0;
+    const char *last = NULL;
+    for (const char *l = ptx; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        int hit = 0;
+        for (size_t i = 0; i + strlen(what) <= len && !hit; i++)
+            hit = !strncmp(l + i, what, strlen(what));
+        if (hit && last) {
+            while (*last == ' ' || *last == '\t')
+                last++;
+            n += !strncmp(last, prev, strlen(prev));
+        }
+        last = l;
+    }
+    return n;
+}
+
+/* attn_mma at rw rows per warp (mma 16, fa2 32), BQ x BKV tiles, head dim d. The K/V-tile
+ * loop's body is unrolled and the loop is not, so the PTX holds per tile: rw/16 x (d/16 x
+ * BKV/8 + BKV/16 x d/8) mma.sync; ldmatrix.x4: K d/16 x BKV/16, V BKV/16 x d/8 / 2, Q d/16
+ * once before the loop (16 rows) or rw/16 x d/16 in it (32 rows); ex2 one per score plus
+ * one rescale per row half (rw/16 x (BKV/2 + 2) per lane), each score's fed by one FFMA
+ * (scale * log2 e folded in); five cp.async commit groups (Q,
+ * K0, V0, next K, next V); every global store 16 bytes (through shared memory); no local
+ * memory. */
+static void check_attn_mma(const char *variant, kb_dtype dt, int causal, int bq, int bkv, int d, int sm)
+{
+    kb_case c = make("attention", variant, dt);
+    int rw = !strcmp(variant, "fa2") ? 32 : 16, mt = rw / 16;
+    set_param(&c, "causal", causal);
+    set_param(&c, "BQ", bq);
+    set_param(&c, "BKV", bkv);
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = d;
+    char *ptx = ptx_of(&c, sm), *p = ptx ? strstr(ptx, ".entry attn_mma(") : NULL;
+    const char *dn = kb_dtype_name(dt);
+    CHECK_MSG(p != NULL, "attention %s %s sm_%d does not compile to an entry attn_mma", variant, dn, sm);
+    if (!p) {
+        free(ptx);
+        return;
+    }
+    char *next = strstr(p + 1, ".entry ");   /* the module's naive kernels follow or precede it */
+    if (next)
+        *next = '\0';
+    int mma = mt * (d / 16 * bkv / 8 + bkv / 16 * d / 8), ldm = d / 16 * bkv / 16 + bkv / 16 * d / 16 + mt * d / 16;
+    CHECK_MSG(count(p, ".local") == 0, "attention %s %s sm_%d uses local memory", variant, dn, sm);
+    CHECK_MSG(count(p, "mma.sync") == mma, "attention %s %s sm_%d: %d mma.sync, want %d", variant, dn, sm,
+              count(p, "mma.sync"), mma);
+    CHECK_MSG(count(p, "ldmatrix") == ldm, "attention %s %s sm_%d: %d ldmatrix, want %d", variant, dn, sm,
+              count(p, "ldmatrix"), ldm);
+    CHECK_MSG(count(p, "ex2.approx") == mt * (bkv / 2 + 2), "attention %s %s sm_%d: %d ex2, want %d", variant, dn, sm,
+              count(p, "ex2.approx"), mt * (bkv / 2 + 2));
+    CHECK_MSG(count_after(p, "ex2.approx", "fma.rn.f32") == mt * bkv / 2, "attention %s %s sm_%d: %d ex2 after an FFMA, "
+              "want %d", variant, dn, sm, count_after(p, "ex2.approx", "fma.rn.f32"), mt * bkv / 2);
+    CHECK_MSG(count(p, "cp.async.commit_group") == 5, "attention %s %s sm_%d: %d commit groups", variant, dn, sm,
+              count(p, "cp.async.commit_group"));
+    int st16 = count16(p, "st"), st = count(p, "st.global");
+    CHECK_MSG(st16 >= 1 && st16 == st, "attention %s %s sm_%d: %d global stores, %d of them 16 bytes", variant, dn, sm,
+              st, st16);
+    free(ptx);
+}
+
+/* attn_fused, d = 128, KC = 8: the chunk's body is unrolled and its loop is not, so the PTX
+ * holds per chunk 2 x KC x d/TPR/4 shared loads, every one 16 bytes (4 adjacent columns per
+ * run), whatever RQ: each load feeds 4 x RQ FMAs (register blocking), and at least
+ * 2 x KC x RQ x d/TPR FMAs; no local memory. */
+static void check_attn_fused(kb_dtype dt, int tpr, int rq, int sm)
+{
+    kb_case c = make("attention", "fused", dt);
+    set_param(&c, "TPR", tpr);
+    set_param(&c, "RQ", rq);
+    set_param(&c, "BQ", 32 * rq);
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 128;
+    char *ptx = ptx_of(&c, sm), *p = ptx ? strstr(ptx, ".entry attn_fused(") : NULL;
+    const char *dn = kb_dtype_name(dt);
+    CHECK_MSG(p != NULL, "attention fused %s sm_%d does not compile to an entry attn_fused", dn, sm);
+    if (!p) {
+        free(ptx);
+        return;
+    }
+    char *next = strstr(p + 1, ".entry ");
+    if (next)
+        *next = '\0';
+    int dpt = 128 / tpr, loads = 2 * 8 * dpt / 4;
+    CHECK_MSG(count(p, ".local") == 0, "attention fused %s sm_%d uses local memory", dn, sm);
+    CHECK_MSG(count(p, "ld.shared") == loads && count(p, "ld.shared.v4") == loads,
+              "attention fused %s TPR=%d RQ=%d sm_%d: %d shared loads (%d of 16 bytes), want %d", dn, tpr, rq, sm,
+              count(p, "ld.shared"), count(p, "ld.shared.v4"), loads);
+    CHECK_MSG(count(p, "fma.rn.f32") >= 2 * 8 * rq * dpt, "attention fused %s TPR=%d RQ=%d sm_%d: %d FMAs", dn, tpr,
+              rq, sm, count(p, "fma.rn.f32"));
+    free(ptx);
+}
+
+static void test_attn_mma(void)
+{
+    for (int a = 0; a < 3; a++) {
+        check_attn_mma("fa2", KB_DT_BF16, 1, 128, 64, 128, archs[a]);
+        check_attn_mma("fa2", KB_DT_FP16, 0, 128, 32, 128, archs[a]);
+        check_attn_mma("fa2", KB_DT_FP16, 1, 128, 64, 64, archs[a]);
+        check_attn_mma("mma", KB_DT_BF16, 1, 64, 64, 128, archs[a]);
+        check_attn_fused(KB_DT_BF16, 4, 1, archs[a]);
+        check_attn_fused(KB_DT_BF16, 4, 2, archs[a]);
+        check_attn_fused(KB_DT_FP16, 8, 4, archs[a]);
+    }
+}
+
 /* A vec variant: no local memory, at least min_ld 16-byte loads and min_st 16-byte stores;
  * same = 1: as many 16-byte stores as loads (a copy kernel). */
 static void check_vec(kb_case *c, const char *what, int min_ld, int min_st, int same)
@@ -203,12 +314,16 @@ static void test_count16(void)
                       "  ld.global.v2.u32 {%r5, %r6}, [%rd6];\n";
     CHECK(count16(ptx, "ld") == 1 && count16(ptx, "st") == 1);
     CHECK(count(ptx, "global") == 4);
+    const char *ex = "\tfma.rn.f32 %f1, %f2, %f3, %f4;\n\tex2.approx.f32 %f5, %f1;\n\tmul.f32 %f6, %f5, %f5;\n"
+                     "\tex2.approx.f32 %f7, %f6;\n";
+    CHECK(count_after(ex, "ex2.approx", "fma.rn.f32") == 1 && count_after(ex, "ex2.approx", "mul.f32") == 1);
 }
 
 int main(void)
 {
     RUN(test_count16);
     RUN(test_gemm_mma);
+    RUN(test_attn_mma);
     RUN(test_vec_variants);
     TEST_MAIN_END();
 }
