@@ -196,6 +196,10 @@ static void test_vec_variants(void)
         c = make("softmax", "online", dts[i]);   /* its 16-bit stores were split into 4-byte ones */
         set_param(&c, "VEC", vec);
         check_vec(&c, "softmax online", 1, 1, 0);
+        c = make("softmax", "reg", dts[i]);
+        check_vec(&c, "softmax reg", 4, 4, 0);
+        set_param(&c, "SPLIT", 2);
+        check_vec(&c, "softmax reg SPLIT 2", 8, 4, 0);
     }
 }
 
