@@ -270,10 +270,13 @@ softmax_online(const KB_T *__restrict__ x, KB_T *__restrict__ y, long long rows,
 /* ------------------------- reg: the row in registers, SPLIT ------------------------- */
 
 /* softmax_reg: thread t holds vectors k = 0..NVEC-1 of its block's part at columns begin +
- * (k * BLOCK + t) * 16 / sizeof(KB_T) (kb_rowvec.h), loaded before any use. Its max comes
- * from the registers, then its sum of exp2(x * L2E - m * L2E) (one FFMA and one ex2 per
- * element: log2(e) folded in, no separate subtract and multiply), and the pair (m, s) is
- * merged once across the block (reg_merge, exp2 form of online_merge). With SPLIT > 1,
+ * (k * BLOCK + t) * 16 / sizeof(KB_T) (kb_rowvec.h), loaded before any use. One pass over
+ * the registers keeps the running (m, s) vector by vector: the vector's max moves m at most
+ * once (rescaling s), then s adds exp2(x * L2E - m * L2E) - one FFMA and one ex2 per
+ * element, log2(e) folded in, no separate subtract and multiply. (A max pass, then a sum
+ * pass, kept every converted element live across both: 64 registers and spills at 1024
+ * threads.) The pair (m, s) is merged once across the block (reg_merge, the exp2 form of
+ * online_merge). With SPLIT > 1,
  * softmax_reg_stats writes each part's (m, s) to part[rows x SPLIT x 2] and softmax_reg
  * loads its part again (from L2), merges the row's SPLIT pairs in part order - so every
  * block of a row normalises with bitwise the same (m, s) - and writes its part. Rows whose
@@ -293,7 +296,9 @@ __device__ __forceinline__ void reg_merge(float &m, float &s, float m2, float s2
 }
 
 /* The block's (max, sum of exp(x - max)) of its part, returned to every thread. Called
- * once per kernel. A thread with no element of the part holds (ONLINE_EMPTY_M, 0). */
+ * once per kernel. Elements past the part read as -inf (exp2 gives 0); a thread with no
+ * element holds (ONLINE_EMPTY_M, 0), and its m * L2E (-inf) is clamped to -FLT_MAX so
+ * that -inf * L2E - m * L2E stays -inf, not NaN. */
 __device__ __forceinline__ void reg_block_stats(const uint4 (&w)[NVEC], const kb_row_span &sp, float &m, float &s)
 {
     m = ONLINE_EMPTY_M;
@@ -301,19 +306,21 @@ __device__ __forceinline__ void reg_block_stats(const uint4 (&w)[NVEC], const kb
 #pragma unroll
     for (int k = 0; k < NVEC; k++) {
         rvec_t v = kb_row_unpack<KB_T>(w[k]);
+        int c0 = kb_row_col<KB_T, BLOCK>(sp, k);
+        float f[KB_ROWVEC(KB_T)], mv = m;
+#pragma unroll
+        for (int j = 0; j < KB_ROWVEC(KB_T); j++) {
+            f[j] = c0 + j < sp.end ? kb_to_float(v.v[j]) : -INFINITY;
+            mv = fmaxf(mv, f[j]);
+        }
+        if (mv > m) {
+            s *= exp2f((m - mv) * L2E);
+            m = mv;
+        }
+        float ml = fmaxf(m * L2E, -KB_FLT_MAX);   /* finite even for a thread with no element yet */
 #pragma unroll
         for (int j = 0; j < KB_ROWVEC(KB_T); j++)
-            if (kb_row_col<KB_T, BLOCK>(sp, k) + j < sp.end)
-                m = fmaxf(m, kb_to_float(v.v[j]));
-    }
-    float ml = m * L2E;
-#pragma unroll
-    for (int k = 0; k < NVEC; k++) {
-        rvec_t v = kb_row_unpack<KB_T>(w[k]);
-#pragma unroll
-        for (int j = 0; j < KB_ROWVEC(KB_T); j++)
-            if (kb_row_col<KB_T, BLOCK>(sp, k) + j < sp.end)
-                s += exp2f(fmaf(kb_to_float(v.v[j]), L2E, -ml));
+            s += exp2f(fmaf(f[j], L2E, -ml));
     }
     KB_SHARED(float, part_ms, [2][NWARPS]);
     for (int o = 16; o > 0; o >>= 1) {
