@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { V_BLOCK, V_WARP, V_VEC };
-enum { P_KIND, P_BLOCK, P_VEC };
+enum { V_BLOCK, V_WARP, V_VEC, V_REG };
+enum { P_KIND, P_BLOCK, P_VEC, P_NVEC, P_SPLIT };
 enum { KIND_LAYERNORM, KIND_RMSNORM };
 enum { D_ROWS, D_COLS };
 
@@ -48,6 +48,9 @@ static const kb_variant variants[] = {
                  "one row per warp, single-pass Welford merged with shuffles; x read twice" },
     [V_VEC] = { "vec", "layernorm_vec", LN_DTYPES,
                 "one row per warp, VEC-wide accesses, row cached in shared memory; x read once" },
+    [V_REG] = { "reg", "layernorm_reg", LN_DTYPES,
+                "a row (SPLIT > 1: a SPLIT-th of it) per block in registers: NVEC 16-byte loads per thread issued "
+                "before use, one-pass statistics, 16-byte stores; SPLIT > 1 adds a statistics kernel" },
 };
 
 static const char *const kinds[] = { [KIND_LAYERNORM] = "layernorm", [KIND_RMSNORM] = "rmsnorm", NULL };
@@ -59,11 +62,43 @@ static const kb_param params[] = {
     [P_BLOCK] = { "BLOCK", 256, NULL, 0,
                   "threads per block (multiple of 32, <= 1024); warp and vec own BLOCK/32 rows per block" },
     [P_VEC] = { "VEC", 4, NULL, 1u << V_VEC, "elements per vector access (1, 2, 4, 8; at most 16 bytes)" },
+    [P_NVEC] = { "NVEC", 4, NULL, 1u << V_REG,
+                 "16-byte vectors of the row each thread holds in registers: a block holds at most "
+                 "BLOCK x NVEC x 16/esz elements", 1, 16 },
+    [P_SPLIT] = { "SPLIT", 1, NULL, 1u << V_REG,
+                  "blocks per row; > 1 writes partial statistics to a workspace and normalises in a second "
+                  "kernel, so a few rows (decode) still fill the GPU", 1, 64 },
 };
 
 static int64_t rows_per_block(const kb_case *c)
 {
-    return c->variant == V_BLOCK ? 1 : c->params[P_BLOCK] / 32;
+    return c->variant == V_BLOCK || c->variant == V_REG ? 1 : c->params[P_BLOCK] / 32;
+}
+
+/* Blocks per row: SPLIT for reg, 1 otherwise. */
+static int64_t split_of(const kb_case *c)
+{
+    return c->variant == V_REG ? c->params[P_SPLIT] : 1;
+}
+
+/* The grid: ceil(rows / rows per block) blocks, times SPLIT for reg. */
+static int64_t grid_blocks(const kb_case *c)
+{
+    int64_t rpb = rows_per_block(c);
+    return (c->dims[D_ROWS] + rpb - 1) / rpb * split_of(c);
+}
+
+/* reg: elements of one 16-byte vector, and the columns of one part of a row: ceil(cols /
+ * SPLIT) rounded up to whole vectors, as reg_span_of in layernorm.cu. */
+static int64_t reg_vec(kb_dtype dt)
+{
+    return 16 / (int64_t)kb_dtype_size(dt);
+}
+
+static int64_t reg_part_len(const kb_case *c)
+{
+    int64_t split = c->params[P_SPLIT], rv = reg_vec(c->dtype);
+    return ((c->dims[D_COLS] + split - 1) / split + rv - 1) / rv * rv;
 }
 
 /* Elements of one warp's row cache in layernorm_vec: VEC_SLICE(cols) in layernorm.cu. */
@@ -99,8 +134,17 @@ static int layernorm_valid(const kb_case *c, const kb_target *t, char *why, size
         return 0;
     }
     int64_t rpb = rows_per_block(c);
-    if ((rows + rpb - 1) / rpb > 2147483647LL) {
-        snprintf(why, n, "rows=%lld needs more than 2^31-1 blocks of %lld row(s)", (long long)rows, (long long)rpb);
+    if (grid_blocks(c) > 2147483647LL) {
+        snprintf(why, n, "rows=%lld needs more than 2^31-1 blocks of %lld row(s) (SPLIT %lld per row)",
+                 (long long)rows, (long long)rpb, (long long)split_of(c));
+        return 0;
+    }
+    if (c->variant == V_REG && reg_part_len(c) > block * c->params[P_NVEC] * reg_vec(c->dtype)) {
+        snprintf(why, n,
+                 "reg holds at most BLOCK x NVEC x %lld = %lld %s of a row per block in registers (a compile-time "
+                 "bound), but cols=%lld over SPLIT=%lld needs %lld: raise NVEC, BLOCK or SPLIT",
+                 (long long)reg_vec(c->dtype), (long long)(block * c->params[P_NVEC] * reg_vec(c->dtype)),
+                 kb_dtype_name(c->dtype), (long long)cols, (long long)c->params[P_SPLIT], (long long)reg_part_len(c));
         return 0;
     }
     size_t shmem = shmem_bytes(c);
@@ -118,7 +162,7 @@ static int layernorm_valid(const kb_case *c, const kb_target *t, char *why, size
  * fp32 statistics written (mean and rstd for layernorm, rstd for rmsnorm) - they are
  * outputs of the forward pass, kept for the backward pass. bytes_moved is the load and
  * store traffic each variant issues (caches may serve a row's re-reads): block reads x
- * three times (twice for rmsnorm), warp twice, vec once. */
+ * three times (twice for rmsnorm), warp twice, vec once, reg once (twice with SPLIT > 1). */
 static kb_work layernorm_work(const kb_case *c)
 {
     double rows = (double)c->dims[D_ROWS], cols = (double)c->dims[D_COLS];
@@ -129,6 +173,8 @@ static kb_work layernorm_work(const kb_case *c)
     w.bytes_read = elems * esz + (rms ? 1.0 : 2.0) * cols * esz;
     w.bytes_written = elems * esz + (rms ? 1.0 : 2.0) * rows * sizeof(float);
     double x_reads = c->variant == V_BLOCK ? (rms ? 2.0 : 3.0) : c->variant == V_WARP ? 2.0 : 1.0;
+    if (c->variant == V_REG && c->params[P_SPLIT] > 1)
+        x_reads = 2.0;   /* the statistics kernel, then the normalising one */
     if (x_reads > 1.0)
         w.bytes_moved = w.bytes_read + (x_reads - 1.0) * elems * esz + w.bytes_written;
     return w;
@@ -161,6 +207,7 @@ typedef struct {
     kb_dptr d_x, d_y;       /* [rows x ld] */
     kb_dptr d_gamma, d_beta; /* [cols]; d_beta 0 for rmsnorm */
     kb_dptr d_mean, d_rstd; /* [rows] fp32; d_mean 0 for rmsnorm */
+    kb_dptr d_part;         /* reg with SPLIT > 1: [rows x SPLIT x 3] fp32 partial statistics; else 0 */
     int64_t ld;             /* [elements] row stride */
     float *x;               /* [rows x ld] the inputs as the kernel reads them; NaN in the padding */
     float *want;            /* [rows x ld] reference y; Y_SENTINEL in the padding */
@@ -247,6 +294,8 @@ static kb_status layernorm_setup(kb_run *r, void **state)
     if (!rms && ((st = kb_run_alloc(r, pbytes, &s->d_beta)) != KB_OK ||
                  (st = kb_run_alloc(r, sbytes, &s->d_mean)) != KB_OK))
         goto fail;
+    if (split_of(c) > 1 && (st = kb_run_alloc(r, 3 * (size_t)split_of(c) * sbytes, &s->d_part)) != KB_OK)
+        goto fail;
 
     /* gamma in [-1.5, 1.5), beta in [-1, 1), quantised to the dtype */
     kb_rng rng;
@@ -296,13 +345,32 @@ fail:
     return st;
 }
 
+/* reg: the statistics kernel (SPLIT > 1), then layernorm_reg with the workspace. */
+static kb_status enqueue_reg(kb_run *r, layernorm_state *s, const kb_geom *g)
+{
+    const kb_case *c = r->c;
+    kb_status st;
+    int32_t cols = (int32_t)c->dims[D_COLS];
+    if (split_of(c) > 1) {
+        kb_arg a1[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_part), kb_arg_i64(c->dims[D_ROWS]), kb_arg_i32(cols),
+                        kb_arg_i64(s->ld) };
+        if ((st = kb_run_launch(r, "layernorm_reg_stats", g, a1, 5)) != KB_OK)
+            return st;
+    }
+    kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_gamma), kb_arg_ptr(s->d_beta), kb_arg_ptr(s->d_y),
+                      kb_arg_ptr(s->d_mean), kb_arg_ptr(s->d_rstd), kb_arg_ptr(s->d_part),
+                      kb_arg_i64(c->dims[D_ROWS]), kb_arg_i32(cols), kb_arg_i64(s->ld), kb_arg_f32(LN_EPS) };
+    return kb_run_launch(r, "layernorm_reg", g, args, 11);
+}
+
 static kb_status layernorm_enqueue(kb_run *r, void *state)
 {
     const kb_case *c = r->c;
     layernorm_state *s = state;
-    int64_t rows = c->dims[D_ROWS], rpb = rows_per_block(c);
-    kb_geom g = { { (unsigned)((rows + rpb - 1) / rpb), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 },
-                  shmem_bytes(c) };
+    int64_t rows = c->dims[D_ROWS];
+    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, shmem_bytes(c) };
+    if (c->variant == V_REG)
+        return enqueue_reg(r, s, &g);
     kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_gamma), kb_arg_ptr(s->d_beta),
                       kb_arg_ptr(s->d_y), kb_arg_ptr(s->d_mean), kb_arg_ptr(s->d_rstd),
                       kb_arg_i64(rows), kb_arg_i32((int32_t)c->dims[D_COLS]), kb_arg_i64(s->ld),
@@ -387,23 +455,27 @@ static void layernorm_teardown(kb_run *r, void *state)
     layernorm_free_state(state);
 }
 
-/* estimate: a row per block (block) or per warp; scalar accesses but vec's VEC-wide ones */
+/* estimate: a row per block (block, reg: a SPLIT-th of one) or per warp; scalar accesses
+ * but vec's VEC-wide ones and reg's 16-byte ones, of which reg keeps all NVEC in flight */
 static int layernorm_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
 {
-    int64_t rpb = rows_per_block(c), esz = (int64_t)kb_dtype_size(c->dtype);
-    kb_stream_shape s = { (c->dims[D_ROWS] + rpb - 1) / rpb, (int)c->params[P_BLOCK], (int64_t)shmem_bytes(c),
-                          (double)(c->variant == V_VEC ? c->params[P_VEC] * esz : esz), KB_STREAM_UNROLL };
+    int64_t esz = (int64_t)kb_dtype_size(c->dtype);
+    double access = (double)(c->variant == V_VEC ? c->params[P_VEC] * esz : c->variant == V_REG ? 16 : esz);
+    kb_stream_shape s = { grid_blocks(c), (int)c->params[P_BLOCK], (int64_t)shmem_bytes(c), access,
+                          c->variant == V_REG ? (double)c->params[P_NVEC] : KB_STREAM_UNROLL };
     (void)g;
-    return kb_stream_traffic(kb_families[c->family], c, &s, t);
+    kb_stream_traffic(kb_families[c->family], c, &s, t);
+    t->launches = split_of(c) > 1 ? 2 : 1;
+    return 1;
 }
 
 const kb_family kb_family_layernorm = {
     .name = "layernorm",
     .source = "layernorm.cu",
-    .about = "LayerNorm and RMSNorm forward over rows: block two-pass, warp Welford, vectorised row cache",
-    .variants = variants, .n_variants = 3,
+    .about = "LayerNorm and RMSNorm forward over rows: block two-pass, warp Welford, vectorised row cache, row in registers (split rows)",
+    .variants = variants, .n_variants = 4,
     .dims = dims, .n_dims = 2,
-    .params = params, .n_params = 3,
+    .params = params, .n_params = 5,
     .valid = layernorm_valid,
     .defines = NULL,
     .work = layernorm_work,

@@ -36,20 +36,36 @@
  *                    column i of the row and of gamma share the alignment) and scalar
  *                    loads otherwise; they are shared by every row, so caches serve them.
  *
+ *   layernorm_reg    a row (or, SPLIT > 1, a SPLIT-th of a row) per block held in
+ *                    registers: NVEC 16-byte loads per thread issued before any use, one
+ *                    pass of statistics over the registers, y stored from the registers
+ *                    with 16-byte stores; x read from global memory once (SPLIT = 1).
+ *                    SPLIT > 1 adds a statistics kernel (layernorm_reg_stats) so that
+ *                    decode-sized inputs use the GPU. Details above the kernels.
+ *
  * Defines (from the harness): KB_T storage type, KIND (KIND_LAYERNORM | KIND_RMSNORM),
- * BLOCK threads per block, VEC elements per vector access (layernorm_vec only).
+ * BLOCK threads per block, VEC elements per vector access (layernorm_vec only), NVEC
+ * vectors per thread and SPLIT blocks per row (layernorm_reg only).
  * BROKEN_Y_SCALE (tests only) scales every y, to prove that verification catches it.
  * Launch: block: grid.x = rows; warp and vec: grid.x = ceil(rows / (BLOCK / 32));
- * vec: dynamic shared memory = BLOCK / 32 * VEC_SLICE(cols) * sizeof(KB_T).
+ * vec: dynamic shared memory = BLOCK / 32 * VEC_SLICE(cols) * sizeof(KB_T);
+ * reg: grid.x = rows * SPLIT (layernorm_reg_stats first when SPLIT > 1).
  */
 #include "kb_device.h"
 #include "kb_reduce.h"
+#include "kb_rowvec.h"
 
 #ifndef BLOCK
 #define BLOCK 256
 #endif
 #ifndef VEC
 #define VEC 4
+#endif
+#ifndef NVEC
+#define NVEC 4
+#endif
+#ifndef SPLIT
+#define SPLIT 1
 #endif
 #ifndef KIND_LAYERNORM
 #define KIND_LAYERNORM 0
@@ -66,6 +82,8 @@ static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024,
               "BLOCK must be a multiple of the warp size (32), at most 1024: rows are owned by whole warps");
 static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8, "VEC must be 1, 2, 4 or 8 elements");
 static_assert(sizeof(KB_T) * VEC <= 16, "VEC x sizeof(KB_T) must fit one 128-bit access");
+static_assert(NVEC >= 1 && NVEC <= 16, "NVEC (16-byte vectors of a row per thread, in registers) must be 1..16");
+static_assert(SPLIT >= 1 && SPLIT <= 64, "SPLIT (blocks per row) must be 1..64");
 static_assert(KIND == KIND_LAYERNORM || KIND == KIND_RMSNORM, "KIND must be KIND_LAYERNORM or KIND_RMSNORM");
 
 /* Elements of one warp's cache slice in layernorm_vec: room for cols elements after an
@@ -83,18 +101,23 @@ static_assert(KIND == KIND_LAYERNORM || KIND == KIND_RMSNORM, "KIND must be KIND
  * m2 = m2a + m2b + d^2 * na * nb / n. The update is not bitwise symmetric in its two
  * operands (nor under fma contraction), so lane 0's result is broadcast: every lane
  * of the row then normalises with the same statistics it writes. */
+__device__ __forceinline__ void welford_merge(float &n, float &mean, float &m2, float nb, float mb, float m2b)
+{
+    float nn = n + nb;
+    float wb = nn > 0.0f ? nb / nn : 0.0f; /* lanes past a short row hold n = 0 */
+    float d = mb - mean;
+    mean += d * wb;
+    m2 += m2b + d * d * n * wb;
+    n = nn;
+}
+
 __device__ __forceinline__ void warp_welford(float &n, float &mean, float &m2)
 {
     for (int o = 16; o > 0; o >>= 1) {
         float nb = __shfl_xor_sync(FULL_MASK, n, o);
         float mb = __shfl_xor_sync(FULL_MASK, mean, o);
         float m2b = __shfl_xor_sync(FULL_MASK, m2, o);
-        float nn = n + nb;
-        float wb = nn > 0.0f ? nb / nn : 0.0f; /* lanes past a short row hold n = 0 */
-        float d = mb - mean;
-        mean += d * wb;
-        m2 += m2b + d * d * n * wb;
-        n = nn;
+        welford_merge(n, mean, m2, nb, mb, m2b);
     }
     mean = __shfl_sync(FULL_MASK, mean, 0);
     m2 = __shfl_sync(FULL_MASK, m2, 0);
@@ -334,4 +357,182 @@ layernorm_vec(const KB_T *__restrict__ x, const KB_T *__restrict__ gamma, const 
     }
     if (lane == 0)
         write_stats(mean_out, rstd_out, row, mean, rstd);
+}
+
+/* ------------------------- reg: the row in registers, SPLIT ------------------------- */
+
+/* layernorm_reg (after llm.c's layernorm_forward kernel 6 and Apex's fused layer norm):
+ * one row per block of BLOCK threads, or with SPLIT > 1 one SPLIT-th of a row per block.
+ * Thread t holds vectors k = 0..NVEC-1 of its part at columns begin + (k * BLOCK + t) *
+ * RVEC, RVEC = 16 / sizeof(KB_T) elements each (8 for 16-bit types, 4 for fp32): all
+ * NVEC 16-byte loads are issued before the first use, so a thread keeps NVEC x 16 bytes
+ * in flight, and x is never re-read for the output. NVEC is a compile-time bound: a
+ * block holds at most BLOCK x NVEC x RVEC elements (valid() refuses longer parts).
+ *
+ * Statistics in one pass over the registers: each thread's (n, mean, M2) exactly (its
+ * mean, then its centred squares, all from registers), merged across the warp and the
+ * block with Chan's pairwise formula (welford_merge); rmsnorm sums squares. So the
+ * accuracy is that of the two-pass kernels: fp32 statistics, no E[x^2] - E[x]^2
+ * cancellation, the same tolerance (layernorm.c).
+ *
+ * SPLIT > 1 (decode: 16 rows would use 16 blocks of a 132-SM GPU): layernorm_reg_stats
+ * writes each part's (n, mean, M2) to a workspace part[rows x SPLIT x 3], then
+ * layernorm_reg loads its part into registers again (from L2: the first kernel just read
+ * it), merges the row's SPLIT partials in part order - so every block of a row computes
+ * bitwise the same statistics - and writes its part of y. A one-kernel form would need the
+ * blocks of a row to wait for each other, which only a cooperative launch or an sm_90
+ * thread-block cluster guarantees (not available on the emulator, see docs/estimate.md).
+ *
+ * Rows whose x or y start is not 16-byte aligned (pad) and the last, partial vector of a
+ * part are loaded and stored element by element into the same registers; elements past
+ * the part read as 0 and count in no statistic. */
+
+typedef kb_rowvec<KB_T> rvec_t;
+typedef kb_row_span reg_span;
+#define RVEC KB_ROWVEC(KB_T)
+
+typedef struct {
+    float n, mean, m2;   /* layernorm: count, mean, centred sum of squares; rmsnorm: m2 = sum of x^2 */
+} reg_stats;
+
+__device__ __forceinline__ int reg_col(const reg_span &s, int k)
+{
+    return kb_row_col<KB_T, BLOCK>(s, k);
+}
+
+/* The block's statistics of its part, returned to every thread. Called once per kernel. */
+__device__ __forceinline__ reg_stats reg_block_stats(const uint4 (&w)[NVEC], const reg_span &s)
+{
+    reg_stats st;
+#if KIND == KIND_RMSNORM
+    float q = 0.0f;   /* elements past the part are 0 */
+#pragma unroll
+    for (int k = 0; k < NVEC; k++) {
+        rvec_t v = kb_row_unpack<KB_T>(w[k]);
+#pragma unroll
+        for (int j = 0; j < RVEC; j++)
+            q += stat_term(kb_to_float(v.v[j]));
+    }
+    st.n = (float)(s.end - s.begin);
+    st.mean = 0.0f;
+    st.m2 = kb_block_sum<BLOCK, KB_REDUCE_TAIL_NONE>(q);
+#else
+    float n = 0.0f, sum = 0.0f, m2 = 0.0f;
+#pragma unroll
+    for (int k = 0; k < NVEC; k++) {
+        rvec_t v = kb_row_unpack<KB_T>(w[k]);
+#pragma unroll
+        for (int j = 0; j < RVEC; j++)
+            if (reg_col(s, k) + j < s.end) {
+                n += 1.0f;
+                sum += kb_to_float(v.v[j]);
+            }
+    }
+    float mean = n > 0.0f ? sum / n : 0.0f;
+#pragma unroll
+    for (int k = 0; k < NVEC; k++) {
+        rvec_t v = kb_row_unpack<KB_T>(w[k]);
+#pragma unroll
+        for (int j = 0; j < RVEC; j++)
+            if (reg_col(s, k) + j < s.end) {
+                float d = kb_to_float(v.v[j]) - mean;
+                m2 += d * d;
+            }
+    }
+    KB_SHARED(float, part_w, [3][NWARPS]);
+    warp_welford(n, mean, m2);
+    if (threadIdx.x % 32 == 0) {
+        part_w[0][threadIdx.x / 32] = n;
+        part_w[1][threadIdx.x / 32] = mean;
+        part_w[2][threadIdx.x / 32] = m2;
+    }
+    __syncthreads();
+    int lane = threadIdx.x % 32;
+    st.n = lane < NWARPS ? part_w[0][lane] : 0.0f;
+    st.mean = lane < NWARPS ? part_w[1][lane] : 0.0f;
+    st.m2 = lane < NWARPS ? part_w[2][lane] : 0.0f;
+    warp_welford(st.n, st.mean, st.m2);
+#endif
+    return st;
+}
+
+/* The row's statistics from its SPLIT partials p[SPLIT x 3], merged in part order. */
+__device__ __forceinline__ reg_stats reg_merge_parts(const float *p)
+{
+    reg_stats st = { 0.0f, 0.0f, 0.0f };
+    for (int i = 0; i < SPLIT; i++) {
+#if KIND == KIND_RMSNORM
+        st.m2 += p[3 * i + 2];
+#else
+        welford_merge(st.n, st.mean, st.m2, p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+#endif
+    }
+    return st;
+}
+
+/* y of this thread's vectors from registers: 16-byte stores where aligned and whole.
+ * gamma and beta are loaded here, not held across the reduction: they are the same for
+ * every row, so caches serve them, and holding them would triple the registers. */
+__device__ __forceinline__ void reg_write_part(KB_T *yr, const KB_T *gamma, const KB_T *beta, const reg_span &s,
+                                               bool aligned, bool params_aligned, const uint4 (&w)[NVEC], float mean,
+                                               float rstd)
+{
+#pragma unroll
+    for (int k = 0; k < NVEC; k++) {
+        int c0 = reg_col(s, k);
+        rvec_t v = kb_row_unpack<KB_T>(w[k]), g = kb_row_load(gamma, c0, s.end, params_aligned), out;
+#if KIND == KIND_RMSNORM
+        rvec_t b = g;   /* unused: rmsnorm has no shift */
+#else
+        rvec_t b = kb_row_load(beta, c0, s.end, params_aligned);
+#endif
+#pragma unroll
+        for (int j = 0; j < RVEC; j++)
+            out.v[j] = kb_from_float<KB_T>(
+                norm_out(kb_to_float(v.v[j]), mean, rstd, kb_to_float(g.v[j]), kb_to_float(b.v[j])));
+        kb_row_store(yr, c0, s.end, aligned, out);
+    }
+}
+
+/* SPLIT > 1 only: grid.x = rows * SPLIT, block = BLOCK; part[(row * SPLIT + p) * 3 ..]
+ * = (n, mean, M2) of part p (rmsnorm: (n, 0, sum of x^2)). */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+layernorm_reg_stats(const KB_T *__restrict__ x, float *__restrict__ part, long long rows, int cols, long long ld)
+{
+    reg_span s = kb_row_span_of<KB_T, SPLIT>(cols);
+    const KB_T *xr = x + s.row * ld;
+    uint4 v[NVEC];
+    kb_row_load_part<BLOCK, NVEC>(xr, s, (uintptr_t)xr % 16 == 0, v);
+    reg_stats st = reg_block_stats(v, s);
+    if (threadIdx.x == 0) {
+        float *p = part + (s.row * SPLIT + s.part) * 3;
+        p[0] = st.n;
+        p[1] = st.mean;
+        p[2] = st.m2;
+    }
+}
+
+/* grid.x = rows * SPLIT, block = BLOCK; part: the workspace layernorm_reg_stats filled
+ * (SPLIT > 1), unused (null) for SPLIT = 1. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+layernorm_reg(const KB_T *__restrict__ x, const KB_T *__restrict__ gamma, const KB_T *__restrict__ beta,
+              KB_T *__restrict__ y, float *__restrict__ mean_out, float *__restrict__ rstd_out,
+              const float *__restrict__ part, long long rows, int cols, long long ld, float eps)
+{
+    reg_span s = kb_row_span_of<KB_T, SPLIT>(cols);
+    const KB_T *xr = x + s.row * ld;
+    KB_T *yr = y + s.row * ld;
+    bool aligned = ((uintptr_t)xr | (uintptr_t)yr) % 16 == 0;
+    bool params_aligned = (uintptr_t)gamma % 16 == 0 && (KIND == KIND_RMSNORM || (uintptr_t)beta % 16 == 0);
+    uint4 v[NVEC];
+    kb_row_load_part<BLOCK, NVEC>(xr, s, aligned, v);
+#if SPLIT == 1
+    reg_stats st = reg_block_stats(v, s);
+#else
+    reg_stats st = reg_merge_parts(part + s.row * SPLIT * 3);
+#endif
+    float rstd = rsqrtf(st.m2 / cols + eps);   /* rmsnorm: m2 / cols = mean(x^2) */
+    reg_write_part(yr, gamma, beta, s, aligned, params_aligned, v, st.mean, rstd);
+    if (s.part == 0 && threadIdx.x == 0)
+        write_stats(mean_out, rstd_out, s.row, st.mean, rstd);
 }

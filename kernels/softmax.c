@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { V_NAIVE, V_ONLINE };
-enum { P_SCOPE, P_BLOCK, P_VEC };
+enum { V_NAIVE, V_ONLINE, V_REG };
+enum { P_SCOPE, P_BLOCK, P_VEC, P_NVEC, P_SPLIT };
 enum { SCOPE_BLOCK, SCOPE_WARP };
 enum { D_ROWS, D_COLS };
 
@@ -40,6 +40,10 @@ static const kb_variant variants[] = {
                   "three passes (max, sum of exp, normalise), one row per block, scalar loads" },
     [V_ONLINE] = { "online", "softmax_online", SOFTMAX_DTYPES,
                    "online max+sum in one pass, then normalise (2 reads); VEC-wide loads; row per block or per warp" },
+    [V_REG] = { "reg", "softmax_reg", SOFTMAX_DTYPES,
+                "a row (SPLIT > 1: a SPLIT-th of it) per block in registers: NVEC 16-byte loads per thread issued "
+                "before use, one (max, sum) merge, exp2 with log2e folded, 16-byte stores; SPLIT > 1 adds a "
+                "statistics kernel" },
 };
 
 static const char *const scopes[] = { "block", "warp", NULL };
@@ -50,6 +54,12 @@ static const kb_param params[] = {
                   "block: one row per block (long rows); warp: one row per warp, BLOCK/32 rows per block (short rows)" },
     [P_BLOCK] = { "BLOCK", 256, NULL, 0, "threads per block (multiple of 32, <= 1024)" },
     [P_VEC] = { "VEC", 4, NULL, 1u << V_ONLINE, "elements per vector access (1, 2, 4, 8; at most 16 bytes)" },
+    [P_NVEC] = { "NVEC", 4, NULL, 1u << V_REG,
+                 "16-byte vectors of the row each thread holds in registers: a block holds at most "
+                 "BLOCK x NVEC x 16/esz elements", 1, 16 },
+    [P_SPLIT] = { "SPLIT", 1, NULL, 1u << V_REG,
+                  "blocks per row; > 1 writes partial (max, sum) pairs to a workspace and normalises in a second "
+                  "kernel, so a few rows (decode) still fill the GPU", 1, 64 },
 };
 
 static int64_t rows_per_block(const kb_case *c)
@@ -57,6 +67,31 @@ static int64_t rows_per_block(const kb_case *c)
     if (c->variant == V_ONLINE && c->params[P_SCOPE] == SCOPE_WARP)
         return c->params[P_BLOCK] / 32;
     return 1;
+}
+
+/* Blocks per row: SPLIT for reg, 1 otherwise. */
+static int64_t split_of(const kb_case *c)
+{
+    return c->variant == V_REG ? c->params[P_SPLIT] : 1;
+}
+
+static int64_t grid_blocks(const kb_case *c)
+{
+    int64_t rpb = rows_per_block(c);
+    return (c->dims[D_ROWS] + rpb - 1) / rpb * split_of(c);
+}
+
+/* reg: the columns of one part of a row, ceil(cols / SPLIT) rounded up to whole 16-byte
+ * vectors (kb_row_span_of in kb_rowvec.h), and what a block holds in registers. */
+static int64_t reg_part_len(const kb_case *c)
+{
+    int64_t split = c->params[P_SPLIT], rv = 16 / (int64_t)kb_dtype_size(c->dtype);
+    return ((c->dims[D_COLS] + split - 1) / split + rv - 1) / rv * rv;
+}
+
+static int64_t reg_capacity(const kb_case *c)
+{
+    return c->params[P_BLOCK] * c->params[P_NVEC] * (16 / (int64_t)kb_dtype_size(c->dtype));
 }
 
 static int softmax_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
@@ -72,9 +107,17 @@ static int softmax_valid(const kb_case *c, const kb_target *t, char *why, size_t
         return 0;
     }
     int64_t rpb = rows_per_block(c);
-    if ((c->dims[D_ROWS] + rpb - 1) / rpb > 2147483647LL) {
-        snprintf(why, n, "rows=%lld needs more than 2^31-1 blocks of %lld row(s)", (long long)c->dims[D_ROWS],
-                 (long long)rpb);
+    if (grid_blocks(c) > 2147483647LL) {
+        snprintf(why, n, "rows=%lld needs more than 2^31-1 blocks of %lld row(s) (SPLIT %lld per row)",
+                 (long long)c->dims[D_ROWS], (long long)rpb, (long long)split_of(c));
+        return 0;
+    }
+    if (c->variant == V_REG && reg_part_len(c) > reg_capacity(c)) {
+        snprintf(why, n,
+                 "reg holds at most BLOCK x NVEC x %lld = %lld %s of a row per block in registers (a compile-time "
+                 "bound), but cols=%lld over SPLIT=%lld needs %lld: raise NVEC, BLOCK or SPLIT",
+                 (long long)(16 / kb_dtype_size(c->dtype)), (long long)reg_capacity(c), kb_dtype_name(c->dtype),
+                 (long long)c->dims[D_COLS], (long long)c->params[P_SPLIT], (long long)reg_part_len(c));
         return 0;
     }
     return 1;
@@ -89,8 +132,9 @@ static kb_work softmax_work(const kb_case *c)
     w.bytes_read = elems * esz;
     w.bytes_written = elems * esz;
     /* load/store traffic the kernel issues (caches may serve the re-reads of a row):
-     * naive reads the row three times, online twice */
-    w.bytes_moved = (c->variant == V_NAIVE ? 3.0 : 2.0) * w.bytes_read + w.bytes_written;
+     * naive reads the row three times, online twice, reg once (twice with SPLIT > 1) */
+    double reads = c->variant == V_NAIVE ? 3.0 : c->variant == V_ONLINE || split_of(c) > 1 ? 2.0 : 1.0;
+    w.bytes_moved = reads > 1.0 ? reads * w.bytes_read + w.bytes_written : 0.0;
     return w;
 }
 
@@ -118,6 +162,7 @@ static void softmax_tolerance(kb_dtype dt, int64_t cols, double *atol, double *r
 
 typedef struct {
     kb_dptr d_x, d_y;   /* [rows x ld]; d_y is pad elements into its allocation */
+    kb_dptr d_part;     /* reg with SPLIT > 1: [rows x SPLIT x 2] fp32 (max, sum) per part; else 0 */
     int64_t ld;         /* [elements] row stride */
     float *want;        /* [rows x ld] reference; Y_SENTINEL in the padding */
     float *row;         /* [ld] scratch for one row in float */
@@ -173,6 +218,9 @@ static kb_status softmax_setup(kb_run *r, void **state)
         (st = kb_run_alloc(r, bytes + (size_t)c->pad * esz, &y)) != KB_OK)
         goto fail;
     s->d_y = y + (size_t)c->pad * esz;
+    if (split_of(c) > 1 &&
+        (st = kb_run_alloc(r, (size_t)(rows * split_of(c)) * 2 * sizeof(float), &s->d_part)) != KB_OK)
+        goto fail;
 
     /* x: uniform in [-8, 8), so a row's outputs span e^16 and the max matters; every
      * second row shifted by +-100, where exp overflows or underflows fp32 unless the max
@@ -215,8 +263,18 @@ static kb_status softmax_enqueue(kb_run *r, void *state)
 {
     const kb_case *c = r->c;
     softmax_state *s = state;
-    int64_t rows = c->dims[D_ROWS], rpb = rows_per_block(c);
-    kb_geom g = { { (unsigned)((rows + rpb - 1) / rpb), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, 0 };
+    int64_t rows = c->dims[D_ROWS];
+    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, 0 };
+    if (c->variant == V_REG) {
+        kb_status st;
+        kb_arg a1[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_part), kb_arg_i64(rows), kb_arg_i64(c->dims[D_COLS]),
+                        kb_arg_i64(s->ld) };
+        if (split_of(c) > 1 && (st = kb_run_launch(r, "softmax_reg_stats", &g, a1, 5)) != KB_OK)
+            return st;
+        kb_arg a2[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_y), kb_arg_ptr(s->d_part), kb_arg_i64(rows),
+                        kb_arg_i64(c->dims[D_COLS]), kb_arg_i64(s->ld) };
+        return kb_run_launch(r, "softmax_reg", &g, a2, 6);
+    }
     kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_y), kb_arg_i64(rows), kb_arg_i64(c->dims[D_COLS]),
                       kb_arg_i64(s->ld) };
     return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 5);
@@ -254,23 +312,27 @@ static void softmax_teardown(kb_run *r, void *state)
     softmax_free_state(state);
 }
 
-/* estimate: a row per block (or per warp, scope=warp); naive scalar, online VEC-wide */
+/* estimate: a row per block (or per warp, scope=warp; a SPLIT-th of one, reg); naive
+ * scalar, online VEC-wide, reg 16 bytes wide with all NVEC loads of a thread in flight */
 static int softmax_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
 {
-    int64_t rpb = rows_per_block(c), esz = (int64_t)kb_dtype_size(c->dtype);
-    kb_stream_shape s = { (c->dims[D_ROWS] + rpb - 1) / rpb, (int)c->params[P_BLOCK], 0,
-                          (double)(c->variant == V_ONLINE ? c->params[P_VEC] * esz : esz), KB_STREAM_UNROLL };
+    int64_t esz = (int64_t)kb_dtype_size(c->dtype);
+    double access = (double)(c->variant == V_ONLINE ? c->params[P_VEC] * esz : c->variant == V_REG ? 16 : esz);
+    kb_stream_shape s = { grid_blocks(c), (int)c->params[P_BLOCK], 0, access,
+                          c->variant == V_REG ? (double)c->params[P_NVEC] : KB_STREAM_UNROLL };
     (void)g;
-    return kb_stream_traffic(kb_families[c->family], c, &s, t);
+    kb_stream_traffic(kb_families[c->family], c, &s, t);
+    t->launches = split_of(c) > 1 ? 2 : 1;
+    return 1;
 }
 
 const kb_family kb_family_softmax = {
     .name = "softmax",
     .source = "softmax.cu",
-    .about = "row softmax: naive three-pass vs online single-pass statistics, fp32 math",
-    .variants = variants, .n_variants = 2,
+    .about = "row softmax: naive three-pass vs online single-pass statistics vs row in registers (split rows), fp32 math",
+    .variants = variants, .n_variants = 3,
     .dims = dims, .n_dims = 2,
-    .params = params, .n_params = 3,
+    .params = params, .n_params = 5,
     .valid = softmax_valid,
     .defines = NULL,
     .work = softmax_work,

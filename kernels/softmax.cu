@@ -24,20 +24,36 @@
  *                     SCOPE_WARP   one row per warp (BLOCK/32 rows per block), a warp
  *                                  reduction only, no shared memory, no barrier: short
  *                                  rows would leave most of a block idle otherwise.
- * Rows are never cached in registers or shared memory, every pass loops over the row,
- * so rows of any length (128k vocabularies) work with the same code.
+ *   softmax_reg     a row (SPLIT > 1: a SPLIT-th of it) per block held in registers:
+ *                   NVEC 16-byte loads per thread issued before any use, the thread's max
+ *                   and sum of exp from the registers, one block merge of (max, sum), y
+ *                   from the registers with 16-byte stores; x read once. exp as exp2 with
+ *                   log2(e) folded into one FFMA: exp(x - m) = exp2(x * log2e - m * log2e).
+ *                   SPLIT > 1 adds a statistics kernel (softmax_reg_stats) so that the
+ *                   decode's 16 rows of 32000 use the GPU. Details above the kernels.
+ * naive and online never cache a row, every pass loops over it, so rows of any length
+ * (128k vocabularies) work with the same code; reg holds at most BLOCK x NVEC x 16 bytes
+ * of a row per block (valid() refuses longer parts).
  *
  * Defines (from the harness): KB_T storage type, BLOCK threads per block, VEC elements
- * per vector access (online only), SCOPE (SCOPE_BLOCK | SCOPE_WARP, online only).
+ * per vector access (online only), SCOPE (SCOPE_BLOCK | SCOPE_WARP, online only), NVEC
+ * vectors per thread and SPLIT blocks per row (reg only).
  */
 #include "kb_device.h"
 #include "kb_reduce.h"
+#include "kb_rowvec.h"
 
 #ifndef BLOCK
 #define BLOCK 256
 #endif
 #ifndef VEC
 #define VEC 4
+#endif
+#ifndef NVEC
+#define NVEC 4
+#endif
+#ifndef SPLIT
+#define SPLIT 1
 #endif
 #ifndef SCOPE_BLOCK
 #define SCOPE_BLOCK 0
@@ -54,6 +70,8 @@ static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024,
               "BLOCK must be a multiple of the warp size (32), at most 1024: the reductions work warp by warp");
 static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8, "VEC must be 1, 2, 4 or 8 elements");
 static_assert(sizeof(KB_T) * VEC <= 16, "VEC x sizeof(KB_T) must fit one 128-bit access");
+static_assert(NVEC >= 1 && NVEC <= 16, "NVEC (16-byte vectors of a row per thread, in registers) must be 1..16");
+static_assert(SPLIT >= 1 && SPLIT <= 64, "SPLIT (blocks per row) must be 1..64");
 
 /* ---------------------------------- reductions ---------------------------------- */
 
@@ -247,4 +265,130 @@ softmax_online(const KB_T *__restrict__ x, KB_T *__restrict__ y, long long rows,
     block_online(m, s);
 #endif
     row_normalise(xr, yr, cols, t, nt, m, 1.0f / s);
+}
+
+/* ------------------------- reg: the row in registers, SPLIT ------------------------- */
+
+/* softmax_reg: thread t holds vectors k = 0..NVEC-1 of its block's part at columns begin +
+ * (k * BLOCK + t) * 16 / sizeof(KB_T) (kb_rowvec.h), loaded before any use. One pass over
+ * the registers keeps the running (m, s) vector by vector: the vector's max moves m at most
+ * once (rescaling s), then s adds exp2(x * L2E - m * L2E) - one FFMA and one ex2 per
+ * element, log2(e) folded in, no separate subtract and multiply. (A max pass, then a sum
+ * pass, kept every converted element live across both: 64 registers and spills at 1024
+ * threads.) The pair (m, s) is merged once across the block (reg_merge, the exp2 form of
+ * online_merge). With SPLIT > 1,
+ * softmax_reg_stats writes each part's (m, s) to part[rows x SPLIT x 2] and softmax_reg
+ * loads its part again (from L2), merges the row's SPLIT pairs in part order - so every
+ * block of a row normalises with bitwise the same (m, s) - and writes its part. Rows whose
+ * x or y start is not 16-byte aligned (pad) go element by element into the same
+ * registers; elements past the part count in neither statistic. */
+
+#define L2E 1.4426950408889634f   /* log2(e) */
+
+typedef kb_rowvec<KB_T> rvec_t;
+
+/* (m2, s2) into (m, s), both sums rescaled to the larger max, in the exp2 form. */
+__device__ __forceinline__ void reg_merge(float &m, float &s, float m2, float s2)
+{
+    float mn = fmaxf(m, m2);
+    s = s * exp2f((m - mn) * L2E) + s2 * exp2f((m2 - mn) * L2E);
+    m = mn;
+}
+
+/* The block's (max, sum of exp(x - max)) of its part, returned to every thread. Called
+ * once per kernel. Elements past the part read as -inf (exp2 gives 0); a thread with no
+ * element holds (ONLINE_EMPTY_M, 0), and its m * L2E (-inf) is clamped to -FLT_MAX so
+ * that -inf * L2E - m * L2E stays -inf, not NaN. */
+__device__ __forceinline__ void reg_block_stats(const uint4 (&w)[NVEC], const kb_row_span &sp, float &m, float &s)
+{
+    m = ONLINE_EMPTY_M;
+    s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < NVEC; k++) {
+        rvec_t v = kb_row_unpack<KB_T>(w[k]);
+        int c0 = kb_row_col<KB_T, BLOCK>(sp, k);
+        float f[KB_ROWVEC(KB_T)], mv = m;
+#pragma unroll
+        for (int j = 0; j < KB_ROWVEC(KB_T); j++) {
+            f[j] = c0 + j < sp.end ? kb_to_float(v.v[j]) : -INFINITY;
+            mv = fmaxf(mv, f[j]);
+        }
+        if (mv > m) {
+            s *= exp2f((m - mv) * L2E);
+            m = mv;
+        }
+        float ml = fmaxf(m * L2E, -KB_FLT_MAX);   /* finite even for a thread with no element yet */
+#pragma unroll
+        for (int j = 0; j < KB_ROWVEC(KB_T); j++)
+            s += exp2f(fmaf(f[j], L2E, -ml));
+    }
+    KB_SHARED(float, part_ms, [2][NWARPS]);
+    for (int o = 16; o > 0; o >>= 1) {
+        float m2 = __shfl_xor_sync(FULL_MASK, m, o);
+        float s2 = __shfl_xor_sync(FULL_MASK, s, o);
+        reg_merge(m, s, m2, s2);
+    }
+    if (threadIdx.x % 32 == 0) {
+        part_ms[0][threadIdx.x / 32] = m;
+        part_ms[1][threadIdx.x / 32] = s;
+    }
+    __syncthreads();
+    int lane = threadIdx.x % 32;
+    m = lane < NWARPS ? part_ms[0][lane] : ONLINE_EMPTY_M;
+    s = lane < NWARPS ? part_ms[1][lane] : 0.0f;
+    for (int o = 16; o > 0; o >>= 1) {
+        float m2 = __shfl_xor_sync(FULL_MASK, m, o);
+        float s2 = __shfl_xor_sync(FULL_MASK, s, o);
+        reg_merge(m, s, m2, s2);
+    }
+}
+
+/* SPLIT > 1 only: grid.x = rows * SPLIT, block = BLOCK; part[(row * SPLIT + p) * 2 ..] =
+ * (max, sum of exp(x - max)) of part p. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+softmax_reg_stats(const KB_T *__restrict__ x, float *__restrict__ part, long long rows, long long cols, long long ld)
+{
+    kb_row_span sp = kb_row_span_of<KB_T, SPLIT>((int)cols);
+    const KB_T *xr = x + sp.row * ld;
+    uint4 w[NVEC];
+    kb_row_load_part<BLOCK, NVEC>(xr, sp, (uintptr_t)xr % 16 == 0, w);
+    float m, s;
+    reg_block_stats(w, sp, m, s);
+    if (threadIdx.x == 0) {
+        part[(sp.row * SPLIT + sp.part) * 2] = m;
+        part[(sp.row * SPLIT + sp.part) * 2 + 1] = s;
+    }
+}
+
+/* grid.x = rows * SPLIT, block = BLOCK; part: the workspace softmax_reg_stats filled
+ * (SPLIT > 1), unused (null) for SPLIT = 1. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+softmax_reg(const KB_T *__restrict__ x, KB_T *__restrict__ y, const float *__restrict__ part, long long rows,
+            long long cols, long long ld)
+{
+    kb_row_span sp = kb_row_span_of<KB_T, SPLIT>((int)cols);
+    const KB_T *xr = x + sp.row * ld;
+    KB_T *yr = y + sp.row * ld;
+    bool aligned = ((uintptr_t)xr | (uintptr_t)yr) % 16 == 0;
+    uint4 w[NVEC];
+    kb_row_load_part<BLOCK, NVEC>(xr, sp, aligned, w);
+    float m, s;
+#if SPLIT == 1
+    reg_block_stats(w, sp, m, s);
+#else
+    m = ONLINE_EMPTY_M;
+    s = 0.0f;
+    for (int i = 0; i < SPLIT; i++)
+        reg_merge(m, s, part[(sp.row * SPLIT + i) * 2], part[(sp.row * SPLIT + i) * 2 + 1]);
+#endif
+    float inv = 1.0f / s, ml = m * L2E;
+#pragma unroll
+    for (int k = 0; k < NVEC; k++) {
+        int c0 = kb_row_col<KB_T, BLOCK>(sp, k);
+        rvec_t v = kb_row_unpack<KB_T>(w[k]), out;
+#pragma unroll
+        for (int j = 0; j < KB_ROWVEC(KB_T); j++)
+            out.v[j] = kb_from_float<KB_T>(exp2f(fmaf(kb_to_float(v.v[j]), L2E, -ml)) * inv);
+        kb_row_store(yr, c0, sp.end, aligned, out);
+    }
 }

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { V_BLOCK, V_WARP, V_VEC };          /* variant order in layernorm.c */
-enum { P_KIND, P_BLOCK, P_VEC };          /* param order */
+enum { V_BLOCK, V_WARP, V_VEC, V_REG };   /* variant order in layernorm.c */
+enum { P_KIND, P_BLOCK, P_VEC, P_NVEC, P_SPLIT }; /* param order */
 enum { KIND_LAYERNORM, KIND_RMSNORM };
 
 static kb_case make_case(int variant, kb_dtype dt, int kind, int64_t rows, int64_t cols, int pad)
@@ -19,12 +19,18 @@ static kb_case make_case(int variant, kb_dtype dt, int kind, int64_t rows, int64
     c.params[P_KIND] = kind;
     c.params[P_BLOCK] = 256;
     c.params[P_VEC] = 4;
+    c.params[P_NVEC] = 4;
+    c.params[P_SPLIT] = 1;
     return c;
 }
 
 static void test_descriptor(void)
 {
-    CHECK(fam->n_variants == 3 && fam->n_dims == 2 && fam->n_params == 3);
+    CHECK(fam->n_variants == 4 && fam->n_dims == 2 && fam->n_params == 5);
+    CHECK(!strcmp(fam->variants[V_REG].name, "reg") && !strcmp(fam->params[P_NVEC].name, "NVEC") &&
+          !strcmp(fam->params[P_SPLIT].name, "SPLIT") && fam->params[P_SPLIT].def == 1);
+    CHECK(kb_param_applies(fam, P_SPLIT, V_REG) && !kb_param_applies(fam, P_SPLIT, V_VEC) &&
+          !kb_param_applies(fam, P_NVEC, V_WARP));
     CHECK(!strcmp(fam->variants[V_BLOCK].name, "block") && !strcmp(fam->variants[V_WARP].name, "warp") &&
           !strcmp(fam->variants[V_VEC].name, "vec"));
     CHECK(!strcmp(fam->params[P_KIND].name, "kind") && !strcmp(fam->params[P_BLOCK].name, "BLOCK") &&
@@ -61,6 +67,10 @@ static void test_work_model(void)
     CHECK(fam->work(&c).bytes_moved == 100 + 80 + 96);
     c.variant = V_VEC;
     CHECK(fam->work(&c).bytes_moved == 0);     /* x read once: what it moves is the compulsory traffic */
+    c.variant = V_REG;
+    CHECK(fam->work(&c).bytes_moved == 0);     /* SPLIT 1: x read once into registers */
+    c.params[P_SPLIT] = 2;
+    CHECK(fam->work(&c).bytes_moved == 100 + 80 + 96); /* statistics kernel, then the normalising one */
 }
 
 static void test_valid_reasons(void)
@@ -95,6 +105,22 @@ static void test_valid_reasons(void)
     c.params[P_BLOCK] = 128;
     CHECK(fam->valid(&c, &sm89, why, sizeof why));
 
+    /* reg: a block holds BLOCK x NVEC x 16/esz elements. bf16 256 x 4 x 8 = 8192 columns;
+     * 8193 needs SPLIT 2 (parts of 4104) or NVEC 5; fp32 holds half as many */
+    c = make_case(V_REG, KB_DT_BF16, KIND_LAYERNORM, 3, 8192, 1);
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    c.dims[1] = 8193;
+    why[0] = 0;
+    CHECK_MSG(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "8192 bf16") && strstr(why, "needs 8200") &&
+                  strstr(why, "raise NVEC, BLOCK or SPLIT"), "%s", why);
+    c.params[P_SPLIT] = 2;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    c = make_case(V_REG, KB_DT_FP32, KIND_RMSNORM, 3, 4097, 0);
+    why[0] = 0;
+    CHECK_MSG(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "4096 fp32"), "%s", why);
+    c.params[P_NVEC] = 5;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+
     c = make_case(V_WARP, KB_DT_BF16, KIND_LAYERNORM, 3, (1LL << 30) + 1, 0);
     why[0] = 0;
     CHECK(!fam->valid(&c, &sm90, why, sizeof why) && strstr(why, "2^30"));
@@ -126,6 +152,25 @@ static void test_check_passes_a_real_run(void)
               v.got_at_bad, v.want_at_bad);
     CHECK(v.n == 5 * 38 + 2 * 5);
     CHECK(v.max_err_ratio <= 1.0 && v.atol > 0 && v.rtol > 0);
+}
+
+/* reg with SPLIT 3 over 37 columns (parts of 16, 16, 5) and an uneven pad: the two-kernel
+ * path writes every y and statistic within tolerance. */
+static void test_reg_split_run(void)
+{
+    kb_case c = make_case(V_REG, KB_DT_FP16, KIND_LAYERNORM, 5, 37, 1);
+    c.params[P_SPLIT] = 3;
+    c.params[P_BLOCK] = 32;
+    c.params[P_NVEC] = 1;
+    kb_verify v;
+    kb_status st;
+    memset(&v, 0, sizeof v);
+    run_on_emu(&c, 1, &v, &st);
+    if (st != KB_OK)
+        return;
+    CHECK_MSG(v.n_bad == 0, "%lld bad, first %lld: got %g want %g", (long long)v.n_bad, (long long)v.first_bad,
+              v.got_at_bad, v.want_at_bad);
+    CHECK(v.n == 5 * 38 + 2 * 5);
 }
 
 /* No kernel: y still holds the sentinel and the statistics their NaN poison. Every y
@@ -185,6 +230,7 @@ int main(void)
     RUN(test_work_model);
     RUN(test_valid_reasons);
     RUN(test_check_passes_a_real_run);
+    RUN(test_reg_split_run);
     RUN(test_check_fails_unwritten_outputs);
     RUN(test_y_tolerance_catches_a_few_percent);
     TEST_MAIN_END();

@@ -1,7 +1,8 @@
 /* test_ptx.c - offline PTX checks (NVRTC, no GPU) for sm_80, sm_89 and sm_90: what the
  * fast variants claim is in the instructions they compile to, so that a speed regression
  * fails CI without a GPU. Per checked case: no local memory (.local), the 16-byte
- * global accesses (cp.async 16 B, ld/st.global.v4) where the variant claims them, and
+ * global accesses (cp.async 16 B, ld/st.global.v4) where the variant claims them (at least
+ * NVEC of each per thread in the row kernels that hold a row in registers), and
  * gemm_mma's mma.sync count per k-tile (the k-tile loop's body is unrolled, the loop over
  * k-tiles is not, so the PTX holds the body once); attention's attn_mma (variants mma and
  * fa2) the same per K/V tile, plus its 16-byte output stores and one ex2 per score;
@@ -299,9 +300,17 @@ static void test_vec_variants(void)
         c = make("layernorm", "vec", dts[i]);
         set_param(&c, "VEC", vec);
         check_vec(&c, "layernorm vec", 1, 1, 0);
+        c = make("layernorm", "reg", dts[i]);  /* x: all NVEC 16-byte loads per thread, y: NVEC 16-byte stores */
+        check_vec(&c, "layernorm reg", 4, 4, 0);
+        set_param(&c, "SPLIT", 2);               /* the statistics kernel's loads besides */
+        check_vec(&c, "layernorm reg SPLIT 2", 8, 4, 0);
         c = make("softmax", "online", dts[i]);   /* its 16-bit stores were split into 4-byte ones */
         set_param(&c, "VEC", vec);
         check_vec(&c, "softmax online", 1, 1, 0);
+        c = make("softmax", "reg", dts[i]);
+        check_vec(&c, "softmax reg", 4, 4, 0);
+        set_param(&c, "SPLIT", 2);
+        check_vec(&c, "softmax reg SPLIT 2", 8, 4, 0);
     }
 }
 
