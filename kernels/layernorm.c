@@ -180,7 +180,8 @@ static kb_work layernorm_work(const kb_case *c)
     return w;
 }
 
-/* Tolerances. The inputs are dequantised exactly and the statistics are fp32 whatever
+/* Tolerances (each row's statistics' share scaled by its condition number: verify_rows).
+ * The inputs are dequantised exactly and the statistics are fp32 whatever
  * the data dtype, so the dtype enters y once, in its final rounding. mean and rstd: fp32
  * results, so the fp32 policy over cols, with rtol widened by 2 ulp for rsqrtf's error on
  * the GPU (CUDA C Programming Guide, single-precision intrinsics: rsqrtf max 2 ulp).
@@ -192,15 +193,6 @@ static void stats_tolerance(int64_t cols, double *atol, double *rtol)
 {
     kb_tolerance(KB_DT_FP32, cols, atol, rtol);
     *rtol += 2.0 * kb_dtype_unit_roundoff(KB_DT_FP32) * 2.0;  /* 2 ulp = 4u at most */
-}
-
-static void y_tolerance(kb_dtype dt, int64_t cols, double *atol, double *rtol)
-{
-    double sa, sr;
-    kb_tolerance(dt, 1, atol, rtol);
-    stats_tolerance(cols, &sa, &sr);
-    *atol += sa;
-    *rtol += sr;
 }
 
 typedef struct {
@@ -311,12 +303,16 @@ static kb_status layernorm_setup(kb_run *r, void **state)
         goto fail;
 
     /* x: a per-row offset in [-1, 1) plus uniform [-1, 1), so the mean is not ~0 and a
-     * variance taken as E[x^2] - E[x]^2 would show its cancellation; NaN in the padding.
+     * variance taken as E[x^2] - E[x]^2 would show its cancellation; every fourth row
+     * (from the second) adversarial, its offset +-[50, 100) so |mean|/std is ~90 to 170,
+     * where that cancellation loses most of fp32's digits; NaN in the padding.
      * Quantised row by row; the reference is computed from exactly what the kernel reads. */
     char *h = s->h_io;
     float *want_mean = s->want_stats, *want_rstd = s->want_stats + rows;
     for (int64_t i = 0; i < rows; i++) {
         float offset = kb_rng_uniform(&rng, -1.0f, 1.0f), *xr = s->x + i * ld;
+        if (i % 4 == 1)
+            offset = (offset < 0 ? -50.0f : 50.0f) + 50.0f * offset;
         for (int64_t j = 0; j < ld; j++)
             xr[j] = j < cols ? offset + kb_rng_uniform(&rng, -1.0f, 1.0f) : NAN;
         quantise(c->dtype, xr, h + (size_t)(i * ld) * esz, ld);
@@ -398,6 +394,55 @@ static void verify_append(kb_verify *v, const kb_verify *w)
         v->max_err_ratio = w->max_err_ratio;
 }
 
+/* The statistics' condition number of row i: centering x by a mean computed in fp32
+ * errs by about u * |mean|, which y sees multiplied by rstd, so the statistics' error -
+ * in mean, rstd and y - grows with |mean| * rstd (1 at least; rmsnorm does not center). */
+static double row_kappa(const kb_case *c, const layernorm_state *s, int64_t i)
+{
+    int64_t rows = c->dims[D_ROWS];
+    if (c->params[P_KIND] == KIND_RMSNORM)
+        return 1.0;
+    double k = fabs((double)s->want_stats[i]) * (double)s->want_stats[rows + i];
+    return k > 1.0 ? k : 1.0;
+}
+
+/* Compare one array under the tolerance (atol, rtol) into v, or start v with it. */
+static void verify_part(kb_verify *v, int first, double atol, double rtol, const float *got, const float *want,
+                        int64_t n)
+{
+    kb_verify w;
+    kb_verify_init(&w, atol, rtol);
+    kb_verify_f32(&w, got, want, n);
+    if (first)
+        *v = w;
+    else
+        verify_append(v, &w);
+}
+
+/* y row by row, then mean (layernorm), then rstd, each row's statistics' share of the
+ * tolerance scaled by its row_kappa (the y tolerance of a row of order 1 is unchanged);
+ * v reports the tolerance of a row with kappa 1. */
+static void verify_rows(const kb_case *c, layernorm_state *s, kb_verify *v)
+{
+    int64_t rows = c->dims[D_ROWS], cols = c->dims[D_COLS], ld = s->ld;
+    double ya, yr, sa, sr, gmax = 1.0;
+    kb_tolerance(c->dtype, 1, &ya, &yr);
+    stats_tolerance(cols, &sa, &sr);
+    for (int64_t j = 0; j < cols; j++)
+        gmax = fmax(gmax, fabs((double)s->gb[j]));
+    for (int64_t i = 0; i < rows; i++) {
+        double k = row_kappa(c, s, i);
+        verify_part(v, i == 0, ya + sa * k * gmax, yr + sr, s->got + i * ld, s->want + i * ld, ld);
+    }
+    int rms = c->params[P_KIND] == KIND_RMSNORM;
+    for (int64_t i = rms ? rows : 0; i < 2 * rows; i++) {
+        double k = row_kappa(c, s, i % rows);
+        verify_part(v, 0, sa * k, sr * k, s->got_stats + i, s->want_stats + i, 1);
+    }
+    v->atol = ya + sa * gmax;
+    v->rtol = yr + sr;
+}
+
 /* Compared, in this order (first_bad indexes it): y as [rows x ld] including the
  * padding (want = the sentinel there), then mean[rows] (layernorm only), then rstd[rows].
  * v's atol/rtol are y's; the statistics use stats_tolerance(). Exposed for --dump: x,
@@ -434,19 +479,7 @@ static kb_status layernorm_check(kb_run *r, void *state, kb_verify *v)
         kb_run_expose(r, "stats_ref", s->want_stats, stats_shape, 2);
     }
 
-    double atol, rtol;
-    y_tolerance(c->dtype, cols, &atol, &rtol);
-    kb_verify_init(v, atol, rtol);
-    kb_verify_f32(v, s->got, s->want, rows * ld);
-
-    kb_verify vs;
-    stats_tolerance(cols, &atol, &rtol);
-    kb_verify_init(&vs, atol, rtol);
-    if (rms)
-        kb_verify_f32(&vs, s->got_stats + rows, s->want_stats + rows, rows);
-    else
-        kb_verify_f32(&vs, s->got_stats, s->want_stats, 2 * rows);
-    verify_append(v, &vs);
+    verify_rows(c, s, v);
     return KB_OK;
 }
 
