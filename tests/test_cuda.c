@@ -371,6 +371,61 @@ static void test_sticky_fault_stops_the_run(void)
     rmdir(dir); /* lib is the build's fake driver: other tests use it too */
 }
 
+/* The statuses of a run's records, one line per case ("id status\n"), malloc'ed. */
+static char *statuses(const char *out)
+{
+    json_t **recs = NULL;
+    size_t n = 0;
+    if (kb_record_load(out, &recs, &n, NULL) != KB_OK)
+        return NULL;
+    kb_sb s;
+    kb_sb_init(&s);
+    for (size_t i = 0; i < n; i++)
+        kb_sb_printf(&s, "%s %s\n", json_string_value(json_object_get(recs[i], "case_id")),
+                     json_string_value(json_object_get(recs[i], "status")));
+    kb_record_free_all(recs, n);
+    return s.s;
+}
+
+/* Compile workers on the cuda backend (the driver double): NVRTC builds in three worker
+ * threads while the main thread loads and runs; every case ends as it does built one at a
+ * time, each from a cold cache. */
+static void test_compile_workers_on_the_cuda_backend(void)
+{
+    char dir[] = "/tmp/kb_test_cuda_jobs_XXXXXX", lib[1024], out[1100], log[1100], cache[1100];
+    CHECK(mkdtemp(dir) != NULL);
+    if (fake_driver_path(dir, lib, sizeof lib) != 0) {
+        CHECK_MSG(0, "KBENCH_FAKE_LIBCUDA does not name the built fake driver (run through ctest)");
+        return;
+    }
+    setenv("KBENCH_LIBCUDA", lib, 1);
+    char *seen[2] = { NULL, NULL };
+    const char *jobs[2] = { "1", "3" };
+    for (int k = 0; k < 2; k++) {
+        snprintf(out, sizeof out, "%s/r%s.jsonl", dir, jobs[k]);
+        snprintf(log, sizeof log, "%s/r%s.log", dir, jobs[k]);
+        snprintf(cache, sizeof cache, "%s/cache%s", dir, jobs[k]);
+        const char *a[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "cuda", "--filter", "/31/", "--out", out,
+                            "--max-samples", "1", "--cache-dir", cache, "-j", jobs[k], NULL };
+        int rc = run_kbench(a, log);
+        CHECK_MSG(rc == KB_EXIT_OK || rc == KB_EXIT_WRONG, "-j %s: exit %d", jobs[k], rc);
+        char *text = slurp(log);
+        CHECK_MSG(text && !strstr(text, "did not compile"), "-j %s: %s", jobs[k], text ? text : "");
+        free(text);
+        seen[k] = statuses(out);
+        unlink(out);
+        unlink(log);
+    }
+    unsetenv("KBENCH_LIBCUDA");
+    CHECK(seen[0] && seen[1] && strlen(seen[0]) > 0);
+    CHECK_MSG(seen[0] && seen[1] && !strcmp(seen[0], seen[1]), "-j 1:\n%s\n-j 3:\n%s", seen[0], seen[1]);
+    free(seen[0]);
+    free(seen[1]);
+    char rm[1200];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);   /* the caches and the run's results store */
+    CHECK(system(rm) == 0);
+}
+
 int main(void)
 {
     RUN(test_no_driver);
@@ -383,5 +438,6 @@ int main(void)
     RUN(test_marshal);
     RUN(test_build_without_driver);
     RUN(test_sticky_fault_stops_the_run);
+    RUN(test_compile_workers_on_the_cuda_backend);
     TEST_MAIN_END();
 }
