@@ -42,6 +42,10 @@
  *               tile k, and stores them with 16-byte shared stores, a piece after each
  *               k-step, so the loads are in flight behind a k-tile of mma work as the
  *               cp.async ones are (before: every element a synchronous load and store).
+ *               Epilogue: when D's rows (and C's, beta != 0) are 16-byte aligned, each warp
+ *               stages its accumulators through shared memory one 16-row band at a time
+ *               and every lane reads C and writes D in 16-byte accesses (before: 4-byte
+ *               pairs straight from the fragments, which stay for pad 1 and odd ldc).
  * Edges: every variant predicates loads (zero fill) and stores, so M, N, K need not be
  * multiples of any tile.
  *
@@ -375,6 +379,13 @@ static_assert(STAGES >= 2, "mma: the pipeline needs at least 2 stages (one compu
 #define B_SLD (B_LEN + CHUNK)
 #define A_STAGE (A_ROWS * A_SLD)
 #define B_STAGE (B_ROWS * B_SLD)
+/* Epilogue staging (epilogue_staged): per warp a 16 x WN band of accumulators, rows
+ * EPI_LD apart, in the pipeline's shared memory once the main loop is done (gemm_model.c
+ * sizes the launch's shared memory as the larger of the two); OCH output elements make a
+ * 16-byte chunk. */
+#define EPI_LD (WN + 8)
+#define EPI_WARP (16 * EPI_LD)
+#define OCH (16 / (int)sizeof(out_t))
 
 /* Copy a ROWS x LEN tile (LEN contiguous; `rows` x `cols` inside the matrix) into shared
  * memory. async: 16-byte cp.async chunks, a chunk crossing the matrix edge copies only
@@ -528,6 +539,89 @@ __device__ __forceinline__ void load_b_frag2(uint32_t b0[2], uint32_t b1[2], con
     b0[0] = r4[0], b0[1] = r4[1], b1[0] = r4[2], b1[1] = r4[3];
 }
 
+/* Epilogue, 4-byte path (D rows not 16-byte aligned: pad 1, odd N): straight from the
+ * accumulator fragments. c0,c1 are two adjacent columns of row g, c2,c3 the same of row
+ * g+8; stored as one pair when ldc keeps pairs aligned. (wm, wn): the warp tile's origin. */
+__device__ __forceinline__ void epilogue_direct(const acc_t (&acc)[MT][NTL][4], const out_t *C, out_t *D, int M, int N,
+                                                int ldc, int wm, int wn, int lane, float alpha, float beta, float ab)
+{
+    const bool pair_ok = ldc % 2 == 0;
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int m = wm + 16 * i + g + 8 * h;
+            if (m >= M)
+                continue;
+#pragma unroll
+            for (int j = 0; j < NTL; j++) {
+                int n = wn + 8 * j + 2 * t;
+                if (n >= N)
+                    continue;
+                long long ci = (long long)m * ldc + n;
+                out_t v0 = epilogue(acc[i][j][2 * h], C, ci, alpha, beta, ab);
+                if (pair_ok && n + 1 < N) {
+                    kb_vec<out_t, 2> p;
+                    p.v[0] = v0;
+                    p.v[1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
+                    kb_store_vec<2>(D + ci, p);
+                } else {
+                    D[ci] = v0;
+                    if (n + 1 < N)
+                        D[ci + 1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
+                }
+            }
+        }
+}
+
+/* Epilogue, 16-byte path (D rows 16-byte aligned, and C's when beta != 0): one 16 x WN
+ * band of the warp tile at a time, the accumulators written to the warp's own slice of
+ * shared memory (st, EPI_WARP elements), read back as OCH consecutive columns per lane,
+ * C read and D written with one 16-byte access each; a chunk crossing N goes element by
+ * element. The row pitch EPI_LD = WN + 8 keeps the fragment writes free of bank conflicts
+ * (8 rows g of 4 lanes t land on distinct banks). */
+__device__ __forceinline__ void epilogue_staged(const acc_t (&acc)[MT][NTL][4], acc_t *st, const out_t *C, out_t *D,
+                                                int M, int N, int ldc, int wm, int wn, int lane, float alpha,
+                                                float beta, float ab)
+{
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+#pragma unroll
+        for (int j = 0; j < NTL; j++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                kb_vec<acc_t, 2> p;
+                p.v[0] = acc[i][j][2 * h], p.v[1] = acc[i][j][2 * h + 1];
+                kb_store_vec<2>(st + (g + 8 * h) * EPI_LD + 8 * j + 2 * t, p);
+            }
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < 16 * WN / OCH / 32; q++) {   /* whole: WN is a multiple of 16, OCH <= 8 */
+            const int c = lane + 32 * q, r = c / (WN / OCH), col = c % (WN / OCH) * OCH, m = wm + 16 * i + r, n = wn + col;
+            const long long ci = (long long)m * ldc + n;
+            const acc_t *a = st + r * EPI_LD + col;
+            if (m >= M || n >= N)
+                continue;
+            if (n + OCH <= N) {
+                kb_vec<out_t, OCH> cv, dv;
+                if (beta != 0.0f)
+                    cv = kb_load_vec<OCH>(C + ci);
+#pragma unroll
+                for (int e = 0; e < OCH; e++)
+                    dv.v[e] = epilogue(a[e], cv.v, e, alpha, beta, ab);
+                kb_store_vec<OCH>(D + ci, dv);
+            } else {
+#pragma unroll 1
+                for (int e = 0; n + e < N; e++)
+                    D[ci + e] = epilogue(a[e], C, ci + e, alpha, beta, ab);
+            }
+        }
+        __syncwarp();   /* the slice is read before the next band overwrites it */
+    }
+}
+
 /* min 1 block per SM: lets ptxas keep the whole warp tile in registers (without it, NVRTC
  * aimed lower and spilled on sm_80 int8); 2 blocks still fit at the default tiles */
 extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
@@ -672,36 +766,17 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
         }
     }
 
-    /* Epilogue straight from the accumulator fragments: c0,c1 are two adjacent columns of
-     * row g, c2,c3 the same of row g+8; stored as one pair when ldc keeps pairs aligned. */
     const float ab = alpha * scale_a * scale_b;
-    const bool pair_ok = ldc % 2 == 0;
-    const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-    for (int i = 0; i < MT; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int m = m0 + wm0 + 16 * i + g + 8 * h;
-            if (m >= M)
-                continue;
-#pragma unroll
-            for (int j = 0; j < NTL; j++) {
-                int n = n0 + wn0 + 8 * j + 2 * t;
-                if (n >= N)
-                    continue;
-                long long ci = (long long)m * ldc + n;
-                out_t v0 = epilogue(acc[i][j][2 * h], C, ci, alpha, beta, ab);
-                if (pair_ok && n + 1 < N) {
-                    kb_vec<out_t, 2> p;
-                    p.v[0] = v0;
-                    p.v[1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
-                    kb_store_vec<2>(D + ci, p);
-                } else {
-                    D[ci] = v0;
-                    if (n + 1 < N)
-                        D[ci + 1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
-                }
-            }
-        }
+    /* 16-byte D (and C) rows: staged through shared memory; otherwise straight from the
+     * fragments. The last tile's readers are done (barrier) before its bytes are reused. */
+    const bool vec_ok = (long long)ldc * (int)sizeof(out_t) % 16 == 0 && (uintptr_t)D % 16 == 0 &&
+                        (beta == 0.0f || (uintptr_t)C % 16 == 0);
+    kb_cp_async_wait<0>();
+    __syncthreads();
+    if (vec_ok)
+        epilogue_staged(acc, reinterpret_cast<acc_t *>(smem) + warp * EPI_WARP, C, D, M, N, ldc,
+                        m0 + wm0, n0 + wn0, lane, alpha, beta, ab);
+    else
+        epilogue_direct(acc, C, D, M, N, ldc, m0 + wm0, n0 + wn0, lane, alpha, beta, ab);
 }
 #endif /* mma */

@@ -51,7 +51,10 @@ int64_t kb_gemm_mma_smem_bytes(const kb_case *c)
     int64_t chunk = 16 / g.esz, bm = c->params[P_BM], bn = c->params[P_BN], bk = c->params[P_BK];
     int64_t a = g.a_t ? bk * (bm + chunk) : bm * (bk + chunk);
     int64_t b = g.b_t ? bn * (bk + chunk) : bk * (bn + chunk);
-    return c->params[P_STAGES] * (a + b) * (int64_t)g.esz;
+    int64_t pipe = c->params[P_STAGES] * (a + b) * (int64_t)g.esz;
+    /* the epilogue stages a 16 x (WN + 8) band of 4-byte accumulators per warp in the same bytes */
+    int64_t epi = kb_gemm_threads(c) / 32 * 16 * (c->params[P_WN] + 8) * 4;
+    return pipe > epi ? pipe : epi;
 }
 
 kb_geom kb_gemm_geom(const kb_case *c)

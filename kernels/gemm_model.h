@@ -25,7 +25,8 @@ kb_gemm_geo kb_gemm_geo_of(const kb_case *c);
 /* Threads per block of case c's kernel. */
 int64_t kb_gemm_threads(const kb_case *c);
 
-/* Dynamic shared memory of the mma variant [bytes]; must match A_STAGE/B_STAGE in gemm.cu. */
+/* Dynamic shared memory of the mma variant [bytes]: the larger of the pipeline (A_STAGE,
+ * B_STAGE in gemm.cu) and the epilogue staging (EPI_WARP per warp); must match gemm.cu. */
 int64_t kb_gemm_mma_smem_bytes(const kb_case *c);
 
 /* The launch of case c (not for cublaslt): grid, block, dynamic shared memory. */

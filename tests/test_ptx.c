@@ -3,7 +3,7 @@
  * fails CI without a GPU. Per checked case: no local memory (.local), the 16-byte
  * global accesses (cp.async 16 B, ld/st.global.v4) where the variant claims them, and
  * gemm_mma's mma.sync count per k-tile (the k-tile loop's body is unrolled, the loop over
- * k-tiles is not, so the PTX holds the body once). */
+ * k-tiles is not, so the PTX holds the body once), and its 16-byte epilogue stores. */
 #include "check.h"
 #include "core/fsutil.h"
 #include "engine/defines.h"
@@ -144,6 +144,11 @@ static void check_gemm_mma(kb_dtype dt, int sm)
     int chunks = (128 + 128) * 32 * (int)kb_dtype_size(dt) / 16 / 128;
     CHECK_MSG(count(p, "cp.async.cg.shared.global") == 3 * chunks, "gemm mma %s sm_%d: %d cp.async 16 B",
               kb_dtype_name(dt), sm, count(p, "cp.async.cg.shared.global"));
+    /* the epilogue (D rows 16-byte aligned): a 16-byte store per 16 bytes of a lane's output
+     * (at least: ptxas may version the loop on beta, as it does for tf32) */
+    int och = 16 / (dt == KB_DT_TF32 || dt == KB_DT_INT8 ? 4 : 2);   /* D: fp32, int32; else 16-bit */
+    CHECK_MSG(count16(p, "st") >= mt * 16 * 64 / och / 32, "gemm mma %s sm_%d: %d 16-byte epilogue stores",
+              kb_dtype_name(dt), sm, count16(p, "st"));
     free(p);
 }
 
