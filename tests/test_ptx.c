@@ -152,6 +152,26 @@ static void check_gemm_mma(kb_dtype dt, int sm)
     free(p);
 }
 
+/* gemm_mma split into K slices (SPLITK=2): the same mma.sync count per k-tile, no local
+ * memory, and the module holds the reduction kernel. */
+static void check_gemm_split(kb_dtype dt, int sm)
+{
+    kb_case c = make("gemm", "mma", dt);
+    set_param(&c, "layout", 1);
+    set_param(&c, "SPLITK", 2);
+    int mk = dt == KB_DT_FP16 ? 16 : 32;
+    char *p = ptx_of(&c, sm);
+    CHECK_MSG(p != NULL, "gemm mma SPLITK=2 %s sm_%d does not compile", kb_dtype_name(dt), sm);
+    if (!p)
+        return;
+    CHECK_MSG(count(p, ".local") == 0, "gemm mma SPLITK=2 %s sm_%d uses local memory", kb_dtype_name(dt), sm);
+    CHECK_MSG(count(p, "mma.sync") == 32 / mk * 4 * 8, "gemm mma SPLITK=2 %s sm_%d: %d mma.sync", kb_dtype_name(dt),
+              sm, count(p, "mma.sync"));
+    CHECK_MSG(count(p, ".entry gemm_splitk_reduce") == 1, "gemm mma SPLITK=2 %s sm_%d: no reduction kernel",
+              kb_dtype_name(dt), sm);
+    free(p);
+}
+
 static void test_gemm_mma(void)
 {
     const kb_dtype dts[] = { KB_DT_FP16, KB_DT_BF16, KB_DT_TF32, KB_DT_INT8, KB_DT_FP8E4M3, KB_DT_FP8E5M2 };
@@ -159,6 +179,10 @@ static void test_gemm_mma(void)
         for (int i = 0; i < 6; i++)
             if (kb_dtype_size(dts[i]) != 1 || dts[i] == KB_DT_INT8 || archs[a] >= 89)
                 check_gemm_mma(dts[i], archs[a]);
+    for (int a = 0; a < 3; a++) {
+        check_gemm_split(KB_DT_FP16, archs[a]);
+        check_gemm_split(KB_DT_INT8, archs[a]);
+    }
 }
 
 /* A vec variant: no local memory, at least min_ld 16-byte loads and min_st 16-byte stores;
