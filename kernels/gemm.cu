@@ -43,6 +43,9 @@
  *               tile k, and stores them with 16-byte shared stores, a piece after each
  *               k-step, so the loads are in flight behind a k-tile of mma work as the
  *               cp.async ones are (before: every element a synchronous load and store).
+ *               Fragment double buffering: the A fragments of k-step s+1 are loaded
+ *               (ldmatrix) before the mmas of step s, within each k-tile (cp.async
+ *               operands only: register-staged ones have no registers to spare).
  *               GROUP > 1 orders the blocks in groups of GROUP row bands (block_coords)
  *               for L2 reuse of B. SPLITK > 1 splits K into SPLITK slices (grid.z) that
  *               write 4-byte partial sums to a workspace W; gemm_splitk_reduce adds them
@@ -656,6 +659,26 @@ __device__ __forceinline__ void epilogue_staged(const acc_t (&acc)[MT][NTL][4], 
     }
 }
 
+/* A-fragment buffers: 2 (double buffering) when both operands go by cp.async; register-
+ * staged tiles (pad 1) already hold the next k-tile's chunks in registers, and the spare
+ * buffer made tf32 128x128 spill on sm_80, so they load each k-step's fragments in it. */
+#define NFB (GEMM_ASYNC_A && GEMM_ASYNC_B ? 2 : 1)
+
+/* All MT A fragments of the warp tile (rows wm0..wm0+WM) at k-step kk of stage sa (tf32:
+ * rounded with cvt.rna). */
+__device__ __forceinline__ void load_a_step(uint32_t (&af)[MT][4], const KB_T *sa, int wm0, int kk, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+        load_a_frag(af[i], sa, wm0 + 16 * i, kk, lane);
+#if defined(KB_DTYPE_TF32)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            af[i][r] = kb_cvt_tf32(af[i][r]);
+#endif
+    }
+}
+
 /* Split-K: this slice's accumulators of the warp tile at (wm, wn) into its M x N slice P of
  * the workspace (row-major, N apart), two columns at a time where N keeps pairs aligned. */
 __device__ __forceinline__ void partial_store(const acc_t (&acc)[MT][NTL][4], acc_t *P, int M, int N, int wm, int wn,
@@ -782,6 +805,9 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
         const KB_T *ga = a_at(nk, ar, ac), *gb = b_at(nk, br, bc);
 
         const KB_T *sa = As + (kt - KT0) % STAGES * A_STAGE, *sb = Bs + (kt - KT0) % STAGES * B_STAGE;
+        uint32_t afb[NFB][MT][4];
+        if (NFB == 2)
+            load_a_step(afb[0], sa, wm0, 0, lane);
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMA_K) {
             /* staged tile nk: its loads issued before the first k-step's math */
@@ -794,16 +820,13 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
             }
             /* all A fragments of the warp tile, then B two n8 tiles at a time: the A
              * fragments are reused across WN, only 4 B registers are live at once */
-            uint32_t af[MT][4];
-#pragma unroll
-            for (int i = 0; i < MT; i++) {
-                load_a_frag(af[i], sa, wm0 + 16 * i, kk, lane);
-#if defined(KB_DTYPE_TF32)
-#pragma unroll
-                for (int r = 0; r < 4; r++)
-                    af[i][r] = kb_cvt_tf32(af[i][r]);
-#endif
-            }
+            /* fragment double buffering: the next k-step's A fragments are requested before
+             * this step's mma, so their ldmatrix latency hides behind tensor-core work */
+            uint32_t(&af)[MT][4] = afb[kk / MMA_K % NFB];
+            if (NFB == 1)
+                load_a_step(af, sa, wm0, kk, lane);
+            else if (kk + MMA_K < BK)
+                load_a_step(afb[(kk / MMA_K + 1) % NFB], sa, wm0, kk + MMA_K, lane);
 #if FP8_VIA_F16
             uint32_t ah[MT][2][4];   /* real k = 4t + 2q + e sits at f16 k = 2t + e + 8q */
 #pragma unroll

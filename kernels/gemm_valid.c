@@ -58,6 +58,16 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
         REFUSE("warp tile %lldx%lld holds %lld accumulators per thread: more than 128 registers of them would spill",
                (long long)wm, (long long)wn, (long long)acc);
     kb_gemm_geo g = kb_gemm_geo_of(c);
+    /* rows not 16-byte aligned (pad 1, odd K): each thread holds its staged chunks of the next
+     * k-tile in registers (4 each); 8/16-bit chunks also need the funnel-shift words. ptxas
+     * spilled 16-bit 128x128x64 tiles at pad 1 (64 + 128 registers) on sm_80 and sm_90. */
+    int64_t thr = kb_gemm_threads(c), esz = (int64_t)g.esz;
+    int64_t staged = (g.lda * esz % 16 ? (bm * bk * esz / 16 + thr - 1) / thr : 0) +
+                     (g.ldb * esz % 16 ? (bn * bk * esz / 16 + thr - 1) / thr : 0);
+    if (esz < 4 && acc + 4 * staged > 160)
+        REFUSE("rows not 16-byte aligned: %lld register-staged 16-byte chunks per thread (%lld registers) on top of %lld "
+               "accumulators exceed 160 registers, which spills (smaller BK or block tile)",
+               (long long)staged, (long long)(4 * staged), (long long)acc);
     if (p[P_GROUP] > 1 && ((g.m + bm - 1) / bm) * ((g.n + bn - 1) / bn) > INT32_MAX)
         REFUSE("GROUP=%lld: the grouped block order numbers the blocks with 32-bit int; the grid has more",
                (long long)p[P_GROUP]);

@@ -196,6 +196,17 @@ static void test_valid_reasons(void)
     CHECK(fam->valid(&c, &sm90, why, sizeof why));
     c.params[P_GROUP] = 8;
     CHECK(refused(&c, &sm90, "GROUP=8"));
+    /* pad 1 (register staging): 16-bit 128x128x64 holds 16 chunks (64 registers) + 128
+     * accumulators and spilled; BK=32 (8 chunks) and 32-bit tf32 (no funnel shift) do not */
+    c = make_case(V_MMA, KB_DT_BF16, L_NT, 37, 48, 64, 1);
+    c.params[P_BK] = 64;
+    CHECK(refused(&c, &sm90, "16 register-staged"));
+    c.pad = 0;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    c.pad = 1, c.params[P_BK] = 32;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    c.dtype = KB_DT_TF32;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
     /* split-K: 1 to 4 slices, grid.z of the launch */
     c = make_case(V_MMA, KB_DT_FP16, L_NT, 16, 4096, 4096, 0);
     c.params[P_SPLITK] = 5;
