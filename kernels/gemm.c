@@ -10,13 +10,13 @@
 #include "engine/valid.h"
 #include "engine/verify.h"
 #include "gemm_model.h"
+#include "gemm_valid.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
 
 #define ALL_DTYPES ((1u << KB_DT_COUNT) - 1u)
 #define SMEM_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
@@ -64,114 +64,17 @@ static const kb_param params[] = {
     [P_SEARCH] = { "search", SEARCH_HEURISTIC, searches, LT_ONLY,
                    "heuristic: AlgoGetHeuristic's ranking; enumerate: AlgoGetIds/AlgoInit/AlgoCheck configurations" },
     [P_BUDGET] = { "budget", 64, NULL, LT_ONLY, "enumerate: stop after this many runnable configurations", 1, 4096 },
+    /* from here on (n_id_params): in case ids only away from the default, so older ids stay */
+    [P_GROUP] = { "GROUP", 1, NULL, 1u << V_MMA,
+                  "rasterization: GROUP row blocks swept together column by column, sharing B in L2 (1: row by row)",
+                  1, 65535 },
+    [P_SPLITK] = { "SPLITK", 1, NULL, 1u << V_MMA,
+                   "split K over SPLITK slices (grid.z) into a 4-byte workspace, summed by a second kernel (1: no split)",
+                   1, 4 },
 };
 
-/* ---- geometry every stage agrees on ---- */
+/* ---- legality: gemm_valid.c ---- */
 static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
-
-static int mma_k_of(kb_dtype d)
-{
-    return d == KB_DT_TF32 ? 8 : d == KB_DT_FP16 || d == KB_DT_BF16 ? 16 : 32;
-}
-
-#define REFUSE(...) do { snprintf(why, n, __VA_ARGS__); return 0; } while (0)
-
-static int valid_smem(const kb_case *c, char *why, size_t n)
-{
-    const int64_t *p = c->params;
-    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], tm = p[P_TM], tn = p[P_TN];
-    if (tm < 1 || tn < 1 || bm % tm || bn % tn)
-        REFUSE("BM=%lld, BN=%lld must be multiples of TM=%lld, TN=%lld", (long long)bm, (long long)bn, (long long)tm,
-               (long long)tn);
-    int64_t thr = kb_gemm_threads(c);
-    if (thr % 32 || thr > 1024)
-        REFUSE("(BM/TM)*(BN/TN) = %lld threads: must be a multiple of 32, at most 1024", (long long)thr);
-    if (tm * tn > 128)
-        REFUSE("TM*TN = %lld accumulators per thread: more than 128 registers of them would spill", (long long)(tm * tn));
-    if ((bm + bn) * bk * 4 > 48 * 1024)
-        REFUSE("(BM+BN)*BK*4 = %lld bytes of float tiles exceed the 48 KiB of static shared memory",
-               (long long)((bm + bn) * bk * 4));
-    return 1;
-}
-
-static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
-{
-    const int64_t *p = c->params;
-    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], wm = p[P_WM], wn = p[P_WN], st = p[P_STAGES];
-    int mk = mma_k_of(c->dtype);
-    if ((c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2) && t->sm < 89)
-        REFUSE("fp8 mma.sync (m16n8k32 e4m3/e5m2) needs sm_89 or newer; the target is sm_%d", t->sm);
-    if (wm < 16 || wm % 16)
-        REFUSE("WM=%lld is not a multiple of the mma tile height 16", (long long)wm);
-    if (wn < 16 || wn % 16)
-        REFUSE("WN=%lld is not a multiple of 16 (B fragments of two n8 tiles per ldmatrix.x4)", (long long)wn);
-    if (bm % wm)
-        REFUSE("BM=%lld is not a multiple of WM=%lld", (long long)bm, (long long)wm);
-    if (bn % wn)
-        REFUSE("BN=%lld is not a multiple of WN=%lld", (long long)bn, (long long)wn);
-    if (bk < mk || bk % mk)
-        REFUSE("BK=%lld is not a multiple of the %s mma depth %d", (long long)bk, kb_dtype_name(c->dtype), mk);
-    if (kb_gemm_threads(c) > 1024)
-        REFUSE("(BM/WM)*(BN/WN) = %lld warps exceed 1024 threads", (long long)(kb_gemm_threads(c) / 32));
-    if (st < 2 || st > 8)
-        REFUSE("STAGES=%lld: the pipeline needs 2 to 8 stages", (long long)st);
-    int64_t acc = wm / 16 * (wn / 8) * 4;
-    if (acc > 128)
-        REFUSE("warp tile %lldx%lld holds %lld accumulators per thread: more than 128 registers of them would spill",
-               (long long)wm, (long long)wn, (long long)acc);
-    int64_t smem = kb_gemm_mma_smem_bytes(c);
-    if (t->max_shmem_per_block > 0 && smem > t->max_shmem_per_block)
-        REFUSE("STAGES*(A+B tiles) = %lld bytes of shared memory; sm_%d allows %d per block", (long long)smem, t->sm,
-               t->max_shmem_per_block);
-    return 1;
-}
-
-/* cuBLASLt: a GPU with the library, and what its documentation requires of FP8; what its
- * heuristic cannot serve on the device (an alignment, a rank) is skipped at setup. */
-static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_t n)
-{
-    const int64_t *p = c->params;
-    if (!kb_valid_vendor(t, KB_CAP_CUBLASLT, "cuBLASLt", "libcublasLt.so.13", "KBENCH_LIBCUBLASLT", why, n))
-        return 0;
-    if (c->dtype == KB_DT_FP8E5M2)
-        REFUSE("cuBLASLt has no e5m2 x e5m2 matmul (its FP8 operand pairs: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3)");
-    if (c->dtype == KB_DT_FP8E4M3 && t->sm < 89)
-        REFUSE("cuBLASLt FP8 matmul needs sm_89 or newer; the target is sm_%d", t->sm);
-    if (c->dtype == KB_DT_FP8E4M3 && p[P_LAYOUT] != L_NT)
-        REFUSE("cuBLASLt FP8 matmul takes only the TN form (A transposed, B not, column-major): kbench's layout nt");
-    if (p[P_ALGO] < 0 || p[P_ALGO] > 1023 || p[P_WORKSPACE] < 0 || p[P_WORKSPACE] > 4096)
-        REFUSE("algo must be 0..1023 and workspace 0..4096 MiB");
-    if (p[P_SEARCH] == SEARCH_ENUMERATE && (p[P_BUDGET] < 1 || p[P_ALGO] >= p[P_BUDGET]))
-        REFUSE("enumerate: algo=%lld must be below budget=%lld", (long long)p[P_ALGO], (long long)p[P_BUDGET]);
-    return 1;
-}
-
-static int gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
-{
-    kb_gemm_geo g = kb_gemm_geo_of(c);
-    const int64_t *p = c->params;
-    if (c->pad < 0)
-        REFUSE("pad=%d: must be >= 0", c->pad);
-    /* kernels index rows and leading dimensions with int, offsets with 64 bits */
-    if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX || g.lda > INT32_MAX || g.ldb > INT32_MAX ||
-        g.ldc > INT32_MAX)
-        REFUSE("dims and leading dimensions must fit in 32-bit int");
-    if (p[P_ALPHA] < -16777216 || p[P_ALPHA] > 16777216 || p[P_BETA] < -16777216 || p[P_BETA] > 16777216)
-        REFUSE("alpha and beta must be exact in fp32 (|x| <= 2^24)");
-    if (c->variant == V_CUBLASLT)
-        return valid_cublaslt(c, t, why, n);
-    if (c->variant == V_NAIVE) {
-        if ((g.m + 7) / 8 > 65535)
-            REFUSE("m=%lld needs more than 65535 blocks of 8 rows in grid.y", (long long)g.m);
-        return 1;
-    }
-    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK];
-    if (bm < 1 || bn < 1 || bk < 1)
-        REFUSE("BM, BN, BK must be >= 1");
-    if ((g.m + bm - 1) / bm > 65535)
-        REFUSE("m=%lld needs more than 65535 row blocks of BM=%lld in grid.y", (long long)g.m, (long long)bm);
-    return c->variant == V_SMEM ? valid_smem(c, why, n) : valid_mma(c, t, why, n);
-}
 
 static void gemm_defines(const kb_case *c, kb_sb *out)
 {
@@ -202,6 +105,7 @@ typedef struct {
     kb_gemm_geo g;
     float scale_a, scale_b;     /* fp8 per-tensor scales (powers of two), else 1 */
     kb_dptr d_a, d_b, d_c, d_d;
+    kb_dptr d_w;                /* mma SPLITK > 1: [SPLITK][m][n] 4-byte partial sums */
     float *a, *b;               /* dequantised logical A [m][k] and B [k][n] */
     float *want;                /* [ref_rows][n] reference of the checked rows */
     int64_t *rows;              /* [ref_rows] which rows of D are checked */
@@ -449,6 +353,9 @@ static kb_status gemm_setup(kb_run *r, void **state)
     s->d_c = s->d_d;   /* never read when beta == 0 */
     if (beta && (st = upload_new(r, h_c, d_bytes, &s->d_c)) != KB_OK)
         goto fail;
+    if (c->variant == V_MMA && c->params[P_SPLITK] > 1 &&
+        (st = kb_run_alloc(r, (size_t)(c->params[P_SPLITK] * g.m * g.n) * 4, &s->d_w)) != KB_OK)
+        goto fail;   /* every slice writes all of its M x N partial sums: no clearing */
     if (c->variant == V_CUBLASLT && (st = plan_cublaslt(r, s)) != KB_OK)
         goto fail;
     expose_inputs(r, s, cf);
@@ -480,9 +387,19 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
         kb_arg_i32((int32_t)g->m), kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->k),
         kb_arg_i32((int32_t)g->lda), kb_arg_i32((int32_t)g->ldb), kb_arg_i32((int32_t)g->ldc),
         kb_arg_f32((float)c->params[P_ALPHA]), kb_arg_f32((float)c->params[P_BETA]),
-        kb_arg_f32(s->scale_a), kb_arg_f32(s->scale_b),
+        kb_arg_f32(s->scale_a), kb_arg_f32(s->scale_b), kb_arg_ptr(s->d_w),   /* W: mma only */
     };
-    return kb_run_launch(r, r->f->variants[c->variant].entry, &geom, args, (int)(sizeof args / sizeof args[0]));
+    int nargs = (int)(sizeof args / sizeof args[0]) - (c->variant != V_MMA);
+    kb_status st = kb_run_launch(r, r->f->variants[c->variant].entry, &geom, args, nargs);
+    if (st != KB_OK || c->variant != V_MMA || c->params[P_SPLITK] == 1)
+        return st;
+    /* split-K: the partial sums added and the epilogue applied, one thread per element */
+    kb_geom g2 = { { (unsigned)((g->m * g->n + 255) / 256), 1, 1 }, { 256, 1, 1 }, 0 };
+    kb_arg a2[] = { kb_arg_ptr(s->d_w), kb_arg_ptr(s->d_c), kb_arg_ptr(s->d_d), kb_arg_i32((int32_t)g->m),
+                    kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->ldc), kb_arg_f32((float)c->params[P_ALPHA]),
+                    kb_arg_f32((float)c->params[P_BETA]),
+                    kb_arg_f32((float)c->params[P_ALPHA] * s->scale_a * s->scale_b) };
+    return kb_run_launch(r, "gemm_splitk_reduce", &g2, a2, 9);
 }
 
 /* Tolerance of D. The reference is exact (double) from the very operand values the
@@ -571,8 +488,8 @@ const kb_family kb_family_gemm = {
     .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async), cuBLASLt",
     .variants = variants, .n_variants = 4,
     .dims = dims, .n_dims = 3,
-    .params = params, .n_params = P_COUNT,
-    .valid = gemm_valid,
+    .params = params, .n_params = P_COUNT, .n_id_params = P_GROUP,
+    .valid = kb_gemm_valid,
     .defines = gemm_defines,
     .work = gemm_work,
     .setup = gemm_setup,

@@ -27,8 +27,9 @@
  *   gemm_mma    tensor cores through mma.sync (kb_mma.h): block tile BM x BN x BK, warp
  *               tile WM x WN made of 16 x 8 mma tiles, fragments loaded with ldmatrix,
  *               and a STAGES-deep cp.async pipeline: while the warps multiply tile k, tiles k+1..k+STAGES-1 are
- *               in flight, hiding global latency behind tensor-core work. Shared rows
- *               carry a 16-byte pad so the 8 rows an ldmatrix reads hit distinct banks.
+ *               in flight, hiding global latency behind tensor-core work. Shared tiles
+ *               are XOR-swizzled in 16-byte chunks (swz): ldmatrix reads and cp.async
+ *               writes both conflict-free (before: a 16-byte row pad, 2-way write conflicts).
  *               fp16/bf16 m16n8k16, tf32 m16n8k8 (operands rounded with cvt.rna),
  *               int8 m16n8k32 (s32, exact), fp8 e4m3/e5m2 m16n8k32 (sm_89+).
  *               Fragments of K-contiguous tiles load with ldmatrix for every dtype;
@@ -42,11 +43,23 @@
  *               tile k, and stores them with 16-byte shared stores, a piece after each
  *               k-step, so the loads are in flight behind a k-tile of mma work as the
  *               cp.async ones are (before: every element a synchronous load and store).
+ *               Fragment double buffering: the A fragments of k-step s+1 are loaded
+ *               (ldmatrix) before the mmas of step s, within each k-tile (cp.async
+ *               operands only: register-staged ones have no registers to spare).
+ *               GROUP > 1 orders the blocks in groups of GROUP row bands (block_coords)
+ *               for L2 reuse of B. SPLITK > 1 splits K into SPLITK slices (grid.z) that
+ *               write 4-byte partial sums to a workspace W; gemm_splitk_reduce adds them
+ *               in slice order (deterministic) and applies the epilogue: for decode
+ *               shapes (m = 16), whose M x N tiles alone leave most SMs idle.
+ *               Epilogue: when D's rows (and C's, beta != 0) are 16-byte aligned, each warp
+ *               stages its accumulators through shared memory one 16-row band at a time
+ *               and every lane reads C and writes D in 16-byte accesses (before: 4-byte
+ *               pairs straight from the fragments, which stay for pad 1 and odd ldc).
  * Edges: every variant predicates loads (zero fill) and stores, so M, N, K need not be
  * multiples of any tile.
  *
  * Defines (from the harness): KB_T, KB_DTYPE_<X>, LAYOUT (+ LAYOUT_NN..TT), BM, BN, BK,
- * TM, TN (smem), WM, WN, STAGES, GEMM_ASYNC_A, GEMM_ASYNC_B (mma; default 1); GEMM_VARIANT (gemm.c) selects the one kernel a
+ * TM, TN (smem), WM, WN, STAGES, GROUP (block rasterization, block_coords), SPLITK, GEMM_ASYNC_A, GEMM_ASYNC_B (mma; default 1); GEMM_VARIANT (gemm.c) selects the one kernel a
  * module holds, so only its tile constraints (static_asserts) apply; without it every
  * variant is compiled. BROKEN_NO_SYNC=1 (tests only) drops the smem variant's barrier
  * after the tile loads, to prove that verification catches the race; BROKEN_SHORT_K=1
@@ -85,6 +98,12 @@
 #endif
 #ifndef STAGES
 #define STAGES 3
+#endif
+#ifndef GROUP
+#define GROUP 1
+#endif
+#ifndef SPLITK
+#define SPLITK 1
 #endif
 #ifndef BROKEN_NO_SYNC
 #define BROKEN_NO_SYNC 0
@@ -366,20 +385,49 @@ static_assert(MMA_THREADS <= 1024, "mma: (BM/WM)*(BN/WN) warps exceed 1024 threa
 static_assert(STAGES >= 2, "mma: the pipeline needs at least 2 stages (one computing, one loading)");
 
 /* Shared tiles, one per stage. K-contiguous global layouts (A 'n', B 't') are kept K-major
- * ([m][k], [n][k]); the others M/N-major ([k][m], [k][n]). Every row is padded by 16 bytes. */
+ * ([m][k], [n][k]); the others M/N-major ([k][m], [k][n]). Rows are not padded: the 16-byte
+ * chunks are XOR-swizzled instead (swz below). */
 #define A_ROWS (A_T ? BK : BM)
 #define A_LEN (A_T ? BM : BK)
-#define A_SLD (A_LEN + CHUNK)
 #define B_ROWS (B_T ? BN : BK)
 #define B_LEN (B_T ? BK : BN)
-#define B_SLD (B_LEN + CHUNK)
-#define A_STAGE (A_ROWS * A_SLD)
-#define B_STAGE (B_ROWS * B_SLD)
+#define A_STAGE (A_ROWS * A_LEN)
+#define B_STAGE (B_ROWS * B_LEN)
+/* Epilogue staging (epilogue_staged): per warp a 16 x WN band of accumulators, rows
+ * EPI_LD apart, in the pipeline's shared memory once the main loop is done (gemm_model.c
+ * sizes the launch's shared memory as the larger of the two); OCH output elements make a
+ * 16-byte chunk. */
+#define EPI_LD (WN + 8)
+#define EPI_WARP (16 * EPI_LD)
+#define OCH (16 / (int)sizeof(out_t))
+
+/* Where 16-byte chunk c of row r of a tile with CPR chunks per row is stored [chunks]: the
+ * chunks of each aligned 128-byte line (8 chunks, all 32 banks) permuted by an XOR with a
+ * row-dependent 3-bit value (CUTLASS's Swizzle<3,4,3> on byte addresses), so that
+ *   - the 8 row addresses of an ldmatrix (8 consecutive rows, one chunk column) fall in 8
+ *     distinct chunk positions of a line: conflict-free for CPR = 1, 2, 4 (2, 4 or 8 rows
+ *     share a line: the line index, XORed in, differs) and for CPR a multiple of 8 (row
+ *     r's chunks XORed with r & 7);
+ *   - a warp's 32 consecutive cp.async chunks cover 4 whole lines: conflict-free writes
+ *     (the 16-byte pad of 80-byte rows made them 2-way for BK = 32 16-bit tiles).
+ * For other CPR (BM = 48, ...) the same permutation is still a bijection within each line
+ * (every tile has a multiple of 8 rows), so only conflicts, not results, depend on it. */
+template <int CPR> __device__ __forceinline__ int swz(int r, int c)
+{
+    const int i = r * CPR + c;
+    return CPR % 8 == 0 ? i ^ (r & 7) : i ^ ((i >> 3) & 7);
+}
+
+/* Offset of element (r, col) of a tile with rows of LEN elements [elements]. */
+template <int LEN> __device__ __forceinline__ int sidx(int r, int col)
+{
+    return swz<LEN / CHUNK>(r, col / CHUNK) * CHUNK + col % CHUNK;
+}
 
 /* Copy a ROWS x LEN tile (LEN contiguous; `rows` x `cols` inside the matrix) into shared
  * memory. async: 16-byte cp.async chunks, a chunk crossing the matrix edge copies only
  * its inside bytes and zero-fills the rest. Otherwise element by element. */
-template <int ROWS, int LEN, int SLD>
+template <int ROWS, int LEN>
 __device__ __forceinline__ void mma_load_tile(KB_T *s, const KB_T *g, int ld, int rows, int cols, bool async)
 {
     constexpr int CPR = LEN / CHUNK, CHUNKS = ROWS * CPR;
@@ -392,12 +440,12 @@ __device__ __forceinline__ void mma_load_tile(KB_T *s, const KB_T *g, int ld, in
                 break;
             int r = c / CPR, j = (c % CPR) * CHUNK, left = cols - j;
             int bytes = r >= rows || left <= 0 ? 0 : left >= CHUNK ? 16 : left * ESZ;
-            kb_cp_async_16_zfill(s + r * SLD + j, bytes ? g + (long long)r * ld + j : g, bytes);
+            kb_cp_async_16_zfill(s + sidx<LEN>(r, j), bytes ? g + (long long)r * ld + j : g, bytes);
         }
     } else {
         for (int e = (int)threadIdx.x; e < ROWS * LEN; e += MMA_THREADS) {
             int r = e / LEN, j = e % LEN;
-            s[r * SLD + j] = r < rows && j < cols ? g[(long long)r * ld + j] : kb_from_float<KB_T>(0.0f);
+            s[sidx<LEN>(r, j)] = r < rows && j < cols ? g[(long long)r * ld + j] : kb_from_float<KB_T>(0.0f);
         }
     }
 }
@@ -456,19 +504,19 @@ __device__ __forceinline__ uint4 mma_fetch_chunk(const KB_T *g, int ld, int rows
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-template <int ROWS, int LEN, int SLD>
+template <int ROWS, int LEN>
 __device__ __forceinline__ void mma_store_chunk(KB_T *s, int i, uint4 v)
 {
     typedef mma_regs<ROWS, LEN> R;
     int c = (int)threadIdx.x + i * MMA_THREADS, r = c / R::CPR, j = c % R::CPR * CHUNK;
     if (R::CHUNKS % MMA_THREADS == 0 || c < R::CHUNKS)
-        *reinterpret_cast<uint4 *>(s + r * SLD + j) = v;
+        *reinterpret_cast<uint4 *>(s + sidx<LEN>(r, j)) = v;
 }
 
-/* Raw bits of shared element (r, c) of a tile with row length sld. */
-__device__ __forceinline__ uint32_t sbits(const KB_T *s, int r, int c, int sld)
+/* Raw bits of shared element (r, c) of a tile with rows of LEN elements. */
+template <int LEN> __device__ __forceinline__ uint32_t sbits(const KB_T *s, int r, int c)
 {
-    const unsigned char *p = reinterpret_cast<const unsigned char *>(s + r * sld + c);
+    const unsigned char *p = reinterpret_cast<const unsigned char *>(s + sidx<LEN>(r, c));
     if (ESZ == 4)
         return *reinterpret_cast<const uint32_t *>(p);
     return *p;   /* only 8-bit tiles take the scalar path below */
@@ -480,21 +528,21 @@ __device__ __forceinline__ void load_a_frag(uint32_t a[4], const KB_T *s, int m,
     const int g = lane >> 2, t = lane & 3;
     if (!A_T) {
         /* [m][k]: matrix j of the x4 = rows m + 8*(j&1), 16 bytes at k + CHUNK*(j>>1) */
-        kb_ldmatrix_x4(a, s + (m + (lane & 7) + 8 * ((lane >> 3) & 1)) * A_SLD + k + CHUNK * (lane >> 4));
+        kb_ldmatrix_x4(a, s + sidx<A_LEN>(m + (lane & 7) + 8 * ((lane >> 3) & 1), k + CHUNK * (lane >> 4)));
     } else if (ESZ == 2) {
         /* [k][m]: the transposed load hands each lane two k-neighbours of one m */
-        kb_ldmatrix_x4_trans(a, s + (k + (lane & 7) + 8 * (lane >> 4)) * A_SLD + m + 8 * ((lane >> 3) & 1));
+        kb_ldmatrix_x4_trans(a, s + sidx<A_LEN>(k + (lane & 7) + 8 * (lane >> 4), m + 8 * ((lane >> 3) & 1)));
     } else if (ESZ == 4) {
 #pragma unroll
         for (int r = 0; r < 4; r++)
-            a[r] = sbits(s, k + t + 4 * (r >> 1), m + g + 8 * (r & 1), A_SLD);
+            a[r] = sbits<A_LEN>(s, k + t + 4 * (r >> 1), m + g + 8 * (r & 1));
     } else {
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             uint32_t w = 0;
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                w |= sbits(s, k + 4 * t + e + 16 * (r >> 1), m + g + 8 * (r & 1), A_SLD) << (8 * e);
+                w |= sbits<A_LEN>(s, k + 4 * t + e + 16 * (r >> 1), m + g + 8 * (r & 1)) << (8 * e);
             a[r] = w;
         }
     }
@@ -507,9 +555,9 @@ __device__ __forceinline__ void load_b_frag2(uint32_t b0[2], uint32_t b1[2], con
     uint32_t r4[4];
     if (B_T) {
         /* [n][k]: matrices (n, k lo), (n, k hi), (n+8, k lo), (n+8, k hi) */
-        kb_ldmatrix_x4(r4, s + (n + (lane & 7) + 8 * (lane >> 4)) * B_SLD + k + CHUNK * ((lane >> 3) & 1));
+        kb_ldmatrix_x4(r4, s + sidx<B_LEN>(n + (lane & 7) + 8 * (lane >> 4), k + CHUNK * ((lane >> 3) & 1)));
     } else if (ESZ == 2) {
-        kb_ldmatrix_x4_trans(r4, s + (k + (lane & 7) + 8 * ((lane >> 3) & 1)) * B_SLD + n + 8 * (lane >> 4));
+        kb_ldmatrix_x4_trans(r4, s + sidx<B_LEN>(k + (lane & 7) + 8 * ((lane >> 3) & 1), n + 8 * (lane >> 4)));
     } else {
 #pragma unroll
         for (int h = 0; h < 2; h++)
@@ -517,26 +565,182 @@ __device__ __forceinline__ void load_b_frag2(uint32_t b0[2], uint32_t b1[2], con
             for (int r = 0; r < 2; r++) {
                 uint32_t w = 0;
                 if (ESZ == 4)
-                    w = sbits(s, k + t + 4 * r, n + 8 * h + g, B_SLD);
+                    w = sbits<B_LEN>(s, k + t + 4 * r, n + 8 * h + g);
                 else
 #pragma unroll
                     for (int e = 0; e < 4; e++)
-                        w |= sbits(s, k + 4 * t + e + 16 * r, n + 8 * h + g, B_SLD) << (8 * e);
+                        w |= sbits<B_LEN>(s, k + 4 * t + e + 16 * r, n + 8 * h + g) << (8 * e);
                 r4[2 * h + r] = w;
             }
     }
     b0[0] = r4[0], b0[1] = r4[1], b1[0] = r4[2], b1[1] = r4[3];
 }
 
+/* Epilogue, 4-byte path (D rows not 16-byte aligned: pad 1, odd N): straight from the
+ * accumulator fragments. c0,c1 are two adjacent columns of row g, c2,c3 the same of row
+ * g+8; stored as one pair when ldc keeps pairs aligned. (wm, wn): the warp tile's origin. */
+__device__ __forceinline__ void epilogue_direct(const acc_t (&acc)[MT][NTL][4], const out_t *C, out_t *D, int M, int N,
+                                                int ldc, int wm, int wn, int lane, float alpha, float beta, float ab)
+{
+    const bool pair_ok = ldc % 2 == 0;
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int m = wm + 16 * i + g + 8 * h;
+            if (m >= M)
+                continue;
+#pragma unroll
+            for (int j = 0; j < NTL; j++) {
+                int n = wn + 8 * j + 2 * t;
+                if (n >= N)
+                    continue;
+                long long ci = (long long)m * ldc + n;
+                out_t v0 = epilogue(acc[i][j][2 * h], C, ci, alpha, beta, ab);
+                if (pair_ok && n + 1 < N) {
+                    kb_vec<out_t, 2> p;
+                    p.v[0] = v0;
+                    p.v[1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
+                    kb_store_vec<2>(D + ci, p);
+                } else {
+                    D[ci] = v0;
+                    if (n + 1 < N)
+                        D[ci + 1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
+                }
+            }
+        }
+}
+
+/* Epilogue, 16-byte path (D rows 16-byte aligned, and C's when beta != 0): one 16 x WN
+ * band of the warp tile at a time, the accumulators written to the warp's own slice of
+ * shared memory (st, EPI_WARP elements), read back as OCH consecutive columns per lane,
+ * C read and D written with one 16-byte access each; a chunk crossing N goes element by
+ * element. The row pitch EPI_LD = WN + 8 keeps the fragment writes free of bank conflicts
+ * (8 rows g of 4 lanes t land on distinct banks). */
+__device__ __forceinline__ void epilogue_staged(const acc_t (&acc)[MT][NTL][4], acc_t *st, const out_t *C, out_t *D,
+                                                int M, int N, int ldc, int wm, int wn, int lane, float alpha,
+                                                float beta, float ab)
+{
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+#pragma unroll
+        for (int j = 0; j < NTL; j++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                kb_vec<acc_t, 2> p;
+                p.v[0] = acc[i][j][2 * h], p.v[1] = acc[i][j][2 * h + 1];
+                kb_store_vec<2>(st + (g + 8 * h) * EPI_LD + 8 * j + 2 * t, p);
+            }
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < 16 * WN / OCH / 32; q++) {   /* whole: WN is a multiple of 16, OCH <= 8 */
+            const int c = lane + 32 * q, r = c / (WN / OCH), col = c % (WN / OCH) * OCH, m = wm + 16 * i + r, n = wn + col;
+            const long long ci = (long long)m * ldc + n;
+            const acc_t *a = st + r * EPI_LD + col;
+            if (m >= M || n >= N)
+                continue;
+            if (n + OCH <= N) {
+                kb_vec<out_t, OCH> cv, dv;
+                if (beta != 0.0f)
+                    cv = kb_load_vec<OCH>(C + ci);
+#pragma unroll
+                for (int e = 0; e < OCH; e++)
+                    dv.v[e] = epilogue(a[e], cv.v, e, alpha, beta, ab);
+                kb_store_vec<OCH>(D + ci, dv);
+            } else {
+#pragma unroll 1
+                for (int e = 0; n + e < N; e++)
+                    D[ci + e] = epilogue(a[e], C, ci + e, alpha, beta, ab);
+            }
+        }
+        __syncwarp();   /* the slice is read before the next band overwrites it */
+    }
+}
+
+/* A-fragment buffers: 2 (double buffering) when both operands go by cp.async; register-
+ * staged tiles (pad 1) already hold the next k-tile's chunks in registers, and the spare
+ * buffer made tf32 128x128 spill on sm_80, so they load each k-step's fragments in it. */
+#define NFB (GEMM_ASYNC_A && GEMM_ASYNC_B ? 2 : 1)
+
+/* All MT A fragments of the warp tile (rows wm0..wm0+WM) at k-step kk of stage sa (tf32:
+ * rounded with cvt.rna). */
+__device__ __forceinline__ void load_a_step(uint32_t (&af)[MT][4], const KB_T *sa, int wm0, int kk, int lane)
+{
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+        load_a_frag(af[i], sa, wm0 + 16 * i, kk, lane);
+#if defined(KB_DTYPE_TF32)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            af[i][r] = kb_cvt_tf32(af[i][r]);
+#endif
+    }
+}
+
+/* Split-K: this slice's accumulators of the warp tile at (wm, wn) into its M x N slice P of
+ * the workspace (row-major, N apart), two columns at a time where N keeps pairs aligned. */
+__device__ __forceinline__ void partial_store(const acc_t (&acc)[MT][NTL][4], acc_t *P, int M, int N, int wm, int wn,
+                                              int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int m = wm + 16 * i + g + 8 * h;
+#pragma unroll
+            for (int j = 0; j < NTL; j++) {
+                const int n = wn + 8 * j + 2 * t;
+                acc_t *q = P + (long long)m * N + n;
+                if (m >= M || n >= N)
+                    continue;
+                if (N % 2 == 0) {
+                    kb_vec<acc_t, 2> v;
+                    v.v[0] = acc[i][j][2 * h], v.v[1] = acc[i][j][2 * h + 1];
+                    kb_store_vec<2>(q, v);
+                } else {
+                    q[0] = acc[i][j][2 * h];
+                    if (n + 1 < N)
+                        q[1] = acc[i][j][2 * h + 1];
+                }
+            }
+        }
+}
+
+/* The (row, column) block this CTA computes. Blocks start in launch order, blockIdx.x
+ * fastest: GROUP = 1 sweeps one row band of blocks after another, so a wave of resident
+ * blocks reads a few A row bands and all of B's column blocks. GROUP > 1 (Triton's
+ * grouped ordering) sweeps GROUP row bands together, column by column: a wave then reads
+ * GROUP row bands and only 1/GROUP as many B column blocks, which L2 keeps for the
+ * other bands. The last group has gridDim.y % GROUP bands when GROUP does not divide it. */
+__device__ __forceinline__ void block_coords(int &bm, int &bn)
+{
+#if GROUP == 1
+    bm = (int)blockIdx.y, bn = (int)blockIdx.x;
+#else
+    const int gn = (int)gridDim.x, gm = (int)gridDim.y, pid = (int)(blockIdx.y * gridDim.x + blockIdx.x);
+    const int per = GROUP * gn, first = pid / per * GROUP, rows = min(gm - first, GROUP);
+    bm = first + pid % per % rows, bn = pid % per / rows;
+#endif
+}
+
 /* min 1 block per SM: lets ptxas keep the whole warp tile in registers (without it, NVRTC
  * aimed lower and spilled on sm_80 int8); 2 blocks still fit at the default tiles */
-extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
+extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS, acc_t *__restrict__ W)
 {
     KB_DYN_SHARED(KB_T, smem);
     KB_T *As = smem, *Bs = smem + STAGES * A_STAGE;
     const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
     const int wm0 = warp / MMA_WARPS_N * WM, wn0 = warp % MMA_WARPS_N * WN;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN, KT = (K + BK - 1) / BK;
+    int bm, bn;
+    block_coords(bm, bn);
+    /* split-K: slice blockIdx.z takes k-tiles [KT0, KT) of the whole K's, whole tiles, so a
+     * slice's edges are the matrix's; a slice past the last tile computes zeros */
+    const int KT_ALL = (K + BK - 1) / BK, PER = (KT_ALL + SPLITK - 1) / SPLITK;
+    const int KT0 = min(KT_ALL, (int)blockIdx.z * PER), KT = min(KT_ALL, KT0 + PER);
+    const int m0 = bm * BM, n0 = bn * BN;
     /* GEMM_ASYNC_x (gemm.c: the rows are 16-byte aligned): cp.async, with element copies
      * should a row be misaligned after all; 0: register staging in the main loop */
     const bool a_async = GEMM_ASYNC_A && (uintptr_t)A % 16 == 0 && (long long)lda * ESZ % 16 == 0;
@@ -575,11 +779,11 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
         int rows, cols;
         if (prologue || GEMM_ASYNC_A) {
             const KB_T *g = a_at(kt, rows, cols);
-            mma_load_tile<A_ROWS, A_LEN, A_SLD>(As + st * A_STAGE, g, lda, rows, cols, a_async);
+            mma_load_tile<A_ROWS, A_LEN>(As + st * A_STAGE, g, lda, rows, cols, a_async);
         }
         if (prologue || GEMM_ASYNC_B) {
             const KB_T *g = b_at(kt, rows, cols);
-            mma_load_tile<B_ROWS, B_LEN, B_SLD>(Bs + st * B_STAGE, g, ldb, rows, cols, b_async);
+            mma_load_tile<B_ROWS, B_LEN>(Bs + st * B_STAGE, g, ldb, rows, cols, b_async);
         }
     };
 
@@ -587,20 +791,23 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
      * keeps "groups pending" equal to "tiles ahead" for the wait below. */
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        load_stage(s, s, true);
+        load_stage(s, KT0 + s, true);
         kb_cp_async_commit();
     }
 
-    for (int kt = 0; kt < KT; kt++) {
+    for (int kt = KT0; kt < KT; kt++) {
         kb_cp_async_wait<STAGES - 2>();   /* tile kt has landed (this thread's copies) */
         __syncthreads();                  /* ... everyone's; and stage kt-1 is free again */
-        const int nk = kt + STAGES - 1, ns = nk % STAGES;
+        const int nk = kt + STAGES - 1, ns = (nk - KT0) % STAGES;
         load_stage(ns, nk, false);
         kb_cp_async_commit();
         int ar, ac, br, bc;
         const KB_T *ga = a_at(nk, ar, ac), *gb = b_at(nk, br, bc);
 
-        const KB_T *sa = As + kt % STAGES * A_STAGE, *sb = Bs + kt % STAGES * B_STAGE;
+        const KB_T *sa = As + (kt - KT0) % STAGES * A_STAGE, *sb = Bs + (kt - KT0) % STAGES * B_STAGE;
+        uint32_t afb[NFB][MT][4];
+        if (NFB == 2)
+            load_a_step(afb[0], sa, wm0, 0, lane);
 #pragma unroll
         for (int kk = 0; kk < BK; kk += MMA_K) {
             /* staged tile nk: its loads issued before the first k-step's math */
@@ -613,16 +820,13 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
             }
             /* all A fragments of the warp tile, then B two n8 tiles at a time: the A
              * fragments are reused across WN, only 4 B registers are live at once */
-            uint32_t af[MT][4];
-#pragma unroll
-            for (int i = 0; i < MT; i++) {
-                load_a_frag(af[i], sa, wm0 + 16 * i, kk, lane);
-#if defined(KB_DTYPE_TF32)
-#pragma unroll
-                for (int r = 0; r < 4; r++)
-                    af[i][r] = kb_cvt_tf32(af[i][r]);
-#endif
-            }
+            /* fragment double buffering: the next k-step's A fragments are requested before
+             * this step's mma, so their ldmatrix latency hides behind tensor-core work */
+            uint32_t(&af)[MT][4] = afb[kk / MMA_K % NFB];
+            if (NFB == 1)
+                load_a_step(af, sa, wm0, kk, lane);
+            else if (kk + MMA_K < BK)
+                load_a_step(afb[(kk / MMA_K + 1) % NFB], sa, wm0, kk + MMA_K, lane);
 #if FP8_VIA_F16
             uint32_t ah[MT][2][4];   /* real k = 4t + 2q + e sits at f16 k = 2t + e + 8q */
 #pragma unroll
@@ -665,43 +869,51 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS)
             for (int t = 0; t < NP; t++) {
                 int i = kk / MMA_K * NP + t;
                 if (nk < KT && i < NA)
-                    mma_store_chunk<A_ROWS, A_LEN, A_SLD>(As + ns * A_STAGE, i, rs[i]);
+                    mma_store_chunk<A_ROWS, A_LEN>(As + ns * A_STAGE, i, rs[i]);
                 else if (nk < KT && i < NA + NB)
-                    mma_store_chunk<B_ROWS, B_LEN, B_SLD>(Bs + ns * B_STAGE, i - NA, rs[i]);
+                    mma_store_chunk<B_ROWS, B_LEN>(Bs + ns * B_STAGE, i - NA, rs[i]);
             }
         }
     }
 
-    /* Epilogue straight from the accumulator fragments: c0,c1 are two adjacent columns of
-     * row g, c2,c3 the same of row g+8; stored as one pair when ldc keeps pairs aligned. */
+#if SPLITK > 1
+    partial_store(acc, W + (long long)blockIdx.z * M * N, M, N, m0 + wm0, n0 + wn0, lane);   /* epilogue: gemm_splitk_reduce */
+#else
     const float ab = alpha * scale_a * scale_b;
-    const bool pair_ok = ldc % 2 == 0;
-    const int g = lane >> 2, t = lane & 3;
-#pragma unroll
-    for (int i = 0; i < MT; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int m = m0 + wm0 + 16 * i + g + 8 * h;
-            if (m >= M)
-                continue;
-#pragma unroll
-            for (int j = 0; j < NTL; j++) {
-                int n = n0 + wn0 + 8 * j + 2 * t;
-                if (n >= N)
-                    continue;
-                long long ci = (long long)m * ldc + n;
-                out_t v0 = epilogue(acc[i][j][2 * h], C, ci, alpha, beta, ab);
-                if (pair_ok && n + 1 < N) {
-                    kb_vec<out_t, 2> p;
-                    p.v[0] = v0;
-                    p.v[1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
-                    kb_store_vec<2>(D + ci, p);
-                } else {
-                    D[ci] = v0;
-                    if (n + 1 < N)
-                        D[ci + 1] = epilogue(acc[i][j][2 * h + 1], C, ci + 1, alpha, beta, ab);
-                }
-            }
-        }
+    /* 16-byte D (and C) rows: staged through shared memory; otherwise straight from the
+     * fragments. The last tile's readers are done (barrier) before its bytes are reused. */
+    const bool vec_ok = (long long)ldc * (int)sizeof(out_t) % 16 == 0 && (uintptr_t)D % 16 == 0 &&
+                        (beta == 0.0f || (uintptr_t)C % 16 == 0);
+    kb_cp_async_wait<0>();
+    __syncthreads();
+    if (vec_ok)
+        epilogue_staged(acc, reinterpret_cast<acc_t *>(smem) + warp * EPI_WARP, C, D, M, N, ldc,
+                        m0 + wm0, n0 + wn0, lane, alpha, beta, ab);
+    else
+        epilogue_direct(acc, C, D, M, N, ldc, m0 + wm0, n0 + wn0, lane, alpha, beta, ab);
+#endif
 }
+
+#if SPLITK > 1
+__device__ __forceinline__ float acc_add(float a, float b) { return a + b; }
+__device__ __forceinline__ int acc_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }   /* wraps as the mma */
+
+/* Split-K, second launch: one thread per element of D, the SPLITK partial sums of the
+ * workspace W ([SPLITK][M][N]) added in slice order - deterministic, unlike atomics -
+ * then the epilogue. ab = alpha * scale_a * scale_b. */
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_splitk_reduce(const acc_t *__restrict__ W, const out_t *__restrict__ C, out_t *__restrict__ D, int M, int N,
+                       int ldc, float alpha, float beta, float ab)
+{
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x, mn = (long long)M * N;
+    if (i >= mn)
+        return;
+    acc_t s = W[i];
+#pragma unroll
+    for (int z = 1; z < SPLITK; z++)
+        s = acc_add(s, W[z * mn + i]);
+    const long long ci = i / N * ldc + i % N;
+    D[ci] = epilogue(s, C, ci, alpha, beta, ab);
+}
+#endif
 #endif /* mma */

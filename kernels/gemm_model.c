@@ -48,10 +48,11 @@ int64_t kb_gemm_threads(const kb_case *c)
 int64_t kb_gemm_mma_smem_bytes(const kb_case *c)
 {
     dims_t g = dims_of(c);
-    int64_t chunk = 16 / g.esz, bm = c->params[P_BM], bn = c->params[P_BN], bk = c->params[P_BK];
-    int64_t a = g.a_t ? bk * (bm + chunk) : bm * (bk + chunk);
-    int64_t b = g.b_t ? bn * (bk + chunk) : bk * (bn + chunk);
-    return c->params[P_STAGES] * (a + b) * (int64_t)g.esz;
+    int64_t bm = c->params[P_BM], bn = c->params[P_BN], bk = c->params[P_BK];
+    int64_t pipe = c->params[P_STAGES] * (bm + bn) * bk * (int64_t)g.esz;   /* swizzled, unpadded tiles */
+    /* the epilogue stages a 16 x (WN + 8) band of 4-byte accumulators per warp in the same bytes */
+    int64_t epi = kb_gemm_threads(c) / 32 * 16 * (c->params[P_WN] + 8) * 4;
+    return pipe > epi ? pipe : epi;
 }
 
 kb_geom kb_gemm_geom(const kb_case *c)
@@ -66,8 +67,10 @@ kb_geom kb_gemm_geom(const kb_case *c)
     int64_t bm = c->params[P_BM], bn = c->params[P_BN];
     geom.block[0] = (unsigned)kb_gemm_threads(c);
     geom.grid[0] = (unsigned)((n + bn - 1) / bn), geom.grid[1] = (unsigned)((m + bm - 1) / bm);
-    if (c->variant == V_MMA)
+    if (c->variant == V_MMA) {
         geom.shmem_bytes = (size_t)kb_gemm_mma_smem_bytes(c);
+        geom.grid[2] = (unsigned)c->params[P_SPLITK];   /* K slices */
+    }
     return geom;
 }
 
@@ -76,15 +79,19 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* DRAM bytes of A and B: compulsory when both fit in half of L2 (or before the resident
  * blocks are known); else every wave of resident blocks reads from DRAM the A row bands
- * and B column blocks it touches (blockIdx.x, along n, runs fastest), at least once each. */
-static double operand_dram(const dims_t *d, int64_t bm, int64_t bn, const kb_traffic_gpu *g)
+ * and B column blocks it touches, at least once each. Block order (gemm.cu block_coords):
+ * group row bands swept together column by column, blockIdx.x fastest (group 1: row by row). */
+static double operand_dram(const dims_t *d, int64_t bm, int64_t bn, int64_t group, const kb_traffic_gpu *g)
 {
     double a = (double)d->m * d->k * d->esz, b = (double)d->k * d->n * d->esz;
-    int64_t gm = cdiv(d->m, bm), gn = cdiv(d->n, bn), blocks = gm * gn;
+    int64_t gm = cdiv(d->m, bm), gn = cdiv(d->n, bn), blocks = gm * gn, grp = min64(group, gm);
     if (a + b <= g->l2_bytes / 2 || g->resident_blocks <= 0)
         return a + b;
-    int64_t w = min64(g->resident_blocks, blocks), waves = cdiv(blocks, w);
-    int64_t bands = min64(gm, cdiv(w, gn)), cols = min64(gn, w);
+    int64_t w = min64(g->resident_blocks, blocks), waves = cdiv(blocks, w), bands, cols;
+    if (w <= grp * gn)   /* a wave inside one group: up to grp bands, w / grp columns */
+        bands = min64(grp, w), cols = min64(gn, cdiv(w, grp));
+    else                 /* whole groups: their bands, every column */
+        bands = min64(gm, cdiv(w, grp * gn) * grp), cols = gn;
     double wave = (double)(bands * bm + cols * bn) * d->k * d->esz;
     return waves * wave > a + b ? waves * wave : a + b;
 }
@@ -103,7 +110,7 @@ static void naive(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb
     t->simt_flops = 2.0 * mnk;
     t->warp_insts = mnk / 32.0 * 5.0;                  /* per k: 2 loads, 1 FMA, 2 address */
     t->l2_bytes = mnk * (d->esz + 1.0) + cd_bytes(d);  /* B: esz per lane; A: one 32 B sector per warp */
-    t->dram_bytes = operand_dram(d, 8, 32, g) + cd_bytes(d);
+    t->dram_bytes = operand_dram(d, 8, 32, 1, g) + cd_bytes(d);
     t->write_bytes = (double)d->m * d->n * d->osz;
     t->inflight_bytes = 2.0 * d->esz;                  /* one k step's two loads */
     (void)c;
@@ -148,17 +155,22 @@ static void mma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_t
     int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], kt = cdiv(d->k, bk);
     double warps = (double)(kb_gemm_threads(c) / 32);
     int async = d->lda * d->esz % 16 == 0 && d->ldb * d->esz % 16 == 0;  /* gemm.c GEMM_ASYNC_A/B */
-    t->blocks = cdiv(d->m, bm) * cdiv(d->n, bn);
+    int64_t sk = p[P_SPLITK], tiles_mn = cdiv(d->m, bm) * cdiv(d->n, bn);
+    t->blocks = tiles_mn * sk;   /* split-K: SPLITK slices of each output tile */
     t->threads = (int)kb_gemm_threads(c);
     t->dyn_smem_bytes = kb_gemm_mma_smem_bytes(c);
-    double tiles = (double)t->blocks * kt, tile_bytes = (double)(bm + bn) * bk * d->esz;
+    double tiles = (double)tiles_mn * kt, tile_bytes = (double)(bm + bn) * bk * d->esz;
     t->mma_flops = 2.0 * tiles * bm * bn * bk;
     double epilogue = (double)(p[P_WM] / 16) * (p[P_WN] / 8) * 2 * 4;
-    t->warp_insts = (double)t->blocks * warps * (kt * mma_warp_insts(c, d, g->sm, async) + epilogue);
+    t->warp_insts = (double)tiles_mn * warps * (kt * mma_warp_insts(c, d, g->sm, async) + sk * epilogue);
     t->smem_bytes = tiles * (tile_bytes + warps * (double)(p[P_WM] + p[P_WN]) * bk * d->esz);
-    t->l2_bytes = tiles * tile_bytes + cd_bytes(d);
-    t->dram_bytes = operand_dram(d, bm, bn, g) + cd_bytes(d);
-    t->write_bytes = (double)d->m * d->n * d->osz;
+    /* split-K: the 4-byte partial sums written, then read by the reduce (gemm_splitk_reduce),
+     * counted in DRAM too (conservative: at decode sizes they may stay in L2) */
+    double ws = sk > 1 ? (double)sk * d->m * d->n * 4.0 : 0.0;
+    t->launches = sk > 1 ? 2 : 1;
+    t->l2_bytes = tiles * tile_bytes + cd_bytes(d) + 2.0 * ws;
+    t->dram_bytes = operand_dram(d, bm, bn, p[P_GROUP], g) + cd_bytes(d) + 2.0 * ws;
+    t->write_bytes = (double)d->m * d->n * d->osz + ws;
     /* cp.async: STAGES-1 tiles of chunks ahead; register staging: one tile */
     double chunks = (double)mma_chunks_per_thread(c, d);
     t->inflight_bytes = async ? (double)(p[P_STAGES] - 1) * chunks * 16.0 : chunks * 16.0;
@@ -178,7 +190,7 @@ static void smem(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_
     t->warp_insts = tiles * (t->threads / 32.0) * per_warp;
     t->smem_bytes = tiles * (elems * 4.0 + (double)t->threads * bk * (tm + tn) * 4.0);
     t->l2_bytes = tiles * elems * d->esz + cd_bytes(d);
-    t->dram_bytes = operand_dram(d, bm, bn, g) + cd_bytes(d);
+    t->dram_bytes = operand_dram(d, bm, bn, 1, g) + cd_bytes(d);
     t->write_bytes = (double)d->m * d->n * d->osz;
     t->inflight_bytes = elems * d->esz / t->threads;   /* the tile's loads, all issued before the barrier */
 }

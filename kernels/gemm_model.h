@@ -7,8 +7,9 @@
 
 enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };
 enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET, P_COUNT };
+       P_BUDGET, P_GROUP, P_SPLITK, P_COUNT };
 enum { L_NN, L_NT, L_TN, L_TT };
+enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
 
 /* The stored operands of case c: layout, leading dimensions with the pad axis, element
  * sizes (C/D: int32 for int8, bf16 for fp8). One rule for the family and its model. */
@@ -25,7 +26,8 @@ kb_gemm_geo kb_gemm_geo_of(const kb_case *c);
 /* Threads per block of case c's kernel. */
 int64_t kb_gemm_threads(const kb_case *c);
 
-/* Dynamic shared memory of the mma variant [bytes]; must match A_STAGE/B_STAGE in gemm.cu. */
+/* Dynamic shared memory of the mma variant [bytes]: the larger of the pipeline (A_STAGE,
+ * B_STAGE in gemm.cu) and the epilogue staging (EPI_WARP per warp); must match gemm.cu. */
 int64_t kb_gemm_mma_smem_bytes(const kb_case *c);
 
 /* The launch of case c (not for cublaslt): grid, block, dynamic shared memory. */

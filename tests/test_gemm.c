@@ -11,7 +11,7 @@
 
 enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };   /* variant order in gemm.c */
 enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET };
+       P_BUDGET, P_GROUP, P_SPLITK };
 enum { L_NN, L_NT, L_TN, L_TT };
 
 static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_t n, int64_t k, int pad)
@@ -24,7 +24,7 @@ static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_
 
 static void test_descriptor(void)
 {
-    CHECK(fam->n_variants == 4 && fam->n_dims == 3 && fam->n_params == 15);
+    CHECK(fam->n_variants == 4 && fam->n_dims == 3 && fam->n_params == 17);
     CHECK(!strcmp(fam->variants[V_CUBLASLT].name, "cublaslt") && fam->variants[V_CUBLASLT].entry == NULL);
     CHECK(kb_param_applies(fam, P_ALGO, V_CUBLASLT) && !kb_param_applies(fam, P_ALGO, V_MMA) &&
           !kb_param_applies(fam, P_BM, V_CUBLASLT) && kb_param_applies(fam, P_LAYOUT, V_CUBLASLT));
@@ -40,8 +40,13 @@ static void test_descriptor(void)
     kb_case_id(&c, &b);
     CHECK_MSG(!strcmp(b.s, "gemm/mma(layout=nt,alpha=1,beta=0,BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3)/bf16/37x45x29/pad8/eager"),
               "%s", b.s);
+    /* GROUP came later: out of the id at its default (above), in it otherwise */
+    c.params[P_GROUP] = 4;
+    kb_case_id(&c, &b);
+    CHECK_MSG(!strcmp(b.s, "gemm/mma(layout=nt,alpha=1,beta=0,BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3,GROUP=4)/bf16/37x45x29/pad8/eager"),
+              "%s", b.s);
     kb_case_defines(fam, &c, &b);
-    CHECK_MSG(strstr(b.s, "LAYOUT=1\n") && strstr(b.s, "LAYOUT_NT=1") && strstr(b.s, "GEMM_VARIANT=2") &&
+    CHECK_MSG(strstr(b.s, "GROUP=4\n") && strstr(b.s, "LAYOUT=1\n") && strstr(b.s, "LAYOUT_NT=1") && strstr(b.s, "GEMM_VARIANT=2") &&
                   strstr(b.s, "KB_T=kb_bf16"), "%s", b.s);
     kb_sb_free(&b);
 }
@@ -172,12 +177,43 @@ static void test_valid_reasons(void)
     CHECK(fam->valid(&c, &sm89, why, sizeof why) && fam->valid(&c, &sm90, why, sizeof why));
     CHECK(refused(&c, &sm80, "needs sm_89"));
 
-    /* tf32 at the default tiles: 3 x (128x36 + 32x132) x 4 = 105984 bytes (nn) */
+    /* tf32 at the default tiles, 4 stages: 4 x (128 + 128) x 32 x 4 = 131072 bytes (swizzled
+     * tiles, no row pad; 3 stages, 98304 bytes, fit sm_89's 99 KiB) */
     c = make_case(V_MMA, KB_DT_TF32, L_NN, 37, 45, 29, 0);
+    c.params[P_STAGES] = 4;
     CHECK(fam->valid(&c, &sm90, why, sizeof why) && fam->valid(&c, &sm80, why, sizeof why));
-    CHECK(refused(&c, &sm89, "105984 bytes"));
-    c.params[P_STAGES] = 2;
+    CHECK(refused(&c, &sm89, "131072 bytes"));
+    c.params[P_STAGES] = 3;
     CHECK(fam->valid(&c, &sm89, why, sizeof why));
+    /* the epilogue's staging can be the larger: 8 warps of 16 x (16 + 8) fp32 = 12288 bytes */
+    c = make_case(V_MMA, KB_DT_INT8, L_NT, 37, 45, 29, 0);
+    c.params[P_BM] = 64, c.params[P_BN] = 32, c.params[P_WM] = 16, c.params[P_WN] = 16, c.params[P_STAGES] = 2;
+    kb_traffic_gpu gpu = { 0 };
+    kb_traffic t = { 0 };
+    CHECK(fam->traffic(&c, &gpu, &t) && t.dyn_smem_bytes == 12288);
+    /* GROUP numbers the blocks with int */
+    c = make_case(V_MMA, KB_DT_FP16, L_NT, 65535LL * 128, 32768LL * 128 + 1, 16, 0);
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    c.params[P_GROUP] = 8;
+    CHECK(refused(&c, &sm90, "GROUP=8"));
+    /* pad 1 (register staging): 16-bit 128x128x64 holds 16 chunks (64 registers) + 128
+     * accumulators and spilled; BK=32 (8 chunks) and 32-bit tf32 (no funnel shift) do not */
+    c = make_case(V_MMA, KB_DT_BF16, L_NT, 37, 48, 64, 1);
+    c.params[P_BK] = 64;
+    CHECK(refused(&c, &sm90, "16 register-staged"));
+    c.pad = 0;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    c.pad = 1, c.params[P_BK] = 32;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    c.dtype = KB_DT_TF32;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why));
+    /* split-K: 1 to 4 slices, grid.z of the launch */
+    c = make_case(V_MMA, KB_DT_FP16, L_NT, 16, 4096, 4096, 0);
+    c.params[P_SPLITK] = 5;
+    CHECK(refused(&c, &sm90, "SPLITK=5"));
+    c.params[P_SPLITK] = 4;
+    CHECK(fam->valid(&c, &sm90, why, sizeof why) && fam->traffic(&c, &gpu, &t) && t.launches == 2 &&
+          t.blocks == 4 * 32);
 
     c = make_case(V_MMA, KB_DT_FP16, L_NN, 37, 45, 29, 0);
     c.params[P_BM] = 96;

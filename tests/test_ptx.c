@@ -4,9 +4,10 @@
  * global accesses (cp.async 16 B, ld/st.global.v4) where the variant claims them (at least
  * NVEC of each per thread in the row kernels that hold a row in registers), and
  * gemm_mma's mma.sync count per k-tile (the k-tile loop's body is unrolled, the loop over
- * k-tiles is not, so the PTX holds the body once); attention's attn_mma (variants mma and
- * fa2) the same per K/V tile, plus its 16-byte output stores and one ex2 per score;
- * attn_fused's 16-byte shared loads, as many at RQ > 1 as at RQ = 1 (register blocking). */
+ * k-tiles is not, so the PTX holds the body once) and its 16-byte epilogue stores; attention's
+ * attn_mma (variants mma and fa2) the same per K/V tile, plus its 16-byte output stores and
+ * one ex2 per score; attn_fused's 16-byte shared loads, as many at RQ > 1 as at RQ = 1
+ * (register blocking). */
 #include "check.h"
 #include "core/fsutil.h"
 #include "engine/defines.h"
@@ -147,6 +148,31 @@ static void check_gemm_mma(kb_dtype dt, int sm)
     int chunks = (128 + 128) * 32 * (int)kb_dtype_size(dt) / 16 / 128;
     CHECK_MSG(count(p, "cp.async.cg.shared.global") == 3 * chunks, "gemm mma %s sm_%d: %d cp.async 16 B",
               kb_dtype_name(dt), sm, count(p, "cp.async.cg.shared.global"));
+    /* the epilogue (D rows 16-byte aligned): a 16-byte store per 16 bytes of a lane's output
+     * (at least: ptxas may version the loop on beta, as it does for tf32) */
+    int och = 16 / (dt == KB_DT_TF32 || dt == KB_DT_INT8 ? 4 : 2);   /* D: fp32, int32; else 16-bit */
+    CHECK_MSG(count16(p, "st") >= mt * 16 * 64 / och / 32, "gemm mma %s sm_%d: %d 16-byte epilogue stores",
+              kb_dtype_name(dt), sm, count16(p, "st"));
+    free(p);
+}
+
+/* gemm_mma split into K slices (SPLITK=2): the same mma.sync count per k-tile, no local
+ * memory, and the module holds the reduction kernel. */
+static void check_gemm_split(kb_dtype dt, int sm)
+{
+    kb_case c = make("gemm", "mma", dt);
+    set_param(&c, "layout", 1);
+    set_param(&c, "SPLITK", 2);
+    int mk = dt == KB_DT_FP16 ? 16 : 32;
+    char *p = ptx_of(&c, sm);
+    CHECK_MSG(p != NULL, "gemm mma SPLITK=2 %s sm_%d does not compile", kb_dtype_name(dt), sm);
+    if (!p)
+        return;
+    CHECK_MSG(count(p, ".local") == 0, "gemm mma SPLITK=2 %s sm_%d uses local memory", kb_dtype_name(dt), sm);
+    CHECK_MSG(count(p, "mma.sync") == 32 / mk * 4 * 8, "gemm mma SPLITK=2 %s sm_%d: %d mma.sync", kb_dtype_name(dt),
+              sm, count(p, "mma.sync"));
+    CHECK_MSG(count(p, ".entry gemm_splitk_reduce") == 1, "gemm mma SPLITK=2 %s sm_%d: no reduction kernel",
+              kb_dtype_name(dt), sm);
     free(p);
 }
 
@@ -157,6 +183,10 @@ static void test_gemm_mma(void)
         for (int i = 0; i < 6; i++)
             if (kb_dtype_size(dts[i]) != 1 || dts[i] == KB_DT_INT8 || archs[a] >= 89)
                 check_gemm_mma(dts[i], archs[a]);
+    for (int a = 0; a < 3; a++) {
+        check_gemm_split(KB_DT_FP16, archs[a]);
+        check_gemm_split(KB_DT_INT8, archs[a]);
+    }
 }
 
 /* Lines holding `what` whose previous line starts with `prev` (after indentation). */

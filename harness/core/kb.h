@@ -79,7 +79,7 @@ int kb_arch_max_shmem_optin(int sm);
 
 /* ---- a planned case ---- */
 #define KB_MAX_DIMS 4
-#define KB_MAX_PARAMS 16
+#define KB_MAX_PARAMS 24
 
 typedef struct {
     int family;                      /* index into kb_families[] */

@@ -71,7 +71,8 @@ void kb_case_id_of(const kb_family *f, const kb_case *c, kb_sb *b)
     kb_sb_printf(b, "%s/%s", f->name, f->variants[c->variant].name);
     int first = 1;
     for (int p = 0; p < f->n_params; p++) {
-        if (!kb_param_applies(f, p, c->variant))
+        if (!kb_param_applies(f, p, c->variant) ||
+            (f->n_id_params && p >= f->n_id_params && c->params[p] == f->params[p].def))
             continue;
         kb_sb_append(b, first ? "(" : ",", 1);
         first = 0;

@@ -91,6 +91,9 @@ typedef struct kb_family {
     const kb_variant *variants; int n_variants;
     const char *const *dims; int n_dims;       /* shape dims, e.g. {"n"}; {"m","n","k"} */
     const kb_param *params; int n_params;
+    int n_id_params;       /* 0: every param that applies is in case ids; else params from this
+                            * index on (added after ids were recorded, at the table's end) are
+                            * in ids only when they differ from their default: old ids stay */
 
     /* Static legality. Returns 1 when valid; 0 and a reason in why otherwise. */
     int (*valid)(const kb_case *c, const kb_target *t, char *why, size_t whylen);
@@ -135,7 +138,8 @@ int kb_family_param_find(const kb_family *f, const char *name);   /* index or -1
 int kb_param_applies(const kb_family *f, int param, int variant); /* 1 when the param is an axis of the variant */
 
 /* Self-describing id: "gelu/vec(VEC=4,form=tanh)/bf16/1000003/pad1/eager". Params that
- * do not apply to the variant are left out; dims joined by 'x'. Writes into b (cleared first).
+ * do not apply to the variant are left out, and so are params from n_id_params on at their
+ * default; dims joined by 'x'. Writes into b (cleared first).
  * Requires c->family to index kb_families[]. */
 void kb_case_id(const kb_case *c, kb_sb *b);
 /* The same with the case's family given (a plan made with another family table). */

@@ -1,0 +1,127 @@
+/* gemm_valid.c - which GEMM cases can run, and why not: the family's valid() (gemm.c),
+ * its reasons in words. Tile rules mirror gemm.cu's static_asserts. */
+#include "engine/valid.h"
+#include "gemm_valid.h"
+
+#include <stdio.h>
+
+static int mma_k_of(kb_dtype d)
+{
+    return d == KB_DT_TF32 ? 8 : d == KB_DT_FP16 || d == KB_DT_BF16 ? 16 : 32;
+}
+
+#define REFUSE(...) do { snprintf(why, n, __VA_ARGS__); return 0; } while (0)
+
+static int valid_smem(const kb_case *c, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], tm = p[P_TM], tn = p[P_TN];
+    if (tm < 1 || tn < 1 || bm % tm || bn % tn)
+        REFUSE("BM=%lld, BN=%lld must be multiples of TM=%lld, TN=%lld", (long long)bm, (long long)bn, (long long)tm,
+               (long long)tn);
+    int64_t thr = kb_gemm_threads(c);
+    if (thr % 32 || thr > 1024)
+        REFUSE("(BM/TM)*(BN/TN) = %lld threads: must be a multiple of 32, at most 1024", (long long)thr);
+    if (tm * tn > 128)
+        REFUSE("TM*TN = %lld accumulators per thread: more than 128 registers of them would spill", (long long)(tm * tn));
+    if ((bm + bn) * bk * 4 > 48 * 1024)
+        REFUSE("(BM+BN)*BK*4 = %lld bytes of float tiles exceed the 48 KiB of static shared memory",
+               (long long)((bm + bn) * bk * 4));
+    return 1;
+}
+
+static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], wm = p[P_WM], wn = p[P_WN], st = p[P_STAGES];
+    int mk = mma_k_of(c->dtype);
+    if ((c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2) && t->sm < 89)
+        REFUSE("fp8 mma.sync (m16n8k32 e4m3/e5m2) needs sm_89 or newer; the target is sm_%d", t->sm);
+    if (wm < 16 || wm % 16)
+        REFUSE("WM=%lld is not a multiple of the mma tile height 16", (long long)wm);
+    if (wn < 16 || wn % 16)
+        REFUSE("WN=%lld is not a multiple of 16 (B fragments of two n8 tiles per ldmatrix.x4)", (long long)wn);
+    if (bm % wm)
+        REFUSE("BM=%lld is not a multiple of WM=%lld", (long long)bm, (long long)wm);
+    if (bn % wn)
+        REFUSE("BN=%lld is not a multiple of WN=%lld", (long long)bn, (long long)wn);
+    if (bk < mk || bk % mk)
+        REFUSE("BK=%lld is not a multiple of the %s mma depth %d", (long long)bk, kb_dtype_name(c->dtype), mk);
+    if (kb_gemm_threads(c) > 1024)
+        REFUSE("(BM/WM)*(BN/WN) = %lld warps exceed 1024 threads", (long long)(kb_gemm_threads(c) / 32));
+    if (st < 2 || st > 8)
+        REFUSE("STAGES=%lld: the pipeline needs 2 to 8 stages", (long long)st);
+    if (p[P_SPLITK] < 1 || p[P_SPLITK] > 4)
+        REFUSE("SPLITK=%lld: K is split into 1 to 4 slices", (long long)p[P_SPLITK]);
+    int64_t acc = wm / 16 * (wn / 8) * 4;
+    if (acc > 128)
+        REFUSE("warp tile %lldx%lld holds %lld accumulators per thread: more than 128 registers of them would spill",
+               (long long)wm, (long long)wn, (long long)acc);
+    kb_gemm_geo g = kb_gemm_geo_of(c);
+    /* rows not 16-byte aligned (pad 1, odd K): each thread holds its staged chunks of the next
+     * k-tile in registers (4 each); 8/16-bit chunks also need the funnel-shift words. ptxas
+     * spilled 16-bit 128x128x64 tiles at pad 1 (64 + 128 registers) on sm_80 and sm_90. */
+    int64_t thr = kb_gemm_threads(c), esz = (int64_t)g.esz;
+    int64_t staged = (g.lda * esz % 16 ? (bm * bk * esz / 16 + thr - 1) / thr : 0) +
+                     (g.ldb * esz % 16 ? (bn * bk * esz / 16 + thr - 1) / thr : 0);
+    if (esz < 4 && acc + 4 * staged > 160)
+        REFUSE("rows not 16-byte aligned: %lld register-staged 16-byte chunks per thread (%lld registers) on top of %lld "
+               "accumulators exceed 160 registers, which spills (smaller BK or block tile)",
+               (long long)staged, (long long)(4 * staged), (long long)acc);
+    if (p[P_GROUP] > 1 && ((g.m + bm - 1) / bm) * ((g.n + bn - 1) / bn) > INT32_MAX)
+        REFUSE("GROUP=%lld: the grouped block order numbers the blocks with 32-bit int; the grid has more",
+               (long long)p[P_GROUP]);
+    int64_t smem = kb_gemm_mma_smem_bytes(c);
+    if (t->max_shmem_per_block > 0 && smem > t->max_shmem_per_block)
+        REFUSE("STAGES*(A+B tiles) = %lld bytes of shared memory; sm_%d allows %d per block", (long long)smem, t->sm,
+               t->max_shmem_per_block);
+    return 1;
+}
+
+/* cuBLASLt: a GPU with the library, and what its documentation requires of FP8; what its
+ * heuristic cannot serve on the device (an alignment, a rank) is skipped at setup. */
+static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    if (!kb_valid_vendor(t, KB_CAP_CUBLASLT, "cuBLASLt", "libcublasLt.so.13", "KBENCH_LIBCUBLASLT", why, n))
+        return 0;
+    if (c->dtype == KB_DT_FP8E5M2)
+        REFUSE("cuBLASLt has no e5m2 x e5m2 matmul (its FP8 operand pairs: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3)");
+    if (c->dtype == KB_DT_FP8E4M3 && t->sm < 89)
+        REFUSE("cuBLASLt FP8 matmul needs sm_89 or newer; the target is sm_%d", t->sm);
+    if (c->dtype == KB_DT_FP8E4M3 && p[P_LAYOUT] != L_NT)
+        REFUSE("cuBLASLt FP8 matmul takes only the TN form (A transposed, B not, column-major): kbench's layout nt");
+    if (p[P_ALGO] < 0 || p[P_ALGO] > 1023 || p[P_WORKSPACE] < 0 || p[P_WORKSPACE] > 4096)
+        REFUSE("algo must be 0..1023 and workspace 0..4096 MiB");
+    if (p[P_SEARCH] == SEARCH_ENUMERATE && (p[P_BUDGET] < 1 || p[P_ALGO] >= p[P_BUDGET]))
+        REFUSE("enumerate: algo=%lld must be below budget=%lld", (long long)p[P_ALGO], (long long)p[P_BUDGET]);
+    return 1;
+}
+
+int kb_gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    kb_gemm_geo g = kb_gemm_geo_of(c);
+    const int64_t *p = c->params;
+    if (c->pad < 0)
+        REFUSE("pad=%d: must be >= 0", c->pad);
+    /* kernels index rows and leading dimensions with int, offsets with 64 bits */
+    if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX || g.lda > INT32_MAX || g.ldb > INT32_MAX ||
+        g.ldc > INT32_MAX)
+        REFUSE("dims and leading dimensions must fit in 32-bit int");
+    if (p[P_ALPHA] < -16777216 || p[P_ALPHA] > 16777216 || p[P_BETA] < -16777216 || p[P_BETA] > 16777216)
+        REFUSE("alpha and beta must be exact in fp32 (|x| <= 2^24)");
+    if (c->variant == V_CUBLASLT)
+        return valid_cublaslt(c, t, why, n);
+    if (c->variant == V_NAIVE) {
+        if ((g.m + 7) / 8 > 65535)
+            REFUSE("m=%lld needs more than 65535 blocks of 8 rows in grid.y", (long long)g.m);
+        return 1;
+    }
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK];
+    if (bm < 1 || bn < 1 || bk < 1)
+        REFUSE("BM, BN, BK must be >= 1");
+    if ((g.m + bm - 1) / bm > 65535)
+        REFUSE("m=%lld needs more than 65535 row blocks of BM=%lld in grid.y", (long long)g.m, (long long)bm);
+    return c->variant == V_SMEM ? valid_smem(c, why, n) : valid_mma(c, t, why, n);
+}
+
