@@ -198,7 +198,7 @@ kb_status kb_tune_export_kerneltuner(const kb_tune_choice_row *c, const kb_tune_
 /* ---- the C header ---- */
 
 static const char header_head[] =
-    "#ifndef KBENCH_TUNED_H\n#define KBENCH_TUNED_H\n\n#include <string.h>\n\n"
+    "\n#include <string.h>\n\n"
     "typedef struct { const char *name; long long value; } kbench_tuned_param;\n\n"
     "typedef struct {\n"
     "    const char *problem;      /* kbench's problem key */\n"
@@ -210,7 +210,7 @@ static const char header_head[] =
     "    const char *launch;       /* eager or graph */\n"
     "    const char *variant;      /* the chosen configuration: variant and params */\n"
     "    int n_params;\n"
-    "    kbench_tuned_param params[16];\n"
+    "    kbench_tuned_param params[KBENCH_TUNED_MAX_PARAMS];\n"
     "    int sm, sm_count;         /* the GPU it was tuned on: compute capability x10, SMs */\n"
     "    const char *gpu, *driver, *toolchain, *tuned_at;\n"
     "    double median_us, lo_us, hi_us; /* [us] the median and its 95% interval */\n"
@@ -279,10 +279,12 @@ static void header_entry(FILE *out, const kb_tune_choice_row *c, const kb_tune_p
     fprintf(out, " }, %d, \"%s\",\n      ", pp->pad, pp->launch);
     const char *variant = json_string_value(json_object_get(params, "variant"));
     c_str(out, variant ? variant : "");
-    fprintf(out, ", %d, { ", (int)json_object_size(params) - (variant ? 1 : 0));
     const char *name;
     json_t *v;
-    int first = 1;
+    int n_int = 0, first = 1;
+    json_object_foreach(params, name, v)
+        n_int += strcmp(name, "variant") != 0 && json_is_integer(v);   /* what the list below holds */
+    fprintf(out, ", %d, { ", n_int);
     json_object_foreach(params, name, v) {
         if (strcmp(name, "variant") == 0 || !json_is_integer(v))
             continue;
@@ -318,6 +320,7 @@ static void header_comment(FILE *out, const kb_tune_choice_row *rows, int n)
 kb_status kb_tune_export_header(const kb_tune_choice_row *rows, int n, FILE *out, kb_sb *err)
 {
     header_comment(out, rows, n);
+    fprintf(out, "#ifndef KBENCH_TUNED_H\n#define KBENCH_TUNED_H\n\n#define KBENCH_TUNED_MAX_PARAMS %d\n", KB_MAX_PARAMS);
     fputs(header_head, out);
     fputs("static const kbench_tuned kbench_tuned_table[] = {\n", out);
     for (int i = 0; i < n; i++) {
