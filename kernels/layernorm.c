@@ -256,6 +256,32 @@ static void quantise(kb_dtype dt, float *v, void *h, int64_t n)
     kb_host_to_f32(dt, h, v, n);
 }
 
+/* x: a per-row offset in [-1, 1) plus uniform [-1, 1), so the mean is not ~0 and a
+ * variance taken as E[x^2] - E[x]^2 would show its cancellation; every fourth row (from
+ * the second) adversarial, its offset +-[50, 100) so |mean|/std is ~90 to 170, where that
+ * cancellation loses most of fp32's digits; NaN in the padding. Quantised row by row into
+ * s->h_io; the reference (y, mean, rstd) is computed from exactly what the kernel reads. */
+static void make_rows(const kb_case *c, layernorm_state *s, kb_rng *rng)
+{
+    int64_t rows = c->dims[D_ROWS], cols = c->dims[D_COLS], ld = s->ld;
+    size_t esz = kb_dtype_size(c->dtype);
+    int rms = c->params[P_KIND] == KIND_RMSNORM;
+    const float *gamma = s->gb, *beta = s->gb + cols;
+    char *h = s->h_io;
+    float *want_mean = s->want_stats, *want_rstd = s->want_stats + rows;
+    for (int64_t i = 0; i < rows; i++) {
+        float offset = kb_rng_uniform(rng, -1.0f, 1.0f), *xr = s->x + i * ld;
+        if (i % 4 == 1)
+            offset = (offset < 0 ? -50.0f : 50.0f) + 50.0f * offset;
+        for (int64_t j = 0; j < ld; j++)
+            xr[j] = j < cols ? offset + kb_rng_uniform(rng, -1.0f, 1.0f) : NAN;
+        quantise(c->dtype, xr, h + (size_t)(i * ld) * esz, ld);
+        layernorm_ref_row(xr, gamma, beta, cols, rms, s->want + i * ld, &want_mean[i], &want_rstd[i]);
+        for (int64_t j = cols; j < ld; j++)
+            s->want[i * ld + j] = Y_SENTINEL;
+    }
+}
+
 static kb_status layernorm_setup(kb_run *r, void **state)
 {
     const kb_case *c = r->c;
@@ -302,24 +328,7 @@ static kb_status layernorm_setup(kb_run *r, void **state)
         (!rms && (st = kb_run_upload(r, s->d_beta, (char *)s->h_io + pbytes, pbytes)) != KB_OK))
         goto fail;
 
-    /* x: a per-row offset in [-1, 1) plus uniform [-1, 1), so the mean is not ~0 and a
-     * variance taken as E[x^2] - E[x]^2 would show its cancellation; every fourth row
-     * (from the second) adversarial, its offset +-[50, 100) so |mean|/std is ~90 to 170,
-     * where that cancellation loses most of fp32's digits; NaN in the padding.
-     * Quantised row by row; the reference is computed from exactly what the kernel reads. */
-    char *h = s->h_io;
-    float *want_mean = s->want_stats, *want_rstd = s->want_stats + rows;
-    for (int64_t i = 0; i < rows; i++) {
-        float offset = kb_rng_uniform(&rng, -1.0f, 1.0f), *xr = s->x + i * ld;
-        if (i % 4 == 1)
-            offset = (offset < 0 ? -50.0f : 50.0f) + 50.0f * offset;
-        for (int64_t j = 0; j < ld; j++)
-            xr[j] = j < cols ? offset + kb_rng_uniform(&rng, -1.0f, 1.0f) : NAN;
-        quantise(c->dtype, xr, h + (size_t)(i * ld) * esz, ld);
-        layernorm_ref_row(xr, gamma, beta, cols, rms, s->want + i * ld, &want_mean[i], &want_rstd[i]);
-        for (int64_t j = cols; j < ld; j++)
-            s->want[i * ld + j] = Y_SENTINEL;
-    }
+    make_rows(c, s, &rng);
     if ((st = kb_run_upload(r, s->d_x, s->h_io, bytes)) != KB_OK)
         goto fail;
 
