@@ -266,6 +266,110 @@ static void test_work_only(void)
     CHECK(strstr(why, "a100-sxm") != NULL);
 }
 
+static kb_case attn_case(const char *variant, int causal, int64_t s, int64_t bq, int64_t bkv)
+{
+    int fam = kb_family_find("attention");
+    const kb_family *f = kb_families[fam];
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.family = fam, c.variant = kb_family_variant_find(f, variant), c.dtype = KB_DT_BF16, c.shape_name = -1;
+    for (int p = 0; p < f->n_params; p++)
+        c.params[p] = f->params[p].def;
+    c.params[kb_family_param_find(f, "causal")] = causal;
+    c.params[kb_family_param_find(f, "BQ")] = bq;
+    c.params[kb_family_param_find(f, "BKV")] = bkv;
+    c.dims[0] = 1, c.dims[1] = 1, c.dims[2] = s, c.dims[3] = 128;
+    return c;
+}
+
+/* The closed-form tile counts (floor sums) equal the old double loop over (query tile, K/V
+ * tile) for every small s and tile pair: tiles from the L2 bytes, masked ones from the FP32
+ * work's 2-per-score masking term. */
+static void test_attention_closed_form(void)
+{
+    const int64_t tiles_q[] = { 16, 32, 64, 128 }, tiles_kv[] = { 16, 32, 64 };
+    for (int causal = 0; causal <= 1; causal++)
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 3; b++)
+                for (int64_t s = 1; s <= 300; s += 7) {
+                    int64_t bq = tiles_q[a], bkv = tiles_kv[b], n = 0, nm = 0;
+                    for (int64_t q0 = 0; q0 < s; q0 += bq) {
+                        int64_t keys = causal ? (q0 + bq < s ? q0 + bq : s) : s;
+                        for (int64_t kv0 = 0; kv0 < keys; kv0 += bkv) {
+                            n++;
+                            nm += kv0 + bkv > s || (causal && kv0 + bkv - 1 > q0);
+                        }
+                    }
+                    kb_case c = attn_case("mma", causal, s, bq, bkv);
+                    kb_traffic t;
+                    CHECK(kb_families[c.family]->traffic(&c, NULL, &t) == 1);
+                    double kv = 2.0 * bkv * 128 * 2, qo = 2.0 * s * 128 * 2;
+                    double got_n = (t.l2_bytes - qo) / kv;
+                    double got_nm = (t.simt_flops / (bq * bkv) - 3.0 * got_n) / 2.0;
+                    CHECK_MSG(near(got_n, (double)n, 1e-12) && fabs(got_nm - (double)nm) < 1e-6,
+                              "causal %d s %lld BQ %lld BKV %lld: tiles %.0f/%lld masked %.3f/%lld", causal, (long long)s,
+                              (long long)bq, (long long)bkv, got_n, (long long)n, got_nm, (long long)nm);
+                }
+}
+
+/* Issue 28: attention at s = 2^30 is as cheap to estimate as at 2^11 (no per-tile loop):
+ * the hook returns n (n + 1) / 2 causal tiles of a head (BQ = BKV, n = s / BQ) exactly,
+ * and the whole estimate answers. */
+static void test_attention_huge_s(void)
+{
+    load_target("h100-sxm");
+    kb_case c = attn_case("fa2", 1, (int64_t)1 << 30, 128, 128);
+    kb_traffic_gpu g = { 90, 0, 50e6, 132 };
+    kb_traffic t;
+    CHECK(kb_families[c.family]->traffic(&c, &g, &t) == 1);
+    double n = (double)((int64_t)1 << 30) / 128;
+    CHECK(near((t.l2_bytes - 2.0 * (1 << 30) * 128 * 2) / (2.0 * 128 * 128 * 2), n * (n + 1) / 2, 1e-12));
+    CHECK(t.blocks == (int64_t)n && t.imbalance >= 1.0 && t.imbalance < 1.01);   /* 8 Mi blocks: even */
+    kb_estimate e;
+    char why[256] = "";
+    CHECK_MSG(kb_estimate_case(kb_families[c.family], &c, 90, 254, 0, KB_DT_BF16, &target, &e, why, sizeof why) == 0,
+              "%s", why);
+    CHECK(isfinite(e.est_us) && e.est_us > 1e9);   /* about 2^59 FLOPs: hours, estimated in microseconds */
+}
+
+/* Issue 24's partial wave: lm_head 16x32000x4096 fp16 on A100 (64x64 tiles, 500 blocks over
+ * 108 SMs) reads its 262 MB of weights once, not a whole extra wave of them; DRAM-bound at
+ * the achievable bandwidth (it was 223 us where streaming the weights takes ~135 us). */
+static void test_gemm_last_wave(void)
+{
+    load_target("a100-sxm");
+    kb_case c = gemm_case(V_MMA, KB_DT_FP16, 16, 32000, 4096, 0);
+    const kb_family *f = kb_families[c.family];
+    c.params[kb_family_param_find(f, "BM")] = 64, c.params[kb_family_param_find(f, "BN")] = 64;
+    c.params[kb_family_param_find(f, "WM")] = 32, c.params[kb_family_param_find(f, "WN")] = 32;
+    c.params[kb_family_param_find(f, "STAGES")] = 4;
+    kb_estimate e;
+    char why[256] = "";
+    CHECK_MSG(kb_estimate_case(f, &c, 80, 96, 0, KB_DT_FP16, &target, &e, why, sizeof why) == 0, "%s", why);
+    double a = 16.0 * 4096 * 2, b = 4096.0 * 32000 * 2, d = 16.0 * 32000 * 2;
+    CHECK_MSG(near(e.roof_us[KB_ROOF_DRAM], (a * 0 + b + 64.0 * 4096 * 2 * 2 + d) / (0.9 * 2039e9) * 1e6, 0.02),
+              "dram %.2f us", e.roof_us[KB_ROOF_DRAM]);
+    CHECK(e.limit == KB_ROOF_DRAM && e.est_us < 150);
+}
+
+/* A GPU with measured ceilings in its peaks (a ceilings run in the store): the DRAM roof at
+ * the measured copy bandwidth, the eager launch at the measured launch rate. */
+static void test_measured_ceilings(void)
+{
+    kb_peaks p;
+    kb_sb err;
+    kb_sb_init(&err);
+    const kb_est_gpu *g = kb_est_gpu_find("h100-sxm");
+    CHECK(kb_est_gpu_peaks(g, PEAKS_FILE, &p, &err) == KB_OK);
+    kb_sb_free(&err);
+    kb_peaks_add_measured(&p, "copy", 2800);
+    kb_peaks_add_measured(&p, "launch", 250000);   /* 4 us per launch */
+    kb_est_target x;
+    kb_est_target_init(&x, g, &p);
+    CHECK(x.dram_gbps == 2800 && strcmp(x.dram_source, "measured ceiling") == 0);
+    CHECK(near(x.launch_us[0], 4.0, 1e-12) && x.launch_us[1] == 1.0 && strcmp(x.launch_source, "measured ceiling") == 0);
+}
+
 static void test_gpu_table(void)
 {
     CHECK(kb_est_gpu_find("nope") == NULL && kb_est_gpu_find(NULL) == NULL);
@@ -291,6 +395,10 @@ int main(void)
     RUN(test_attention_fa2_by_hand);
     RUN(test_attention_fused_by_hand);
     RUN(test_work_only);
+    RUN(test_attention_closed_form);
+    RUN(test_attention_huge_s);
+    RUN(test_gemm_last_wave);
+    RUN(test_measured_ceilings);
     RUN(test_gpu_table);
     TEST_MAIN_END();
 }
