@@ -44,7 +44,7 @@ static void open_estimate(compile_ctx *x)
     kb_sb err;
     kb_sb_init(&err);
     if (g && kb_est_gpu_peaks(g, NULL, &x->peaks, &err) == KB_OK) {
-        x->est = (kb_est_target){ g, kb_est_arch_find(g->sm), &x->peaks };
+        kb_est_target_init(&x->est, g, &x->peaks);
         printf("estimate_us, est_limit: an ESTIMATE on %s at full shape (static model, not a measurement; "
                "kbench estimate shows every roof)\n", g->name);
     } else {

@@ -24,23 +24,35 @@ typedef struct {
 
 static void print_header(const est_ctx *x)
 {
-    const kb_est_gpu *g = x->x.gpu;
-    printf("estimate: static model, NOT a measurement (docs/estimate.md). GPU %s = %s, sm_%d, %d SMs at %.0f MHz,"
-           " %.0f GB/s DRAM (datasheet), compiled for sm_%d\n",
-           g->name, x->x.peaks->sku, g->sm, g->sms, g->boost_mhz, kb_peaks_gbps(x->x.peaks, NULL), x->sm);
-    printf("estimate: assumptions: %s\n", x->x.arch->assumption);
-    printf("%-8s %-72s %-8s %10s %6s %4s %-9s %6s %5s %9s %9s %9s %9s %9s %9s %9s\n", "estimate", "case", "limit",
-           "est_us", "%roof", "occ", "occ_limit", "waves", "sm%", "tensor_us", "simt_us", "issue_us", "smem_us",
-           "l2_us", "dram_us", "lat_us");
+    const kb_est_target *t = &x->x;
+    const kb_est_gpu *g = t->gpu;
+    double eff;
+    int cal = kb_est_tensor_efficiency(g->sm, KB_TENSOR_MMA_SYNC, &eff, NULL);
+    printf("estimate: static model, NOT a measurement (docs/estimate.md). GPU %s = %s, sm_%d, %d SMs, compiled for"
+           " sm_%d\n", g->name, t->peaks->sku, g->sm, g->sms, x->sm);
+    printf("estimate: model clock %.0f MHz (every on-chip roof); DRAM %.0f GB/s achievable (%s; datasheet %.0f);"
+           " launch %.1f us eager, %.1f us graph (%s); mma.sync at %.2f of the dense peak (%s)\n",
+           t->clock_mhz, t->dram_gbps, t->dram_source, kb_peaks_gbps(t->peaks, NULL), t->launch_us[0],
+           t->launch_us[1], t->launch_source, eff, cal == 1 ? "calibrated table" : "uncalibrated: datasheet rate");
+    printf("estimate: assumptions: %s\n", t->arch->assumption);
+    printf("%-8s %-72s %-8s %10s %6s %4s %-9s %6s %5s", "estimate", "case", "limit", "est_us", "%roof", "occ",
+           "occ_limit", "waves", "sm%");
+    for (int r = 0; r < KB_ROOF_COUNT; r++) {
+        char col[24];
+        snprintf(col, sizeof col, "%s_us", kb_est_roof_name((kb_est_roof)r));
+        printf(" %9s", col);
+    }
+    printf("\n");
 }
 
 static void print_row(const char *id, const kb_estimate *e)
 {
     printf("%-8s %-72s %-8s %10.2f %6.1f %4d %-9s %6.2f %5.1f", "estimate", id, kb_est_roof_name(e->limit), e->est_us,
-           e->pct_roofline, e->occ.blocks, e->occ.limit, e->waves, 100.0 * e->sm_use);
+           e->pct_roofline, e->occ.blocks, e->occ.limit, e->waves, 100.0 * e->sm_use / e->imbalance);
     for (int r = 0; r < KB_ROOF_COUNT; r++)
         printf(" %9.2f", e->roof_us[r]);
-    printf("%s\n", e->modelled ? "" : "  (work model only: no traffic hook)");
+    printf("%s%s\n", e->modelled ? "" : "  (work model only: no traffic hook)",
+           e->roof_us[KB_ROOF_TENSOR] > 0 && !e->tensor_calibrated ? "  (tensor path uncalibrated)" : "");
 }
 
 static void print_skip(est_ctx *x, const char *id, const char *status, const char *why)
@@ -91,7 +103,6 @@ static int target_of(const kb_estimate_opts *o, est_ctx *x, kb_peaks *peaks)
     if (!x->x.gpu)
         return kb_opts_fail(&kb_command_estimate, "--gpu", "is required (one of: h100-sxm, a100-sxm, ...)");
     x->sm = o->run.sm_override ? o->run.sm_override : x->x.gpu->sm;
-    x->x.arch = kb_est_arch_find(x->x.gpu->sm);
     kb_sb err;
     kb_sb_init(&err);
     kb_status st = kb_est_gpu_peaks(x->x.gpu, o->peaks_path, peaks, &err);
@@ -100,7 +111,7 @@ static int target_of(const kb_estimate_opts *o, est_ctx *x, kb_peaks *peaks)
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
     kb_sb_free(&err);
-    x->x.peaks = peaks;
+    kb_est_target_init(&x->x, x->x.gpu, peaks);
     return st == KB_OK ? 0 : st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
 }
 
