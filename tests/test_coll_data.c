@@ -128,10 +128,12 @@ static void test_verify_all_reduce(void)
     for (size_t t = 0; t < 4; t++) {
         kb_coll_desc d = { KB_COLL_ALL_REDUCE, dts[t], KB_REDOP_SUM, 3, 0, 37, 11 };
         unsigned char buf[37 * 4];
-        for (size_t j = 0; j < 37; j++) {   /* the ring order 1, 2, 0 rounded each step */
+        for (size_t j = 0; j < 37; j++) {   /* the ring order 1, 2, 0 rounded each step (int8 wraps) */
             double acc = kb_coll_input(&d, 1, j);
-            acc = dts[t] == KB_DT_INT8 ? (int8_t)(int)(acc + kb_coll_input(&d, 2, j)) : rnd(d.dtype, acc + kb_coll_input(&d, 2, j));
-            acc = dts[t] == KB_DT_INT8 ? (int8_t)(int)(acc + kb_coll_input(&d, 0, j)) : rnd(d.dtype, acc + kb_coll_input(&d, 0, j));
+            for (int r = 2; r < 4; r++) {
+                double v = acc + kb_coll_input(&d, r % 3, j);
+                acc = dts[t] == KB_DT_INT8 ? (int8_t)(int)v : rnd(d.dtype, v);
+            }
             kb_coll_store(d.dtype, buf, j, acc);
         }
         kb_coll_check c;

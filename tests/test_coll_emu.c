@@ -51,7 +51,8 @@ static int one(kb_coll_comm *c, kb_coll_op op, kb_dtype dt, kb_coll_redop ro, si
     if (want_bad >= 0 && !bad)   /* a corrupting rank: every rank names it, and only it */
         bad = r.n_suspects != 1 || r.suspects[0] != want_bad;
     if (bad)
-        fprintf(msg, "rank %d: %s %s %s count %zu: %s wrong %lld/%lld (first %lld got %g want %g) suspects %d [%d] %s\n",
+        fprintf(msg, "rank %d: %s %s %s count %zu: %s wrong %lld/%lld (first %lld got %g want %g) "
+                "suspects %d [%d] %s\n",
                 c->rank, kb_coll_op_name(op), kb_dtype_name(dt), kb_coll_redop_name(ro), count, kb_status_name(st),
                 (long long)r.check.wrong, (long long)r.wrong_all, (long long)r.check.first_wrong, r.check.got_at_first,
                 r.check.want_at_first, r.n_suspects, r.suspects[0], c->err);
@@ -112,7 +113,8 @@ static int rank_main(const scenario *sc, int r)
     snprintf(bad, sizeof bad, "%d", sc->corrupt_rank);
     char *env[] = { "OMPI_COMM_WORLD_RANK", rs, "OMPI_COMM_WORLD_SIZE", ns, "KBENCH_JOB_KEY", key,
                     "KBENCH_RENDEZVOUS", spec, "KBENCH_RENDEZVOUS_TIMEOUT", "20",
-                    "KBENCH_EMU_SLOWDOWN", sc->slow_rank >= 0 ? "40" : "", "KBENCH_EMU_CORRUPT", sc->corrupt_rank >= 0 ? "1" : "",
+                    "KBENCH_EMU_SLOWDOWN", sc->slow_rank >= 0 ? "40" : "",
+                    "KBENCH_EMU_CORRUPT", sc->corrupt_rank >= 0 ? "1" : "",
                     "KBENCH_FAULT_RANKS", sc->slow_rank >= 0 ? slow : sc->corrupt_rank >= 0 ? bad : "", NULL };
     kb_identity id;
     kb_rdv rdv;
@@ -242,11 +244,14 @@ static void test_fault_hooks_read(void)
     CHECK(kb_coll_faults_read(table_get, a, 3, &slow, &bad, err, sizeof err) == 0 && slow == 5 && !bad);
     CHECK(kb_coll_faults_read(table_get, a, 2, &slow, &bad, err, sizeof err) == 0 && slow == 1);
     char *b[] = { "KBENCH_EMU_SLOWDOWN", "0.5", NULL };
-    CHECK(kb_coll_faults_read(table_get, b, 0, &slow, &bad, err, sizeof err) == -1 && strstr(err, "KBENCH_EMU_SLOWDOWN=0.5"));
+    CHECK(kb_coll_faults_read(table_get, b, 0, &slow, &bad, err, sizeof err) == -1);
+    CHECK(strstr(err, "KBENCH_EMU_SLOWDOWN=0.5"));
     char *c[] = { "KBENCH_EMU_CORRUPT", "yes", NULL };
-    CHECK(kb_coll_faults_read(table_get, c, 0, &slow, &bad, err, sizeof err) == -1 && strstr(err, "KBENCH_EMU_CORRUPT=yes"));
+    CHECK(kb_coll_faults_read(table_get, c, 0, &slow, &bad, err, sizeof err) == -1);
+    CHECK(strstr(err, "KBENCH_EMU_CORRUPT=yes"));
     char *d[] = { "KBENCH_EMU_CORRUPT", "1", "KBENCH_FAULT_RANKS", "x", NULL };
-    CHECK(kb_coll_faults_read(table_get, d, 0, &slow, &bad, err, sizeof err) == -1 && strstr(err, "KBENCH_FAULT_RANKS=x"));
+    CHECK(kb_coll_faults_read(table_get, d, 0, &slow, &bad, err, sizeof err) == -1);
+    CHECK(strstr(err, "KBENCH_FAULT_RANKS=x"));
 }
 
 int main(void)

@@ -157,6 +157,9 @@ static kb_status reduce_scatter(ctx *x, const void *send, void *recv)
     return st;
 }
 
+/* Bytes of broadcast piece i (i < the number of pieces). */
+static size_t piece_len(size_t bytes, size_t i) { return bytes - i * PIECE < PIECE ? bytes - i * PIECE : PIECE; }
+
 static kb_status broadcast(ctx *x, const void *send, void *recv)
 {
     size_t bytes = x->d->count * x->esz;
@@ -171,9 +174,9 @@ static kb_status broadcast(ctx *x, const void *send, void *recv)
         kb_coll_io io[2];
         int m = 0;
         if (i < pieces)
-            io[m++] = (kb_coll_io){ x->prev, 0, (char *)recv + i * PIECE, i + 1 < pieces ? PIECE : bytes - i * PIECE, 0 };
+            io[m++] = (kb_coll_io){ x->prev, 0, (char *)recv + i * PIECE, piece_len(bytes, i), 0 };
         if (i > 0 && k < n - 1)
-            io[m++] = (kb_coll_io){ x->next, 1, (char *)recv + (i - 1) * PIECE, i < pieces ? PIECE : bytes - (i - 1) * PIECE, 0 };
+            io[m++] = (kb_coll_io){ x->next, 1, (char *)recv + (i - 1) * PIECE, piece_len(bytes, i - 1), 0 };
         kb_status st = m ? kb_coll_xfer(x->c, io, m) : KB_OK;
         if (st != KB_OK)
             return st;
@@ -188,7 +191,8 @@ static kb_status alltoall(ctx *x, const void *send, void *recv)
     memcpy((char *)recv + (size_t)r * b, (const char *)send + (size_t)r * b, b);
     for (int s = 1; s < n; s++) {
         int to = (r + s) % n, from = (r - s + n) % n;
-        kb_coll_io io[2] = { { to, 1, (char *)send + (size_t)to * b, b, 0 }, { from, 0, (char *)recv + (size_t)from * b, b, 0 } };
+        kb_coll_io io[2] = { { to, 1, (char *)send + (size_t)to * b, b, 0 },
+                             { from, 0, (char *)recv + (size_t)from * b, b, 0 } };
         kb_status st = kb_coll_xfer(x->c, io, 2);
         if (st != KB_OK)
             return st;

@@ -38,7 +38,8 @@ static _Atomic uint32_t *bell_of(kb_shm *s, int i) { return (_Atomic uint32_t *)
 
 static ring_header *ring_of(kb_shm *s, int from, int to)
 {
-    size_t off = (size_t)LINE * (1 + (size_t)s->nlocal) + ((size_t)from * (size_t)s->nlocal + (size_t)to) * ring_stride(s);
+    size_t pair = (size_t)from * (size_t)s->nlocal + (size_t)to;
+    size_t off = (size_t)LINE * (1 + (size_t)s->nlocal) + pair * ring_stride(s);
     return (ring_header *)((char *)s->base + off);
 }
 
