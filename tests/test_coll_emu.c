@@ -118,8 +118,11 @@ static int rank_main(const scenario *sc, int r)
                     "KBENCH_FAULT_RANKS", sc->slow_rank >= 0 ? slow : sc->corrupt_rank >= 0 ? bad : "", NULL };
     kb_identity id;
     kb_rdv rdv;
+    /* no progress for 2 s is an error where a rank dies or stalls on purpose; 30 s elsewhere (a loaded
+     * machine may deschedule a rank for long) */
+    double timeout = sc->die_rank >= 0 || sc->stall_rank >= 0 ? 2.0 : 30.0;
     kb_coll_comm_opts o = { &rdv, sc->nodes[0] ? sc->nodes[r] : "node0", NULL, sc->force_sockets, sc->ring_bytes,
-                            2.0, 1, 0 };
+                            timeout, 1, 0 };
     kb_coll_comm *c = NULL;
     int fails = 1;
     if (kb_identity_read(table_get, env, "h", &id, err, sizeof err) == 0 &&

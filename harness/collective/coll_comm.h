@@ -10,7 +10,8 @@
  *
  * Fault hooks for tests (docs/acceptance.md "Fault injection"; KBENCH_FAULT_RANKS selects
  * the ranks): KBENCH_EMU_SLOWDOWN=F makes this rank's own work take F times as long (it
- * sleeps F - 1 times each pass that moved data), so its peers wait for it as they would for
+ * sleeps F - 1 times the CPU time of each pass that moved data), so its peers wait for it as
+ * they would for
  * a slow link or GPU; KBENCH_EMU_CORRUPT=1 corrupts its contribution (coll_bench.h).
  */
 #ifndef KB_COLL_COMM_H

@@ -100,7 +100,9 @@ static kb_status attach(kb_shm *s, double deadline, char *err, size_t n)
             }
         }
         if (kb_rdv_now() > deadline) {
-            snprintf(err, n, "shared memory %s: the node's first rank never created it", s->name);
+            snprintf(err, n, "shared memory %s: the node's first rank never created it (ranks with the same node "
+                     "name must share /dev/shm: on different machines or containers they need distinct names)",
+                     s->name);
             return KB_ERR_TIMEOUT;
         }
         usleep(2000);

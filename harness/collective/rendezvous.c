@@ -91,9 +91,10 @@ int kb_rdv_setup(char *(*get)(void *user, const char *name), void *user, const k
     if (id->world_size == 1)
         return 0;   /* KB_RDV_NONE */
     if (id->world_size < 1) {
-        snprintf(err, n, "the launcher (%s) gives no number of ranks: set %s", id->launcher,
-                 !strcmp(id->launcher, "k8s") ? "KBENCH_WORLD_SIZE (the Indexed Job's completions)"
-                                               : "its size variable (SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE)");
+        const char *var = !strcmp(id->launcher, "k8s") ? "KBENCH_WORLD_SIZE (the Indexed Job's completions)"
+                          : !strcmp(id->launcher, "slurm")  ? "SLURM_NTASKS"
+                          : !strcmp(id->launcher, "openmpi") ? "OMPI_COMM_WORLD_SIZE" : "PMI_SIZE";
+        snprintf(err, n, "the launcher (%s) gives no number of ranks: set %s", id->launcher, var);
         return -1;
     }
     if (parse_spec(get(user, "KBENCH_RENDEZVOUS"), id, get, user, out, err, n) != 0)
