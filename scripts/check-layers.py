@@ -2,7 +2,7 @@
 """check-layers.py - the shape of harness/ as rules a test can hold.
 
 1. Layers: a file may include headers of its own folder and of folders below it:
-       core < backend (backend/cuda, backend/emu) < engine < suite < results
+       core < backend (backend/cuda, backend/emu, collective) < engine < suite < results
             < tune, accept, model < cli
    kernels/*.c (family descriptors) sit beside engine and may include core, backend,
    engine. An include that runs up a layer is an error.
@@ -27,6 +27,9 @@ MAX_FUNC_LINES = 80
 RANK = {
     'core': 0,
     'backend': 1, 'backend/cuda': 1, 'backend/emu': 1,
+    # collectives: the rank transport (rendezvous, emu shared memory and sockets) and the
+    # NCCL glue sit at backend level: a family in kernels/ and the backends may use them
+    'collective': 1,
     'engine': 2, 'kernels': 2,
     'suite': 3,
     'results': 4,

@@ -251,26 +251,27 @@ static char *table_get(void *user, const char *name)
 
 static void test_identity_and_device_choice(void)
 {
+    char err[256];
     kb_acc_identity id;
     char *slurm[] = { "SLURM_PROCID", "5", "SLURM_LOCALID", "1", "SLURM_NODEID", "2", "SLURM_NTASKS", "8",
                       "SLURM_JOB_ID", "77", "SLURM_STEP_ID", "0", "SLURMD_NODENAME", "gpu-n2",
                       "OMPI_COMM_WORLD_RANK", "9", NULL };
-    kb_acc_identity_read(table_get, slurm, "login", &id);
+    CHECK(kb_acc_identity_read(table_get, slurm, "login", &id, err, sizeof err) == 0);
     CHECK(!strcmp(id.launcher, "slurm") && id.rank == 5 && id.local_rank == 1 && id.node_id == 2);
     CHECK(id.world_size == 8 && !strcmp(id.job_id, "77") && !strcmp(id.host, "gpu-n2"));
-    char *ompi[] = { "OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_LOCAL_RANK", "3", "SLURM_PROCID", "x", NULL };
-    kb_acc_identity_read(table_get, ompi, "h", &id);
+    char *ompi[] = { "OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_LOCAL_RANK", "3", "SLURM_PROCID", "", NULL };
+    CHECK(kb_acc_identity_read(table_get, ompi, "h", &id, err, sizeof err) == 0);
     CHECK(!strcmp(id.launcher, "openmpi") && id.rank == 3 && id.local_rank == 3 && id.node_id == -1);
     char *k8s[] = { "JOB_COMPLETION_INDEX", "12", NULL };
-    kb_acc_identity_read(table_get, k8s, "pod-12", &id);
+    CHECK(kb_acc_identity_read(table_get, k8s, "pod-12", &id, err, sizeof err) == 0);
     CHECK(!strcmp(id.launcher, "k8s") && id.rank == 12 && id.local_rank == 0 && !strcmp(id.host, "pod-12"));
     char *none[] = { NULL };
-    kb_acc_identity_read(table_get, none, "box", &id);
+    CHECK(kb_acc_identity_read(table_get, none, "box", &id, err, sizeof err) == 0);
     CHECK(!strcmp(id.launcher, "none") && id.rank == 0 && id.world_size == 1);
     char key[128];
     kb_acc_rank_key(&id, 42, key, sizeof key);
     CHECK(!strcmp(key, "box-42"));
-    kb_acc_identity_read(table_get, slurm, "login", &id);
+    CHECK(kb_acc_identity_read(table_get, slurm, "login", &id, err, sizeof err) == 0);
     kb_acc_rank_key(&id, 42, key, sizeof key);
     CHECK(!strcmp(key, "r00005-gpu-n2"));
 
@@ -290,8 +291,8 @@ static void test_verdict_json_and_junit(void)
     kb_acc_evaluate(&s, NULL, a, &v);
     json_decref(a);
     kb_acc_identity id;
-    char *none[] = { NULL };
-    kb_acc_identity_read(table_get, none, "box", &id);
+    char *none[] = { NULL }, why[256];
+    CHECK(kb_acc_identity_read(table_get, none, "box", &id, why, sizeof why) == 0);
     kb_device_info dev;
     memset(&dev, 0, sizeof dev);
     snprintf(dev.name, sizeof dev.name, "NVIDIA H100 80GB HBM3");

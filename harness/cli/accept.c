@@ -328,21 +328,15 @@ static int run_checks(accept_ctx *x)
 
 /* Test hook: with KBENCH_FAULT_RANKS="2,5" the emulator's fault injection
  * (KBENCH_EMU_SLOWDOWN, KBENCH_EMU_CORRUPT) applies to those ranks only - srun gives
- * every task the same environment. */
-static void fault_hooks_for_rank(int rank)
+ * every task the same environment. 0, or -1 with err when the list is malformed. */
+static int fault_hooks_for_rank(int rank, char *err, size_t n)
 {
-    const char *ranks = getenv("KBENCH_FAULT_RANKS");
-    if (!ranks)
-        return;
-    for (const char *p = ranks; *p;) {
-        char *end;
-        long r = strtol(p, &end, 10);
-        if (end != p && r == rank)
-            return;
-        p = *end ? end + 1 : end;
+    int sel = kb_fault_rank_selected(getenv("KBENCH_FAULT_RANKS"), rank, err, n);
+    if (sel == 0) {
+        unsetenv("KBENCH_EMU_SLOWDOWN");
+        unsetenv("KBENCH_EMU_CORRUPT");
     }
-    unsetenv("KBENCH_EMU_SLOWDOWN");
-    unsetenv("KBENCH_EMU_CORRUPT");
+    return sel < 0 ? -1 : 0;
 }
 
 static int accept_main(void *opts)
@@ -350,14 +344,17 @@ static int accept_main(void *opts)
     accept_ctx x;
     memset(&x, 0, sizeof x);
     x.o = opts;
+    char host[128] = "", err[256];
+    gethostname(host, sizeof host - 1);
+    if (kb_acc_identity_read(env_get, NULL, host, &x.id, err, sizeof err) != 0 ||
+        fault_hooks_for_rank(x.id.rank, err, sizeof err) != 0) {
+        fprintf(stderr, "kbench accept: %s\n", err);
+        return KB_EXIT_SETUP;
+    }
     kb_sb_init(&x.records);
     kb_sb_init(&x.verdict_path);
     kb_sb_init(&x.junit_path);
-    char host[128] = "";
-    gethostname(host, sizeof host - 1);
-    kb_acc_identity_read(env_get, NULL, host, &x.id);
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);   /* CUDA's numbering = NVML's */
-    fault_hooks_for_rank(x.id.rank);
     kb_run_opts *r = &x.o->run;
     r->device_index = kb_acc_pick_device(r->device_index, getenv("CUDA_VISIBLE_DEVICES"), x.id.local_rank);
     int rc = device_and_spec(&x);
