@@ -11,6 +11,7 @@
 #include "engine/modules.h"
 #include "../tests/fake_cuda/fake_cuda.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,6 +124,38 @@ static void test_throttled_samples_are_discarded(void)
     kb_run_free_all(&r);
 }
 
+/* The double's virtual host clock [ns] (fake_cuda.h: fake_cuda_host_ns), found in the copy of
+ * the double kbench's loader opened. */
+static double host_ns(void)
+{
+    static double (*fn)(void);
+    if (!fn) {
+        void *h = dlopen(getenv("KBENCH_FAKE_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
+        *(void **)&fn = h ? dlsym(h, "fake_cuda_host_ns") : NULL;
+    }
+    return fn ? fn() : -1;
+}
+
+/* A timer_start whose start event fails after the blocking kernel was queued must let the
+ * stream go: otherwise the next synchronisation waits out the kernel's 500 ms timeout and
+ * the following window is counted as one that timed out. */
+static void test_failed_start_releases_the_stream(void)
+{
+    double us;
+    CHECK(kb_backend_cuda.timer_start(bx) == KB_OK && kb_backend_cuda.timer_stop(bx, &us) == KB_OK);
+    setenv("KBENCH_FAKE_CUDA_FAIL", "cuEventRecord", 1);
+    kb_status st = kb_backend_cuda.timer_start(bx);
+    unsetenv("KBENCH_FAKE_CUDA_FAIL");
+    CHECK(st != KB_OK);
+    double t0 = host_ns();
+    CHECK(kb_backend_cuda.sync(bx) == KB_OK);
+    double waited = host_ns() - t0;
+    CHECK_MSG(t0 > 0 && waited < 1e6, "the host waited %.0f ns for a stream nobody released", waited);
+    CHECK(kb_backend_cuda.timer_start(bx) == KB_OK && kb_backend_cuda.timer_stop(bx, &us) == KB_OK);
+    const char *method = kb_backend_cuda.timing_method(bx);
+    CHECK_MSG(!strstr(method, "timed out"), "%s", method);
+}
+
 /* KBENCH_FAKE_CUDA_SLOWDOWN scales GPU time: the samples follow it exactly. */
 static void test_slowdown(void)
 {
@@ -160,6 +193,7 @@ int main(void)
     RUN(test_samples_hold_gpu_time_only);
     RUN(test_slowdown);
     RUN(test_throttled_samples_are_discarded);
+    RUN(test_failed_start_releases_the_stream);
     kb_modules_free(mods);
     kb_backend_cuda.fini(bx);
     TEST_MAIN_END();

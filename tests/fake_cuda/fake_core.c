@@ -67,6 +67,16 @@ long fault_at(void)
     return n ? n : (long)env_num("FAKE_CUDA_FAULT", 0);
 }
 
+int fails(const char *fn)
+{
+    const char *list = getenv("KBENCH_FAKE_CUDA_FAIL");
+    size_t n = strlen(fn);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+        if (!strncmp(p, fn, n) && (p[n] == ',' || !p[n]))
+            return 1;
+    return 0;
+}
+
 /* ---- the device's state ---- */
 
 int initialised;
@@ -74,6 +84,10 @@ char primary_ctx_obj;            /* the primary context's handle */
 __thread CUcontext current;      /* the calling thread's current context */
 fstream legacy;                  /* the NULL stream */
 double host_ns = 1e9;            /* the virtual host clock */
+
+/* The virtual host clock, for tests that assert how long the host waited [ns]. */
+__attribute__((visibility("default"))) double fake_cuda_host_ns(void);
+double fake_cuda_host_ns(void) { return host_ns; }
 CUresult sticky;                 /* a sticky fault */
 long launches;                   /* launches so far (fault injection) */
 int fault_pending;

@@ -43,6 +43,10 @@
  *   KBENCH_FAKE_CUDA_FAULT     N: the N-th launch faults (CUDA_ERROR_ILLEGAL_ADDRESS at the
  *                              next synchronisation, sticky from then on); FAKE_CUDA_FAULT=1
  *                              is the older spelling of N = 1
+ *   KBENCH_FAKE_CUDA_FAIL      comma-separated driver function names (cuEventRecord, ...): while
+ *                              set, each call of those returns CUDA_ERROR_UNKNOWN (not sticky)
+ *
+ * For tests, the double exports fake_cuda_host_ns(): its virtual host clock [ns].
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H

@@ -45,6 +45,7 @@ static const struct { CUresult r; const char *name, *msg; } errors[] = {
     { CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
     { CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing" },
     { CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture" },
+    { CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
 };
 
 CUresult cuGetErrorName(CUresult r, const char **s)
@@ -198,6 +199,8 @@ CUresult cuEventRecord(CUevent e, CUstream h)
     fstream *s = stream_of(h);
     if (!obj_ok(e, K_EVENT) || !s)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (fails("cuEventRecord"))
+        return CUDA_ERROR_UNKNOWN;
     if (s->capturing)
         return CUDA_SUCCESS;   /* a node of the graph: the event is not stamped now */
     fevent *ev = (fevent *)e;

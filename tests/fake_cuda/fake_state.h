@@ -43,6 +43,7 @@ FAKE_HIDDEN int driver(void);
 FAKE_HIDDEN double slowdown(void);
 FAKE_HIDDEN double kernel_ns(void);
 FAKE_HIDDEN long fault_at(void);
+FAKE_HIDDEN int fails(const char *fn);             /* fn is listed in KBENCH_FAKE_CUDA_FAIL */
 
 /* handles: every object the double made, by kind */
 FAKE_HIDDEN void *obj_new(int kind, size_t bytes);

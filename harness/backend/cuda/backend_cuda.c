@@ -486,7 +486,10 @@ static kb_status cuda_timer_start(kb_backend_ctx *x)
     kb_status st = kb_cuda_block_hold(x);
     if (st != KB_OK)
         return st;
-    return CU(x, x->api.EventRecord(x->ev_start, x->stream));
+    st = CU(x, x->api.EventRecord(x->ev_start, x->stream));
+    if (st != KB_OK)
+        kb_cuda_block_abandon(x);   /* no timer_stop follows a failed start: let the stream go now */
+    return st;
 }
 
 static kb_status cuda_timer_stop(kb_backend_ctx *x, double *elapsed_us)
