@@ -99,6 +99,7 @@ int n_streams;
 #define MAX_ALLOCS 65536
 uintptr_t alloc_base[MAX_ALLOCS];
 size_t alloc_size[MAX_ALLOCS];
+unsigned alloc_host_flags[MAX_ALLOCS];
 
 int alloc_find(uintptr_t p)
 {
@@ -120,6 +121,7 @@ CUresult alloc_add(void *m, size_t n)
         if (!alloc_base[i]) {
             alloc_base[i] = (uintptr_t)m;
             alloc_size[i] = n;
+            alloc_host_flags[i] = 0;
             return CUDA_SUCCESS;
         }
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -164,12 +166,15 @@ void poll_all(void)
         poll_stream(streams[i]);
 }
 
-/* Queue work of dur ns, or an event record (ev), on s. */
+/* Queue work of dur ns, or an event record (ev), on s. Behind a held stream at most
+ * FAKE_QUEUE_DEPTH operations wait; one more blocks the host until the stream drains, i.e.
+ * until the blocking kernel gives up (the host cannot set the flag while it is blocked). */
 void enqueue(fstream *s, double dur, fevent *ev)
 {
+    if (s->blocked && s->n_pending == FAKE_QUEUE_DEPTH)
+        wait_stream(s);
     if (s->blocked) {
-        if (s->n_pending < (int)(sizeof s->pending / sizeof s->pending[0]))
-            s->pending[s->n_pending++] = (op){ dur, ev };
+        s->pending[s->n_pending++] = (op){ dur, ev };
         if (ev)
             ev->known = 0;
         return;
@@ -191,6 +196,14 @@ void wait_stream(fstream *s)
     poll_stream(s);
     if (s->tail > host_ns)
         host_ns = s->tail;
+}
+
+void wait_legacy(void)
+{
+    wait_stream(&legacy);
+    for (int i = 0; i < n_streams; i++)
+        if (!streams[i]->non_blocking)
+            wait_stream(streams[i]);
 }
 
 static int any_capturing(void)

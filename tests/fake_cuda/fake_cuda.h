@@ -57,5 +57,6 @@
 #define FAKE_GRAPH_NODE_NS 500.0
 #define FAKE_UPLOAD_NS 50000.0
 #define FAKE_BLOCK_ENTRY "kb_block_stream"
+#define FAKE_QUEUE_DEPTH 1024      /* launches a held stream queues before cuLaunchKernel blocks */
 
 #endif

@@ -435,7 +435,7 @@ static kb_status cuda_launch(kb_backend_ctx *x, kb_module *m, const char *entry,
                              const kb_geom *g, const kb_arg *args, int nargs)
 {
     kb_status st;
-    void *params[KB_CUDA_MAX_ARGS];
+    void *params[KB_CUDA_MAX_ARGS] = { 0 };   /* past nargs NULL: a kernel with more parameters is refused, not fed garbage */
     CUfunction fn;
     fn_slot *slot;
 
