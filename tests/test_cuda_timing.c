@@ -37,6 +37,19 @@ static kb_status enqueue_empty(kb_run *r, void *state)
 static kb_work work(const kb_case *c) { return (kb_work){ 1, 1, 1, 0 }; }
 static const kb_family fam = { .name = "empty3", .work = work, .enqueue = enqueue_empty };
 
+#define MANY 16
+static kb_status enqueue_many(kb_run *r, void *state)
+{
+    static const kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    for (int i = 0; i < MANY; i++) {
+        kb_status st = kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
+        if (st != KB_OK)
+            return st;
+    }
+    return KB_OK;
+}
+static const kb_family fam_many = { .name = "empty16", .work = work, .enqueue = enqueue_many };
+
 /* Measure the family in mode l2 / launch m; every sample must be want_ns. */
 static void check_samples(kb_l2_mode l2, kb_launch_mode m, double want_ns)
 {
@@ -156,6 +169,35 @@ static void test_failed_start_releases_the_stream(void)
     CHECK_MSG(!strstr(method, "timed out"), "%s", method);
 }
 
+/* The launch-overhead windows queue N executions behind the blocking kernel; a real driver
+ * blocks the host after about a thousand queued launches (the double: FAKE_QUEUE_DEPTH), and
+ * the window then waits out the kernel's timeout. N x launches per execution stays below it:
+ * 100 executions of 16 launches are cut to fit, and no window times out. */
+static void test_overhead_windows_fit_the_launch_queue(void)
+{
+    kb_case c = { 0 };
+    kb_run r = { 0 };
+    r.be = &kb_backend_cuda;
+    r.bx = bx;
+    r.mod = ref->mod;
+    r.f = &fam_many;
+    r.c = &c;
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    ov.empty = ref->mod;
+    kb_status st = kb_launch_overhead(&r, NULL, 100, &ov);
+    CHECK_MSG(st == KB_OK, "%s", r.err);
+    CHECK_MSG(ov.n * ov.launches <= KB_OVERHEAD_MAX_QUEUED && ov.n >= 1, "%d executions x %d launches", ov.n,
+              ov.launches);
+    const char *method = kb_backend_cuda.timing_method(bx);
+    CHECK_MSG(!strstr(method, "timed out"), "%s", method);
+    /* eager: 16 x (kernel + per-launch GPU cost) per execution, GPU time only */
+    double want_us = MANY * (KERNEL_NS + FAKE_EAGER_GPU_NS) / 1000;
+    CHECK_MSG(ov.eager_us > want_us - 0.01 && ov.eager_us < want_us + 0.01, "eager %.3f us, want %.3f", ov.eager_us,
+              want_us);
+    kb_run_free_all(&r);
+}
+
 /* KBENCH_FAKE_CUDA_SLOWDOWN scales GPU time: the samples follow it exactly. */
 static void test_slowdown(void)
 {
@@ -194,6 +236,7 @@ int main(void)
     RUN(test_slowdown);
     RUN(test_throttled_samples_are_discarded);
     RUN(test_failed_start_releases_the_stream);
+    RUN(test_overhead_windows_fit_the_launch_queue);
     kb_modules_free(mods);
     kb_backend_cuda.fini(bx);
     TEST_MAIN_END();

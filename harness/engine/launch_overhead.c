@@ -223,6 +223,11 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
         return st;
     if (out->launches < 1)
         return kb_run_fail(r, KB_ERR_INTERNAL, "launch overhead: the family's enqueue launched nothing");
+    /* a window's launches queue behind the blocking kernel, and a driver blocks the host after
+     * about a thousand queued launches (the window would then wait out the kernel's timeout) */
+    if ((long)n * out->launches > KB_OVERHEAD_MAX_QUEUED)
+        n = KB_OVERHEAD_MAX_QUEUED / out->launches > 1 ? KB_OVERHEAD_MAX_QUEUED / out->launches : 1;
+    out->n = n;
     if ((st = time_eager(&cl, n, eager, host)) != KB_OK || (st = time_graph(&cl, n, graph)) != KB_OK)
         return st;
     case_figures(out, n, eager, graph, host);
