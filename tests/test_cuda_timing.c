@@ -9,6 +9,9 @@
 #include "engine/launch_overhead.h"
 #include "engine/measure.h"
 #include "engine/modules.h"
+#include "accept/verdict.h"
+#include "results/record_json.h"
+#include "selftest/selftest.h"
 #include "../tests/fake_cuda/fake_cuda.h"
 
 #include <dlfcn.h>
@@ -49,6 +52,14 @@ static kb_status enqueue_many(kb_run *r, void *state)
     return KB_OK;
 }
 static const kb_family fam_many = { .name = "empty16", .work = work, .enqueue = enqueue_many };
+
+/* One launch per execution, as accept's launch ceiling (ceiling/launch) has. */
+static kb_status enqueue_one(kb_run *r, void *state)
+{
+    static const kb_geom g = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    return kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
+}
+static const kb_family fam_one = { .name = "empty1", .work = work, .enqueue = enqueue_one };
 
 /* Measure the family in mode l2 / launch m; every sample must be want_ns. */
 static void check_samples(kb_l2_mode l2, kb_launch_mode m, double want_ns)
@@ -198,6 +209,61 @@ static void test_overhead_windows_fit_the_launch_queue(void)
     kb_run_free_all(&r);
 }
 
+/* A slow host launch path (80 us of real time per launch call: a debugger, a virtualised
+ * GPU) must fail the selftest's empty-kernel check (50 us) and accept's launch_latency
+ * (20 us): both judge the launch cost, and behind the blocking kernel the windows hold GPU
+ * time only, so the host's cost is in the host enqueue time, not in the windows. */
+static void test_a_slow_host_fails_the_launch_checks(void)
+{
+    kb_case c = { 0 };
+    kb_run r = { 0 };
+    r.be = &kb_backend_cuda;
+    r.bx = bx;
+    r.mod = ref->mod;
+    r.f = &fam_one;
+    r.c = &c;
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    ov.empty = ref->mod;
+    setenv("KBENCH_FAKE_CUDA_HOST_LAUNCH_US", "80", 1);
+    kb_status st = kb_launch_overhead(&r, NULL, 10, &ov);
+    unsetenv("KBENCH_FAKE_CUDA_HOST_LAUNCH_US");
+    CHECK_MSG(st == KB_OK, "%s", r.err);
+    /* the windows still hold GPU time only */
+    CHECK(ov.empty_eager_us > 10.9 && ov.empty_eager_us < 11.1 && ov.host_enqueue_us >= 80 && ov.empty_host_us >= 80);
+    /* the selftest's figure */
+    double selftest_us = kb_overhead_floor_us(&ov);
+    CHECK_MSG(selftest_us > KB_SELFTEST_MAX_LAUNCH_US, "selftest's empty-kernel launch: %.2f us (the bound is %.0f)",
+              selftest_us, KB_SELFTEST_MAX_LAUNCH_US);
+    /* accept's: the record of a launch ceiling, judged against the H100 SXM spec's 20 us */
+    kb_case_result res;
+    memset(&res, 0, sizeof res);
+    res.case_id = "ceiling/launch/fp32";
+    res.status = KB_CASE_OK;
+    res.measure.done = 1;
+    res.measure.clock = "gpu";
+    res.overhead.done = 1;
+    res.overhead.ov = ov;
+    kb_record_ctx ctx = { .run_id = "run", .time = "2026-01-01T00:00:00Z", .backend = "cuda" };
+    json_t *rec = kb_record_json(&ctx, &res), *records = json_array();
+    json_object_set_new(rec, "family", json_string("ceiling"));
+    json_object_set_new(rec, "variant", json_string("launch"));
+    json_object_set_new(rec, "launch", json_string("eager"));
+    json_array_append_new(records, rec);
+    kb_acc_spec spec;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK_MSG(kb_acc_spec_load("data/acceptance/h100-sxm.yaml", &spec, &err) == KB_OK, "%s", err.s);
+    kb_sb_free(&err);
+    kb_acc_verdict v;
+    kb_acc_evaluate(&spec, NULL, records, &v);
+    const kb_acc_result *lat = &v.r[KB_ACC_LAUNCH];
+    CHECK_MSG(lat->status == KB_ACC_FAIL && lat->value >= 80, "accept's launch_latency: %s %.2f us: %s",
+              kb_acc_status_name(lat->status), lat->value, lat->reason);
+    json_decref(records);
+    kb_run_free_all(&r);
+}
+
 /* KBENCH_FAKE_CUDA_SLOWDOWN scales GPU time: the samples follow it exactly. */
 static void test_slowdown(void)
 {
@@ -237,6 +303,7 @@ int main(void)
     RUN(test_throttled_samples_are_discarded);
     RUN(test_failed_start_releases_the_stream);
     RUN(test_overhead_windows_fit_the_launch_queue);
+    RUN(test_a_slow_host_fails_the_launch_checks);
     kb_modules_free(mods);
     kb_backend_cuda.fini(bx);
     TEST_MAIN_END();

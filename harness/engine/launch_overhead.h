@@ -43,6 +43,7 @@ typedef struct {
     double empty_eager_us;   /* [us] per empty-kernel launch, eager; NAN without a floor */
     double empty_graph_us;   /* [us] per empty-kernel launch within a graph; NAN without a floor */
     double host_enqueue_us;  /* [us] CPU wall time of one launch call of the case */
+    double empty_host_us;    /* [us] CPU wall time of one empty-kernel launch call; NAN without a floor */
     int reps;                /* repetitions each figure is the median of */
     double per_launch_q1_us; /* [us] quartiles of the per-repetition per-launch differences; */
     double per_launch_q3_us; /*      NAN with per_launch_us */
@@ -60,6 +61,11 @@ typedef struct {
  * backend's graph slots: KB_ERR_LAUNCH without them. Returns KB_OK or the failing
  * status with the case's error set in r. */
 kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out);
+
+/* What one empty-kernel launch costs when launches go back to back [us]: the larger of the
+ * host's enqueue time and the GPU's per-launch time (the windows behind the blocking kernel
+ * hold the GPU's only). NAN without a floor. */
+double kb_overhead_floor_us(const kb_overhead *o);
 
 /* A good n for a case whose median execution takes median_us: as many executions as fit
  * in about 20 ms per timing, at most 100 (4 without KB_CAP_FULL_SPEED in caps: the

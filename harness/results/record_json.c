@@ -339,6 +339,7 @@ static json_t *overhead_json(const kb_case_result *r, int *bad)
     put(j, "empty_eager_us", jnum(o->empty_eager_us), bad);
     put(j, "empty_graph_us", jnum(o->empty_graph_us), bad);
     put(j, "host_enqueue_us", jnum(o->host_enqueue_us), bad);
+    put(j, "empty_host_us", jnum(o->empty_host_us), bad);
     put(j, "clock", jstr(r->measure.clock), bad);
     put(j, "reps", jint(o->reps), bad);
     put(j, "per_launch_q1_us", jnum(o->per_launch_q1_us), bad);

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- handles: every object the double made, by kind ---- */
 
@@ -130,6 +131,22 @@ CUresult alloc_add(void *m, size_t n)
 /* ---- the virtual clock ---- */
 
 double gpu(double ns) { return ns * slowdown(); }
+
+/* What a launch call costs the host: FAKE_LAUNCH_HOST_NS on the virtual clock, and with
+ * KBENCH_FAKE_CUDA_HOST_LAUNCH_US set that many microseconds of real time as well (a slow
+ * launch path - a debugger, a virtualised GPU - as the host's own clock sees it). */
+void host_launch(void)
+{
+    double us = env_num("KBENCH_FAKE_CUDA_HOST_LAUNCH_US", 0);
+    host_ns += FAKE_LAUNCH_HOST_NS + us * 1e3;
+    if (us <= 0)
+        return;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) * 1e-3 < us);
+}
 
 static void release(fstream *s, double t)
 {

@@ -43,6 +43,8 @@
  *   KBENCH_FAKE_CUDA_FAULT     N: the N-th launch faults (CUDA_ERROR_ILLEGAL_ADDRESS at the
  *                              next synchronisation, sticky from then on); FAKE_CUDA_FAULT=1
  *                              is the older spelling of N = 1
+ *   KBENCH_FAKE_CUDA_HOST_LAUNCH_US  each kernel or graph launch call also takes this many
+ *                              microseconds of real time (a slow host launch path)
  *   KBENCH_FAKE_CUDA_FAIL      comma-separated driver function names (cuEventRecord, ...): while
  *                              set, each call of those returns CUDA_ERROR_UNKNOWN (not sticky)
  *

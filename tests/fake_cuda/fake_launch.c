@@ -164,7 +164,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         unsigned bz, unsigned shmem, CUstream h, void **params, void **extra)
 {
     NEED_CTX();
-    host_ns += FAKE_LAUNCH_HOST_NS;
+    host_launch();
     fstream *s = stream_of(h);
     if (!obj_ok(f, K_FUNC) || !s)
         return CUDA_ERROR_INVALID_HANDLE;
@@ -255,7 +255,7 @@ CUresult cuGraphUpload(CUgraphExec e, CUstream h)
 CUresult cuGraphLaunch(CUgraphExec e, CUstream h)
 {
     NEED_CTX();
-    host_ns += FAKE_LAUNCH_HOST_NS;
+    host_launch();
     fstream *s = stream_of(h);
     if (!obj_ok(e, K_EXEC) || !s)
         return CUDA_ERROR_INVALID_HANDLE;

@@ -75,6 +75,7 @@ FAKE_HIDDEN CUresult alloc_add(void *m, size_t n);
 
 /* the virtual clock */
 FAKE_HIDDEN double gpu(double ns);                 /* a GPU duration under the slowdown */
+FAKE_HIDDEN void host_launch(void);                /* a launch call's host cost */
 FAKE_HIDDEN void poll_all(void);                   /* blocking kernels look at their flags */
 FAKE_HIDDEN void enqueue(fstream *s, double dur, fevent *ev);
 FAKE_HIDDEN void wait_stream(fstream *s);          /* the host waits for everything on s */
