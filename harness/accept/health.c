@@ -90,25 +90,39 @@ static void link_text(char *out, size_t size, int have_gen, unsigned long long g
         snprintf(out + n, size - (size_t)n, "%sx%llu", n ? " " : "", width);
 }
 
+/* The generation was read below its maximum while the GPU was idle: links train down then,
+ * so it is not judged (the width does not train down and still is). */
+static int idle_gen(const kb_health *h, int gens)
+{
+    const kb_health_value *idle = val(h, KB_H_GPU_IDLE);
+    return gens && idle->read && idle->v && val(h, KB_H_PCIE_GEN)->v < val(h, KB_H_PCIE_GEN_MAX)->v;
+}
+
 static void judge_pcie(const kb_health *h, kb_acc_result *r)
 {
     const kb_health_value *g = val(h, KB_H_PCIE_GEN), *gm = val(h, KB_H_PCIE_GEN_MAX), *w = val(h, KB_H_PCIE_WIDTH),
                           *wm = val(h, KB_H_PCIE_WIDTH_MAX);
-    int gens = g->read && gm->read, widths = w->read && wm->read;
-    if (!gens && !widths) {
+    int gens = g->read && gm->read, widths = w->read && wm->read, idle = idle_gen(h, gens);
+    if ((!gens || idle) && !widths) {
         const kb_health_field f[] = { KB_H_PCIE_GEN, KB_H_PCIE_GEN_MAX, KB_H_PCIE_WIDTH, KB_H_PCIE_WIDTH_MAX };
         skip_unread(r, h, f, 4);
+        if (idle)
+            snprintf(r->reason, sizeof r->reason, "gen %llu of max %llu read while the GPU was idle (not judged); "
+                     "width not read", g->v, gm->v);
         return;
     }
-    char cur[64], max[64];
-    link_text(cur, sizeof cur, gens, g->v, widths, w->v);
-    link_text(max, sizeof max, gens, gm->v, widths, wm->v);
-    int below = (gens && g->v < gm->v) || (widths && w->v < wm->v);
+    char cur[64], max[64], note[160] = "";
+    link_text(cur, sizeof cur, gens && !idle, g->v, widths, w->v);
+    link_text(max, sizeof max, gens && !idle, gm->v, widths, wm->v);
+    if (idle)
+        snprintf(note, sizeof note, "; gen %llu of max %llu not judged: read while the GPU was idle, when links "
+                 "train down to save power", g->v, gm->v);
+    int below = (gens && !idle && g->v < gm->v) || (widths && w->v < wm->v);
     r->have_value = 1;
-    r->value = gens ? (double)g->v : (double)w->v;
+    r->value = gens && !idle ? (double)g->v : (double)w->v;
     r->status = below ? KB_ACC_WARN : KB_ACC_PASS;
-    snprintf(r->reason, sizeof r->reason, "PCIe link %s %s max %s%s", cur, below ? "below" : "at", max,
-             below ? " (current/max; an idle GPU may train its link down to save power)" : "");
+    snprintf(r->reason, sizeof r->reason, "PCIe link %s %s max %s%s%s", cur, below ? "below" : "at", max,
+             below ? " (current/max)" : "", note);
 }
 
 void kb_acc_verdict_health(const kb_health *h, kb_acc_verdict *v)

@@ -82,9 +82,28 @@ int fails(const char *fn)
 
 int initialised;
 char primary_ctx_obj;            /* the primary context's handle */
+int primary_refs;                /* its retain count */
 __thread CUcontext current;      /* the calling thread's current context */
 fstream legacy;                  /* the NULL stream */
 double host_ns = 1e9;            /* the virtual host clock */
+
+/* How long the GPU has had nothing to do [ns]: 0 while a stream holds queued or running
+ * work (or is held by the blocking kernel), else the time since the last work ended. The
+ * NVML double reads it to report an idle GPU as a real one does (fake_nvml.c). */
+__attribute__((visibility("default"))) double fake_cuda_idle_ns(void);
+double fake_cuda_idle_ns(void)
+{
+    double last = legacy.tail;
+    if (legacy.blocked)
+        return 0;
+    for (int i = 0; i < n_streams; i++) {
+        if (streams[i]->blocked)
+            return 0;
+        if (streams[i]->tail > last)
+            last = streams[i]->tail;
+    }
+    return last >= host_ns ? 0 : host_ns - last;
+}
 
 /* The virtual host clock, for tests that assert how long the host waited [ns]. */
 __attribute__((visibility("default"))) double fake_cuda_host_ns(void);

@@ -48,7 +48,10 @@
  *   KBENCH_FAKE_CUDA_FAIL      comma-separated driver function names (cuEventRecord, ...): while
  *                              set, each call of those returns CUDA_ERROR_UNKNOWN (not sticky)
  *
- * For tests, the double exports fake_cuda_host_ns(): its virtual host clock [ns].
+ * For tests, the double exports fake_cuda_host_ns(): its virtual host clock [ns]; and
+ * fake_cuda_idle_ns(): how long no stream has had work [ns] (0 while busy), which the NVML
+ * double reads to report an idle GPU. Retaining the primary context when nothing holds it
+ * (the first retain, or one after every release) costs FAKE_CTX_CREATE_NS.
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
@@ -59,6 +62,7 @@
 #define FAKE_GRAPH_NODE_NS 500.0
 #define FAKE_UPLOAD_NS 50000.0
 #define FAKE_BLOCK_ENTRY "kb_block_stream"
+#define FAKE_CTX_CREATE_NS 1e8     /* creating the primary context (*assumed* ~100 ms, as cuInit + context take) */
 #define FAKE_QUEUE_DEPTH 1024      /* launches a held stream queues before cuLaunchKernel blocks */
 
 #endif

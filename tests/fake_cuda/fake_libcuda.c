@@ -128,10 +128,20 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
     NEED_INIT();
     if (d != 0)
         return CUDA_ERROR_INVALID_DEVICE;
+    if (primary_refs++ == 0)
+        host_ns += FAKE_CTX_CREATE_NS;   /* the context is created (again) */
     *c = (CUcontext)&primary_ctx_obj;
     return CUDA_SUCCESS;
 }
-CUresult cuDevicePrimaryCtxRelease(CUdevice d) { NEED_INIT(); (void)d; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease(CUdevice d)
+{
+    NEED_INIT();
+    if (d != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (primary_refs > 0)
+        primary_refs--;
+    return CUDA_SUCCESS;
+}
 CUresult cuCtxSetCurrent(CUcontext c)
 {
     NEED_INIT();

@@ -55,6 +55,7 @@ FAKE_HIDDEN void obj_free_functions_of(const void *module);
 /* state */
 FAKE_HIDDEN extern int initialised;
 FAKE_HIDDEN extern char primary_ctx_obj;           /* the primary context's handle */
+FAKE_HIDDEN extern int primary_refs;               /* its retain count */
 FAKE_HIDDEN extern __thread CUcontext current;     /* the calling thread's current context */
 FAKE_HIDDEN extern fstream legacy;                 /* the NULL stream */
 FAKE_HIDDEN extern double host_ns;                 /* the virtual host clock */

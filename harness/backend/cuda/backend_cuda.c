@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define KB_CUDA_MAX_ARGS 64
 
@@ -516,9 +517,21 @@ static void cuda_telemetry(kb_backend_ctx *x, kb_telemetry *out)
     kb_nvml_read(x->nvml, out);
 }
 
+/* The health reading is taken under load: the blocking kernel keeps the GPU busy while NVML
+ * is read, since an idle GPU trains its PCIe link down (the reading's gpu_idle value says
+ * when it could not be, e.g. without the blocking kernel). *Assumption*: 20 ms of a running
+ * kernel bring the link back to its working generation (DCGM reads the link in its PCIe
+ * test under load). */
 static void cuda_health(kb_backend_ctx *x, kb_health *out)
 {
+    int held = kb_cuda_block_hold(x) == KB_OK && x->block.held;
+    if (held)
+        nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
     kb_nvml_health(x->nvml, out);
+    if (held) {
+        kb_cuda_block_abandon(x);
+        x->api.StreamSynchronize(x->stream);
+    }
 }
 
 static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz)

@@ -386,6 +386,20 @@ static void read_ids(const kb_nvml *n, kb_health *h)
         snprintf(h->pci_bus_id, sizeof h->pci_bus_id, "%.*s", (int)sizeof pci.bus_id, pci.bus_id);
 }
 
+/* Whether the GPU was idle when the link was read (the gpu_idle clock event reason). */
+static void read_idle(const kb_nvml *n, kb_health *h)
+{
+    kb_health_field f = KB_H_GPU_IDLE;
+    unsigned long long reasons = 0;
+    if (!n->api.Reasons) {
+        not_exported("nvmlDeviceGetCurrentClocksEventReasons", h->f[f].why, sizeof h->f[f].why);
+        return;
+    }
+    nvml_ret r = n->api.Reasons(n->dev, &reasons);
+    unsigned long long v = (reasons & KB_TEL_REASON_GPU_IDLE) != 0;
+    put(n, h, r, "nvmlDeviceGetCurrentClocksEventReasons", &f, &v, 1);
+}
+
 void kb_nvml_health(kb_nvml *n, kb_health *h)
 {
     if (!kb_nvml_available(n)) {
@@ -401,6 +415,7 @@ void kb_nvml_health(kb_nvml *n, kb_health *h)
     one_unsigned(n, h, n->api.PcieGenMax, "nvmlDeviceGetMaxPcieLinkGeneration", KB_H_PCIE_GEN_MAX);
     one_unsigned(n, h, n->api.PcieWidth, "nvmlDeviceGetCurrPcieLinkWidth", KB_H_PCIE_WIDTH);
     one_unsigned(n, h, n->api.PcieWidthMax, "nvmlDeviceGetMaxPcieLinkWidth", KB_H_PCIE_WIDTH_MAX);
+    read_idle(n, h);
     read_ids(n, h);
 }
 
