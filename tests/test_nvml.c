@@ -20,8 +20,11 @@ static void test_throttle_rule(void)
     CHECK(kb_telemetry_throttled(1485, 1980, 0) == 0);   /* exactly 75%: not under it */
     CHECK(kb_telemetry_throttled(1484, 1980, 0) == 1);
     CHECK(kb_telemetry_throttled(300, 1980, KB_TEL_REASON_GPU_IDLE) == 1); /* the clock decides */
-    /* every power/thermal reason throttles even at full clock */
-    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_SW_POWER_CAP) == 1);
+    /* the thermal and hardware-slowdown reasons throttle even at full clock; the software power
+     * cap does not: "the clocks have been optimized to ensure not to exceed currently set power
+     * limits" is a GPU at its TDP, judged by its clock */
+    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_SW_POWER_CAP) == 0);
+    CHECK(kb_telemetry_throttled(1400, 1980, KB_TEL_REASON_SW_POWER_CAP) == 1);
     CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_HW_SLOWDOWN) == 1);
     CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_SW_THERMAL) == 1);
     CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_HW_THERMAL) == 1);
@@ -293,6 +296,8 @@ static void test_double_at_idle(void)
     kb_nvml_read(n, &t);
     kb_nvml_health(n, &h);
     CHECK(t.reasons == KB_TEL_REASON_SW_POWER_CAP && t.sm_clock_mhz == 1980);
+    /* a GPU at its power limit (sw_power_cap) at full clock is not throttled */
+    CHECK_MSG(!t.throttled, "sw_power_cap at %d of %d MHz counted as throttled", t.sm_clock_mhz, t.sm_clock_max_mhz);
     CHECK(h.f[KB_H_GPU_IDLE].v == 0 && h.f[KB_H_PCIE_GEN].v == 5);
     kb_nvml_close(n);
     unsetenv("KBENCH_FAKE_NVML_IDLE");
@@ -304,11 +309,11 @@ static void test_fake_library_paths(void)
     kb_telemetry s;
     /* a driver older than R535 exports only the throttle-reasons name */
     setenv("KBENCH_LIBNVML", lib_old, 1);
-    setenv("FAKE_NVML_REASONS", "0x4", 1);
+    setenv("FAKE_NVML_REASONS", "0x40", 1);
     kb_nvml *n = kb_nvml_open("0000:3B:00.0", NULL);
     CHECK(kb_nvml_available(n));
     kb_nvml_read(n, &s);
-    CHECK(s.have_reasons && s.reasons == KB_TEL_REASON_SW_POWER_CAP && s.throttled);
+    CHECK(s.have_reasons && s.reasons == KB_TEL_REASON_HW_THERMAL && s.throttled);
     kb_nvml_close(n);
     unsetenv("FAKE_NVML_REASONS");
 

@@ -267,8 +267,8 @@ static void eval_clocks(json_t *records, kb_acc_result *r)
     r->value = throttled;
     if (throttled) {
         r->status = KB_ACC_WARN;
-        snprintf(r->reason, sizeof r->reason, "%d of %d GEMM cases throttled (power/thermal reason, or SM clock "
-                 "under %.0f%% of max; first: %s)", throttled, n, 100 * KB_TEL_MIN_CLOCK_FRACTION, r->detail);
+        snprintf(r->reason, sizeof r->reason, "%d of %d GEMM cases throttled (thermal or hardware slowdown, or SM "
+                 "clock under %.0f%% of max; first: %s)", throttled, n, 100 * KB_TEL_MIN_CLOCK_FRACTION, r->detail);
     } else {
         r->status = KB_ACC_PASS;
         snprintf(r->reason, sizeof r->reason, "no throttling in %d GEMM cases (board power up to %.0f W)", n,

@@ -8,8 +8,8 @@
  *   gemm_<dtype>       best ok gemm TFLOPS (any variant: kbench's or cuBLASLt) >= ref x fraction
  *   launch_latency     ceiling/launch: per-execution time of back-to-back eager launches <= limit,
  *                      the host's enqueue time or the GPU's, the larger (kb_acc_launch_us)
- *   clocks             the gemm cases' telemetry: WARN when a reading was throttled (power or
- *                      thermal reason, or SM clock under 75% of max), PASS otherwise
+ *   clocks             the gemm cases' telemetry: WARN when a reading was throttled (thermal or
+ *                      hardware-slowdown reason, or SM clock under 75% of max), PASS otherwise
  *   ecc, row_remap, pcie_link  SKIP here; judged from an NVML health reading by
  *                      kb_acc_verdict_health (accept/health.h)
  * A test that cannot run is SKIP with its reason, never PASS. Timings of a CPU clock (the
