@@ -240,9 +240,10 @@ typedef struct kb_backend {
     /* OPTIONAL: how timer_start/timer_stop measure, for the records ("cuda events behind a
      * blocking kernel", ...); NULL: the backend's clock around each window */
     const char *(*timing_method)(kb_backend_ctx *x);
-    /* OPTIONAL: the SM clock now and its maximum [MHz], read right after each sample (the
-     * throttle rule of telemetry.h discards samples under 75% of the maximum). 1 when read. */
-    int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz);
+    /* OPTIONAL: the SM clock now and the clock it should run at [MHz], read right after each
+     * sample: the maximum, or the locked or application clock when the user set one (the
+     * sampling loop discards samples under throttle_threshold of it). 1 when read. */
+    int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_ref_mhz);
     /* OPTIONAL: the GPU's health now (health.h: ECC, retired pages, row remapping, PCIe
      * link, serial); values the device or driver cannot give are unread with the reason. */
     void (*health)(kb_backend_ctx *x, kb_health *out);

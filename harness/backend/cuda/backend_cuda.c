@@ -534,9 +534,9 @@ static void cuda_health(kb_backend_ctx *x, kb_health *out)
     }
 }
 
-static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz)
+static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_ref_mhz)
 {
-    return kb_nvml_sm_clock(x->nvml, sm_mhz, sm_max_mhz);
+    return kb_nvml_sm_clock(x->nvml, sm_mhz, sm_ref_mhz);
 }
 
 const kb_backend kb_backend_cuda = {
