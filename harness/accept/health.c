@@ -18,6 +18,10 @@ static void skip_unread(kb_acc_result *r, const kb_health *h, const kb_health_fi
     snprintf(r->reason, sizeof r->reason, "not read");
 }
 
+/* DCGM's health watch (modules/health, MonitorMemVolatileDbes) fails on volatile double-bit
+ * errors - NVML's uncorrected count since the driver loaded - and not on the aggregate
+ * (lifetime) count: errors of the board's past have been dealt with by page retirement or
+ * row remapping, which row_remap judges. The aggregate count is reported, not judged. */
 static void judge_ecc(const kb_health *h, kb_acc_result *r)
 {
     const kb_health_value *mode = val(h, KB_H_ECC_MODE), *vol = val(h, KB_H_ECC_UNC_VOLATILE),
@@ -27,22 +31,20 @@ static void judge_ecc(const kb_health *h, kb_acc_result *r)
         snprintf(r->reason, sizeof r->reason, "ECC is disabled: memory errors are neither corrected nor counted");
         return;
     }
-    if (!vol->read && !agg->read) {
-        const kb_health_field f[] = { KB_H_ECC_UNC_VOLATILE, KB_H_ECC_UNC_AGGREGATE };
-        skip_unread(r, h, f, 2);
+    if (!vol->read) {
+        const kb_health_field f[] = { KB_H_ECC_UNC_VOLATILE };
+        skip_unread(r, h, f, 1);
         return;
     }
-    unsigned long long worst = vol->read && vol->v > (agg->read ? agg->v : 0) ? vol->v : agg->read ? agg->v : 0;
-    r->have_value = 1;
-    r->value = (double)worst;
-    char v[64] = "not read", a[64] = "not read";
-    if (vol->read)
-        snprintf(v, sizeof v, "%llu", vol->v);
+    char a[64] = "not read";
     if (agg->read)
         snprintf(a, sizeof a, "%llu", agg->v);
-    r->status = worst > 0 ? KB_ACC_FAIL : KB_ACC_PASS;
-    snprintf(r->reason, sizeof r->reason, "%s: uncorrected ECC errors volatile %s, aggregate %s",
-             worst > 0 ? "hardware error" : "no uncorrected ECC error", v, a);
+    r->have_value = 1;
+    r->value = (double)vol->v;
+    r->status = vol->v > 0 ? KB_ACC_FAIL : KB_ACC_PASS;
+    snprintf(r->reason, sizeof r->reason, "%s: uncorrected ECC errors volatile %llu, aggregate %s%s",
+             vol->v > 0 ? "hardware error" : "no uncorrected ECC error since the driver loaded", vol->v, a,
+             agg->read && agg->v > 0 && !vol->v ? " (lifetime count: not judged, as DCGM does not)" : "");
 }
 
 /* " retired pages 3 sbe + 1 dbe," or "" when not read. */
