@@ -52,6 +52,29 @@ static void test_shipped_specs_match_their_skus(void)
     kb_sb_free(&err);
 }
 
+/* The memory-bandwidth floors follow DCGM's golden values, 0.75 x what dcgmproftester
+ * measured (nvvs/diag-skus.yaml.in); H200 (id 2335): "shows 3110. Multiply by .75 to get 2333". */
+static void test_bandwidth_floors_follow_dcgm(void)
+{
+    struct { const char *spec; double reference, floor; } want[] = {
+        { "h100-sxm", 2540, 1905 }, { "h200", 3110, 2332.5 }, { "a100-sxm", 1564, 1173 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s.yaml", SPECS, want[i].spec);
+        kb_acc_spec s;
+        kb_sb err;
+        kb_sb_init(&err);
+        CHECK_MSG(kb_acc_spec_load(path, &s, &err) == KB_OK, "%s", err.s);
+        kb_sb_free(&err);
+        const kb_acc_threshold *th = &s.t[KB_ACC_MEM_BW];
+        CHECK_MSG(th->have && th->reference == want[i].reference && th->fraction == 0.75 &&
+                  fabs(th->reference * th->fraction - want[i].floor) < 0.01 && strstr(th->source, "DCGM"),
+                  "%s: %g x %g = %g GB/s (%s)", want[i].spec, th->reference, th->fraction,
+                  th->reference * th->fraction, th->source);
+    }
+}
+
 static void bad_spec(const char *text, const char *where, const char *what)
 {
     kb_acc_spec s;
@@ -335,6 +358,7 @@ static void test_verdict_json_and_junit(void)
 int main(void)
 {
     RUN(test_shipped_specs_match_their_skus);
+    RUN(test_bandwidth_floors_follow_dcgm);
     RUN(test_bad_specs_name_line_and_column);
     RUN(test_find_reports_a_bad_file);
     RUN(test_verdict_pass_slow_wrong);
