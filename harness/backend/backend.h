@@ -78,7 +78,7 @@ typedef struct {
     int max_shmem_per_block_optin; /* [bytes] */
     unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
                              * timings, never GPU numbers) */
-    char vendor_note[512];  /* one line per vendor library: its version, or why it did not load; "" without */
+    char vendor_note[1024];  /* one line per vendor library: its version, or why it did not load; "" without */
     int driver_version;     /* cuda: cuDriverGetVersion (12040 = CUDA 12.4); 0 on emu */
     int target_sm;          /* the arch kernels are compiled for (--arch), x10; 0 = sm (kb_target_sm) */
     int toolchain_unusable; /* 1: no compiler this build found makes code this driver loads (run stops, exit 3) */

@@ -13,7 +13,7 @@
 
 static const kb_dl_sym syms[] = {
 #define E(field) { "cudnn" #field, offsetof(kb_dnn_api, field) }
-    E(GetVersion), E(GetErrorString), E(GetLastErrorString), E(Create), E(Destroy), E(SetStream),
+    E(GetVersion), E(GetCudartVersion), E(GetErrorString), E(GetLastErrorString), E(Create), E(Destroy), E(SetStream),
     E(BackendCreateDescriptor), E(BackendDestroyDescriptor), E(BackendFinalize), E(BackendSetAttribute),
     E(BackendGetAttribute), E(BackendExecute),
 #undef E

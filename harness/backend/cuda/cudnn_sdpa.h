@@ -29,6 +29,7 @@
 typedef struct {
     void *lib;
     size_t (*GetVersion)(void);
+    size_t (*GetCudartVersion)(void);   /* the CUDA runtime it was built with (linked statically) */
     const char *(*GetErrorString)(cudnnStatus_t s);
     void (*GetLastErrorString)(char *message, size_t max);
     cudnnStatus_t (*Create)(cudnnHandle_t *h);
