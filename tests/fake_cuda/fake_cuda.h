@@ -17,6 +17,14 @@
  *     <= 1024 x 1024 x 64, grid x < 2^31, y and z <= 65535, dynamic shared memory <= the
  *     function's MAX_DYNAMIC_SHARED_SIZE_BYTES (default 48 KiB - static), which may be
  *     raised only up to the opt-in limit minus static shared memory (INVALID_VALUE);
+ *     registers x threads (per warp, units of 256) <= 64K (LAUNCH_OUT_OF_RESOURCES);
+ *     kernelParams: one non-NULL pointer per parameter of the image, each read for the
+ *     parameter's size; extra: a buffer of the image's parameter size; not both (INVALID_VALUE);
+ *   - behind a stream held by the blocking kernel at most FAKE_QUEUE_DEPTH operations queue;
+ *     one more blocks the host until the stream drains (*assumed* depth: about a thousand);
+ *   - cuMemcpyHtoD/DtoH are synchronous on the legacy stream, which waits for every blocking
+ *     stream (a held one: until the blocking kernel gives up); cuMemHostAlloc takes PORTABLE,
+ *     DEVICEMAP and WRITECOMBINED only, and only DEVICEMAP memory has a device pointer;
  *   - stream capture: a synchronising or allocating call while a stream captures fails with
  *     STREAM_CAPTURE_UNSUPPORTED and invalidates the capture (end capture then returns
  *     STREAM_CAPTURE_INVALIDATED);
