@@ -250,6 +250,18 @@ static void test_verdict_clocks_and_nothing_ran(void)
     CHECK(v.worst == KB_ACC_WARN);
     json_decref(a);
 
+    /* a GEMM whose samples were kept throttled at the timeout (timing.throttled) WARNs too,
+     * whatever the one telemetry reading after it said */
+    a = gpu_run(2600, 700, "ok", "gpu");
+    tel = json_pack("{s:b, s:i, s:i, s:f, s:b}", "available", 1, "sm_clock_mhz", 1980, "sm_clock_max_mhz", 1980,
+                    "power_w", 700.0, "throttled", 0);
+    json_object_set_new(json_array_get(a, 3), "telemetry", tel);
+    json_object_set_new(json_object_get(json_array_get(a, 3), "timing"), "throttled", json_true());
+    kb_acc_evaluate(&s, NULL, a, &v);
+    CHECK_MSG(v.r[KB_ACC_CLOCKS].status == KB_ACC_WARN && strstr(v.r[KB_ACC_CLOCKS].reason, "throttled"), "%s: %s",
+              kb_acc_status_name(v.r[KB_ACC_CLOCKS].status), v.r[KB_ACC_CLOCKS].reason);
+    json_decref(a);
+
     a = json_array();
     kb_acc_evaluate(&s, NULL, a, &v);
     kb_acc_status st[KB_ACC_TEST_COUNT];

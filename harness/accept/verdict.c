@@ -253,10 +253,13 @@ static void eval_clocks(json_t *records, kb_acc_result *r)
         n++;
         double p = json_number_value(json_object_get(tel, "power_w"));
         max_power = p > max_power ? p : max_power;
-        if (json_is_true(json_object_get(tel, "throttled")) && throttled++ == 0)
-            snprintf(r->detail, sizeof r->detail, "%s: SM clock %lld of %lld MHz", str_at(rec, "case_id"),
+        /* the reading after the case, or the samples themselves kept throttled at the timeout */
+        int kept = json_is_true(json_object_get(json_object_get(rec, "timing"), "throttled"));
+        if ((json_is_true(json_object_get(tel, "throttled")) || kept) && throttled++ == 0)
+            snprintf(r->detail, sizeof r->detail, "%s: SM clock %lld of %lld MHz%s", str_at(rec, "case_id"),
                      json_integer_value(json_object_get(tel, "sm_clock_mhz")),
-                     json_integer_value(json_object_get(tel, "sm_clock_max_mhz")));
+                     json_integer_value(json_object_get(tel, "sm_clock_max_mhz")),
+                     kept ? ", its samples kept throttled at the timeout" : "");
     }
     if (!n) {
         set_reason(r, KB_ACC_SKIP, "no telemetry during the GEMM cases: %s",
