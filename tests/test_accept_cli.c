@@ -304,7 +304,11 @@ static void test_nvml_health_on_the_driver_double(void)
         const char *test, *status, *says;
     } runs[] = {
         { { NULL }, KB_EXIT_OK, "ecc", "PASS", "volatile 0, aggregate 0" },
+        /* the link is read under load: an idle GPU's link trains down (the NVML double: gen 1) */
+        { { NULL }, KB_EXIT_OK, "pcie_link", "PASS", "gen 5 x16 at max gen 5 x16" },
         { { "KBENCH_FAKE_NVML_ECC_UNC", "3,5", NULL }, KB_EXIT_INCORRECT, "ecc", "FAIL", "volatile 3, aggregate 5" },
+        /* lifetime (aggregate) errors alone: DCGM does not fail them */
+        { { "KBENCH_FAKE_NVML_ECC_UNC", "0,5", NULL }, KB_EXIT_OK, "ecc", "PASS", "volatile 0, aggregate 5" },
         { { "KBENCH_FAKE_NVML_REMAP", "0,1,1,0", NULL }, KB_EXIT_INCORRECT, "row_remap", "FAIL",
           "row remapping is pending" },
         { { "KBENCH_FAKE_NVML_PCIE", "4,5,16,16", NULL }, KB_EXIT_OK, "pcie_link", "WARN",

@@ -78,7 +78,7 @@ typedef struct {
     int max_shmem_per_block_optin; /* [bytes] */
     unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
                              * timings, never GPU numbers) */
-    char vendor_note[512];  /* one line per vendor library: its version, or why it did not load; "" without */
+    char vendor_note[1024];  /* one line per vendor library: its version, or why it did not load; "" without */
     int driver_version;     /* cuda: cuDriverGetVersion (12040 = CUDA 12.4); 0 on emu */
     int target_sm;          /* the arch kernels are compiled for (--arch), x10; 0 = sm (kb_target_sm) */
     int toolchain_unusable; /* 1: no compiler this build found makes code this driver loads (run stops, exit 3) */
@@ -240,9 +240,10 @@ typedef struct kb_backend {
     /* OPTIONAL: how timer_start/timer_stop measure, for the records ("cuda events behind a
      * blocking kernel", ...); NULL: the backend's clock around each window */
     const char *(*timing_method)(kb_backend_ctx *x);
-    /* OPTIONAL: the SM clock now and its maximum [MHz], read right after each sample (the
-     * throttle rule of telemetry.h discards samples under 75% of the maximum). 1 when read. */
-    int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz);
+    /* OPTIONAL: the SM clock now and the clock it should run at [MHz], read right after each
+     * sample: the maximum, or the locked or application clock when the user set one (the
+     * sampling loop discards samples under throttle_threshold of it). 1 when read. */
+    int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_ref_mhz);
     /* OPTIONAL: the GPU's health now (health.h: ECC, retired pages, row remapping, PCIe
      * link, serial); values the device or driver cannot give are unread with the reason. */
     void (*health)(kb_backend_ctx *x, kb_health *out);

@@ -72,7 +72,7 @@ static void note_result(kb_st_side *s, const kb_case_result *r)
         else
             snprintf(s->telemetry_why, sizeof s->telemetry_why, "%.250s", r->telemetry.t.why);
     }
-    double floor = r->overhead.done ? r->overhead.ov.empty_eager_us : NAN;
+    double floor = r->overhead.done ? kb_overhead_floor_us(&r->overhead.ov) : NAN;
     if (isfinite(floor) && floor > 0 && !(floor >= s->floor_us))
         s->floor_us = floor;
     if (r->status == KB_CASE_OK && r->derived.done && strstr(r->case_id, "ceiling/copy") && r->derived.d.have_rates &&

@@ -32,7 +32,8 @@ typedef struct {
     int n_ok, n_failed, n_skipped;
     int telemetry_ok;       /* a case read telemetry (NVML) */
     char telemetry_why[256];
-    double floor_us;        /* [us] the lowest empty-kernel eager launch cost seen; NAN none */
+    double floor_us;        /* [us] the lowest empty-kernel launch cost seen (kb_overhead_floor_us:
+                             * host enqueue or GPU, the larger); NAN none */
     double copy_gbps, peak_gbps; /* [GB/s] a copy case's rate and the device's peak; 0 none */
 } kb_st_side;
 
