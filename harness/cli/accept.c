@@ -181,12 +181,7 @@ static void health_after_run(accept_ctx *x)
         kb_health_unread(&x->health, *err ? err : "the backend could not be opened again");
         return;
     }
-    if (be->health)
-        be->health(bx, &x->health);
-    else {
-        snprintf(err, sizeof err, "the %s backend reads no GPU health (no NVML)", be->name);
-        kb_health_unread(&x->health, err);
-    }
+    kb_be_health(be, bx, &x->health);
     be->fini(bx);
 }
 

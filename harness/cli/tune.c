@@ -121,7 +121,7 @@ static void open_pipeline(kb_tune_session *x)
         p->prune = kb_tune_prune;
         p->prune_user = &x->dev;
     }
-    kb_tune_key_make(&x->dev, x->be->toolchain_id ? x->be->toolchain_id(x->bx) : "", &x->key);
+    kb_tune_key_make(&x->dev, kb_be_toolchain_id(x->be, x->bx), &x->key);
 }
 
 static int search_all(kb_tune_session *x)

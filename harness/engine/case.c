@@ -223,7 +223,7 @@ static int stage_verify(case_ctx *x)
     kb_run *r = &x->r;
     kb_case_result *res = x->res;
     kb_status st;
-    int as_graph = x->c->launch == KB_LAUNCH_GRAPH && r->be->graph_begin;
+    int as_graph = x->c->launch == KB_LAUNCH_GRAPH && (r->be->caps & KB_CAP_GRAPHS);
     if ((st = as_graph ? execute_as_graph(x) : x->f->enqueue(r, x->state)) != KB_OK)
         return fail(x, st);
     if ((st = r->be->sync(r->bx)) != KB_OK) {
@@ -267,7 +267,7 @@ static int stage_measure(case_ctx *x)
     x->res->measure.done = 1;
     x->res->measure.clock = kb_clock_name(p->dev->caps);
     snprintf(x->res->measure.method, sizeof x->res->measure.method, "%s",
-             p->be->timing_method ? p->be->timing_method(p->bx) : "host monotonic clock around each window");
+             kb_be_timing_method(p->be, p->bx));
     return 1;
 }
 
@@ -310,9 +310,9 @@ static int stage_overhead(case_ctx *x)
 static int stage_telemetry(case_ctx *x)
 {
     kb_pipeline *p = x->p;
-    if (!p->be->telemetry)
+    if (!(p->be->caps & KB_CAP_TELEMETRY))
         return 1;
-    p->be->telemetry(p->bx, &x->res->telemetry.t);
+    kb_be_telemetry(p->be, p->bx, &x->res->telemetry.t);
     x->res->telemetry.done = 1;
     return 1;
 }

@@ -177,7 +177,7 @@ static kb_status execute_once(kb_run *r, void *state, kb_graph *g)
 static int clock_keeps(const kb_backend *be, kb_backend_ctx *bx, kb_measurement *m)
 {
     int mhz = 0, max_mhz = 0;
-    if (!be->sample_clock || !be->sample_clock(bx, &mhz, &max_mhz) || mhz <= 0 || max_mhz <= 0)
+    if (!kb_be_sample_clock(be, bx, &mhz, &max_mhz) || mhz <= 0 || max_mhz <= 0)
         return 1;
     if (mhz < KB_TEL_MIN_CLOCK_FRACTION * max_mhz) {
         m->discarded++;
@@ -284,7 +284,7 @@ static kb_status capture(kb_run *r, void *state, kb_graph **g)
     const kb_backend *be = r->be;
     kb_status st;
     *g = NULL;
-    if (!be->graph_begin)
+    if (!(be->caps & KB_CAP_GRAPHS))
         return kb_run_fail(r, KB_ERR_LAUNCH, "backend %s cannot capture graphs", be->name);
     if ((st = be->graph_begin(r->bx)) != KB_OK)
         return kb_run_fail(r, st, "graph capture: %s", be->last_error(r->bx));
