@@ -82,6 +82,7 @@ typedef struct {
     const char *id;
     const char *entry;                 /* the variant's kernel entry */
     const kb_measure_settings *ms;
+    const kb_case_verdict *verdict;    /* valid()'s answer, given by the caller; NULL: ask */
     kb_case_result *res;
     kb_run r;                          /* the execution context, from setup on */
     void *state;                       /* the family's state, from setup on */
@@ -120,7 +121,10 @@ static int stage_valid(case_ctx *x)
 {
     const kb_device_info *d = x->p->dev;
     kb_target t = { kb_target_sm(d), d->caps, d->max_shmem_per_block_optin };
-    if (x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason) && fits_memory(x))
+    int valid = x->verdict ? x->verdict->valid : x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason);
+    if (x->verdict && !valid)
+        snprintf(x->res->reason, sizeof x->res->reason, "%s", x->verdict->why);
+    if (valid && fits_memory(x))
         return 1;
     x->res->status = KB_CASE_SKIPPED;
     return 0;
@@ -341,15 +345,22 @@ static double now_ms(void)
 void kb_case_run(kb_pipeline *p, const kb_case *c, const char *id, const kb_measure_settings *ms,
                  kb_case_result *out)
 {
+    kb_case_run_judged(p, kb_families[c->family], c, id, ms, NULL, out);
+}
+
+void kb_case_run_judged(kb_pipeline *p, const kb_family *f, const kb_case *c, const char *id,
+                        const kb_measure_settings *ms, const kb_case_verdict *verdict, kb_case_result *out)
+{
     case_ctx x;
     memset(&x, 0, sizeof x);
     memset(out, 0, sizeof *out);
     x.p = p;
     x.c = c;
-    x.f = kb_families[c->family];
+    x.f = f;
     x.id = id;
     x.entry = x.f->variants[c->variant].entry;
     x.ms = ms;
+    x.verdict = verdict;
     x.res = out;
     out->family = x.f;
     out->c = c;
