@@ -4,7 +4,7 @@
 #include "check.h"
 #include "suite/plan.h"
 #include "tune/export.h"
-#include "tune/prune.h"
+#include "session/prune.h"
 #include "tune/replay.h"
 #include "tune/space.h"
 #include "tune/strategy.h"

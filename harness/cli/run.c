@@ -13,7 +13,7 @@
 #include "results/ceilings.h"
 #include "results/store.h"
 #include "suite/walk.h"
-#include "tune/prune.h"
+#include "session/prune.h"
 
 #include <errno.h>
 #include <libgen.h>

@@ -6,7 +6,7 @@
 #include "cli/tune_replay.h"
 #include "cli/tune_run.h"
 #include "engine/setup.h"
-#include "tune/prune.h"
+#include "session/prune.h"
 
 #include <libgen.h>
 #include <stdio.h>
