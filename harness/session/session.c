@@ -414,7 +414,7 @@ void kb_session_build(kb_session *s, const kb_cases_item *item, kb_built *out)
 void kb_session_begin(kb_session *s)
 {
     kb_sink_run run = { s->run_id, s->plan ? s->plan->suite_name : "", kb_session_backend_name(s), &s->dev,
-                        s->plan ? s->plan->n_cases : 0, &s->cases, kb_session_check_shapes(s) };
+                        s->target.sm, s->plan ? s->plan->n_cases : 0, &s->cases, kb_session_check_shapes(s) };
     kb_sinks_open(&s->sinks, &run);
     kb_interrupt_install();
 }
@@ -478,7 +478,7 @@ kb_session_step kb_session_run_case(kb_session *s, const kb_cases_item *item, kb
     return KB_SESSION_NEXT;
 }
 
-kb_session_step kb_session_run_all(kb_session *s)
+kb_session_step kb_session_run_all(kb_session *s, kb_session_seen_fn seen, void *user)
 {
     for (int64_t i = 0; i < s->cases.n; i++)
         if (!s->cases.items[i].done)
@@ -486,7 +486,7 @@ kb_session_step kb_session_run_all(kb_session *s)
     for (int64_t i = 0; i < s->cases.n; i++) {
         if (s->cases.items[i].done)
             continue;
-        kb_session_step step = kb_session_run_case(s, &s->cases.items[i], NULL, NULL);
+        kb_session_step step = kb_session_run_case(s, &s->cases.items[i], seen, user);
         if (step != KB_SESSION_NEXT)
             return step;
     }

@@ -122,8 +122,8 @@ typedef void (*kb_session_seen_fn)(void *user, const kb_case_result *r);
 kb_session_step kb_session_run_case(kb_session *s, const kb_cases_item *item, kb_session_seen_fn seen, void *user);
 
 /* Prefetch the modules of every selected case, then run each one not done in plan
- * order until a step stops. Returns the last step. */
-kb_session_step kb_session_run_all(kb_session *s);
+ * order (kb_session_run_case, seen as there) until a step stops. Returns the last step. */
+kb_session_step kb_session_run_all(kb_session *s, kb_session_seen_fn seen, void *user);
 
 /* The run ended: every sink's close. */
 void kb_session_end(kb_session *s);

@@ -29,6 +29,7 @@ typedef struct {
     const char *suite;            /* the plan's suite name */
     const char *backend;          /* "cuda", "emu" */
     const kb_device_info *dev;
+    int target_sm;                /* what the kernels are compiled for (--arch, else dev->sm) */
     int64_t n_cases;              /* planned cases (the console's "[i/n]") */
     const kb_cases *cases;        /* the selected cases: todo, resumed, counts.repeats, id_width */
     int check_shapes;             /* the emulator runs the suite's check shapes */
