@@ -176,20 +176,6 @@ kb_status kb_tune_space_of_cases(const kb_plan *p, const kb_cases *l, kb_tune_sp
     return KB_OK;
 }
 
-kb_status kb_tune_space_build(const kb_plan *p, const kb_walk_opts *o, kb_tune_space *out)
-{
-    memset(out, 0, sizeof *out);
-    build_ctx x = { p, out, { 0 } };
-    kb_sb_init(&x.key);
-    int rc = kb_walk(p, o, visit, &x, NULL);
-    kb_sb_free(&x.key);
-    if (rc != 0) {
-        kb_tune_space_free(out);
-        return KB_ERR_INTERNAL;
-    }
-    return KB_OK;
-}
-
 void kb_tune_space_free(kb_tune_space *s)
 {
     for (int i = 0; i < s->n; i++) {

@@ -8,8 +8,8 @@
  * params: BM, BLOCK, VEC, STAGES, ...), cuBLASLt's algorithm rank `algo`, and every param
  * that applies to some variants only (gelu vec's max_grid, cuBLASLt's workspace). The
  * space is built from the one plan
- * walk (a session's case list, session/cases.h; or suite/walk.c's walk): a case valid()
- * refuses never enters it (counted with its reason).
+ * walk (a session's case list, session/cases.h): a case valid() refuses never enters it
+ * (counted with its reason).
  *
  * Each configuration carries, per axis (axis 0 the variant, then each config param of
  * the family), the index of its value among the values that axis takes in the problem:
@@ -57,11 +57,9 @@ char *kb_tune_config_label(const kb_family *f, const kb_case *c);
 /* The problem key of case c of family f into b (cleared first). */
 void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b);
 
-/* Build the space of plan p's cases that the walk options o select. KB_OK, or
- * KB_ERR_INTERNAL when out of memory. Free with kb_tune_space_free. */
-kb_status kb_tune_space_build(const kb_plan *p, const kb_walk_opts *o, kb_tune_space *out);
-/* The same from the cases a walk already selected (a session's list: kb_session_cases),
- * without walking again. As kb_tune_space_build. */
+/* Build the space of plan p's cases that a walk selected (a session's list:
+ * kb_session_cases; kb_cases_build), without walking again. KB_OK, or KB_ERR_INTERNAL
+ * when out of memory. Free with kb_tune_space_free. */
 kb_status kb_tune_space_of_cases(const kb_plan *p, const kb_cases *l, kb_tune_space *out);
 void kb_tune_space_free(kb_tune_space *s);
 
