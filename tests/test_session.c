@@ -220,7 +220,7 @@ static void test_sink_passes(void)
     kb_sinks_add(&l, (kb_sink){ &required_ops, NULL });
     kb_sinks_add(&l, (kb_sink){ NULL, NULL });   /* a constructor that failed: ignored */
     json_t *rec = json_object();
-    kb_sink_case c = { NULL, NULL, rec, "" };
+    kb_sink_case c = { NULL, NULL, "ok", rec, "" };
     calls[0] = 0;
     fail_with = KB_OK;
     CHECK(kb_sinks_record(&l, &c) == 0 && !strcmp(calls, "RMS"));   /* a mirror's failure stops nothing */

@@ -87,7 +87,7 @@ static void num(int have, double v, int w)
     printf(" %*s", w, b);
 }
 
-void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r)
+void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r, const char *status)
 {
     char pos[32];
     const kb_derived *d = &r->derived.d;
@@ -95,7 +95,7 @@ void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r)
     snprintf(pos, sizeof pos, "[%lld/%lld]", (long long)i + 1, (long long)n);
     printf("%-10s ", pos);
     print_id(r->case_id, id_cols(id_width));
-    printf(" %-13s", kb_case_status_name(r->status));
+    printf(" %-13s", status);
     if (r->verify.done)
         printf(" %8.1e %7.3f", r->verify.v.max_abs_err, r->verify.v.max_err_ratio);
     else
@@ -163,7 +163,7 @@ static kb_status console_record(void *self, const kb_sink_case *c)
 {
     console_sink *k = self;
     if (!k->quiet)
-        kb_console_row(k->id_width, c->item->it.index, k->n_cases, c->r);
+        kb_console_row(k->id_width, c->item->it.index, k->n_cases, c->r, c->status);
     kb_console_notes(c->r, c->dump_err);
     kb_progress_step(&k->pg);
     return KB_OK;

@@ -27,9 +27,9 @@ void kb_progress_step(kb_progress *pg);         /* after a case */
 
 /* The table: a header naming the clock (cpu_median_us without KB_CAP_GPU_TIMER in caps),
  * then a row per case: position i of n, id (padded to id_width, the longest id of the
- * run), status, max abs error and err/tol, median, rate, reason. */
+ * run), status (its word), max abs error and err/tol, median, rate, reason. */
 void kb_console_header(unsigned caps, int id_width);
-void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r);
+void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r, const char *status);
 
 /* What an operator should know about a finished case beyond its row, on stderr: a
  * launch overhead that could not be measured, a GPU that was throttling, a --dump that

@@ -435,7 +435,7 @@ static int record(kb_session *s, const kb_cases_item *item, const kb_case_result
     kb_record_ctx ctx = { .run_id = s->run_id, .suite = s->plan->suite_name, .time = when,
                           .backend = s->be->name, .dev = &s->dev };
     json_t *rec = kb_record_json(&ctx, r);
-    kb_sink_case c = { item, r, rec, s->pipe.dump_err };
+    kb_sink_case c = { item, r, kb_case_status_name(r->status), rec, s->pipe.dump_err };
     int rc = kb_sinks_record(&s->sinks, &c);
     json_decref(rec);
     return rc;

@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
     const kb_cases_item *item;
     const kb_case_result *r;
+    const char *status;           /* r's status word ("ok", "skipped", ...: kb_case_status_name) */
     json_t *rec;                  /* its record (kb_record_json), NULL when it could not be built */
     const char *dump_err;         /* "" or why its --dump failed */
 } kb_sink_case;
