@@ -55,31 +55,39 @@ static void list_families(void)
     }
 }
 
+/* An offline session with o's suite planned and walked: the shapes the named backend
+ * would run (auto: the emulator's check shapes), valid() asked for its caps on --arch
+ * (default sm_90). An exit code, or -1 with *s open. */
+static int open_plan(const kb_run_opts *o, kb_session **s)
+{
+    kb_session_opts so = { .backend = o->backend, .offline = 1, .judge_caps = 1, .suite_path = o->suite_path,
+                           .full_shapes = o->full_shapes };
+    so.bo.sm_override = o->sm_override;
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_session_open(&so, s, &err);
+    if (st == KB_OK)
+        st = kb_session_plan(*s, &err);
+    int oom = st == KB_OK && kb_session_select(*s, o->filters, o->n_filters) != KB_OK;
+    if (st != KB_OK || oom)
+        fprintf(stderr, "kbench: %s\n", oom ? "out of memory walking the plan" : err.s);
+    kb_sb_free(&err);
+    if (st == KB_OK && !oom)
+        return -1;
+    kb_session_close(*s);
+    return st == KB_ERR_SETUP || oom ? KB_EXIT_SETUP : KB_EXIT_INPUT;
+}
+
 int kb_cmd_list(const kb_run_opts *o)
 {
     if (!o->suite_path) {
         list_families();
         return KB_EXIT_OK;
     }
-    /* offline: the shapes the named backend would run (auto: the emulator's check shapes),
-     * valid() asked for its caps on --arch (default sm_90) */
-    kb_session_opts so = { .backend = o->backend, .offline = 1, .judge_caps = 1, .suite_path = o->suite_path,
-                           .full_shapes = o->full_shapes };
-    so.bo.sm_override = o->sm_override;
-    kb_session *s;
-    kb_sb err;
-    kb_sb_init(&err);
-    kb_status st = kb_session_open(&so, &s, &err);
-    if (st == KB_OK)
-        st = kb_session_plan(s, &err);
-    int oom = st == KB_OK && kb_session_select(s, o->filters, o->n_filters) != KB_OK;
-    if (st != KB_OK || oom) {
-        fprintf(stderr, "kbench: %s\n", oom ? "out of memory walking the plan" : err.s);
-        kb_sb_free(&err);
-        kb_session_close(s);
-        return st == KB_ERR_SETUP || oom ? KB_EXIT_SETUP : KB_EXIT_INPUT;
-    }
-    kb_sb_free(&err);
+    kb_session *s = NULL;
+    int rc = open_plan(o, &s);
+    if (rc >= 0)
+        return rc;
     const kb_plan *plan = kb_session_plan_of(s);
     for (int i = 0; i < plan->n_warnings; i++)
         fprintf(stderr, "kbench: warning: %s\n", plan->warnings[i]);
