@@ -369,6 +369,7 @@ static void fake_vendor_free(kb_backend_ctx *x, kb_vendor_plan *p) { vendor.free
 
 static const kb_backend fake_with_vendor = {
     .name = "fake",
+    .caps = KB_CAP_VENDOR_LIBS,
     .last_error = fake_last_error,
     .alloc = fake_alloc,
     .free = fake_free,

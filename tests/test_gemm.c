@@ -150,7 +150,7 @@ static void free_it(kb_backend_ctx *x, kb_vendor_plan *p) {}
 
 static void test_cublaslt_plans_the_same_problem(void)
 {
-    static const kb_backend host = { .name = "host", .alloc = host_alloc, .free = host_free, .upload = host_in,
+    static const kb_backend host = { .name = "host", .caps = KB_CAP_VENDOR_LIBS, .alloc = host_alloc, .free = host_free, .upload = host_in,
                                      .vendor_plan = plan_it, .vendor_run = run_it, .vendor_free = free_it };
     kb_case c = make_case(V_CUBLASLT, KB_DT_FP8E4M3, L_NT, 48, 96, 64, 1);
     c.params[P_BETA] = 2;

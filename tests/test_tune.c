@@ -4,7 +4,7 @@
 #include "check.h"
 #include "suite/plan.h"
 #include "tune/export.h"
-#include "tune/prune.h"
+#include "session/prune.h"
 #include "tune/replay.h"
 #include "tune/space.h"
 #include "tune/strategy.h"
@@ -221,8 +221,10 @@ static void test_space(void)
     kb_sb_init(&err);
     CHECK(kb_suite_plan_text(suite_text, "t.yaml", kb_families, kb_n_families, 0, &p, &err) == KB_OK);
     kb_walk_opts o = { NULL, 0, NULL, { 90, 0, 227 * 1024 } };
+    kb_cases l;
     kb_tune_space s;
-    CHECK(kb_tune_space_build(&p, &o, &s) == KB_OK);
+    CHECK(kb_cases_build(&p, &o, &l) == KB_OK);
+    CHECK(kb_tune_space_of_cases(&p, &l, &s) == KB_OK);
     CHECK_MSG(s.n == 4, "%d problems", s.n);   /* 2 dtypes x 2 forms */
     CHECK_MSG(strcmp(s.problems[0].key, "gelu(form=erf,ypad=-1)/fp32/4096/pad0/eager") == 0, "%s",
               s.problems[0].key);
@@ -236,6 +238,7 @@ static void test_space(void)
         found += strcmp(q->configs[i].config, "vec(BLOCK=128,VEC=4,max_grid=0)") == 0;
     CHECK(found == 1);
     kb_tune_space_free(&s);
+    kb_cases_free(&l);
     kb_plan_free(&p);
     kb_sb_free(&err);
 }

@@ -3,23 +3,17 @@
  * ptxas resources handed to the static model, one row per case, every row an estimate. */
 #include "cli/estimate.h"
 
-#include "engine/defines.h"
-#include "engine/modules.h"
-#include "engine/setup.h"
 #include "estimate/estimate.h"
-#include "suite/walk.h"
 
 #include <stdio.h>
 #include <string.h>
 
 typedef struct {
     const kb_estimate_opts *o;
-    const kb_backend *be;          /* the cuda backend: its build is NVRTC alone */
-    kb_modules *mods;
+    kb_session *s;                 /* offline, building with the cuda backend (NVRTC alone) */
     int sm;
     kb_est_target x;
     int n_ok, n_err, n_skip;
-    kb_sb defs;
 } est_ctx;
 
 static void print_header(const est_ctx *x)
@@ -62,38 +56,35 @@ static void print_skip(est_ctx *x, const char *id, const char *status, const cha
         printf("%-8s %-72s %-8s %s\n", "estimate", id, status, why);
 }
 
-static int estimate_case(void *user, const kb_walk_item *it)
+static void estimate_case(est_ctx *x, const kb_cases_item *k)
 {
-    est_ctx *x = user;
+    const kb_walk_item *it = &k->it;
     if (!it->valid) {
         print_skip(x, it->id, "skipped", it->why);
-        return 0;
+        return;
     }
-    const kb_family *f = kb_families[it->c->family];
-    const char *entry = f->variants[it->c->variant].entry;
-    if (!entry) {
+    kb_built b;
+    kb_session_build(x->s, k, &b);
+    if (b.status == KB_BUILT_VENDOR) {
         print_skip(x, it->id, "skipped", "a vendor library call: no model of its kernels");
-        return 0;
+        return;
     }
-    kb_case_defines(f, it->c, &x->defs);
-    const kb_module_ref *b = kb_modules_get(x->mods, f->source, x->defs.s, x->sm);
-    kb_resources r;
-    if (b->status != KB_OK || x->be->build_resources(b->log, entry, &r) != 0) {
+    if (b.status != KB_BUILT) {
         x->n_err++;
         printf("%-8s %-72s %-8s %s\n", "estimate", it->id, "compile_error",
-               b->status != KB_OK ? "no estimate (kbench compile shows the log)" : "no resource report for its entry");
-        return 0;
+               b.status == KB_BUILT_FAILED ? "no estimate (kbench compile shows the log)"
+                                           : "no resource report for its entry");
+        return;
     }
     kb_estimate e;
     char why[256];
-    if (kb_estimate_built(f, it->c, x->sm, &r, &x->x, &e, why, sizeof why) != 0) {
+    if (kb_estimate_built(k->f, it->c, x->sm, &b.res, &x->x, &e, why, sizeof why) != 0) {
         print_skip(x, it->id, "no_model", why);
-        return 0;
+        return;
     }
     x->n_ok++;
     if (!x->o->run.quiet)
         print_row(it->id, &e);
-    return 0;
 }
 
 /* The target's tables; a process exit code, 0 when ready. */
@@ -106,13 +97,34 @@ static int target_of(const kb_estimate_opts *o, est_ctx *x, kb_peaks *peaks)
     kb_sb err;
     kb_sb_init(&err);
     kb_status st = kb_est_gpu_peaks(x->x.gpu, o->peaks_path, peaks, &err);
-    if (st == KB_OK)
-        st = kb_setup_check(o->run.cache_dir, &err);
+    /* offline: NVRTC for the arch, the suite at its full shapes */
+    kb_session_opts so = { .backend = "cuda", .offline = 1, .build = 1, .full_shapes = 1,
+                           .suite_path = o->run.suite_path, .jobs = o->run.jobs };
+    so.bo.cache_dir = o->run.cache_dir;
+    so.bo.sm_override = x->sm;
+    if (st == KB_OK && (st = kb_session_open(&so, &x->s, &err)) == KB_OK)
+        st = kb_session_check_setup(x->s, &err);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
     kb_sb_free(&err);
     kb_est_target_init(&x->x, x->x.gpu, peaks);
     return st == KB_OK ? 0 : st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+}
+
+/* The suite planned and walked once. An exit code, or -1 to go on. */
+static int plan_of(const kb_estimate_opts *o, est_ctx *x)
+{
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_session_plan(x->s, &err);
+    if (st == KB_OK && kb_session_select(x->s, o->run.filters, o->run.n_filters) != KB_OK) {
+        kb_sb_printf(&err, "out of memory walking the plan of %s", o->run.suite_path);
+        st = KB_ERR_SETUP;
+    }
+    if (st != KB_OK)
+        fprintf(stderr, "kbench: %s\n", err.s);
+    kb_sb_free(&err);
+    return st == KB_OK ? -1 : st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
 }
 
 int kb_cmd_estimate(const kb_estimate_opts *o)
@@ -121,38 +133,26 @@ int kb_cmd_estimate(const kb_estimate_opts *o)
     kb_peaks peaks;
     memset(&x, 0, sizeof x);
     x.o = o;
-    x.be = &kb_backend_cuda;
     int rc = target_of(o, &x, &peaks);
-    if (rc)
-        return rc;
-    kb_plan plan;
-    kb_sb err;
-    kb_sb_init(&err);
-    kb_status st = kb_walk_plan(o->run.suite_path, x.be->caps, 1, &plan, &err);   /* full shapes */
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err.s);
-        kb_sb_free(&err);
-        return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
-    }
-    kb_sb_free(&err);
-    kb_sb_init(&x.defs);
-    x.mods = kb_modules_new_build_only(x.be, NULL, o->run.cache_dir, kb_kernels_dir());
-    kb_walk_opts wo = { o->run.filters, o->run.n_filters, NULL, { x.sm, 0, kb_arch_max_shmem_optin(x.sm) } };
-    print_header(&x);
-    kb_walk_counts n;
-    kb_modules_start(x.mods, kb_run_jobs(&o->run, x.be->caps, 0));
-    rc = kb_walk_prefetch(&plan, &wo, x.mods, x.sm);
     if (rc == 0)
-        rc = kb_walk(&plan, &wo, estimate_case, &x, &n);
+        rc = plan_of(o, &x);
+    if (rc >= 0) {
+        kb_session_close(x.s);
+        return rc;
+    }
+    print_header(&x);
+    kb_session_start(x.s);
+    const kb_cases *l = kb_session_cases(x.s);
+    for (int64_t i = 0; i < l->n; i++)
+        kb_session_prefetch(x.s, &l->items[i]);
+    for (int64_t i = 0; i < l->n; i++)
+        estimate_case(&x, &l->items[i]);
     fflush(stdout);
     fprintf(stderr, "kbench estimate: %s, sm_%d: %d cases estimated (static model, not measurements), %d failed to "
             "compile, %d skipped\n", x.x.gpu->name, x.sm, x.n_ok, x.n_err, x.n_skip);
-    kb_modules_free(x.mods);
-    kb_plan_free(&plan);
-    kb_sb_free(&x.defs);
-    if (rc < 0)
-        return KB_EXIT_SETUP;
-    if (o->run.n_filters > 0 && n.visited == 0) {
+    int64_t selected = l->n;
+    kb_session_close(x.s);
+    if (o->run.n_filters > 0 && selected == 0) {
         fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
         return KB_EXIT_INPUT;
     }

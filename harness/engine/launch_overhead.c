@@ -216,7 +216,7 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
     out->empty_eager_us = out->empty_graph_us = out->empty_host_us = NAN;
     if (n < 1)
         return kb_run_fail(r, KB_ERR_INPUT, "launch overhead: n = %d executions", n);
-    if (!r->be->graph_begin)
+    if (!(r->be->caps & KB_CAP_GRAPHS))
         return kb_run_fail(r, KB_ERR_LAUNCH, "launch overhead: backend %s cannot capture graphs", r->be->name);
 
     launcher cl = { r, state, NULL };

@@ -185,8 +185,8 @@ static int clock_keeps(sampler *s)
 {
     int mhz = 0, ref_mhz = 0;
     kb_measurement *m = s->m;
-    if (!(s->o->throttle_threshold > 0) || !s->r->be->sample_clock ||
-        !s->r->be->sample_clock(s->r->bx, &mhz, &ref_mhz) || mhz <= 0 || ref_mhz <= 0)
+    if (!(s->o->throttle_threshold > 0) || !kb_be_sample_clock(s->r->be, s->r->bx, &mhz, &ref_mhz) || mhz <= 0 ||
+        ref_mhz <= 0)
         return 1;
     m->clock_ref_mhz = ref_mhz;
     if (mhz < s->o->throttle_threshold * ref_mhz)
@@ -319,7 +319,7 @@ static kb_status capture(kb_run *r, void *state, kb_graph **g)
     const kb_backend *be = r->be;
     kb_status st;
     *g = NULL;
-    if (!be->graph_begin)
+    if (!(be->caps & KB_CAP_GRAPHS))
         return kb_run_fail(r, KB_ERR_LAUNCH, "backend %s cannot capture graphs", be->name);
     if ((st = be->graph_begin(r->bx)) != KB_OK)
         return kb_run_fail(r, st, "graph capture: %s", be->last_error(r->bx));

@@ -2,6 +2,7 @@
  * pieces every report writer shares (see report_rows.h). */
 #include "results/report_rows.h"
 
+#include "core/report.h"
 #include "engine/family.h"
 #include "results/record.h"
 #include "results/record_json.h"
@@ -145,7 +146,7 @@ static kb_status load_run_id(const char *id, const char *dir, json_t ***out, siz
         json_t **recs;
         size_t m;
         if (kb_record_load(path.s, &recs, &m, &lerr) != KB_OK) {
-            fprintf(stderr, "kbench: warning: skipping %s\n", lerr.s);
+            kb_report(KB_REPORT_WARNING, "skipping %s", lerr.s);
             m = 0;
             recs = NULL;
         }

@@ -43,8 +43,7 @@ void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b)
     kb_sb_printf(b, "/pad%d/%s", c->pad, kb_launch_name(c->launch));
 }
 
-/* "variant(P=v,...)": the variant and the config params that apply to it. */
-static char *config_label(const kb_family *f, const kb_case *c)
+char *kb_tune_config_label(const kb_family *f, const kb_case *c)
 {
     kb_sb b;
     kb_sb_init(&b);
@@ -125,7 +124,7 @@ static int add_config(kb_tune_problem *p, const kb_family *f, const kb_walk_item
     kb_tune_config *c = &p->configs[p->n];
     c->case_index = it->index;
     c->id = strdup(it->id);
-    c->config = config_label(f, it->c);
+    c->config = kb_tune_config_label(f, it->c);
     if (!c->id || !c->config)
         return -1;
     for (int a = 0; a < p->n_axes; a++) {
@@ -161,12 +160,14 @@ static int visit(void *user, const kb_walk_item *it)
     return add_config(p, f, it) < 0 ? 1 : 0;
 }
 
-kb_status kb_tune_space_build(const kb_plan *p, const kb_walk_opts *o, kb_tune_space *out)
+kb_status kb_tune_space_of_cases(const kb_plan *p, const kb_cases *l, kb_tune_space *out)
 {
     memset(out, 0, sizeof *out);
     build_ctx x = { p, out, { 0 } };
     kb_sb_init(&x.key);
-    int rc = kb_walk(p, o, visit, &x, NULL);
+    int rc = 0;
+    for (int64_t i = 0; i < l->n && rc == 0; i++)
+        rc = visit(&x, &l->items[i].it);
     kb_sb_free(&x.key);
     if (rc != 0) {
         kb_tune_space_free(out);

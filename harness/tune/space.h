@@ -7,8 +7,9 @@
  * configuration is how it is computed: the variant, the tile params (the upper-case -D
  * params: BM, BLOCK, VEC, STAGES, ...), cuBLASLt's algorithm rank `algo`, and every param
  * that applies to some variants only (gelu vec's max_grid, cuBLASLt's workspace). The
- * space is built by the one plan
- * walk (suite/walk.c): a case valid() refuses never enters it (counted with its reason).
+ * space is built from the one plan
+ * walk (a session's case list, session/cases.h): a case valid() refuses never enters it
+ * (counted with its reason).
  *
  * Each configuration carries, per axis (axis 0 the variant, then each config param of
  * the family), the index of its value among the values that axis takes in the problem:
@@ -17,7 +18,7 @@
 #ifndef KB_TUNE_SPACE_H
 #define KB_TUNE_SPACE_H
 
-#include "suite/walk.h"
+#include "session/cases.h"
 
 #define KB_TUNE_MAX_AXES (1 + KB_MAX_PARAMS)
 
@@ -49,12 +50,17 @@ typedef struct {
 /* 1 when param i of family f is a configuration axis (see the file comment). */
 int kb_tune_param_is_config(const kb_family *f, int i);
 
+/* "variant(P=v,...)": the variant of c and the config params that apply to it
+ * (malloc'ed; NULL when out of memory). */
+char *kb_tune_config_label(const kb_family *f, const kb_case *c);
+
 /* The problem key of case c of family f into b (cleared first). */
 void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b);
 
-/* Build the space of plan p's cases that the walk options o select. KB_OK, or
- * KB_ERR_INTERNAL when out of memory. Free with kb_tune_space_free. */
-kb_status kb_tune_space_build(const kb_plan *p, const kb_walk_opts *o, kb_tune_space *out);
+/* Build the space of plan p's cases that a walk selected (a session's list:
+ * kb_session_cases; kb_cases_build), without walking again. KB_OK, or KB_ERR_INTERNAL
+ * when out of memory. Free with kb_tune_space_free. */
+kb_status kb_tune_space_of_cases(const kb_plan *p, const kb_cases *l, kb_tune_space *out);
 void kb_tune_space_free(kb_tune_space *s);
 
 #endif /* KB_TUNE_SPACE_H */

@@ -464,7 +464,7 @@ static kb_status emu_graph_launch(kb_backend_ctx *x, kb_graph *g)
 
 const kb_backend kb_backend_emu = {
     .name = "emu",
-    .caps = KB_CAP_GRAPHS,   /* CPU timings, no roofline, check shapes, no vendor libraries */
+    .caps = KB_CAP_GRAPHS | KB_CAP_RESOURCES, /* CPU timings, no roofline, check shapes, no vendor libraries */
     .init = emu_init,
     .fini = emu_fini,
     .last_error = emu_last_error,
