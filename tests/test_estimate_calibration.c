@@ -29,7 +29,9 @@
 /* QuACK (CuTe-DSL memory-bound kernels), H100 80GB HBM3, batch 8k-32k rows: "our impl ...
  * generally maintains a model memory throughput about 3 TB/s (~90% peak) for a reduction
  * dimension larger than 4k" for RMSNorm, softmax and cross entropy, fp32 and bf16. */
-#define QUACK "Guo, Zadouri, Dao 2025, 'Getting Memory-bound Kernels to Speed-of-Light' (Dao-AILab/quack, media/2025-07-10-membound-sol.md): about 3 TB/s for rows > 4k"
+#define QUACK                                                                                                  \
+    "Guo, Zadouri, Dao 2025, 'Getting Memory-bound Kernels to Speed-of-Light' (Dao-AILab/quack, "              \
+    "media/2025-07-10-membound-sol.md): about 3 TB/s for rows > 4k"
 
 typedef struct {
     const char *what;           /* the published kernel and problem */

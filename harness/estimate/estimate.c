@@ -116,8 +116,8 @@ static void roofs(const kb_traffic *t, const kb_case *c, kb_dtype path, const kb
     /* a warp's softmax waits for its first product and feeds the second; inside it the FP32
      * and SFU work (independent instructions, separate pipes) overlap, the conversions follow */
     if (t->serial_pipes)
-        e->roof_us[KB_ROOF_PIPES] = e->roof_us[KB_ROOF_TENSOR] + fmax(e->roof_us[KB_ROOF_SIMT], e->roof_us[KB_ROOF_SFU]) +
-                                    e->roof_us[KB_ROOF_CVT];
+        e->roof_us[KB_ROOF_PIPES] = e->roof_us[KB_ROOF_TENSOR] +
+                                    fmax(e->roof_us[KB_ROOF_SIMT], e->roof_us[KB_ROOF_SFU]) + e->roof_us[KB_ROOF_CVT];
     e->roof_us[KB_ROOF_ISSUE] = at_rate(t->warp_insts, sms * a->issue_per_clk * clk);
     e->roof_us[KB_ROOF_SMEM] = at_rate(t->smem_bytes, sms * a->smem_bytes_clk * clk);
     e->roof_us[KB_ROOF_L2] = at_rate(t->l2_bytes, a->l2_bytes_clk * clk);
