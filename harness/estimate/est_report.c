@@ -39,7 +39,7 @@ static void case_fields(json_t *o, const kb_est_row *r)
 
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static json_t *row_json(const kb_est_row *r)
+json_t *kb_est_row_json(const kb_est_row *r)
 {
     const kb_estimate *e = &r->e;
     json_t *o = json_pack("{sb ss}", "estimate", 1, "case_id", r->id), *roofs = json_object();
@@ -98,7 +98,7 @@ static kb_status write_json(const kb_est_rows *rows, const kb_est_report_opts *o
     int n = kb_est_select(rows, o, &idx);
     json_t *list = json_array(), *skipped = json_array(), *sum = summary_json(rows);
     for (int i = 0; i < n; i++)
-        json_array_append_new(list, row_json(&rows->rows[idx[i]]));
+        json_array_append_new(list, kb_est_row_json(&rows->rows[idx[i]]));
     for (size_t i = 0; i < rows->n; i++)
         if (rows->rows[i].status != KB_EST_ROW_OK)
             json_array_append_new(skipped,
