@@ -3,8 +3,12 @@
  * records at the sizes of tests/data/model_tiny.yaml against numbers computed by hand
  * (step time, per token, tokens/s, N, MFU, bandwidth, shares, the op to optimise first,
  * the precision what-if, missing and not-modelled ops); the same records as an emulator
- * run (labelled CPU, no MFU); the JSON, markdown and HTML writers. */
+ * run (labelled CPU, no MFU); the JSON, markdown and HTML writers; an estimate roll-up
+ * (model/model_estimate.h): measured GPU ops of the same GPU model kept, estimates filling
+ * the rest, each marked, emulator rows and other GPU models never used, an op without a
+ * suite case missing. */
 #include "check.h"
+#include "model/model_estimate.h"
 #include "model/model_json.h"
 #include "model/model_report.h"
 
@@ -272,11 +276,104 @@ static void test_rollup_emulator_and_writers(void)
     kb_model_free(&m);
 }
 
+/* The ESTIMATE records a suite's estimates would give: make_run's GPU records (the decode
+ * norm's ok this time, and no lm_head at decode) at twice the time, clock "estimate". */
+static void make_est(kb_report_run *est)
+{
+    kb_report_run gpu;
+    make_run(&gpu, 0);
+    json_t **recs = malloc((gpu.n + 1) * sizeof *recs);
+    size_t n = 0;
+    for (size_t i = 0; i < gpu.n; i++) {
+        json_t *r = json_deep_copy(gpu.recs[i]);
+        json_t *t = json_object_get(r, "timing"), *dims = json_object_get(r, "dims");
+        if (json_integer_value(json_object_get(dims, "m")) == 4 &&
+            json_integer_value(json_object_get(dims, "n")) == 100) {
+            json_decref(r);   /* the decode lm_head: no suite case of it */
+            continue;
+        }
+        json_object_set_new(t, "clock", json_string("estimate"));
+        json_object_set_new(t, "median_us", json_real(2 * json_number_value(json_object_get(t, "median_us"))));
+        if (!strcmp(json_string_value(json_object_get(r, "family")), "layernorm"))
+            json_object_set_new(r, "status", json_string("ok"));   /* the decode norm: estimated */
+        json_object_set_new(json_object_get(r, "device"), "name", json_string("EST (ESTIMATE)"));
+        recs[n++] = r;
+    }
+    kb_report_run_free(&gpu);
+    CHECK(kb_report_run_from(recs, n, "estimate", est) == KB_OK);
+}
+
+static void test_rollup_estimate(void)
+{
+    kb_model m;
+    kb_report_run run, emu, est;
+    kb_est_setup s;
+    kb_sb err;
+    kb_sb_init(&err);
+    if (!load_tiny(&m)) return;
+    CHECK_MSG(kb_est_setup_target("h100-sxm", "data/peaks.json", NULL, &s, &err) == KB_OK, "%s", err.s);
+    make_run(&run, 0);
+    make_run(&emu, 1);
+    make_est(&est);
+    kb_model_rollup *r = malloc(sizeof *r);
+    /* the run's GPU records where they exist (prefill as test_rollup_gpu: 59 us), the estimate
+     * for the decode norm (its run case is wrong: 2 x 1 us estimated) */
+    kb_model_rollup_est(&m, &run, 1, "", &est, &s.peaks, -1, r);
+    const kb_model_phase_res *P = &r->ph[KB_PHASE_PREFILL], *D = &r->ph[KB_PHASE_DECODE];
+    CHECK(NEAR(P->step_us, 59) && P->n_missing == 0 && !P->ops[1].estimated &&
+          !strcmp(kb_model_op_row(r, &P->ops[1])->clock, "gpu"));
+    CHECK(D->ops[0].estimated && NEAR(D->ops[0].time_us, 2) &&
+          !strcmp(kb_model_op_row(r, &D->ops[0])->clock, "estimate"));
+    CHECK(D->n_missing == 0 && !D->ops[4].estimated && NEAR(D->ops[4].time_us, 2));
+    CHECK(!strcmp(kb_model_timing_label(r), "GPU-measured + ESTIMATE") && NEAR(r->peak_tflops, 989.4));
+    json_t *j = kb_model_json(r), *pre = json_object_get(json_object_get(j, "phases"), "prefill");
+    CHECK(json_is_true(json_object_get(j, "estimate")));
+    json_t *qkv = json_array_get(json_object_get(pre, "ops"), 1);
+    CHECK(!strcmp(json_string_value(json_object_get(qkv, "source")), "measured"));
+    json_decref(j);
+    /* the run not used (another GPU model): every op estimated, twice the time; the decode
+     * lm_head has no suite case: missing, never extrapolated */
+    kb_model_rollup_est(&m, &run, 0, "the run is on SYN-GPU", &est, &s.peaks, -1, r);
+    CHECK(NEAR(r->ph[0].step_us, 118) && r->ph[0].ops[1].estimated && !r->use_run);
+    CHECK(D->n_missing == 1 && D->ops[4].row < 0 && strstr(D->ops[4].why, "among the suite's estimates"));
+    CHECK(!strcmp(kb_model_timing_label(r), "ESTIMATE (static model, not measured)"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK(kb_model_write(r, KB_MODEL_MD, out) == KB_OK);
+    fclose(out);
+    CHECK(buf && strstr(buf, "(ESTIMATE)") && strstr(buf, "(estimate)") &&
+          strstr(buf, "is not used: the run is on SYN-GPU") && strstr(buf, "[ESTIMATE]") && !strstr(buf, "(gpu)"));
+    free(buf);
+    /* an emulator run beside estimates: its CPU times are never used, even when asked */
+    kb_model_rollup_est(&m, &emu, 1, "", &est, &s.peaks, -1, r);
+    CHECK(!r->use_run && !r->emulator && NEAR(r->ph[0].step_us, 118) && strstr(r->run_note, "CPU timings"));
+    /* which runs stand beside h100-sxm estimates */
+    char note[256];
+    CHECK(!kb_model_run_matches(&run, &s, "data/peaks.json", note, sizeof note) && strstr(note, "SYN-GPU") &&
+          strstr(note, "H100 SXM5"));
+    CHECK(!kb_model_run_matches(&emu, &s, "data/peaks.json", note, sizeof note) && strstr(note, "CPU timings"));
+    json_object_set_new(json_object_get(run.recs[0], "device"), "name", json_string("NVIDIA H100 80GB HBM3"));
+    kb_report_run h100;
+    json_t **one = malloc(sizeof *one);
+    one[0] = json_incref(run.recs[0]);
+    CHECK(kb_report_run_from(one, 1, "h100", &h100) == KB_OK);
+    CHECK(kb_model_run_matches(&h100, &s, "data/peaks.json", note, sizeof note) && note[0] == 0);
+    kb_report_run_free(&h100);
+    free(r);
+    kb_report_run_free(&run);
+    kb_report_run_free(&emu);
+    kb_report_run_free(&est);
+    kb_model_free(&m);
+    kb_sb_free(&err);
+}
+
 int main(void)
 {
     RUN(test_shipped_models_load);
     RUN(test_parser_errors);
     RUN(test_rollup_gpu);
     RUN(test_rollup_emulator_and_writers);
+    RUN(test_rollup_estimate);
     TEST_MAIN_END();
 }
