@@ -44,3 +44,22 @@ kb_status kb_backend_open(const char *name, const kb_backend_opts *bo, const kb_
     *be = b;
     return st;
 }
+
+kb_status kb_backend_tmap_encode(const kb_backend *b, kb_backend_ctx *x, const kb_tmap_desc *d, kb_arg *out,
+                                 char *err, size_t errlen)
+{
+    unsigned char map[KB_TMAP_BYTES];
+    if (kb_tmap_validate(d, err, errlen) != 0)
+        return KB_ERR_INPUT;
+    if (!(b->caps & KB_CAP_TMA) || !b->tmap_encode) {
+        snprintf(err, errlen, "the %s backend cannot encode tensor maps (no KB_CAP_TMA)", b->name);
+        return KB_ERR_INPUT;
+    }
+    kb_status st = b->tmap_encode(x, d, map);
+    if (st != KB_OK) {
+        snprintf(err, errlen, "%s", b->last_error(x));
+        return st;
+    }
+    *out = kb_arg_tmap(map);
+    return KB_OK;
+}
