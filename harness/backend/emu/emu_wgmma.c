@@ -365,6 +365,10 @@ static void retire(kb_emu_wg *g, kb_emu_tma *tma, kb_emu_thr *t, unsigned k)
 void kb_emu_wg_wait(kb_emu_wg *g, kb_emu_tma *tma, kb_emu_thr *t, unsigned n)
 {
     kb_emu_wg_thread *th = &g->th[t->pub.linear];
+    /* a scheduling point: the wgmma runs while others do, so a producer released too early
+     * (an mbarrier arrive before this wait) gets to issue its copy into the operands now */
+    if (th->n && th->committed > n && th->rec[0].group < th->committed - n)
+        kb_emu_block_yield(t);
     if (th->committed > n)
         while (th->n && th->rec[0].group < th->committed - n)
             retire(g, tma, t, 0);
