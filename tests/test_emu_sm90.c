@@ -431,7 +431,11 @@ static void run_pipeline(kb_backend_ctx *x, kb_module *m, int bug, const char *w
     CHECK(kb_backend_tmap_encode(B, x, &d, &mb, err, sizeof err) == KB_OK);
     kb_arg args[] = { ma, mb, kb_arg_ptr(dc), kb_arg_i32(KT), kb_arg_i32(bug) };
     kb_status st = launch(x, m, "pipeline", 1, 1, 1, 256, 1, 1, 32768, args, 5);
-    if (want) {
+    if (want && !*want) {
+        CHECK_MSG(st != KB_OK && (contains(B->last_error(x), "mbarrier wait on a stale parity") ||
+                                  contains(B->last_error(x), "deadlock")), "pipeline bug %d: %s", bug,
+                  st == KB_OK ? "passed" : B->last_error(x));
+    } else if (want) {
         CHECK_MSG(st != KB_OK && contains(B->last_error(x), want), "pipeline bug %d: %s (want '%s')", bug,
                   st == KB_OK ? "passed" : B->last_error(x), want);
     } else {
@@ -461,8 +465,14 @@ static void test_pipeline_schedules(void)
         CHECK(B->init(&o, &x, err, sizeof err) == KB_OK);
         kb_module *m = build_sm90(x);
         run_pipeline(x, m, 0, NULL);
-        run_pipeline(x, m, 1, "TMA load into shared memory a wgmma in flight reads");
-        run_pipeline(x, m, 3, "mbarrier wait on a stale parity");
+        /* released before the wgmma retired: the producer's next copy into the stage meets the
+         * wgmma still in flight - where the schedule lets the producer run before the consumers
+         * retire. Warp-ahead never does (the consumers' higher warps always run first), so
+         * there the early release goes unseen; lockstep and random catch it. */
+        if (s != 1)
+            run_pipeline(x, m, 1, "TMA load into shared memory a wgmma in flight reads");
+        /* a parity that does not flip: seen as stale, or as the hang it causes */
+        run_pipeline(x, m, 3, s == 0 ? "mbarrier wait on a stale parity" : "");
         B->unload(x, m);
         B->fini(x);
     }

@@ -19,7 +19,8 @@ extern "C" __global__ void mbar_phases(int *out)
     uint64_t st = kb_mbar_arrive(&bar[0]);
     kb_mbar_wait_parity(&bar[0], 0);                             /* phase 0 completes */
     int after = kb_mbar_test_wait(&bar[0], st);                  /* 1 */
-    uint64_t st1 = kb_mbar_arrive_expect_tx(&bar[0], 16);        /* phase 1: 64 arrivals + 16 bytes */
+    /* phase 1: 64 arrivals, one with 16 transaction bytes, which thread 0 completes */
+    uint64_t st1 = i == 0 ? kb_mbar_arrive_expect_tx(&bar[0], 16) : kb_mbar_arrive(&bar[0]);
     if (i == 0)
         kb_mbar_complete_tx(&bar[0], 16);
     kb_mbar_wait_parity(&bar[0], 1);
@@ -326,7 +327,7 @@ extern "C" __global__ void pipeline(const __grid_constant__ kb_tmap tma, const _
     }
     __syncthreads();
     if (i < 128) {
-        if (i != 0)
+        if (i >= 32 || !kb_elect_one())   /* one lane of warp 0 produces */
             return;
         for (int kt = 0; kt < kt_count; kt++) {
             int s = kt % 2;

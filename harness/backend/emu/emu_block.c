@@ -238,7 +238,8 @@ static void dispatch(kb_emu_worker *w, kb_emu_ctx *from)
         kb_emu_thr *t = &w->thr[take_runnable(w)];
         enter_thread(w, t);
         w->cur = t->fiber;
-        kb_emu_fiber_switch(from, &t->fiber->ctx);
+        if (&t->fiber->ctx != from)   /* a thread that yielded may be the next to run: it just goes on */
+            kb_emu_fiber_switch(from, &t->fiber->ctx);
     } else {
         kb_emu_fiber_switch(from, &w->sched);   /* block over, stuck, or out of stacks */
     }

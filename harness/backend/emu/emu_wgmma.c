@@ -231,6 +231,9 @@ void kb_emu_wg_fence(kb_emu_wg *g, kb_emu_thr *t) { g->th[t->pub.linear].fenced 
 void kb_emu_wg_mma(kb_emu_wg *g, kb_emu_tma *tma, const kb_emu_proxy *proxy, kb_emu_thr *t, const kb_emu_wgmma_op *op)
 {
     kb_emu_wg_thread *th = &g->th[t->pub.linear];
+    if ((t->pub.linear / 128 + 1) * 128 > t->w->n)
+        fail(t, "wgmma.mma_async by a warpgroup of %u threads: a warpgroup is 4 whole warps, 128 threads (PTX ISA "
+             "9.7.15.1), and the block has %u", t->w->n - t->pub.linear / 128 * 128, t->w->n);
     if (!th->fenced)
         fail(t, "wgmma.mma_async without a wgmma.fence since this thread's last wgmma.wait_group: the fence orders "
              "the thread's register accesses before the asynchronous wgmma (PTX ISA 9.7.15.7.1)");
@@ -365,10 +368,17 @@ static void retire(kb_emu_wg *g, kb_emu_tma *tma, kb_emu_thr *t, unsigned k)
 void kb_emu_wg_wait(kb_emu_wg *g, kb_emu_tma *tma, kb_emu_thr *t, unsigned n)
 {
     kb_emu_wg_thread *th = &g->th[t->pub.linear];
-    /* a scheduling point: the wgmma runs while others do, so a producer released too early
-     * (an mbarrier arrive before this wait) gets to issue its copy into the operands now */
-    if (th->n && th->committed > n && th->rec[0].group < th->committed - n)
+    /* wgmma.wait_group is .sync.aligned: the warpgroup meets (with the same N). Then a
+     * scheduling point: the wgmmas run while others do, so a producer the warpgroup released
+     * too early (an mbarrier arrive before this wait) issues its copy into the operands first. */
+    const void *const *slots;
+    if (kb_emu_wg_rendezvous(t, (const void *)(uintptr_t)(n + 1), &slots, "wgmma.wait_group")) {
+        for (unsigned i = 0; i < 128; i++)
+            if ((uintptr_t)slots[i] != n + 1)
+                fail(t, "wgmma.wait_group: the threads of warpgroup %u disagree on N (%u vs %u): it is .sync.aligned",
+                     t->pub.linear / 128, n, (unsigned)(uintptr_t)slots[i] - 1);
         kb_emu_block_yield(t);
+    }
     if (th->committed > n)
         while (th->n && th->rec[0].group < th->committed - n)
             retire(g, tma, t, 0);
