@@ -512,6 +512,54 @@ static void test_setmaxnreg(void)
     B->free(X, o);
 }
 
+/* The remaining rules, one kernel mode each. */
+static void test_more_rules(void)
+{
+    kb_dptr o = dalloc(X, 4096);
+    static const char *const mbar_want[] = { "mbarrier.init of a live mbarrier", "more arrivals than its expected count",
+                                             "mbarrier wait on a stale phase", "not 8-byte aligned",
+                                             "not in shared memory", "count 0 out of range", "mbarrier use before init" };
+    for (int k = 0; k < 7; k++) {
+        kb_arg a[] = { kb_arg_ptr(o), kb_arg_i32(k) };
+        expect_fail(X, M90, "mbar_misc", 32, 0, a, 2, mbar_want[k]);
+    }
+    static const char *const wg_want[] = { "threads of warpgroup 0 disagree", "disagree on N", "base offset",
+                                           "A registers written while a wgmma was in flight" };
+    for (int k = 0; k < 4; k++) {
+        kb_arg a[] = { kb_arg_ptr(o), kb_arg_i32(k) };
+        expect_fail(X, M90, "wg_misc", 128, 4096, a, 2, wg_want[k]);
+    }
+    kb_arg b[] = { kb_arg_ptr(o) };
+    expect_fail(X, M90, "named_bar_disagree", 128, 0, b, 1, "disagree on the count of barrier 1");
+    kb_arg z[] = { kb_arg_ptr(o), kb_arg_i32(0), kb_arg_i32(64) };
+    expect_fail(X, M90, "named_bar", 64, 0, z, 3, "barrier 0 is __syncthreads'");
+    expect_fail(X, M90, "regs_down", 256, 0, b, 1, ".inc may only raise the count");
+    /* 128 zero bytes are not a tensor map */
+    unsigned char zero[KB_TMAP_BYTES] = { 0 };
+    kb_arg t[] = { kb_arg_tmap(zero), kb_arg_ptr(o), kb_arg_i32(256), kb_arg_i32(2), kb_arg_i32(0), kb_arg_i32(0),
+                   kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0) };
+    expect_fail(X, M90, "tma_load_box", 128, 4096, t, 11, "is not one kb_backend_tmap_encode made");
+    B->free(X, o);
+}
+
+/* wgmma reading operands written without fence.proxy.async (a checked build sees the writes). */
+static void test_wgmma_proxy_fence(void)
+{
+    kb_backend_opts opt = { .emu_threads = 1, .emu_checks = KB_EMU_CHECK_RACE | KB_EMU_CHECK_INIT };
+    kb_backend_ctx *x = NULL;
+    char err[256];
+    CHECK(B->init(&opt, &x, err, sizeof err) == KB_OK);
+    kb_module *m = build_sm90(x);
+    kb_dptr o = dalloc(x, 512);
+    kb_arg a[] = { kb_arg_ptr(o), kb_arg_i32(5) };   /* mode 5: a clean run, fenced */
+    CHECK_MSG(launch(x, m, "wg_misc", 1, 1, 1, 128, 1, 1, 4096, a, 2) == KB_OK, "%s", B->last_error(x));
+    a[1] = kb_arg_i32(4);
+    expect_fail(x, m, "wg_misc", 128, 4096, a, 2, "async proxy read without fence.proxy.async: wgmma");
+    B->free(x, o);
+    B->unload(x, m);
+    B->fini(x);
+}
+
 /* ---- tensor-map validation (cuTensorMapEncodeTiled's rules) ---- */
 /* Break rule k of a valid map; the reason names it. */
 static const char *break_rule(kb_tmap_desc *d, int k)
@@ -662,6 +710,8 @@ int main(void)
         RUN(test_pipeline_schedules);
         RUN(test_named_barriers);
         RUN(test_setmaxnreg);
+        RUN(test_more_rules);
+        RUN(test_wgmma_proxy_fence);
         RUN(test_tmap_validate);
         RUN(test_tmap_arg_ffi);
         B->unload(X, M90);

@@ -362,3 +362,87 @@ extern "C" __global__ void pipeline(const __grid_constant__ kb_tmap tma, const _
         for (int e = 0; e < 4; e++)
             c[(16 * w + g + 8 * (e >> 1)) * 64 + 8 * b + 2 * t + (e & 1)] = acc[4 * b + e];
 }
+
+/* ---- more broken rules, one per mode ---- */
+extern "C" __global__ void mbar_misc(int *out, int mode)
+{
+    KB_SHARED(uint64_t, bar, [2]);
+    if (threadIdx.x == 0) {
+        kb_mbar_init(&bar[0], 1);
+        if (mode == 0)
+            kb_mbar_init(&bar[0], 1);                                  /* init of a live barrier */
+        if (mode == 1)
+            kb_mbar_arrive_cnt(&bar[0], 2);                            /* more arrivals than pending */
+        if (mode == 2) {
+            uint64_t st = kb_mbar_arrive(&bar[0]);                     /* phase 0 */
+            kb_mbar_arrive(&bar[0]);
+            kb_mbar_arrive(&bar[0]);                                   /* now phase 3 */
+            kb_mbar_test_wait(&bar[0], st);                            /* a stale token */
+        }
+        if (mode == 3)
+            kb_mbar_init(reinterpret_cast<uint64_t *>(reinterpret_cast<char *>(&bar[1]) + 4), 1);
+        if (mode == 4)
+            kb_mbar_init(reinterpret_cast<uint64_t *>(out), 1);        /* global memory */
+#ifdef KB_EMU   /* NVRTC 13.0 itself crashes (SIGSEGV) compiling mbarrier.init with a count of 0 */
+        if (mode == 5)
+            kb_mbar_init(&bar[1], 0);                                  /* count 0 */
+#endif
+        if (mode == 6) {
+            kb_mbar_inval(&bar[0]);
+            kb_mbar_arrive(&bar[0]);                                   /* invalidated */
+        }
+    }
+    out[threadIdx.x] = 1;
+}
+
+/* mode 0: descriptors differ across the warpgroup; 1: wait_group N differs; 2: a base offset;
+ * 3: the A registers change in flight (register form); 4: no fence.proxy.async after the
+ * generic writes of the operands (a checked build sees them). */
+extern "C" __global__ void wg_misc(float *out, int mode)
+{
+    KB_DYN_SHARED(unsigned char, smem);
+    int i = (int)threadIdx.x;
+    for (int k = i; k < 4096; k += 128)
+        smem[k] = 0;
+    if (mode != 4)
+        kb_fence_proxy_async();
+    __syncthreads();
+    float acc[4] = { 0, 0, 0, 0 };
+    uint32_t a[4] = { 0, 0, 0, 0 };
+    uint64_t da = kb_wgmma_desc(smem, KB_WG_SW_NONE, 128, 256), db = kb_wgmma_desc(smem + 2048, 0, 128, 256);
+    if (mode == 0 && i == 5)
+        db = kb_wgmma_desc(smem + 2064, 0, 128, 256);
+    if (mode == 2)
+        da |= 1ull << 49;
+    kb_wgmma_fence();
+    if (mode == 3)
+        kb_wgmma_f32_bf16_rs<8>(acc, a, db, 0);
+    else
+        kb_wgmma_f32_bf16<8>(acc, da, db, 0);
+    kb_wgmma_commit();
+    if (mode == 3)
+        a[0] = 1;
+    if (mode == 1 && i == 3)
+        kb_wgmma_wait<1>();
+    else
+        kb_wgmma_wait<0>();
+    out[i] = acc[0] + (float)a[0];
+}
+
+/* Warp 0 arrives at barrier 1 expecting 64 threads, the others sync expecting 96. */
+extern "C" __global__ void named_bar_disagree(int *out)
+{
+    if (threadIdx.x < 32)
+        kb_bar_arrive(1, 64);
+    else
+        kb_bar_sync(1, 96);
+    out[threadIdx.x] = 1;
+}
+
+/* Warpgroup 1 "increases" below what it holds. */
+extern "C" __global__ void regs_down(int *out)
+{
+    if (threadIdx.x >= 128)
+        kb_setmaxnreg_inc<32>();
+    out[threadIdx.x] = 1;
+}
