@@ -18,15 +18,21 @@ typedef struct {
     kb_emu_sync90 sync;
     kb_emu_proxy proxy;
     int proxy_on;                 /* this launch records generic shared writes */
+    int dirty;                    /* a block used the machinery since the last reset */
 } sm90_state;
 
+/* A new block: the last one's state forgotten - only when a block used it, so a worker that
+ * once ran an sm_90 kernel costs today's kernels nothing per block. */
 static void ext_block_start(kb_emu_worker *w)
 {
     sm90_state *s = w->ext_state;
-    kb_emu_wg_reset(&s->wg, &s->tma);
-    kb_emu_tma_reset(&s->tma);
-    kb_emu_mbars_reset(&s->mbar);
-    kb_emu_sync90_reset(&s->sync);
+    if (s->dirty) {
+        kb_emu_wg_reset(&s->wg, &s->tma);
+        kb_emu_tma_reset(&s->tma);
+        kb_emu_mbars_reset(&s->mbar);
+        kb_emu_sync90_reset(&s->sync);
+        s->dirty = 0;
+    }
     if (s->proxy_on)
         kb_emu_proxy_block(&s->proxy);
 }
@@ -133,13 +139,17 @@ static sm90_state *get(kb_emu_thread *p)
     if (!w->ext_state && !alloc_state(w))
         kb_emu_thread_fail(t, KB_ERR_OOM, "emu: out of memory for the sm_90 machinery");
     w->ext_live = 1;
+    ((sm90_state *)w->ext_state)->dirty = 1;
     return w->ext_state;
 }
 
 kb_status kb_emu_sm90_begin(kb_emu_worker *w, int record_proxy)
 {
-    if (!record_proxy)
+    if (!record_proxy) {
+        if (w->ext_state)
+            ((sm90_state *)w->ext_state)->proxy_on = 0;
         return KB_OK;
+    }
     sm90_state *s = w->ext_state ? w->ext_state : alloc_state(w);
     if (!s)
         return KB_ERR_OOM;
