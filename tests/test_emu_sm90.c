@@ -158,6 +158,62 @@ static void test_tma_loads(void)
     check_tma_load(2, d2, b2, c2, 0, 0);
     check_tma_load(3, d3, b3, c3, 64, 0);
     check_tma_load(5, d5, b5, c5, 32, 0);
+    uint64_t d4[] = { 40, 5, 3, 4 };
+    uint32_t b4[] = { 32, 4, 2, 3 };
+    int c4[] = { 24, 3, -1, 2, 0 };
+    check_tma_load(4, d4, b4, c4, 0, 0);
+}
+
+/* A rank-r box stored partly out of bounds: in-bounds elements written, nothing else. */
+static void check_tma_store(unsigned rank, const uint64_t *dims, const uint32_t *box, const int *c)
+{
+    uint64_t stride[5] = { 2 }, total;
+    stride[1] = (dims[0] * 2 + 15) / 16 * 16;
+    for (unsigned i = 2; i < rank; i++)
+        stride[i] = stride[i - 1] * dims[i - 1];
+    total = stride[rank - 1] * dims[rank - 1];
+    uint32_t n = 1;
+    for (unsigned i = 0; i < rank; i++)
+        n *= box[i];
+    uint16_t *src = malloc(n * 2), *out = malloc(total), *want = calloc(total, 1);
+    for (uint32_t e = 0; e < n; e++) {
+        src[e] = (uint16_t)(e * 7 + 1);
+        uint64_t r = e, off = 0;
+        int in = 1;
+        for (unsigned i = 0; i < rank; i++) {
+            int64_t g = c[i] + (int64_t)(r % box[i]);
+            r /= box[i];
+            in &= g >= 0 && (uint64_t)g < dims[i];
+            off += (uint64_t)g * stride[i];
+        }
+        if (in)
+            want[off / 2] = src[e];
+    }
+    kb_dptr g = dalloc(X, total), in = dalloc(X, n * 2);
+    B->upload(X, in, src, n * 2);
+    B->fill(X, g, 0, total);
+    kb_tmap_desc d = { .dtype = KB_TMAP_F16, .rank = rank, .base = g };
+    for (unsigned i = 0; i < rank; i++) {
+        d.dims[i] = dims[i], d.box[i] = box[i];
+        if (i)
+            d.strides[i - 1] = stride[i];
+    }
+    kb_arg a[] = { make_map(&d), kb_arg_ptr(in), kb_arg_i32((int)n * 2), kb_arg_i32((int)rank), kb_arg_i32(c[0]),
+                   kb_arg_i32(c[1]), kb_arg_i32(c[2]), kb_arg_i32(c[3]), kb_arg_i32(c[4]), kb_arg_i32(0), kb_arg_i32(0) };
+    CHECK_MSG(launch(X, M90, "tma_store_box", 1, 1, 1, 128, 1, 1, n * 2, a, 11) == KB_OK, "%s", B->last_error(X));
+    B->download(X, out, g, total);
+    CHECK_MSG(memcmp(out, want, total) == 0, "TMA store rank %u: global memory differs from the scatter", rank);
+    B->free(X, in), B->free(X, g);
+    free(src), free(out), free(want);
+}
+
+static void test_tma_stores(void)
+{
+    uint64_t d3[] = { 24, 7, 5 }, d5[] = { 16, 3, 2, 4, 3 };
+    uint32_t b3[] = { 16, 4, 2 }, b5[] = { 8, 2, 2, 2, 2 };
+    int c3[] = { 16, 5, -1, 0, 0 }, c5[] = { 8, 2, 1, -1, 2 };
+    check_tma_store(3, d3, b3, c3);
+    check_tma_store(5, d5, b5, c5);
 }
 
 /* The destination stays poisoned until the load lands: read without the wait, it is 0xFF. */
@@ -379,6 +435,7 @@ static void test_wgmma_numerics(void)
     check_wgmma("wg_f16_n128_tb", T_F16, 32, 128, 128, 0, 128, 1, 0, 0);    /* B MN-major */
     check_wgmma("wg_f16_n64_ta_tb", T_F16, 32, 64, 64, 1, 0, 1, 0, 0);      /* both MN-major, 64B / none */
     check_wgmma("wg_f16_n64_neg", T_F16, 32, 64, 0, 0, 32, 0, 0, 1);        /* interleave, negated A */
+    check_wgmma("wg_f16_n64_ta_tb", T_F16, 32, 64, 32, 1, 128, 1, 0, 0);    /* MN-major 32B A, 128B B */
     check_wgmma("wg_f16acc_n64", T_F16, 16, 64, 128, 0, 128, 0, 0, 0);      /* f16 accumulators */
     check_wgmma("wg_tf32_n16", T_TF32, 32, 16, 32, 0, 0, 0, 0, 0);
     check_wgmma("wg_e4m3_n64", T_E4M3, 32, 64, 128, 0, 64, 0, 0, 0);
@@ -539,6 +596,14 @@ static void test_more_rules(void)
     kb_arg t[] = { kb_arg_tmap(zero), kb_arg_ptr(o), kb_arg_i32(256), kb_arg_i32(2), kb_arg_i32(0), kb_arg_i32(0),
                    kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0) };
     expect_fail(X, M90, "tma_load_box", 128, 4096, t, 11, "is not one kb_backend_tmap_encode made");
+    /* a wgmma operand under a TMA load not landed */
+    kb_dptr g = dalloc(X, 8 * 128 * 2);
+    B->fill(X, g, 0, 8 * 128 * 2);
+    kb_tmap_desc d = { .dtype = KB_TMAP_BF16, .rank = 2, .base = g, .dims = { 128, 8 }, .strides = { 256 },
+                       .box = { 128, 8 } };
+    kb_arg w[] = { make_map(&d), kb_arg_ptr(o) };
+    expect_fail(X, M90, "wg_reads_pending", 128, 4096, w, 2, "where a TMA load has not landed");
+    B->free(X, g);
     B->free(X, o);
 }
 
@@ -558,6 +623,27 @@ static void test_wgmma_proxy_fence(void)
     B->free(x, o);
     B->unload(x, m);
     B->fini(x);
+}
+
+/* A count outside 24..256 does not compile, on the emulator as under NVRTC. */
+static void test_setmaxnreg_compile_time(void)
+{
+    char src[512], out[512];
+    snprintf(src, sizeof src, "%s/regs20.cu", tmpdir);
+    snprintf(out, sizeof out, "%s/regs20%s", tmpdir, B->artifact_ext);
+    FILE *f = fopen(src, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("#include \"kb_device.h\"\nextern \"C\" __global__ void k(void) { kb_setmaxnreg_inc<20>(); }\n", f);
+    fclose(f);
+    kb_compile_req req = { .source_path = src, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 90, .defines = SM90_DEFS,
+                           .n_defines = 2 };
+    kb_sb log;
+    kb_sb_init(&log);
+    CHECK(B->build(X, &req, out, &log) == KB_ERR_COMPILE);
+    CHECK_MSG(log.s && strstr(log.s, "setmaxnreg: a multiple of 8 in [24, 256]"), "%s", log.s ? log.s : "");
+    kb_sb_free(&log);
 }
 
 /* ---- tensor-map validation (cuTensorMapEncodeTiled's rules) ---- */
@@ -704,6 +790,8 @@ int main(void)
         RUN(test_tma_loads);
         RUN(test_tma_early_read_is_poison);
         RUN(test_tma_store);
+        RUN(test_tma_stores);
+        RUN(test_setmaxnreg_compile_time);
         RUN(test_proxy_fence);
         RUN(test_wgmma_numerics);
         RUN(test_wgmma_rules);

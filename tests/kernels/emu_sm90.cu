@@ -446,3 +446,27 @@ extern "C" __global__ void regs_down(int *out)
         kb_setmaxnreg_inc<32>();
     out[threadIdx.x] = 1;
 }
+
+/* A wgmma whose B operand is the destination of a TMA load not waited for. */
+extern "C" __global__ void wg_reads_pending(const __grid_constant__ kb_tmap tm, float *out)
+{
+    KB_SHARED(uint64_t, bar, [1]);
+    KB_DYN_SHARED(unsigned char, smem);
+    for (int k = (int)threadIdx.x; k < 2048; k += 128)
+        smem[k] = 0;
+    if (threadIdx.x == 0)
+        kb_mbar_init(&bar[0], 1);
+    kb_fence_proxy_async();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        kb_mbar_arrive_expect_tx(&bar[0], 2048);
+        kb_tma_load(smem + 2048, &tm, &bar[0], 0, 0);
+    }
+    float acc[4] = { 0, 0, 0, 0 };
+    kb_wgmma_fence();
+    kb_wgmma_f32_bf16<8>(acc, kb_wgmma_desc(smem, KB_WG_SW_NONE, 128, 256), kb_wgmma_desc(smem + 2048, 0, 128, 256), 0);
+    kb_wgmma_commit();
+    kb_wgmma_wait<0>();
+    kb_mbar_wait_parity(&bar[0], 0);
+    out[threadIdx.x] = acc[0];
+}
