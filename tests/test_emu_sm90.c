@@ -288,6 +288,14 @@ static void test_proxy_fence(void)
     CHECK_MSG(launch(x, m, "tma_store_box", 1, 1, 1, 128, 1, 1, 256, a, 11) == KB_OK, "%s", B->last_error(x));
     a[9] = kb_arg_i32(1);
     expect_fail(x, m, "tma_store_box", 128, 256, a, 11, "async proxy read without fence.proxy.async");
+    /* init: a TMA load of global memory nothing wrote */
+    kb_dptr raw = dalloc(x, 40 * 24 * 2), lo = dalloc(x, 256);
+    d.base = raw;
+    CHECK(kb_backend_tmap_encode(B, x, &d, &map, err, sizeof err) == KB_OK);
+    kb_arg l[] = { map, kb_arg_ptr(lo), kb_arg_i32(256), kb_arg_i32(2), kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0),
+                   kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0) };
+    expect_fail(x, m, "tma_load_box", 128, 256, l, 11, "read of memory never written: a TMA load");
+    B->free(x, lo), B->free(x, raw);
     B->free(x, in), B->free(x, g);
     B->unload(x, m);
     B->fini(x);

@@ -94,13 +94,19 @@ static void each_element(const kb_emu_tmap *m, const int *coords, void (*fn)(voi
 
 typedef struct {
     const kb_emu_tma_op *op;
-    const kb_emu_heap *heap;
+    const kb_emu_heap *heap;      /* --emu-check init: global bytes written */
+    kb_emu_thr *t;                /* the issuing thread (loads) */
 } visit_ctx;
 
 static void gather(void *ctx, uint32_t at, unsigned char *g)
 {
     const visit_ctx *c = ctx;
     unsigned es = c->op->map.elem_bytes;
+    const kb_emu_region *r;
+    long long off;
+    if (g && c->heap && (off = kb_emu_heap_unwritten(c->heap, g, es, &r)) >= 0)
+        fail(c->t, "read of memory never written: a TMA load reads byte %lld of a %llu-byte allocation that nothing "
+             "uploaded, filled or stored", off, (unsigned long long)(r->end - r->base));
     if (g)
         memcpy(c->op->data + at, g, es);
     else
@@ -155,7 +161,7 @@ void kb_emu_tma_load(kb_emu_tma *m, kb_emu_mbars *mb, kb_emu_thr *t, void *smem,
     op->bar = b;
     op->map = map;
     memcpy(op->coords, coords, sizeof op->coords);
-    visit_ctx ctx = { op, NULL };
+    visit_ctx ctx = { op, t->w->sink->heap, t };
     each_element(&map, coords, gather, &ctx);
     for (uint32_t c = 0; c < bytes; c += 16) {
         uint32_t ph = kb_emu_swizzle(off + c, map.swizzle_bytes);
@@ -228,7 +234,7 @@ static void do_store(kb_emu_tma *m, kb_emu_worker *w, unsigned k)
                  "shared offset %u changed after the store was issued, before its bulk group was waited for", ph);
         }
     }
-    visit_ctx ctx = { &op, w->sink->heap };
+    visit_ctx ctx = { &op, w->sink->heap, NULL };
     each_element(&op.map, op.coords, scatter, &ctx);
     free(op.data);
 }
