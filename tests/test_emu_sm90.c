@@ -628,6 +628,9 @@ static void test_wgmma_proxy_fence(void)
     CHECK_MSG(launch(x, m, "wg_misc", 1, 1, 1, 128, 1, 1, 4096, a, 2) == KB_OK, "%s", B->last_error(x));
     a[1] = kb_arg_i32(4);
     expect_fail(x, m, "wg_misc", 128, 4096, a, 2, "async proxy read without fence.proxy.async: wgmma");
+    /* checked, the write of an operand in flight is caught at the store itself */
+    expect_fail(x, m, "wg_in_flight", 128, 4096, (kb_arg[]){ kb_arg_ptr(o), kb_arg_i32(1) }, 2,
+                "a store to shared offset 2048 before wgmma.wait_group retired");
     B->free(x, o);
     B->unload(x, m);
     B->fini(x);

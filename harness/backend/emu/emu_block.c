@@ -361,7 +361,9 @@ void kb_emu_thread_fail(kb_emu_thr *t, kb_status st, const char *msg)
     kb_emu_sink_fail(w->sink, st, "%s in block (%u,%u,%u) thread (%u,%u,%u)", msg, b->x, b->y, b->z, i->x,
                      i->y, i->z);
     w->aborted = 1;
-    kb_emu_fiber_switch(&t->fiber->ctx, &w->sched);
+    /* from the fiber running now: a rule broken on another thread's behalf (a TMA load
+     * landing at a scheduling point) is reported by that thread but raised on this stack */
+    kb_emu_fiber_switch(w->cur ? &w->cur->ctx : &t->fiber->ctx, &w->sched);
     abort(); /* never resumed */
 }
 

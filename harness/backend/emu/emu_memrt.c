@@ -120,8 +120,8 @@ void kb_emu_rt_access(kb_emu_thread *p, const void *addr, unsigned bytes, int ki
     }
     if (kind == KB_EMU_ACCESS_READ)
         kb_emu_rt_shared_read(p, addr, bytes);
-    else if (w->ext)
-        kb_emu_sm90_generic_write(w, (uint32_t)off, bytes, p->linear);
+    else if (w->ext && kind == KB_EMU_ACCESS_WRITE)
+        kb_emu_sm90_generic_write(t, (uint32_t)off, bytes);
     kb_emu_hazard h;
     int atomic = kind == KB_EMU_ACCESS_ATOMIC;   /* synchronises: written, never a race */
     if (kb_emu_shadow_access(&w->shadow, (uint32_t)off, bytes, kind != KB_EMU_ACCESS_READ, p->linear, pc,

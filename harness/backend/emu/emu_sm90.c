@@ -161,11 +161,23 @@ kb_status kb_emu_sm90_begin(kb_emu_worker *w, int record_proxy)
     return KB_OK;
 }
 
-void kb_emu_sm90_generic_write(kb_emu_worker *w, uint32_t off, unsigned bytes, unsigned thread)
+void kb_emu_sm90_generic_write(kb_emu_thr *t, uint32_t off, unsigned bytes)
 {
-    sm90_state *s = w->ext_state;
-    if (s && s->proxy_on)
-        kb_emu_proxy_write(&s->proxy, off, bytes, thread);
+    sm90_state *s = t->w->ext_state;
+    if (!s)
+        return;
+    if (s->proxy_on)
+        kb_emu_proxy_write(&s->proxy, off, bytes, t->pub.linear);
+    for (uint32_t c = off / 16; c <= (off + (bytes ? bytes : 1) - 1) / 16 && c < s->tma.chunks; c++)
+        if (s->tma.pending[c] || s->tma.reading[c]) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "%s: a store to shared offset %u %s", s->tma.reading[c]
+                     ? "shared memory of a wgmma operand written between issue and retirement"
+                     : "shared memory written while a TMA load to it is in flight",
+                     off, s->tma.reading[c] ? "before wgmma.wait_group retired the wgmma that reads it"
+                                            : "before the load landed (a race with the copy)");
+            kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
+        }
 }
 
 void kb_emu_sm90_check_read(kb_emu_thr *t, uint32_t off, unsigned bytes)

@@ -34,8 +34,9 @@ void kb_emu_rt_wgmma_wait(kb_emu_thread *p, int n);
  * writes for the fence.proxy.async rule (emu_memrt.c). Called per launch by the worker;
  * KB_ERR_OOM when the tables cannot be had. */
 kb_status kb_emu_sm90_begin(kb_emu_worker *w, int record_proxy);
-/* A checked generic write of shared memory at off (emu_memrt.c). */
-void kb_emu_sm90_generic_write(kb_emu_worker *w, uint32_t off, unsigned bytes, unsigned thread);
+/* A checked generic write of shared memory at off by thread t (emu_memrt.c): recorded for the
+ * fence rule; into a TMA destination not landed or a wgmma operand in flight, the launch fails. */
+void kb_emu_sm90_generic_write(kb_emu_thr *t, uint32_t off, unsigned bytes);
 /* A read of shared memory a TMA load has not landed in: the launch fails (emu_memrt.c). */
 void kb_emu_sm90_check_read(kb_emu_thr *t, uint32_t off, unsigned bytes);
 
