@@ -295,6 +295,14 @@ static void test_proxy_fence(void)
     kb_arg l[] = { map, kb_arg_ptr(lo), kb_arg_i32(256), kb_arg_i32(2), kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0),
                    kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0), kb_arg_i32(0) };
     expect_fail(x, m, "tma_load_box", 128, 256, l, 11, "read of memory never written: a TMA load");
+    /* a store into the destination of a load in flight */
+    kb_dptr full = dalloc(x, 8 * 128 * 2);
+    B->fill(x, full, 0, 8 * 128 * 2);
+    kb_tmap_desc d8 = { .dtype = KB_TMAP_BF16, .rank = 2, .base = full, .dims = { 128, 8 }, .strides = { 256 },
+                        .box = { 128, 8 } };
+    CHECK(kb_backend_tmap_encode(B, x, &d8, &map, err, sizeof err) == KB_OK);
+    expect_fail(x, m, "tma_write_pending", 32, 2048, &map, 1, "shared memory written while a TMA load to it is in flight");
+    B->free(x, full);
     B->free(x, lo), B->free(x, raw);
     B->free(x, in), B->free(x, g);
     B->unload(x, m);

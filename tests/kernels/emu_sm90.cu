@@ -470,3 +470,17 @@ extern "C" __global__ void wg_reads_pending(const __grid_constant__ kb_tmap tm, 
     kb_mbar_wait_parity(&bar[0], 0);
     out[threadIdx.x] = acc[0];
 }
+
+/* A store into a TMA destination before the load landed (a race with the copy). */
+extern "C" __global__ void tma_write_pending(const __grid_constant__ kb_tmap tm)
+{
+    KB_SHARED(uint64_t, bar, [1]);
+    KB_DYN_SHARED(unsigned char, smem);
+    if (threadIdx.x == 0) {
+        kb_mbar_init(&bar[0], 1);
+        kb_mbar_arrive_expect_tx(&bar[0], 2048);
+        kb_tma_load(smem, &tm, &bar[0], 0, 0);
+        smem[16] = 1;
+        kb_mbar_wait_parity(&bar[0], 0);
+    }
+}
