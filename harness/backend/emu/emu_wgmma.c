@@ -29,16 +29,21 @@ int kb_emu_wg_init(kb_emu_wg *g, size_t arena_bytes)
     return g->stamp ? 0 : -1;
 }
 
+static void op_free(kb_emu_wg_op *op)
+{
+    free(op->chunks);
+    free(op->snap);
+    free(op->b);
+    free(op);
+}
+
 static void op_release(kb_emu_tma *tma, kb_emu_wg_op *op)
 {
     if (--op->refs)
         return;
     for (unsigned i = 0; i < op->n_chunks; i++)
         tma->reading[op->chunks[i] / 16]--;
-    free(op->chunks);
-    free(op->snap);
-    free(op->b);
-    free(op);
+    op_free(op);
 }
 
 static void drop_thread(kb_emu_wg *g, kb_emu_tma *tma, unsigned i)
@@ -53,6 +58,10 @@ static void drop_thread(kb_emu_wg *g, kb_emu_tma *tma, unsigned i)
 
 void kb_emu_wg_reset(kb_emu_wg *g, kb_emu_tma *tma)
 {
+    if (g->forming) {            /* a rule failed it while it was built: it reads nothing yet */
+        op_free(g->forming);
+        g->forming = NULL;
+    }
     for (unsigned i = 0; i < KB_EMU_MAX_THREADS; i++)
         if (g->th[i].n || g->th[i].committed || g->th[i].fenced)
             drop_thread(g, tma, i);
@@ -187,6 +196,7 @@ static kb_emu_wg_op *build_op(kb_emu_wg *g, kb_emu_tma *tma, const kb_emu_proxy 
     check_shape(t, p0);
     kb_emu_wg_op *op = calloc(1, sizeof *op);
     unsigned K = 32 / elem_size(p0->type), n = (unsigned)p0->n;
+    g->forming = op;
     if (!op || !(op->b = calloc((size_t)n * K, sizeof *op->b)) ||
         !(op->chunks = malloc((64 + n) * K * sizeof *op->chunks)))
         kb_emu_thread_fail(t, KB_ERR_OOM, "wgmma: out of memory");
@@ -221,6 +231,7 @@ static kb_emu_wg_op *build_op(kb_emu_wg *g, kb_emu_tma *tma, const kb_emu_proxy 
         tma->reading[op->chunks[i] / 16]++;
     }
     g->issued++;
+    g->forming = NULL;
     return op;
 }
 

@@ -51,6 +51,7 @@ typedef struct {
     kb_emu_wg_thread th[KB_EMU_MAX_THREADS];
     uint32_t *stamp;                  /* [arena / 16] dedupe of an op's chunks */
     uint32_t serial;
+    kb_emu_wg_op *forming;            /* an op being built: freed by reset when a rule failed it */
     uint64_t issued;                  /* statistics */
 } kb_emu_wg;
 
