@@ -56,6 +56,8 @@
  */
 #ifdef ATTN_DECODE
 
+#include "kb_rowvec.h"   /* kb_store16: a 16-byte store NVVM cannot split */
+
 #ifndef Q_LEN
 #define Q_LEN 1
 #endif
@@ -335,8 +337,8 @@ __device__ __forceinline__ void dec_store(const float *so, KB_T *o, float *op, i
         int r = e / chunks, c = (e % chunks) * 8;
         kb_vec<float, 4> x0 = kb_load_vec<4>(so + r * DEC_OLD + c), x1 = kb_load_vec<4>(so + r * DEC_OLD + c + 4);
         if (op) {
-            kb_store_vec<4>(op + (long long)r * HEAD_D + c, x0);
-            kb_store_vec<4>(op + (long long)r * HEAD_D + c + 4, x1);
+            kb_store16<float>(op + (long long)r * HEAD_D + c, x0);
+            kb_store16<float>(op + (long long)r * HEAD_D + c + 4, x1);
         } else {
             kb_vec<KB_T, 8> w;
 #pragma unroll
@@ -344,7 +346,7 @@ __device__ __forceinline__ void dec_store(const float *so, KB_T *o, float *op, i
                 w.v[j] = kb_from_float<KB_T>(x0.v[j]);
                 w.v[4 + j] = kb_from_float<KB_T>(x1.v[j]);
             }
-            kb_store_vec<8>(o + (long long)r * HEAD_D + c, w);
+            kb_store16<KB_T>(o + (long long)r * HEAD_D + c, w);
         }
     }
 }
@@ -501,7 +503,7 @@ attn_decode_combine(const float *__restrict__ o_part, const float *__restrict__ 
 #pragma unroll
     for (int j = 0; j < 8; j++)
         out.v[j] = kb_from_float<KB_T>(acc[j] * inv);
-    kb_store_vec<8>(o + row * HEAD_D + c, out);
+    kb_store16<KB_T>(o + row * HEAD_D + c, out);
 }
 
 #endif /* ATTN_DECODE */
