@@ -57,7 +57,8 @@ static const char *const dims[] = { "b", "h", "s", "d" };
 #define FUSED_MMA ((1u << V_FUSED) | (1u << V_MMA) | (1u << V_FA2))
 #define DECODE_ONLY (1u << V_DECODE)
 static const kb_param params[] = {
-    [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0, "yes: query i attends to keys j <= i only" },
+    [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0,
+                   "yes: query i attends to keys j <= i only (decode: j <= s - q_len + i, aligned bottom-right)" },
     [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
     [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp, fa2: 32 per warp)" },
     [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma, fa2: multiple of 16)" },
@@ -599,4 +600,5 @@ const kb_family kb_family_attention = {
     .teardown = attn_teardown,
     .path = attn_path,
     .traffic = attn_traffic,
+    .other_op_variants = 1u << V_DECODE,   /* q_len rows against s keys: not the square operation */
 };

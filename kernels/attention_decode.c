@@ -240,9 +240,9 @@ static kb_status make_inputs(kb_run *r, dec_state *a)
         a->q[i] = i % d ? kb_rng_uniform(&rng, -2.0f, 2.0f)
                         : row % 3 == 0 ? ADV_Q : kb_rng_uniform(&rng, -0.25f, 0.25f);
     }
+    float step = 2.0f * ADV_K / (float)(s > 1 ? s - 1 : 1);
     for (int64_t i = 0; i < a->nkv; i++) {
-        int64_t j = i / d % s;
-        a->k[i] = i % d ? kb_rng_uniform(&rng, -2.0f, 2.0f) : -ADV_K + 2.0f * ADV_K * (float)j / (float)(s > 1 ? s - 1 : 1);
+        a->k[i] = i % d ? kb_rng_uniform(&rng, -2.0f, 2.0f) : -ADV_K + step * (float)(i / d % s);
         a->v[i] = kb_rng_uniform(&rng, -1.0f, 1.0f);
     }
     kb_status st;

@@ -396,7 +396,8 @@ static void test_launches(void)
           launches.args[0][8].v.i64 == 64 && fabsf(launches.args[0][9].v.f32 - 0.125f) < 1e-7f);
     /* the partials and lse written by the first launch are the second's inputs; O is the output of both */
     CHECK(launches.args[0][4].v.ptr && launches.args[1][0].v.ptr == launches.args[0][4].v.ptr &&
-          launches.args[1][1].v.ptr == launches.args[0][5].v.ptr && launches.args[1][2].v.ptr == launches.args[0][3].v.ptr);
+          launches.args[1][1].v.ptr == launches.args[0][5].v.ptr &&
+          launches.args[1][2].v.ptr == launches.args[0][3].v.ptr);
     CHECK(launches.g[1].grid[0] == (64 * 8 + 127) / 128 && launches.g[1].block[0] == 128 &&
           launches.args[1][3].v.i64 == 64 && launches.args[1][4].v.i32 == 3);
     F->teardown(&r, st);

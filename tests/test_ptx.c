@@ -353,8 +353,9 @@ static void check_attn_decode(kb_dtype dt, int d, int q_len, int group, int warp
         CHECK_MSG(cp >= 3 && cp_ca == 0, "attention decode %s d=%d sm_%d: %d 16-byte cp.async.cg, %d cp.async.ca", dn,
                   d, sm, cp, cp_ca);
         int st16 = count16(p, "st"), st = count(p, "st.global"), lse = count(p, "st.global.f32");
-        CHECK_MSG(st16 >= 2 && lse >= 1 && lse <= 2 * mt && st16 + lse == st, "attention decode %s d=%d sm_%d: %d global stores, %d of "
-                  "them 16 bytes, %d 4-byte lse stores", dn, d, sm, st, st16, lse);
+        CHECK_MSG(st16 >= 2 && lse >= 1 && lse <= 2 * mt && st16 + lse == st,
+                  "attention decode %s d=%d sm_%d: %d global stores, %d of them 16 bytes, %d 4-byte lse stores", dn, d,
+                  sm, st, st16, lse);
         CHECK_MSG(count16(cb, "ld") >= 2 && count16(cb, "st") == 1 && count(cb, "st.global") == 1,
                   "attention decode combine %s d=%d sm_%d: %d 16-byte loads, %d stores (%d of 16 bytes)", dn, d, sm,
                   count16(cb, "ld"), count(cb, "st.global"), count16(cb, "st"));
