@@ -74,10 +74,13 @@ static int valid_tiles(const kb_case *c, const kb_target *t, const kb_dec_geom *
         return fail(why, n, "b*h/group=%lld: one (batch, KV head) per grid.y, limited to 65535",
                     (long long)g->heads_kv);
     if (g->shmem > t->max_shmem_per_block) {
-        snprintf(why, n, "%lld bytes of shared memory (Q tile, %lld K/V tiles of %lld keys x d=%lld) exceed the "
-                 "%d-byte limit of sm_%d", (long long)g->shmem, (long long)stages, (long long)g->bkv,
-                 (long long)c->dims[D_D], t->max_shmem_per_block, t->sm);
-        return 0;
+        char what[96];
+        if (g->shmem == g->merge_bytes)
+            snprintf(what, sizeof what, "the key warps' merge and the fp32 output of %lld rows", (long long)g->rows);
+        else
+            snprintf(what, sizeof what, "Q tile, %lld K/V tiles of %lld keys", (long long)stages, (long long)g->bkv);
+        return fail(why, n, "%lld bytes of shared memory (%s, d=%lld) exceed the %d-byte limit of sm_%d",
+                    (long long)g->shmem, what, (long long)c->dims[D_D], t->max_shmem_per_block, t->sm);
     }
     return 1;
 }

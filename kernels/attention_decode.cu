@@ -386,7 +386,8 @@ __device__ __forceinline__ void dec_mainloop(float oacc[DEC_MT][DEC_DN][4], floa
  * L2). chunk: keys per split (a multiple of DEC_BKV); rows_total = b x h_q x Q_LEN. With one
  * split O is written here; otherwise o_part [splits][rows_total][HEAD_D] and lse_part
  * [splits][rows_total] for attn_decode_combine. Dynamic shared memory: the Q tile, then the
- * K/V ring, reused after the loop for the key warps' merge and the output staging. */
+ * K/V ring; after the loop (Q is read no more) all of it is the key warps' merge area and the
+ * output staging. */
 extern "C" __global__ void __launch_bounds__(DEC_THREADS)
 attn_decode(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *__restrict__ v,
             KB_T *__restrict__ o, float *__restrict__ o_part, float *__restrict__ lse_part, int kv, int chunk,
@@ -394,7 +395,7 @@ attn_decode(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *
 {
     KB_DYN_SHARED(KB_T, smem);
     KB_T *kvs = smem + DEC_ROWS * DEC_LD;               /* [STAGES][K, V][DEC_BKV][DEC_LD] */
-    float *ro = reinterpret_cast<float *>(kvs);         /* after the loop: [DEC_KG-1][DEC_ROWS][DEC_OLD] */
+    float *ro = reinterpret_cast<float *>(smem);        /* after the loop: [DEC_KG-1][DEC_ROWS][DEC_OLD] */
     float *rm = ro + (DEC_KG - 1) * DEC_ROWS * DEC_OLD; /* [DEC_KG-1][DEC_ROWS] */
     float *rl = rm + (DEC_KG - 1) * DEC_ROWS;
     float *so = rl + (DEC_KG - 1) * DEC_ROWS;           /* [DEC_ROWS][DEC_OLD] output staging */
@@ -452,7 +453,7 @@ attn_decode(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *
             l[mi][h] += __shfl_xor_sync(0xffffffffu, l[mi][h], 1);
             l[mi][h] += __shfl_xor_sync(0xffffffffu, l[mi][h], 2);
         }
-    kb_cp_async_wait<0>();   /* only empty groups remain; the ring becomes the merge area */
+    kb_cp_async_wait<0>();   /* only empty groups remain; Q and the ring become the merge area */
     __syncthreads();
     if (DEC_KG > 1 && kg > 0)
         dec_park(ro + (kg - 1) * DEC_ROWS * DEC_OLD, rm + (kg - 1) * DEC_ROWS, rl + (kg - 1) * DEC_ROWS, oacc, m, l,

@@ -39,8 +39,8 @@ void kb_dec_geom_of(const kb_case *c, kb_dec_geom *g)
     g->rows_total = b * h * c->params[P_QLEN];
     g->threads = 32 * warps;
     int64_t qtile = g->rows * (d + 8) * 2, ring = c->params[P_STAGES] * 2 * g->bkv * (d + 8) * 2;
-    int64_t merge = ((g->kg - 1) * g->rows * (d + 4) + 2 * (g->kg - 1) * g->rows + g->rows * (d + 4)) * 4;
-    g->shmem = qtile + (ring > merge ? ring : merge);
+    g->merge_bytes = ((g->kg - 1) * g->rows * (d + 4) + 2 * (g->kg - 1) * g->rows + g->rows * (d + 4)) * 4;
+    g->shmem = qtile + ring > g->merge_bytes ? qtile + ring : g->merge_bytes;
 }
 
 /* K/V tiles one row block visits over all splits (the last split's may be short). */

@@ -38,7 +38,8 @@ typedef struct {
     int64_t splits;     /* ceil(s / chunk) */
     int64_t rows_total; /* query (and output) rows: b x h x q_len */
     int64_t threads;    /* 32 WARPS */
-    int64_t shmem;      /* dynamic shared memory [bytes]: Q tile + max(K/V ring, merge + staging) */
+    int64_t merge_bytes; /* [bytes] after the loop: key warps 1..kg-1's O, m, l and the fp32 output rows */
+    int64_t shmem;      /* dynamic shared memory [bytes]: max(Q tile + K/V ring, merge_bytes) */
 } kb_dec_geom;
 
 /* The geometry of decode case c (its dims and params; group must divide h, WARPS be a power

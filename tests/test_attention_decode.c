@@ -203,10 +203,10 @@ static void test_geometry_and_auto_split(void)
     /* 8 key warps (128-key tiles): 300 keys in 2 splits of 256 and 44 */
     geom(1, 1, 300, 64, 8, 1, 8, 0, &g);
     CHECK(g.kg == 8 && g.bkv == 128 && g.splits == 2 && g.chunk == 256);
-    /* the merge area (key warp 1's O, m, l) and the output staging outgrow the K/V ring */
+    /* the merge area (key warp 1's O, m, l) and the output staging outgrow the Q tile and K/V ring */
     geom(1, 64, 4096, 128, 16, 4, 4, 0, &g);
     CHECK(g.mt == 2 && g.rg == 2 && g.kg == 2 && g.rows == 64 && g.bkv == 32);
-    CHECK(g.shmem == 64 * 136 * 2 + (64 * 132 + 2 * 64 + 64 * 132) * 4);
+    CHECK(g.merge_bytes == (64 * 132 + 2 * 64 + 64 * 132) * 4 && g.shmem == g.merge_bytes);   /* Q's too */
 }
 
 static void test_valid_reasons(void)
@@ -239,6 +239,12 @@ static void test_valid_reasons(void)
     c.params[P_WARPS] = 2;
     CHECK(valid_says(&c, &sm89, NULL));
     c.dims[D_D] = 128;
+    c.params[P_QLEN] = 16;                 /* 128 rows on 4 row warps x 2 key warps: 136192 B to merge */
+    c.params[P_WARPS] = 8;
+    CHECK(valid_says(&c, &sm90, NULL));
+    CHECK(valid_says(&c, &sm89, "136192 bytes of shared memory (the key warps' merge"));
+    c.params[P_QLEN] = 1;
+    c.params[P_WARPS] = 4;
     c.dims[D_B] = 8192 + 1;                /* 65544 KV heads in grid.y */
     CHECK(valid_says(&c, &sm90, "65535"));
     c.dims[D_B] = 1;
