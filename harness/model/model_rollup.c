@@ -1,5 +1,6 @@
 /* model_rollup.c - a model description rolled up from a recorded run (see model_rollup.h). */
 #include "model/model_rollup.h"
+#include "engine/family.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,25 +18,39 @@ static int dims_match(const kb_model_op *op, int ph, json_t *rec)
     return 1;
 }
 
-static int params_match(const kb_model_op *op, json_t *rec)
+/* Every param constraint of op holds for the record in phase ph: a choice by name, an integer
+ * param at the value its expression has in ph. */
+static int params_match(const kb_model_op *op, int ph, json_t *rec)
 {
     json_t *params = json_object_get(rec, "params");
     for (int c = 0; c < op->n_constraints; c++) {
-        json_t *v = json_object_get(params, op->constraints[c].name);
-        const char *want = op->constraints[c].value;
-        if (json_is_string(v) ? strcmp(json_string_value(v), want) != 0
-                              : !json_is_integer(v) || json_integer_value(v) != strtoll(want, NULL, 10))
+        const kb_model_constraint *k = &op->constraints[c];
+        json_t *v = json_object_get(params, k->name);
+        if (k->is_int ? !json_is_integer(v) || json_integer_value(v) != k->ival[ph]
+                      : !json_is_string(v) || strcmp(json_string_value(v), k->value) != 0)
             return 0;
     }
     return 1;
+}
+
+/* 1 when variant of family computes the family's own operation (engine/family.h,
+ * other_op_variants): attention's decode does not (its s is the KV length), so an op naming no
+ * variant never takes a decode row. A family or variant this build does not know counts as the
+ * family's own. */
+static int family_op_variant(const char *family, const char *variant)
+{
+    int f = kb_family_find(family);
+    int v = f < 0 ? -1 : kb_family_variant_find(kb_families[f], variant);
+    return v < 0 || v >= 32 || !(kb_families[f]->other_op_variants & (1u << v));
 }
 
 /* The row stands for op in phase ph, whatever its dtype and status. */
 static int same_op(const kb_model_op *op, int ph, const kb_report_row *r, int dev)
 {
     json_t *pad = json_object_get(r->rec, "pad");
-    return r->dev == dev && !strcmp(r->family, op->family) && (!op->variant || !strcmp(r->variant, op->variant)) &&
-           json_integer_value(pad) == op->pad && dims_match(op, ph, r->rec) && params_match(op, r->rec);
+    return r->dev == dev && !strcmp(r->family, op->family) &&
+           (op->variant ? !strcmp(r->variant, op->variant) : family_op_variant(r->family, r->variant)) &&
+           json_integer_value(pad) == op->pad && dims_match(op, ph, r->rec) && params_match(op, ph, r->rec);
 }
 
 static int usable(const kb_report_row *r)
