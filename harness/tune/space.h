@@ -54,7 +54,13 @@ int kb_tune_param_is_config(const kb_family *f, int i);
  * (malloc'ed; NULL when out of memory). */
 char *kb_tune_config_label(const kb_family *f, const kb_case *c);
 
-/* The problem key of case c of family f into b (cleared first). */
+/* The operation of case c of family f into b (cleared first): the family and the params
+ * that define what is computed, "gemm(layout=nt,alpha=1,beta=0)" - the first part of its
+ * problem key. */
+void kb_tune_problem_op(const kb_family *f, const kb_case *c, kb_sb *b);
+
+/* The problem key of case c of family f into b (cleared first):
+ * "<op>/<dtype>/<dims joined by x>/pad<N>/<launch>". */
 void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b);
 
 /* Build the space of plan p's cases that a walk selected (a session's list:
