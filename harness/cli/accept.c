@@ -447,7 +447,9 @@ static const kb_opt accept_opts[] = {
     { "--check-suites", NULL, KB_OPT_CHOICE, offsetof(kb_accept_opts, check_suites), "auto|yes|no",
       "also verify every kernel check suite (tests/suites/kernels_*.yaml; auto: on a GPU, not on the emulator)", 0,
       0, 0, check_choices, 0 },
-    KB_ROW_BACKEND,
+    { "--backend", NULL, KB_OPT_CHOICE, offsetof(kb_run_opts, backend), "auto|cuda|emu",
+      "auto (default) and cuda: the GPU, else NOT CHECKED (exit 3); emu: the flow on the CPU emulator", 0, 0, 0,
+      kb_run_backend_choices, 0 },
     KB_ROW_ARCH,
     KB_ROW_DEVICE,
     KB_ROW_CACHE_DIR,
@@ -459,8 +461,9 @@ const kb_command kb_command_accept = {
     "accept", "", 0, 0, 0,
     "hardware acceptance of the local GPU: verdict per test (PASS/WARN/FAIL/SKIP), JSON, JUnit",
     "Exit codes: 0 every test that ran passed; 5 a performance floor missed; 6 wrong results or a hardware\n"
-    "error; 3 setup error or nothing could be checked; 2 bad command line or spec. Under srun, the highest\n"
-    "code of the tasks (the worst GPU) is the step's. docs/acceptance.md describes the tests and specs.",
+    "error; 3 setup error, or NOT CHECKED: no usable GPU (--backend auto never falls back to the emulator\n"
+    "here; --backend emu runs the flow on it) or nothing could be checked; 2 bad command line or spec. Under\n"
+    "srun, the highest code of the tasks (the worst GPU) is the step's. docs/acceptance.md describes the tests.",
     accept_opts, (int)(sizeof accept_opts / sizeof accept_opts[0]), sizeof(kb_accept_opts), accept_defaults,
     accept_main,
 };
