@@ -394,7 +394,7 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
     if (st != KB_OK || c->variant != V_MMA || c->params[P_SPLITK] == 1)
         return st;
     /* split-K: the partial sums added and the epilogue applied, one thread per element */
-    kb_geom g2 = { { (unsigned)((g->m * g->n + 255) / 256), 1, 1 }, { 256, 1, 1 }, 0 };
+    kb_geom g2 = { { (unsigned)((g->m * g->n + 255) / 256), 1, 1 }, { 256, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a2[] = { kb_arg_ptr(s->d_w), kb_arg_ptr(s->d_c), kb_arg_ptr(s->d_d), kb_arg_i32((int32_t)g->m),
                     kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->ldc), kb_arg_f32((float)c->params[P_ALPHA]),
                     kb_arg_f32((float)c->params[P_BETA]),

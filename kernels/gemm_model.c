@@ -57,7 +57,7 @@ int64_t kb_gemm_mma_smem_bytes(const kb_case *c)
 
 kb_geom kb_gemm_geom(const kb_case *c)
 {
-    kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
     int64_t m = c->dims[0], n = c->dims[1];
     if (c->variant == V_NAIVE) {
         geom.block[0] = 32, geom.block[1] = 8;

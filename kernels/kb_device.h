@@ -34,7 +34,9 @@
  *                  __fdividef __saturatef __float2int_rn __int_as_float __float_as_int
  *                  __uint_as_float __float_as_uint __popc __clz __ffs, min/max, __ldg(p),
  *                  INFINITY, NAN, FLT_MAX, KB_FLT_MAX
- *   KB_ARCH        target arch x10 (80, 89, 90); usable in #if.
+ *   KB_ARCH        target compute capability x10 (80, 89, 90, 100, 120); usable in #if.
+ *   KB_ARCH_SPECIFIC  1 for an arch-specific `a` target (sm_90a, sm_100a, sm_120a), else 0.
+ *                  Both come from the build (-D, harness/core/arch.h) on both backends.
  *   integer types  int8_t ... uint64_t, uintptr_t (NVRTC has no standard headers).
  *
  * Not available: a bare __shared__ (write KB_SHARED / KB_DYN_SHARED, which the emulator
@@ -71,7 +73,13 @@ typedef unsigned long long uintptr_t;
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
+/* KB_ARCH and KB_ARCH_SPECIFIC come from the build (harness/core/arch.h); a compile without
+ * them (a test's own NVRTC call) gets KB_ARCH from the architecture NVRTC compiles for. */
+#ifndef KB_ARCH
 #define KB_ARCH (__CUDA_ARCH__ / 10)
+#elif KB_ARCH != __CUDA_ARCH__ / 10
+#error "KB_ARCH disagrees with the --gpu-architecture NVRTC compiles for"
+#endif
 
 #define KB_SHARED(type, name, dims) __shared__ type name dims
 /* One extern array for the whole module: every KB_DYN_SHARED views the same bytes. */

@@ -67,7 +67,7 @@ static kb_status launch(kb_backend_ctx *x, kb_module *m, const char *entry, unsi
                         unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t shmem,
                         const kb_arg *args, int nargs)
 {
-    kb_geom g = { { gx, gy, gz }, { bx, by, bz }, shmem };
+    kb_geom g = { { gx, gy, gz }, { bx, by, bz }, shmem, { 1, 1, 1 } };
     return B->launch(x, m, entry, &g, args, nargs);
 }
 

@@ -24,7 +24,7 @@ static const kb_module_ref *ref;
 
 static kb_status enqueue_empty(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    static const kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     for (int i = 0; i < LAUNCHES; i++) {
         kb_status st = kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
         if (st != KB_OK)

@@ -63,7 +63,7 @@ static int print_case(void *user, const kb_walk_item *it)
     if (it->valid)
         printf("%s\n", it->id);
     else
-        printf("%s  [skipped on sm_%d: %s]\n", it->id, t->sm, it->why);
+        printf("%s  [skipped on %s: %s]\n", it->id, kb_arch_name(t->sm), it->why);
     return 0;
 }
 
@@ -91,7 +91,8 @@ int kb_cmd_list(const kb_run_opts *o)
     kb_walk_opts wo = { o->filters, o->n_filters, NULL, { sm, caps, kb_arch_max_shmem_optin(sm) } };
     kb_walk_counts n;
     int rc = kb_walk(&plan, &wo, print_case, &wo.target, &n);
-    fprintf(stderr, "%lld cases (%lld would be skipped on sm_%d)%s\n", (long long)n.visited, (long long)n.invalid, sm,
+    fprintf(stderr, "%lld cases (%lld would be skipped on %s)%s\n", (long long)n.visited, (long long)n.invalid,
+            kb_arch_name(sm),
             kb_walk_check_shapes(caps, o->full_shapes)
                 ? "; shapes are the emulator's check shapes (--full-shapes for the full ones)" : "");
     if (n.repeats)

@@ -331,7 +331,7 @@ static int run_cases(run_ctx *x)
     x->resumed = n.skipped;
     char tgt[32] = "";
     if (kb_target_sm(&x->dev) != x->dev.sm)
-        snprintf(tgt, sizeof tgt, ", compiled for sm_%d", kb_target_sm(&x->dev));
+        snprintf(tgt, sizeof tgt, ", compiled for %s", kb_arch_name(kb_target_sm(&x->dev)));
     fprintf(stderr, "kbench: suite %s: %lld cases on %s (%s, sm_%d%s)%s\n", x->plan.suite_name,
             (long long)x->plan.n_cases, x->be->name, x->dev.name, x->dev.sm, tgt,
             kb_walk_check_shapes(x->dev.caps, o->full_shapes) ? "; the emulator runs the suite's check shapes" : "");

@@ -41,7 +41,8 @@ static int open_backend(kb_tune_session *x)
 static int build_space(kb_tune_session *x)
 {
     const kb_run_opts *o = &x->o->run;
-    kb_walk_opts wo = { o->filters, o->n_filters, NULL, { x->dev.sm, x->dev.caps, x->dev.max_shmem_per_block_optin } };
+    kb_walk_opts wo = { o->filters, o->n_filters, NULL,
+                        { kb_target_sm(&x->dev), x->dev.caps, x->dev.max_shmem_per_block_optin } };
     if (kb_tune_space_build(&x->plan, &wo, &x->space) != KB_OK) {
         fprintf(stderr, "kbench: out of memory\n");
         return KB_EXIT_SETUP;

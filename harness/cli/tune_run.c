@@ -47,7 +47,7 @@ static const char *source_hash(kb_tune_session *x, int family)
     kb_sb path;
     kb_sb_init(&path);
     kb_sb_printf(&path, "%s/%s", kb_kernels_dir(), f->source);
-    kb_compile_req req = { path.s, kb_kernels_dir(), NULL, 0, x->dev.sm };
+    kb_compile_req req = { path.s, kb_kernels_dir(), NULL, 0, kb_target_sm(&x->dev) };
     char key[KB_CACHE_KEY_LEN + 1];
     if (kb_cache_key(x->be, x->bx, &req, key, NULL) == KB_OK)
         snprintf(h, 40, "%s", key);
