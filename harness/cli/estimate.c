@@ -25,9 +25,13 @@ typedef struct {
 static void print_header(const est_ctx *x)
 {
     const kb_est_gpu *g = x->x.gpu;
-    printf("estimate: static model, NOT a measurement (docs/estimate.md). GPU %s = %s, sm_%d, %d SMs at %.0f MHz,"
-           " %.0f GB/s DRAM (datasheet), compiled for sm_%d\n",
-           g->name, x->x.peaks->sku, g->sm, g->sms, g->boost_mhz, kb_peaks_gbps(x->x.peaks, NULL), x->sm);
+    char clock[80] = "(clock unpublished: issue, smem and l2 roofs left out)";
+    if (g->boost_mhz > 0)
+        snprintf(clock, sizeof clock, "at %.0f MHz", g->boost_mhz);
+    printf("estimate: static model, NOT a measurement (docs/estimate.md). GPU %s = %s, %s, %d SMs %s,"
+           " %.0f GB/s DRAM (datasheet), compiled for %s\n",
+           g->name, x->x.peaks->sku, kb_arch_name(g->sm), g->sms, clock, kb_peaks_gbps(x->x.peaks, NULL),
+           kb_arch_name(x->sm));
     printf("estimate: assumptions: %s\n", x->x.arch->assumption);
     printf("%-8s %-72s %-8s %10s %6s %4s %-9s %6s %5s %9s %9s %9s %9s %9s %9s %9s\n", "estimate", "case", "limit",
            "est_us", "%roof", "occ", "occ_limit", "waves", "sm%", "tensor_us", "simt_us", "issue_us", "smem_us",
@@ -90,8 +94,16 @@ static int target_of(const kb_estimate_opts *o, est_ctx *x, kb_peaks *peaks)
     x->x.gpu = kb_est_gpu_find(o->gpu);
     if (!x->x.gpu)
         return kb_opts_fail(&kb_command_estimate, "--gpu", "is required (one of: h100-sxm, a100-sxm, ...)");
+    if (x->x.gpu->sms <= 0) {
+        fprintf(stderr, "kbench estimate: --gpu %s: %s: the model needs the SM count\n", x->x.gpu->name,
+                x->x.gpu->source);
+        return KB_EXIT_INPUT;
+    }
     x->sm = o->run.sm_override ? o->run.sm_override : x->x.gpu->sm;
     x->x.arch = kb_est_arch_find(x->x.gpu->sm);
+    char why[512];
+    if (!kb_arch_runs_on(x->sm, x->x.gpu->sm, why, sizeof why))   /* sm_90a on an H100, never on a B200 */
+        return kb_opts_fail(&kb_command_estimate, "--arch", "%s on %s: %s", kb_arch_name(x->sm), x->x.gpu->name, why);
     kb_sb err;
     kb_sb_init(&err);
     kb_status st = kb_est_gpu_peaks(x->x.gpu, o->peaks_path, peaks, &err);
@@ -134,8 +146,8 @@ int kb_cmd_estimate(const kb_estimate_opts *o)
     if (rc == 0)
         rc = kb_walk(&plan, &wo, estimate_case, &x, &n);
     fflush(stdout);
-    fprintf(stderr, "kbench estimate: %s, sm_%d: %d cases estimated (static model, not measurements), %d failed to "
-            "compile, %d skipped\n", x.x.gpu->name, x.sm, x.n_ok, x.n_err, x.n_skip);
+    fprintf(stderr, "kbench estimate: %s, %s: %d cases estimated (static model, not measurements), %d failed to "
+            "compile, %d skipped\n", x.x.gpu->name, kb_arch_name(x.sm), x.n_ok, x.n_err, x.n_skip);
     kb_modules_free(x.mods);
     kb_plan_free(&plan);
     kb_sb_free(&x.defs);

@@ -77,9 +77,11 @@ static void roofs(const kb_traffic *t, kb_dtype path, const kb_est_target *x, kb
     double clk = x->gpu->boost_mhz * 1e6, sms = x->gpu->sms * e->sm_use;
     e->roof_us[KB_ROOF_TENSOR] = at_rate(t->mma_flops, kb_peaks_tflops(x->peaks, path, NULL) * 1e12 * e->sm_use);
     e->roof_us[KB_ROOF_SIMT] = at_rate(t->simt_flops, kb_peaks_tflops(x->peaks, KB_DT_FP32, NULL) * 1e12 * e->sm_use);
-    e->roof_us[KB_ROOF_ISSUE] = at_rate(t->warp_insts, sms * a->issue_per_clk * clk);
-    e->roof_us[KB_ROOF_SMEM] = at_rate(t->smem_bytes, sms * a->smem_bytes_clk * clk);
-    e->roof_us[KB_ROOF_L2] = at_rate(t->l2_bytes, a->l2_bytes_clk * clk);
+    if (clk > 0) {   /* a GPU whose clock is unpublished (gpu.h): its per-clock roofs are left out */
+        e->roof_us[KB_ROOF_ISSUE] = at_rate(t->warp_insts, sms * a->issue_per_clk * clk);
+        e->roof_us[KB_ROOF_SMEM] = at_rate(t->smem_bytes, sms * a->smem_bytes_clk * clk);
+        e->roof_us[KB_ROOF_L2] = at_rate(t->l2_bytes, a->l2_bytes_clk * clk);
+    }
     e->roof_us[KB_ROOF_DRAM] = at_rate(t->dram_bytes, kb_peaks_gbps(x->peaks, NULL) * 1e9);
     /* Little's law: every byte loaded holds its in-flight slot for its latency (stores do not) */
     int64_t resident = (int64_t)e->occ.blocks * x->gpu->sms;
