@@ -473,12 +473,12 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
 
 static void gemm_teardown(kb_run *r, void *state) { state_free(state); }
 
-/* The instruction a variant's loop issues (fp8 on sm_90: widened to f16, gemm.cu FP8_VIA_F16). */
+/* The instruction a variant's loop issues (fp8 where it is not native: widened to f16, gemm.cu FP8_VIA_F16). */
 static int gemm_path(const kb_case *c, int sm, kb_path *out)
 {
     if (c->variant == V_CUBLASLT || (c->variant != V_MMA && c->dtype == KB_DT_INT8))
         return 0;   /* cuBLASLt's instructions are its own; integer SIMT has no FMA ceiling */
-    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, is_fp8(c->dtype) && sm >= 90)
+    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, is_fp8(c->dtype) && kb_gemm_fp8_widened(sm))
                                : kb_path_set(out, "fma", KB_DT_FP32, 0);
 }
 

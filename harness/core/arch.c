@@ -6,8 +6,9 @@
 
 #define KIB 1024
 #define AMPERE (KB_PATH_MMA)
-#define ADA (KB_PATH_MMA | KB_PATH_MMA_FP8)
+#define ADA (KB_PATH_MMA | KB_PATH_MMA_FP8 | KB_PATH_MMA_FP8_NATIVE)
 #define HOPPER_UP (KB_PATH_MMA | KB_PATH_MMA_FP8 | KB_PATH_TMA | KB_PATH_CLUSTER)
+#define RTX_BW (HOPPER_UP | KB_PATH_MMA_FP8_NATIVE)   /* 12.x: mma.sync is its tensor path, fp8 native */
 
 /* One row: code, name, cc, `a`, paths, the NVRTC target (the name itself), shared memory
  * per block opt-in / per SM [KiB], 1 KiB reserved per block, 64 K registers per SM, 255
@@ -16,7 +17,8 @@
  * 100 KB per SM, 99 per block, 1536 threads, 24 blocks; 10.x: as 9.0); paths: PTX ISA
  * (mma e4m3/e5m2 from sm_89; wgmma and setmaxnreg on sm_90a; tcgen05 on sm_100a/sm_103a;
  * mma kind::mxf8f6f4 .block_scale on sm_120a/sm_121a) and Table 29 (clusters, TMA from
- * 9.0). sm_121 is DGX Spark's GB10; sm_87/88/110 (Jetson, Thor) are left out: no kbench
+ * 9.0); native fp8 mma.sync: the Ada and RTX Blackwell whitepapers' fp8 tensor rates, Hopper's
+ * f16 route from NVIDIA/cutlass#1986, none claimed for 10.x. sm_121 is DGX Spark's GB10; sm_87/88/110 (Jetson, Thor) are left out: no kbench
  * user targets them yet. */
 #define ROW(cc, sfx, spec, paths, blk, sm, threads, blocks, cluster)                                 \
     { (cc) + (spec) * KB_ARCH_SPECIFIC, "sm_" #cc sfx, (cc), (spec), (paths), "sm_" #cc sfx, (blk) * KIB, \
@@ -32,17 +34,17 @@ const kb_arch kb_archs[] = {
     ROW(100, "a", 1, HOPPER_UP | KB_PATH_TCGEN05, 227, 228, 2048, 32, 8),
     ROW(103, "", 0, HOPPER_UP, 227, 228, 2048, 32, 8),
     ROW(103, "a", 1, HOPPER_UP | KB_PATH_TCGEN05, 227, 228, 2048, 32, 8),
-    ROW(120, "", 0, HOPPER_UP, 99, 100, 1536, 24, 8),
-    ROW(120, "a", 1, HOPPER_UP | KB_PATH_MMA_BLOCK_SCALE, 99, 100, 1536, 24, 8),
-    ROW(121, "", 0, HOPPER_UP, 99, 100, 1536, 24, 8),
-    ROW(121, "a", 1, HOPPER_UP | KB_PATH_MMA_BLOCK_SCALE, 99, 100, 1536, 24, 8),
+    ROW(120, "", 0, RTX_BW, 99, 100, 1536, 24, 8),
+    ROW(120, "a", 1, RTX_BW | KB_PATH_MMA_BLOCK_SCALE, 99, 100, 1536, 24, 8),
+    ROW(121, "", 0, RTX_BW, 99, 100, 1536, 24, 8),
+    ROW(121, "a", 1, RTX_BW | KB_PATH_MMA_BLOCK_SCALE, 99, 100, 1536, 24, 8),
 };
 _Static_assert(sizeof kb_archs / sizeof kb_archs[0] == KB_ARCH_COUNT, "KB_ARCH_COUNT rows in the table");
 const int kb_n_archs = KB_ARCH_COUNT;
 
 /* One name per path bit, in bit order. */
 static const char *const path_names[] = {
-    "mma.sync", "mma.sync fp8", "tma", "cluster", "wgmma", "tcgen05", "mma.sync block_scale",
+    "mma.sync", "mma.sync fp8", "tma", "cluster", "wgmma", "tcgen05", "mma.sync block_scale", "mma.sync fp8 native",
 };
 _Static_assert(sizeof path_names / sizeof path_names[0] == KB_PATH_COUNT, "a name for every KB_PATH_* bit");
 

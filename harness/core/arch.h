@@ -31,7 +31,10 @@ enum {
     KB_PATH_WGMMA    = 1u << 4, /* wgmma.mma_async and setmaxnreg (sm_90a only) */
     KB_PATH_TCGEN05  = 1u << 5, /* tcgen05.mma with tensor memory (sm_100a, sm_103a) */
     KB_PATH_MMA_BLOCK_SCALE = 1u << 6, /* mma.sync kind::mxf8f6f4 / mxf4nvf4 .block_scale (sm_120a, sm_121a) */
-    KB_PATH_COUNT    = 7
+    KB_PATH_MMA_FP8_NATIVE = 1u << 7,  /* fp8 mma.sync at the fp8 tensor rate (sm_89, sm_12x); elsewhere
+                                        * it runs through the f16 pipe (sm_90: NVIDIA/cutlass#1986) or is
+                                        * not claimed (sm_10x), and kbench's fp8 kernels widen to f16 */
+    KB_PATH_COUNT    = 8
 };
 
 /* One architecture. Limits: CUDA Programming Guide (CUDA 13) 5.1 "Compute Capabilities",
