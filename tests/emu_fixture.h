@@ -36,7 +36,7 @@ static kb_module *build_load_src(kb_backend_ctx *x, const char *src)
     kb_sb log;
     kb_module *m = NULL;
     snprintf(out, sizeof out, "%s/module-%d%s", tmpdir, n_built++, B->artifact_ext);
-    kb_compile_req req = { .source_path = src, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 90 };
+    kb_compile_req req = { .source_path = src, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 0 }; /* the context's arch */
     kb_sb_init(&log);
     kb_status st = B->build(x, &req, out, &log);
     CHECK_MSG(st == KB_OK, "build %s: %s\n%s", src, B->last_error(x), log.s);

@@ -3,6 +3,7 @@
  * PTX ISA puts them, lookups, the CUBIN-loads-on rule with its messages, the gating defines. */
 #include "check.h"
 #include "core/arch.h"
+#include "estimate/gpu.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,8 @@ static void test_paths(void)
                   a->name);
         CHECK_MSG(kb_arch_has(a->code, KB_PATH_MMA_FP8) == (a->cc >= 89), "%s fp8", a->name);
         CHECK_MSG(kb_arch_has(a->code, KB_PATH_TMA | KB_PATH_CLUSTER) == (a->cc >= 90), "%s tma", a->name);
+        CHECK_MSG(kb_arch_has(a->code, KB_PATH_MMA_FP8_NATIVE) == (a->cc == 89 || a->cc / 10 == 12), "%s fp8 native",
+                  a->name);
     }
     CHECK(!kb_arch_has(75, KB_PATH_MMA));   /* a code the table lacks has nothing */
     CHECK(kb_arch_has(90, 0));
@@ -159,6 +162,30 @@ static void test_list_filtered(void)
     CHECK(asked == KB_ARCH_COUNT);
 }
 
+/* The estimate's per-architecture rows repeat the table's limits (estimate/gpu.c; sm_86
+ * shares sm_89's row there, a simplification docs/estimate.md states); every estimate GPU's
+ * architecture is a row of the table. */
+static void test_estimate_rows_agree(void)
+{
+    int checked = 0;
+    for (int i = 0; i < kb_n_archs; i++) {
+        const kb_arch *t = &kb_archs[i];
+        const kb_est_arch *e = kb_est_arch_find(t->cc);
+        if (t->specific || !e || e->sm != t->cc)
+            continue;
+        checked++;
+        CHECK_MSG(e->max_threads_sm == t->threads_sm && e->max_blocks_sm == t->blocks_sm && e->regs_sm == t->regs_sm,
+                  "%s", t->name);
+        CHECK_MSG(e->smem_sm_bytes == t->smem_sm && e->smem_reserved_bytes == t->smem_reserved, "%s", t->name);
+    }
+    CHECK(checked >= 5);   /* 80, 89, 90, 100, 103, 120 */
+    for (int i = 0; i < kb_est_n_gpus; i++)
+        CHECK_MSG(kb_arch_of_cc(kb_est_gpus[i].sm) != NULL, "%s", kb_est_gpus[i].name);
+    CHECK(kb_est_gpu_reference(90 + KB_ARCH_SPECIFIC) == kb_est_gpu_reference(90));
+    CHECK(kb_est_gpu_reference(100) && !strcmp(kb_est_gpu_reference(100)->name, "b200"));
+    CHECK(kb_est_gpu_reference(120 + KB_ARCH_SPECIFIC) && !strcmp(kb_est_gpu_reference(1120)->name, "rtx5090"));
+}
+
 int main(void)
 {
     RUN(test_rows_consistent);
@@ -168,5 +195,6 @@ int main(void)
     RUN(test_runs_on);
     RUN(test_defines_and_list);
     RUN(test_list_filtered);
+    RUN(test_estimate_rows_agree);
     TEST_MAIN_END();
 }

@@ -61,6 +61,8 @@ int kb_cmd_devices(const kb_run_opts *o)
     kb_status st = be->init(&bo, &bx, err, sizeof err);
     if (st != KB_OK) {
         fprintf(stderr, "kbench: %s\n", err);
+        if (st == KB_ERR_INPUT)   /* an --arch the device cannot load, or the NVRTC lacks: the line is wrong */
+            return KB_EXIT_INPUT;
         if (!strcmp(name, "cuda"))
             fprintf(stderr, "kbench: no GPU can be used here; the CPU emulator can run and verify every kernel: "
                             "kbench devices --backend emu\n");

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-kb_status kb_st_side_open(kb_st_side *s, const char *name, const char *cache_dir, int device_index,
+kb_status kb_st_side_open(kb_st_side *s, const char *name, const char *cache_dir, int device_index, int sm_override,
                           const char *dir, char *err, size_t n)
 {
     memset(s, 0, sizeof *s);
     s->floor_us = NAN;
-    kb_backend_opts bo = { .cache_dir = cache_dir, .device_index = device_index };
+    kb_backend_opts bo = { .cache_dir = cache_dir, .device_index = device_index, .sm_override = sm_override };
     kb_status st = kb_backend_open(name, &bo, &s->be, &s->bx, err, n);
     if (st != KB_OK) {
         s->bx = NULL;
