@@ -73,6 +73,23 @@ static void test_nvrtc_list_at_run_time(void)
     const char *b[] = { "kbench", "compile", "suites/smoke.yaml", "--arch", "sm_120a", NULL };
     const char *nb[] = { "cannot compile for sm_120a", NULL };
     expect(2, b, nb);
+    /* a B200 with that NVRTC: described, its toolchain unusable; run stops before any case */
+    const char *lib = getenv("KBENCH_FAKE_LIBCUDA");
+    if (lib) {
+        setenv("KBENCH_LIBCUDA", lib, 1);
+        setenv("KBENCH_FAKE_CUDA_ARCH", "100", 1);
+        setenv("KBENCH_FAKE_CUDA_DRIVER", "12080", 1);
+        const char *c[] = { "kbench", "devices", "--backend", "cuda", NULL };
+        const char *nc[] = { "arch           sm_100 (compute capability 10.0)", "nvrtc          DOES NOT FIT: NVRTC 12.4",
+                             "cannot compile for sm_100", NULL };
+        expect(0, c, nc);
+        const char *d[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "cuda", NULL };
+        const char *nd[] = { "cannot compile for sm_100", NULL };
+        expect(3, d, nd);
+        unsetenv("KBENCH_FAKE_CUDA_DRIVER");
+        unsetenv("KBENCH_FAKE_CUDA_ARCH");
+        unsetenv("KBENCH_LIBCUDA");
+    }
     unsetenv("KBENCH_LIBNVRTC");
 }
 

@@ -143,14 +143,22 @@ static void choose_nvrtc(kb_backend_ctx *x)
 }
 
 /* --arch (or the device's own target) must be one the chosen NVRTC compiles for, read at
- * run time (nvrtcGetSupportedArchs); KB_ERR_INPUT with NVRTC's list when it is not. */
+ * run time (nvrtcGetSupportedArchs): --arch otherwise is KB_ERR_INPUT with NVRTC's list; the
+ * device's own otherwise leaves the device described but its toolchain unusable (run stops
+ * with exit 3 and the note, `kbench devices` shows it). */
 static kb_status check_nvrtc_arch(kb_backend_ctx *x, int sm_override)
 {
     char why[768];
-    if (x->info.toolchain_unusable || kb_nvrtc_supports(x->info.target_sm, why, sizeof why) != 0)
+    kb_device_info *d = &x->info;
+    if (d->toolchain_unusable || kb_nvrtc_supports(d->target_sm, why, sizeof why) != 0)
         return KB_OK;   /* no usable NVRTC: run stops with the toolchain note instead */
-    set_err(x, "%s%s: %s", sm_override ? "--arch " : "", kb_arch_name(x->info.target_sm), why);
-    return sm_override ? KB_ERR_INPUT : KB_ERR_SETUP;
+    if (sm_override) {
+        set_err(x, "--arch %s: %s", kb_arch_name(d->target_sm), why);
+        return KB_ERR_INPUT;
+    }
+    d->toolchain_unusable = 1;
+    snprintf(d->toolchain_note, sizeof d->toolchain_note, "%.400s (the device's own architecture)", why);
+    return KB_OK;
 }
 
 static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
