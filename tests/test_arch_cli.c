@@ -67,12 +67,16 @@ static void test_nvrtc_list_at_run_time(void)
         return;
     setenv("KBENCH_LIBNVRTC", fake, 1);
     const char *a[] = { "kbench", "compile", "suites/smoke.yaml", "--arch", "sm_100", NULL };
-    const char *na[] = { "kbench compile: --arch sm_100: NVRTC 12.4 (", "cannot compile for sm_100; of kbench's "
+    const char *na[] = { "kbench: --arch sm_100: NVRTC 12.4 (", "cannot compile for sm_100; of kbench's "
                          "architectures it supports sm_80, sm_86, sm_89, sm_90, sm_90a", NULL };
     expect(2, a, na);
     const char *b[] = { "kbench", "compile", "suites/smoke.yaml", "--arch", "sm_120a", NULL };
     const char *nb[] = { "cannot compile for sm_120a", NULL };
     expect(2, b, nb);
+    /* estimate builds through the same offline session: the same refusal, before any compile */
+    const char *b2[] = { "kbench", "estimate", "suites/smoke.yaml", "--gpu", "b200", NULL };
+    const char *nb2[] = { "kbench estimate: --arch sm_100: NVRTC 12.4 (", "cannot compile for sm_100", NULL };
+    expect(2, b2, nb2);
     /* a B200 with that NVRTC: described, its toolchain unusable; run stops before any case */
     const char *lib = getenv("KBENCH_FAKE_LIBCUDA");
     if (lib) {
@@ -153,6 +157,30 @@ static void test_emulated_arch(void)
     }
 }
 
+/* kbench estimate on the architecture table: a GPU without a published SM count is refused,
+ * an --arch whose CUBIN would not load on the GPU modelled is refused, a GPU whose clock is
+ * unpublished is modelled without the per-clock roofs and says so, an a-target is named. */
+static void test_estimate_targets(void)
+{
+    const char *a[] = { "kbench", "estimate", "suites/smoke.yaml", "--gpu", "b300", NULL };
+    const char *na[] = { "kbench estimate: --gpu b300: ", "the model needs the SM count", NULL };
+    expect(2, a, na);
+    const char *b[] = { "kbench", "estimate", "suites/smoke.yaml", "--gpu", "b200", "--arch", "sm_90a", NULL };
+    const char *nb[] = { "kbench estimate: --arch sm_90a on b200: a CUBIN for sm_90a runs only on compute "
+                         "capability 9.0 exactly", NULL };
+    expect(2, b, nb);
+    const char *c[] = { "kbench", "estimate", "suites/smoke.yaml", "--gpu", "b200", "--filter",
+                        "form=tanh,BLOCK=256,VEC=8", "-q", NULL };
+    const char *nc[] = { "GPU b200 = B200, sm_100, 148 SMs, compiled for sm_100", "clock unpublished (sfu, cvt, issue, "
+                         "smem and l2 roofs left out", "kbench estimate: b200, sm_100: ", NULL };
+    expect(0, c, nc);
+    const char *d[] = { "kbench", "estimate", "suites/smoke.yaml", "--gpu", "h100-sxm", "--arch", "sm_90a", "--filter",
+                        "form=tanh,BLOCK=256,VEC=8", "--format", "json", NULL };
+    const char *nd[] = { "\"compiled_for\": \"sm_90a\"", "\"compiled_for_sm\": 90", "\"model_clock_mhz\": 1830.0",
+                         NULL };
+    expect(0, d, nd);
+}
+
 /* Files in d ending in ext; the first one's path into first. */
 static int count_files(const char *d, const char *ext, char *first, size_t n)
 {
@@ -227,6 +255,7 @@ int main(void)
     RUN(test_nvrtc_list_at_run_time);
     RUN(test_a_target_refused_on_another_device);
     RUN(test_emulated_arch);
+    RUN(test_estimate_targets);
     RUN(test_emit_ptx_and_cubin);
     TEST_MAIN_END();
 }

@@ -47,6 +47,7 @@ static const struct { CUresult r; const char *name, *msg; } errors[] = {
     { CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture" },
     { CUDA_ERROR_INVALID_CLUSTER_SIZE, "CUDA_ERROR_INVALID_CLUSTER_SIZE", "a kernel launch error due to cluster misconfiguration" },
     { CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+    { CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
 };
 
 CUresult cuGetErrorName(CUresult r, const char **s)
@@ -129,10 +130,20 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
     NEED_INIT();
     if (d != 0)
         return CUDA_ERROR_INVALID_DEVICE;
+    if (primary_refs++ == 0)
+        host_ns += FAKE_CTX_CREATE_NS;   /* the context is created (again) */
     *c = (CUcontext)&primary_ctx_obj;
     return CUDA_SUCCESS;
 }
-CUresult cuDevicePrimaryCtxRelease(CUdevice d) { NEED_INIT(); (void)d; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease(CUdevice d)
+{
+    NEED_INIT();
+    if (d != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (primary_refs > 0)
+        primary_refs--;
+    return CUDA_SUCCESS;
+}
 CUresult cuCtxSetCurrent(CUcontext c)
 {
     NEED_INIT();
@@ -148,10 +159,12 @@ CUresult cuCtxSetCurrent(CUcontext c)
 CUresult cuStreamCreate(CUstream *out, unsigned int f)
 {
     NEED_CTX();
-    (void)f;
+    if (f & ~(unsigned)CU_STREAM_NON_BLOCKING)
+        return CUDA_ERROR_INVALID_VALUE;
     fstream *s = n_streams < 64 ? obj_new(K_STREAM, sizeof *s) : NULL;
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    s->non_blocking = (f & CU_STREAM_NON_BLOCKING) != 0;
     streams[n_streams++] = s;
     *out = (CUstream)s;
     return CUDA_SUCCESS;
@@ -200,6 +213,8 @@ CUresult cuEventRecord(CUevent e, CUstream h)
     fstream *s = stream_of(h);
     if (!obj_ok(e, K_EVENT) || !s)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (fails("cuEventRecord"))
+        return CUDA_ERROR_UNKNOWN;
     if (s->capturing)
         return CUDA_SUCCESS;   /* a node of the graph: the event is not stamped now */
     fevent *ev = (fevent *)e;
@@ -294,11 +309,14 @@ CUresult cuMemFree(CUdeviceptr p)
     return r ? r : sticky;
 }
 
-/* Host memory the device can address (a blocking kernel's flag): the same address here. */
+/* Pinned host memory (a blocking kernel's flag): flags are PORTABLE | DEVICEMAP |
+ * WRITECOMBINED, nothing else; the device address (the same address here) exists only for
+ * a DEVICEMAP allocation. */
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 {
     NEED_CTX();
-    (void)flags;
+    if (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED))
+        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = capture_forbids();
     if (r)
         return r;
@@ -309,6 +327,7 @@ CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
         free(m);
         return r;
     }
+    alloc_host_flags[alloc_find((uintptr_t)m)] = flags | FAKE_HOST_ALLOC;
     *p = m;
     return CUDA_SUCCESS;
 }
@@ -316,7 +335,8 @@ CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags)
 {
     NEED_CTX();
-    if (flags || !range_ok((uintptr_t)p, 1))
+    int i = alloc_find((uintptr_t)p);
+    if (flags || i < 0 || !(alloc_host_flags[i] & CU_MEMHOSTALLOC_DEVICEMAP))
         return CUDA_ERROR_INVALID_VALUE;
     *d = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
@@ -336,7 +356,8 @@ CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
         return r;
     if (!range_ok((uintptr_t)d, n))
         return CUDA_ERROR_INVALID_VALUE;
-    wait_stream(&legacy);
+    /* synchronous, on the legacy stream, which waits for every blocking stream */
+    wait_legacy();
     memcpy((void *)(uintptr_t)d, s, n);
     host_ns += gpu((double)n / 1000.0);
     return CUDA_SUCCESS;
@@ -350,9 +371,8 @@ CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n)
         return r;
     if (!range_ok((uintptr_t)s, n))
         return CUDA_ERROR_INVALID_VALUE;
-    /* synchronous, on the legacy stream, which a blocking stream synchronises with */
-    for (int i = 0; i < n_streams; i++)
-        wait_stream(streams[i]);
+    /* synchronous, on the legacy stream, which waits for every blocking stream */
+    wait_legacy();
     if ((r = sync_point()) != CUDA_SUCCESS)
         return r;
     memcpy(d, (const void *)(uintptr_t)s, n);
