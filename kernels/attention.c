@@ -87,9 +87,9 @@ static int shmem_fits(const kb_case *c, const kb_target *t, char *why, size_t n)
     int64_t smem = kb_attn_shmem_bytes(c);
     if (smem <= t->max_shmem_per_block)
         return 1;
-    snprintf(why, n, "%s needs %lld bytes of shared memory, over the %d-byte limit of sm_%d",
+    snprintf(why, n, "%s needs %lld bytes of shared memory, over the %d-byte limit of %s",
              kb_attn_is_mma(c) ? "(BQ + 4*BKV)*(d+8)*2 (Q tile, two K/V stages)" : "2*BKV*d*4 (K/V tiles)",
-             (long long)smem, t->max_shmem_per_block, t->sm);
+             (long long)smem, t->max_shmem_per_block, kb_arch_name(t->sm));
     return 0;
 }
 
@@ -490,23 +490,24 @@ static kb_status attn_enqueue(kb_run *r, void *state)
     if (c->variant != V_NAIVE) {
         int64_t bq = c->params[P_BQ];
         unsigned threads = (unsigned)kb_attn_threads(c);
-        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 }, (size_t)kb_attn_shmem_bytes(c) };
+        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 },
+            (size_t)kb_attn_shmem_bytes(c), { 1, 1, 1 } };
         kb_arg args[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o),
                           kb_arg_i32((int32_t)s), kb_arg_f32(scale) };
         return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 6);
     }
     /* naive: three launches, one case */
     int64_t block = c->params[P_BLOCK];
-    kb_geom g1 = { { (unsigned)((s * s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_geom g1 = { { (unsigned)((s * s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a1[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_s), kb_arg_i32((int32_t)s),
                     kb_arg_i32((int32_t)d), kb_arg_f32(scale) };
     if ((st = kb_run_launch(r, "attn_naive_scores", &g1, a1, 6)) != KB_OK)
         return st;
-    kb_geom g2 = { { (unsigned)((s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_geom g2 = { { (unsigned)((s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a2[] = { kb_arg_ptr(a->d_s), kb_arg_i32((int32_t)s) };
     if ((st = kb_run_launch(r, "attn_naive_softmax", &g2, a2, 2)) != KB_OK)
         return st;
-    kb_geom g3 = { { (unsigned)((s * d + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_geom g3 = { { (unsigned)((s * d + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a3[] = { kb_arg_ptr(a->d_s), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o), kb_arg_i32((int32_t)s),
                     kb_arg_i32((int32_t)d) };
     return kb_run_launch(r, "attn_naive_pv", &g3, a3, 5);

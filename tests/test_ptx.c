@@ -14,6 +14,7 @@
 #include "engine/defines.h"
 #include "engine/family.h"
 #include "engine/modules.h"
+#include "gemm_model.h"
 
 #include <nvrtc.h>
 #include <stdlib.h>
@@ -127,15 +128,16 @@ static int count16(const char *ptx, const char *kind)
     return n;
 }
 
-/* gemm_mma: per k-tile BK/mk steps, each MT x NTL mma.sync (twice for fp8 widened to f16 on
- * sm_90), MT + NTL/2 ldmatrix.x4 (layout nt); 16-byte cp.async; no local memory. */
+/* gemm_mma: per k-tile BK/mk steps, each MT x NTL mma.sync (twice for fp8 widened to f16
+ * where the table says fp8 mma.sync is not native: gemm.cu's FP8_VIA_F16 must agree with
+ * kb_gemm_fp8_widened), MT + NTL/2 ldmatrix.x4 (layout nt); 16-byte cp.async; no local memory. */
 static void check_gemm_mma(kb_dtype dt, int sm)
 {
     kb_case c = make("gemm", "mma", dt);
     set_param(&c, "layout", 1);   /* nt: both operands K-contiguous, ldmatrix for every dtype */
     int mk = dt == KB_DT_TF32 ? 8 : dt == KB_DT_FP16 || dt == KB_DT_BF16 ? 16 : 32;
     int steps = 32 / mk, mt = 64 / 16, ntl = 64 / 8;
-    int widened = (dt == KB_DT_FP8E4M3 || dt == KB_DT_FP8E5M2) && sm >= 90;
+    int widened = (dt == KB_DT_FP8E4M3 || dt == KB_DT_FP8E5M2) && kb_gemm_fp8_widened(sm);
     char *p = ptx_of(&c, sm);
     CHECK_MSG(p != NULL, "gemm mma %s sm_%d does not compile", kb_dtype_name(dt), sm);
     if (!p)
@@ -143,6 +145,9 @@ static void check_gemm_mma(kb_dtype dt, int sm)
     CHECK_MSG(count(p, ".local") == 0, "gemm mma %s sm_%d uses local memory", kb_dtype_name(dt), sm);
     CHECK_MSG(count(p, "mma.sync") == steps * mt * ntl * (widened ? 2 : 1), "gemm mma %s sm_%d: %d mma.sync",
               kb_dtype_name(dt), sm, count(p, "mma.sync"));
+    if (kb_dtype_size(dt) == 1 && dt != KB_DT_INT8)   /* the fp8 form itself, or none of it */
+        CHECK_MSG((count(p, "m16n8k32.row.col.f32.e") > 0) == !widened, "gemm mma %s sm_%d: fp8 mma form %d, widened %d",
+                  kb_dtype_name(dt), sm, count(p, "m16n8k32.row.col.f32.e"), widened);
     CHECK_MSG(count(p, "ldmatrix") == steps * (mt + ntl / 2), "gemm mma %s sm_%d: %d ldmatrix", kb_dtype_name(dt), sm,
               count(p, "ldmatrix"));
     /* 3 stages: the prologue's two tiles and the loop's one, (128+128) x 32 elements in 16-byte chunks */
@@ -188,6 +193,10 @@ static void test_gemm_mma(void)
         check_gemm_split(KB_DT_FP16, archs[a]);
         check_gemm_split(KB_DT_INT8, archs[a]);
     }
+    /* Blackwell: fp8 widened on 10.x, native on 12.x, as the architecture table says */
+    check_gemm_mma(KB_DT_FP8E4M3, 100);
+    check_gemm_mma(KB_DT_FP8E4M3, 120);
+    check_gemm_mma(KB_DT_BF16, 120);
 }
 
 /* Lines holding `what` whose previous line starts with `prev` (after indentation). */

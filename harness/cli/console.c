@@ -143,7 +143,7 @@ static void console_open(void *self, const kb_sink_run *run)
     k->n_cases = run->n_cases;
     char tgt[32] = "";
     if (run->target_sm != d->sm)
-        snprintf(tgt, sizeof tgt, ", compiled for sm_%d", run->target_sm);
+        snprintf(tgt, sizeof tgt, ", compiled for %s", kb_arch_name(run->target_sm));
     fprintf(stderr, "kbench: suite %s: %lld cases on %s (%s, sm_%d%s)%s\n", run->suite, (long long)run->n_cases,
             run->backend, d->name, d->sm, tgt, run->check_shapes ? "; the emulator runs the suite's check shapes" : "");
     if (!(d->caps & KB_CAP_GPU_TIMER))

@@ -69,7 +69,7 @@ static int add_entry(void *user, const kb_tune_entry *e)
  * field; a problem tuned only on other architectures is left out. Returns the count kept. */
 static int for_gpu(export_ctx *x)
 {
-    int sm = x->o->gpu_sm, smc = x->o->gpu_sm_count, kept = 0;
+    int sm = kb_arch_cc(x->o->gpu_sm), smc = x->o->gpu_sm_count, kept = 0;   /* a device's cc: sm_90a is 9.0 */
     int *best_of = calloc((size_t)(x->n ? x->n : 1), sizeof *best_of);
     if (!best_of)
         return -1;
@@ -126,7 +126,7 @@ static int check_rows(const kb_command *cmd, const export_ctx *x, const char *db
         snprintf(cpu, sizeof cpu, " (its %d emulator choice%s no GPU's: CPU timings, sm 0)", x->cpu_not_gpu,
                  x->cpu_not_gpu == 1 ? " is" : "s are");
     if (x->n == 0 && x->o->gpu_sm)
-        return kb_opts_fail(cmd, "--gpu-sm", "%s holds no current choice for sm_%d%s%s", db, x->o->gpu_sm,
+        return kb_opts_fail(cmd, "--gpu-sm", "%s holds no current choice for %s%s%s", db, kb_arch_name(x->o->gpu_sm),
                             x->o->n_problems ? " matching --problem" : "", cpu);
     if (x->n == 0)
         return kb_opts_fail(cmd, "--db", "%s holds no current choice%s (kbench tune fills it)", db,

@@ -516,8 +516,8 @@ void *kb_emu_rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, s
     }
     if (off + bytes > limit) {
         size_t dyn = w->l->dyn_shmem_bytes;
-        snprintf(msg, sizeof msg, "%zu bytes of shared memory asked (static %zu + dynamic %zu), sm_%d allows %zu per block",
-                 off + bytes, off + bytes - dyn, dyn, w->sink->sm, limit);
+        snprintf(msg, sizeof msg, "%zu bytes of shared memory asked (static %zu + dynamic %zu), %s allows %zu per block",
+                 off + bytes, off + bytes - dyn, dyn, kb_arch_name(w->sink->sm), limit);
         kb_emu_thread_fail(t, KB_ERR_LAUNCH, msg);
     }
     if (w->n_decl == KB_EMU_MAX_SHARED_DECLS) {

@@ -59,7 +59,7 @@ typedef struct {
     int stop;                            /* atomic: an error was raised, skip what is left */
     kb_status st;                        /* the first error (under mu) */
     char msg[512];
-    int sm;                              /* the emulated arch x10 */
+    int sm;                              /* the emulated arch: a code of core/arch.h (sm_90a = 1090) */
     size_t shmem_limit_bytes;            /* per block */
     kb_emu_schedule schedule;
     uint64_t seed;                       /* KB_EMU_SCHED_RANDOM */
