@@ -74,8 +74,8 @@ static int land_optimum(const land *l)
 
 static void search(kb_tune_strategy s, int budget, uint64_t seed, land *l, kb_tune_trace *t)
 {
-    kb_tune_view v = { l->n, AX, l->level };
-    kb_tune_search_opts o = { s, budget, seed, 0 };
+    kb_tune_view v = { .n = l->n, .n_axes = AX, .level = l->level };
+    kb_tune_search_opts o = { .strategy = s, .budget = budget, .seed = seed };
     CHECK(kb_tune_search(&o, &v, land_fn, l, t) == KB_OK);
 }
 
@@ -155,7 +155,8 @@ static void test_stop(void)
     kb_tune_trace_free(&t);
     kb_tune_strategy s;
     CHECK(kb_tune_strategy_parse("ils", &s) == 0 && s == KB_TUNE_ILS);
-    CHECK(kb_tune_strategy_parse("genetic", &s) == -1);
+    CHECK(kb_tune_strategy_parse("genetic", &s) == 0 && s == KB_TUNE_GENETIC);
+    CHECK(kb_tune_strategy_parse("hill", &s) == -1);
 }
 
 static void test_winner(void)
@@ -358,9 +359,9 @@ static void test_replay_kerneltuner(void)
     CHECK(fabs(kb_tune_replay_random_expected(&r, 6) - 1.0) < 1e-12);
     /* of 2 draws: sorted 1,2,3,4,4,4: P(min=1) = 5/15, P(2) = 4/15, P(3) = 3/15, P(4) = 3/15 */
     CHECK(fabs(kb_tune_replay_random_expected(&r, 2) - (5 * 1.0 + 4 * 2.0 + 3 * 3.0 + 3 * 4.0) / 15) < 1e-12);
-    kb_tune_view v = { r.n, r.n_axes, r.level };
+    kb_tune_view v = { .n = r.n, .n_axes = r.n_axes, .level = r.level };
     for (int s = 0; s < KB_TUNE_STRATEGY_COUNT; s++) {
-        kb_tune_search_opts o = { (kb_tune_strategy)s, 0, 5, 0 };
+        kb_tune_search_opts o = { .strategy = (kb_tune_strategy)s, .seed = 5 };
         kb_tune_trace t;
         CHECK(kb_tune_search(&o, &v, replay_objective, &r, &t) == KB_OK);
         CHECK(t.evaluations == 6 && t.best == opt);

@@ -48,8 +48,8 @@ static json_t *header_json(const kb_tune_replay *r, int budget)
 
 static int one(const kb_tune_opts *o, const kb_tune_replay *r, kb_tune_strategy s, int budget)
 {
-    kb_tune_search_opts so = { s, budget, (uint64_t)o->seed, 0 };
-    kb_tune_view v = { r->n, r->n_axes, r->level };
+    kb_tune_search_opts so = { .strategy = s, .budget = budget, .seed = (uint64_t)o->seed };
+    kb_tune_view v = { .n = r->n, .n_axes = r->n_axes, .level = r->level };
     kb_tune_trace t;
     if (kb_tune_search(&so, &v, replay_time, (void *)r, &t) != KB_OK)
         return KB_EXIT_SETUP;
@@ -102,12 +102,12 @@ static json_t *score(const kb_tune_replay *r, kb_tune_strategy s, int budget, in
     double *best = calloc((size_t)repeats, sizeof *best), *at = calloc((size_t)repeats, sizeof *at);
     double *sc = calloc((size_t)repeats, sizeof *sc);
     int reached = 0, runs = 0;
-    kb_tune_view v = { r->n, r->n_axes, r->level };
+    kb_tune_view v = { .n = r->n, .n_axes = r->n_axes, .level = r->level };
     if (!best || !at || !sc)
         fprintf(stderr, "kbench tune: out of memory for %d repeats of %s: not scored\n", repeats,
                 kb_tune_strategy_name(s));
     for (int seed = 1; best && at && sc && seed <= repeats; seed++) {
-        kb_tune_search_opts so = { s, budget, (uint64_t)seed, 0 };
+        kb_tune_search_opts so = { .strategy = s, .budget = budget, .seed = (uint64_t)seed };
         kb_tune_trace t;
         if (kb_tune_search(&so, &v, replay_time, (void *)r, &t) != KB_OK)
             break;

@@ -381,8 +381,8 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
     if (x->o->budget <= 0 || x->o->budget >= p->n)   /* every configuration will be compiled: ahead */
         for (int i = 0; i < p->n; i++)
             kb_modules_prefetch_case(x->pipe.mods, &x->plan.cases[p->configs[i].case_index], kb_target_sm(&x->dev));
-    kb_tune_search_opts so = { x->strategy, x->o->budget, (uint64_t)x->o->seed, 0 };
-    kb_tune_view v = { p->n, p->n_axes, p->levels };
+    kb_tune_search_opts so = { .strategy = x->strategy, .budget = x->o->budget, .seed = (uint64_t)x->o->seed };
+    kb_tune_view v = { .n = p->n, .n_axes = p->n_axes, .level = p->levels };
     kb_tune_trace t;
     int rc = -1;
     if (kb_tune_search(&so, &v, objective, &pc, &t) == KB_OK) {

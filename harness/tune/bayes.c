@@ -1,0 +1,341 @@
+/* bayes.c - Bayesian optimisation with a Gaussian process over the level grid (bayes.h). */
+#include "tune/bayes.h"
+
+#include <lapacke.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAIN_MAX 128    /* training points at most */
+#define TRAIN_BEST 80    /* ... of which the fastest */
+#define CAND_MAX 1024    /* candidates scored per step */
+#define REFIT_EVERY 5    /* steps between hyperparameter fits */
+#define XI 0.01          /* expected improvement's margin [standard deviations] */
+
+static const double ell_grid[] = { 0.08, 0.15, 0.25, 0.4, 0.65, 1.0, 1.6 };
+static const double noise_grid[] = { 1e-4, 1e-2, 0.1 };
+
+typedef struct {
+    kb_search *s;
+    int na;
+    double *feat;                  /* [n * na] ordinal: level / (levels - 1); categorical: level */
+    double *prior;                 /* [n] standardised log prior, NULL without one */
+    int m, train[TRAIN_MAX];       /* training configurations */
+    double y[TRAIN_MAX];           /* their residuals: standardised log time - mean function */
+    double b0, b1;                 /* mean function b0 + b1 prior */
+    double ell, noise;
+    double *L;                     /* [TRAIN_MAX^2] Cholesky factor of K + noise I (column major) */
+    double alpha[TRAIN_MAX];       /* (K + noise I)^-1 y */
+    int *cand, n_cand;             /* [CAND_MAX] */
+    double *ks;                    /* [TRAIN_MAX * CAND_MAX] kernel between training points and candidates */
+    unsigned char *mark;           /* [n] candidate already listed */
+} gp;
+
+static double dist2(const gp *g, int i, int j)
+{
+    const double *a = &g->feat[(size_t)i * (size_t)g->na], *b = &g->feat[(size_t)j * (size_t)g->na];
+    double d = 0;
+    for (int k = 0; k < g->na; k++) {
+        if (kb_search_categorical(g->s, k))
+            d += a[k] != b[k];
+        else
+            d += (a[k] - b[k]) * (a[k] - b[k]);
+    }
+    return d;
+}
+
+/* Matern 5/2 of the distance between configurations i and j at length scale ell. */
+static double kernel(const gp *g, int i, int j, double ell)
+{
+    double r = sqrt(5.0 * dist2(g, i, j)) / ell;
+    return (1.0 + r + r * r / 3.0) * exp(-r);
+}
+
+/* Features, and the prior standardised in log space. 0, -1 out of memory. */
+static int gp_init(gp *g, kb_search *s)
+{
+    memset(g, 0, sizeof *g);
+    g->s = s;
+    g->na = s->v->n_axes;
+    size_t n = (size_t)s->v->n;
+    g->feat = malloc((n * (size_t)g->na + 1) * sizeof *g->feat);
+    g->L = malloc(TRAIN_MAX * TRAIN_MAX * sizeof *g->L);
+    g->cand = malloc(CAND_MAX * sizeof *g->cand);
+    g->ks = malloc((size_t)TRAIN_MAX * CAND_MAX * sizeof *g->ks);
+    g->mark = calloc(n + 1, 1);
+    if (!g->feat || !g->L || !g->cand || !g->ks || !g->mark)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        for (int a = 0; a < g->na; a++) {
+            int l = kb_search_level(s, (int)i, a), nl = s->n_levels[a];
+            g->feat[i * (size_t)g->na + (size_t)a] = kb_search_categorical(s, a) ? l : nl > 1 ? (double)l / (nl - 1) : 0;
+        }
+    if (!s->v->prior)
+        return 0;
+    if (!(g->prior = malloc(n * sizeof *g->prior)))
+        return -1;
+    double sum = 0, sq = 0, worst = -INFINITY;
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(s->v->prior[i]) && s->v->prior[i] > 0) {
+            double l = log(s->v->prior[i]);
+            sum += l;
+            sq += l * l;
+            worst = l > worst ? l : worst;
+            k++;
+        }
+    double mean = k ? sum / k : 0, sd = k > 1 ? sqrt(fmax(sq / k - mean * mean, 1e-12)) : 1;
+    for (size_t i = 0; i < n; i++) {   /* no estimate: as the worst estimated */
+        double p = s->v->prior[i];
+        g->prior[i] = ((isfinite(p) && p > 0 ? log(p) : worst) - mean) / sd;
+    }
+    if (k == 0) {
+        free(g->prior);
+        g->prior = NULL;
+    }
+    return 0;
+}
+
+static void gp_free(gp *g)
+{
+    free(g->feat);
+    free(g->prior);
+    free(g->L);
+    free(g->cand);
+    free(g->ks);
+    free(g->mark);
+}
+
+/* The training set: every evaluation up to TRAIN_MAX, else the TRAIN_BEST fastest and
+ * the latest others. Returns the number of finite times among them. */
+static int pick_training(gp *g)
+{
+    const kb_tune_trace *t = g->s->t;
+    g->m = 0;
+    if (t->evaluations <= TRAIN_MAX) {
+        for (int k = 0; k < t->evaluations; k++)
+            g->train[g->m++] = t->order[k];
+    } else {
+        int idx[TRAIN_BEST], nb = 0;   /* the fastest, by insertion into a sorted list */
+        for (int k = 0; k < t->evaluations; k++) {
+            int j = nb < TRAIN_BEST ? nb++ : TRAIN_BEST - 1;
+            if (j == TRAIN_BEST - 1 && nb == TRAIN_BEST && t->times[k] >= t->times[idx[j]])
+                continue;
+            while (j > 0 && t->times[k] < t->times[idx[j - 1]]) {
+                idx[j] = idx[j - 1];
+                j--;
+            }
+            idx[j] = k;
+        }
+        unsigned char *in = g->mark;   /* borrowed, cleared again below */
+        for (int j = 0; j < nb; j++) {
+            g->train[g->m++] = t->order[idx[j]];
+            in[t->order[idx[j]]] = 1;
+        }
+        for (int k = t->evaluations - 1; k >= 0 && g->m < TRAIN_MAX; k--)
+            if (!in[t->order[k]])
+                g->train[g->m++] = t->order[k];
+        for (int j = 0; j < nb; j++)
+            in[t->order[idx[j]]] = 0;
+    }
+    int finite = 0;
+    for (int k = 0; k < g->m; k++)
+        finite += isfinite(g->s->memo[g->train[k]]);
+    return finite;
+}
+
+/* The targets: log time (failed: log 1.5x the slowest), standardised, minus the mean
+ * function fitted to them (with a prior). Returns the smallest standardised log time. */
+static double targets(gp *g)
+{
+    double worst = -INFINITY, sum = 0, sq = 0;
+    for (int k = 0; k < g->m; k++) {
+        double t = g->s->memo[g->train[k]];
+        if (isfinite(t) && t > 0 && log(t) > worst)
+            worst = log(t);
+    }
+    for (int k = 0; k < g->m; k++) {
+        double t = g->s->memo[g->train[k]];
+        g->y[k] = isfinite(t) && t > 0 ? log(t) : worst + log(1.5);
+        sum += g->y[k];
+        sq += g->y[k] * g->y[k];
+    }
+    double mean = sum / g->m, sd = sqrt(fmax(sq / g->m - mean * mean, 1e-12)), best = INFINITY;
+    for (int k = 0; k < g->m; k++) {
+        g->y[k] = (g->y[k] - mean) / sd;
+        best = g->y[k] < best ? g->y[k] : best;
+    }
+    g->b0 = g->b1 = 0;
+    if (g->prior && g->m >= 3) {   /* least squares of y on the prior */
+        double sp = 0, spp = 0, spy = 0, sy = 0;
+        for (int k = 0; k < g->m; k++) {
+            double p = g->prior[g->train[k]];
+            sp += p;
+            spp += p * p;
+            spy += p * g->y[k];
+            sy += g->y[k];
+        }
+        double var = spp / g->m - (sp / g->m) * (sp / g->m);
+        g->b1 = var > 1e-9 ? (spy / g->m - (sp / g->m) * (sy / g->m)) / var : 0;
+        g->b1 = g->b1 > 0 ? g->b1 : 0;
+        g->b0 = sy / g->m - g->b1 * sp / g->m;
+    }
+    for (int k = 0; k < g->m; k++)
+        g->y[k] -= g->b0 + g->b1 * (g->prior ? g->prior[g->train[k]] : 0);
+    return best;
+}
+
+/* Factor K + noise I at (ell, noise) into g->L and solve for alpha. Returns the log
+ * marginal likelihood, -INFINITY when the matrix is not positive definite. */
+static double factor(gp *g, double ell, double noise)
+{
+    int m = g->m;
+    for (int j = 0; j < m; j++)
+        for (int i = j; i < m; i++)
+            g->L[(size_t)j * m + i] = kernel(g, g->train[i], g->train[j], ell) + (i == j ? noise : 0);
+    if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', m, g->L, m) != 0)
+        return -INFINITY;
+    memcpy(g->alpha, g->y, (size_t)m * sizeof *g->alpha);
+    if (LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', m, 1, g->L, m, g->alpha, m) != 0)
+        return -INFINITY;
+    double lml = 0;
+    for (int i = 0; i < m; i++)
+        lml += -0.5 * g->y[i] * g->alpha[i] - log(g->L[(size_t)i * m + i]);
+    return lml;
+}
+
+/* Choose (ell, noise) by the marginal likelihood and leave that factor in g. 0, or -1
+ * when no choice factors (the model is not usable this step). */
+static int fit(gp *g, int choose)
+{
+    if (choose) {
+        double best = -INFINITY;
+        for (size_t a = 0; a < sizeof ell_grid / sizeof ell_grid[0]; a++)
+            for (size_t b = 0; b < sizeof noise_grid / sizeof noise_grid[0]; b++) {
+                double l = factor(g, ell_grid[a], noise_grid[b]);
+                if (l > best) {
+                    best = l;
+                    g->ell = ell_grid[a];
+                    g->noise = noise_grid[b];
+                }
+            }
+        if (!isfinite(best))
+            return -1;
+    }
+    for (double jitter = 0; jitter <= 1.0; jitter = jitter ? jitter * 10 : 1e-6)
+        if (isfinite(factor(g, g->ell, g->noise + jitter)))
+            return 0;
+    return -1;
+}
+
+static void add_candidate(gp *g, int j)
+{
+    if (g->n_cand < CAND_MAX && isnan(g->s->memo[j]) && !g->mark[j]) {
+        g->mark[j] = 1;
+        g->cand[g->n_cand++] = j;
+    }
+}
+
+/* The candidates: every unevaluated configuration when they are few, else the
+ * neighbours of the three fastest and random ones. */
+static void candidates(gp *g)
+{
+    kb_search *s = g->s;
+    int left = s->v->n - s->visited;
+    g->n_cand = 0;
+    if (left <= CAND_MAX) {
+        for (int j = 0; j < s->v->n; j++)
+            add_candidate(g, j);
+    } else {
+        const kb_tune_trace *t = s->t;
+        int top[3] = { -1, -1, -1 };
+        for (int k = 0; k < t->evaluations; k++)
+            for (int r = 0; r < 3; r++)
+                if (isfinite(t->times[k]) && (top[r] < 0 || t->times[k] < s->memo[top[r]])) {
+                    for (int q = 2; q > r; q--)
+                        top[q] = top[q - 1];
+                    top[r] = t->order[k];
+                    break;
+                }
+        for (int r = 0; r < 3 && top[r] >= 0; r++) {
+            int d, n = kb_search_neighbours(s, top[r], 1, &d);
+            for (int k = 0; k < n && g->n_cand < CAND_MAX / 2; k++)
+                add_candidate(g, s->scratch[k]);
+        }
+        for (int tries = 0; g->n_cand < CAND_MAX && tries < 4 * CAND_MAX; tries++)
+            add_candidate(g, kb_search_rnd(s, s->v->n));
+    }
+    for (int k = 0; k < g->n_cand; k++)
+        g->mark[g->cand[k]] = 0;
+}
+
+/* The candidate of the largest expected improvement below best, or -1. */
+static int acquire(gp *g, double best)
+{
+    int m = g->m, c = g->n_cand, pick = -1;
+    if (c == 0)
+        return -1;
+    for (int k = 0; k < c; k++)
+        for (int i = 0; i < m; i++)
+            g->ks[(size_t)k * m + i] = kernel(g, g->train[i], g->cand[k], g->ell);
+    double *v = malloc((size_t)m * c * sizeof *v);
+    if (!v)
+        return g->cand[0];
+    memcpy(v, g->ks, (size_t)m * c * sizeof *v);
+    if (LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', m, c, g->L, m, v, m) != 0) {
+        free(v);
+        return g->cand[0];
+    }
+    double best_ei = -1;
+    for (int k = 0; k < c; k++) {
+        double mu = g->b0 + g->b1 * (g->prior ? g->prior[g->cand[k]] : 0), var = 1.0;
+        for (int i = 0; i < m; i++) {
+            mu += g->ks[(size_t)k * m + i] * g->alpha[i];
+            var -= v[(size_t)k * m + i] * v[(size_t)k * m + i];
+        }
+        double sd = sqrt(var > 1e-12 ? var : 1e-12), z = (best - mu - XI) / sd;
+        double ei = (best - mu - XI) * 0.5 * erfc(-z / sqrt(2.0)) + sd * exp(-0.5 * z * z) / sqrt(2.0 * M_PI);
+        if (ei > best_ei) {
+            best_ei = ei;
+            pick = g->cand[k];
+        }
+    }
+    free(v);
+    return pick;
+}
+
+/* The initial design: the prior's best, then random draws; a tenth of the budget, 5 to 20. */
+static void initial(kb_search *s)
+{
+    int k = kb_search_expected_evals(s) / 10, j = kb_search_prior_best(s);
+    k = k < 5 ? 5 : k > 20 ? 20 : k;
+    if (j >= 0)
+        kb_search_eval(s, j);
+    while (s->t->evaluations < k && !kb_search_done(s) && (j = kb_search_fresh(s)) >= 0)
+        kb_search_eval(s, j);
+}
+
+kb_status kb_search_bayes(kb_search *s)
+{
+    gp g;
+    if (gp_init(&g, s) != 0) {
+        gp_free(&g);
+        return KB_ERR_INTERNAL;
+    }
+    initial(s);
+    for (int step = 0; !kb_search_done(s); step++) {
+        int next = -1;
+        if (pick_training(&g) >= 2) {
+            double best = targets(&g);
+            if (fit(&g, step % REFIT_EVERY == 0 || g.ell == 0) == 0) {
+                candidates(&g);
+                next = acquire(&g, best);
+            }
+        }
+        if (next < 0)
+            next = kb_search_fresh(s);   /* too few successes to model yet */
+        if (next < 0 || isnan(kb_search_eval(s, next)))
+            break;
+    }
+    gp_free(&g);
+    return KB_OK;
+}
