@@ -5,6 +5,7 @@
 
 #include "engine/cache.h"
 #include "results/record_json.h"
+#include "tune/prior.h"
 #include "tune/winner.h"
 
 #include <jansson.h>
@@ -186,7 +187,9 @@ static double objective(void *user, int i)
         pc->best = i;
     }
     print_eval(pc, i, reused);
-    return t;
+    /* skipped (pruned before it ran, a vendor library without its GPU): refused before it
+     * cost a measurement, so not an evaluation of the budget */
+    return strcmp(pc->e[i].status, "skipped") == 0 ? KB_TUNE_REFUSED : t;
 }
 
 /* "config (median us)" of the tied runners-up, "; "-joined. */
@@ -205,6 +208,12 @@ static void print_choice(const problem_ctx *pc, const kb_tune_choice_row *c)
 {
     const kb_tune_session *x = pc->x;
     const char *unit = x->key.emulator ? "cpu_us" : "us";
+    if (c->noisy) {
+        printf("  no winner: noise - the leader %s (%.2f %s) has a noise above %.3g%% (95%% interval [%.2f, %.2f]); "
+               "measure again with more samples (--min-samples) or on a quieter machine\n", c->config, c->median_us,
+               unit, 100 * (x->o->max_noise > 0 ? x->o->max_noise : KB_TUNE_NOISE_BOUND), c->lo_us, c->hi_us);
+        return;
+    }
     printf("  winner %s: %.2f %s, 95%% interval [%.2f, %.2f]; ", c->config, c->median_us, unit, c->lo_us, c->hi_us);
     if (c->tie) {
         const char *semi = strstr(c->tied, "; ");
@@ -289,7 +298,7 @@ static int break_tie(problem_ctx *pc, const kb_tune_trace *t)
     int rounds = confirm && pc->x->o->rounds < 1 ? 1 : pc->x->o->rounds;
     kb_tune_result *r = results_of(pc, t);
     kb_tune_choice ch;
-    if (!r || rounds <= 0 || kb_tune_choose(r, t->evaluations, &ch) < 0 || !(ch.tie || confirm)) {
+    if (!r || rounds <= 0 || kb_tune_choose(r, t->evaluations, pc->x->o->max_noise, &ch) < 0 || !(ch.tie || ch.noisy || confirm)) {
         free(r);
         return 0;
     }
@@ -326,7 +335,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         return;
     }
     kb_tune_choice ch;
-    if (kb_tune_choose(r, t->evaluations, &ch) < 0) {
+    if (kb_tune_choose(r, t->evaluations, pc->x->o->max_noise, &ch) < 0) {
         x->unchosen++;
         printf("  no configuration passed: no winner\n");
         free(r);
@@ -347,6 +356,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         c->lo_us = ch.lo_us;
         c->hi_us = ch.hi_us;
         c->tie = ch.tie;
+        c->noisy = ch.noisy;
         c->n_tied = ch.n_tied;
         tied_text(pc, t->order, &ch, c->tied, sizeof c->tied);
         snprintf(c->strategy, sizeof c->strategy, "%s", kb_tune_strategy_name(so->strategy));
@@ -364,10 +374,34 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         else if (pc->before >= 0)
             printf("  the re-measurement confirmed the winner\n");
     }
-    x->chosen++;
-    x->ties += ch.tie;
+    x->chosen += !ch.noisy;
+    x->unchosen += ch.noisy;   /* no winner: the exit code says so */
+    x->ties += ch.tie && !ch.noisy;
     free(c);
     free(r);
+}
+
+/* --prior estimate: the static estimate of each configuration of p (tune/prior.h), or
+ * NULL (said why) when there is none. */
+static double *problem_prior(kb_tune_session *x, const kb_tune_problem *p)
+{
+    double *est = malloc((size_t)p->n * sizeof *est);
+    kb_case *cases = malloc((size_t)p->n * sizeof *cases);
+    kb_sb why;
+    kb_sb_init(&why);
+    for (int i = 0; est && cases && i < p->n; i++) {
+        cases[i] = x->plan.cases[p->configs[i].case_index];
+        cases[i].family = kb_family_find(x->plan.fams[cases[i].family]->name);
+    }
+    if (!est || !cases || kb_tune_prior_estimate(cases, p->n, x->dev.sm, est, &why) < 0) {
+        fprintf(stderr, "kbench: --prior estimate: %s: %s; searching without it\n", p->key,
+                est && cases ? why.s : "out of memory");
+        free(est);
+        est = NULL;
+    }
+    kb_sb_free(&why);
+    free(cases);
+    return est;
 }
 
 int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
@@ -382,7 +416,9 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
         for (int i = 0; i < p->n; i++)
             kb_modules_prefetch_case(x->pipe.mods, &x->plan.cases[p->configs[i].case_index], kb_target_sm(&x->dev));
     kb_tune_search_opts so = { .strategy = x->strategy, .budget = x->o->budget, .seed = (uint64_t)x->o->seed };
-    kb_tune_view v = { .n = p->n, .n_axes = p->n_axes, .level = p->levels };
+    double *prior = strcmp(x->o->prior, "estimate") == 0 ? problem_prior(x, p) : NULL;
+    kb_tune_view v = { .n = p->n, .n_axes = p->n_axes, .level = p->levels, .categorical = p->categorical,
+                       .prior = prior };
     kb_tune_trace t;
     int rc = -1;
     if (kb_tune_search(&so, &v, objective, &pc, &t) == KB_OK) {
@@ -393,6 +429,7 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
             choose(&pc, &t, &so);
         kb_tune_trace_free(&t);
     }
+    free(prior);
     free(pc.e);
     return rc;
 }

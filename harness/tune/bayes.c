@@ -117,9 +117,13 @@ static int pick_training(gp *g)
     } else {
         int idx[TRAIN_BEST], nb = 0;   /* the fastest, by insertion into a sorted list */
         for (int k = 0; k < t->evaluations; k++) {
-            int j = nb < TRAIN_BEST ? nb++ : TRAIN_BEST - 1;
-            if (j == TRAIN_BEST - 1 && nb == TRAIN_BEST && t->times[k] >= t->times[idx[j]])
+            int j;
+            if (nb < TRAIN_BEST)
+                j = nb++;
+            else if (t->times[k] >= t->times[idx[TRAIN_BEST - 1]])
                 continue;
+            else
+                j = TRAIN_BEST - 1;
             while (j > 0 && t->times[k] < t->times[idx[j - 1]]) {
                 idx[j] = idx[j - 1];
                 j--;

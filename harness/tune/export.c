@@ -55,7 +55,12 @@ static json_t *choice_json(const kb_tune_choice_row *c, const kb_tune_problem_pa
     json_object_set_new(o, "case_id", json_string(c->case_id));
     json_object_set_new(o, "median_us", real_or_null(c->median_us));
     json_object_set_new(o, "interval_us", json_pack("[oo]", real_or_null(c->lo_us), real_or_null(c->hi_us)));
-    json_object_set_new(o, "confidence", json_string(c->tie ? "tie" : "clear"));
+    json_object_set_new(o, "confidence", json_string(c->noisy ? "noise" : c->tie ? "tie" : "clear"));
+    if (c->noisy) {   /* no winner: the leader is kept for the record, never as a choice */
+        json_object_set_new(o, "no_winner", json_string("noise: the leader's noise is above the bound"));
+        json_object_set_new(o, "leader_variant", json_incref(json_object_get(o, "variant")));
+        json_object_set_new(o, "variant", json_null());
+    }
     json_object_set_new(o, "within_noise", json_integer(c->n_tied));
     json_object_set_new(o, "runners_up", json_string(c->tied));
     json_object_set_new(o, "timing", json_string(c->key.emulator ? "cpu" : "gpu"));
@@ -319,12 +324,27 @@ static void header_comment(FILE *out, const kb_tune_choice_row *rows, int n)
 
 kb_status kb_tune_export_header(const kb_tune_choice_row *rows, int n, FILE *out, kb_sb *err)
 {
+    int winners = 0;
+    for (int i = 0; i < n; i++)
+        winners += !rows[i].noisy;
+    if (winners == 0) {
+        kb_sb_printf(err, "no winner to export: %s", n ? "every problem's leader is within its noise (verdict noise)"
+                                                       : "no choice");
+        return KB_ERR_INPUT;
+    }
     header_comment(out, rows, n);
     fprintf(out, "#ifndef KBENCH_TUNED_H\n#define KBENCH_TUNED_H\n\n#define KBENCH_TUNED_MAX_PARAMS %d\n", KB_MAX_PARAMS);
     fputs(header_head, out);
     fputs("static const kbench_tuned kbench_tuned_table[] = {\n", out);
     for (int i = 0; i < n; i++) {
         const kb_tune_choice_row *c = &rows[i];
+        if (c->noisy) {
+            fprintf(out, "    /* no winner (noise): ");
+            for (const char *p = c->problem; *p; p++)
+                fputc(*p == '*' || *p == '/' ? '_' : *p, out);
+            fprintf(out, " */\n");
+            continue;
+        }
         kb_tune_problem_parts pp;
         json_t *params = json_loads(c->params, 0, NULL);
         if (kb_tune_problem_parse(c->problem, &pp) != 0 || !json_is_object(params) || json_object_size(params) > 17) {

@@ -46,6 +46,10 @@ typedef enum {
     KB_TUNE_STRATEGY_COUNT
 } kb_tune_strategy;
 
+/* The strategy `kbench tune` uses unless told (chosen from the measured curves of
+ * bench/tune_strategies.sh: docs/tuning.md "Choosing the default"). */
+#define KB_TUNE_DEFAULT_STRATEGY "ils"
+
 extern const char *const kb_tune_strategy_names[];   /* NULL-terminated, in enum order (CLI choices) */
 const char *kb_tune_strategy_name(kb_tune_strategy s); /* "brute", ...; "?" out of range */
 int kb_tune_strategy_parse(const char *s, kb_tune_strategy *out); /* 0, or -1 for an unknown name */

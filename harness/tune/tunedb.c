@@ -239,7 +239,7 @@ kb_status kb_tunedb_put_choice(kb_tunedb *db, const kb_tune_key *key, const char
     bind_real(s, 10, c->median_us);
     bind_real(s, 11, c->lo_us);
     bind_real(s, 12, c->hi_us);
-    sqlite3_bind_text(s, 13, c->tie ? "tie" : "clear", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 13, c->noisy ? "noise" : c->tie ? "tie" : "clear", -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 14, c->tied, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 15, c->strategy, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(s, 16, c->evaluations);
@@ -272,6 +272,7 @@ static void read_choice(sqlite3_stmt *s, kb_tune_choice_row *c)
     c->hi_us = col_real(s, 11);
     const unsigned char *v = sqlite3_column_text(s, 12);
     c->tie = v && strcmp((const char *)v, "tie") == 0;
+    c->noisy = v && strcmp((const char *)v, "noise") == 0;
     col_text(s, 13, c->tied, sizeof c->tied);
     col_text(s, 14, c->strategy, sizeof c->strategy);
     c->evaluations = sqlite3_column_int(s, 15);

@@ -14,7 +14,9 @@
  * different key marks the older ones stale (kept, never exported).
  *
  * Tables: tune_entries (one row per evaluated configuration), tune_choices (one row per
- * problem and key: the winner, its 95% interval, tie or clear, the tied runners-up).
+ * problem and key: the winner, its 95% interval, the verdict - clear, tie, or noise when
+ * there is no winner because the leader's noise is above winner.h's bound (the row keeps
+ * the leader, never exported) - and the tied runners-up).
  * Emulator rows carry emulator = 1 and clock "cpu": CPU timings, never GPU winners.
  */
 #ifndef KB_TUNEDB_H
@@ -61,6 +63,7 @@ typedef struct {
     char params[512];              /* as kb_tune_entry.params, of the winner */
     double median_us, lo_us, hi_us; /* [us] */
     int tie;
+    int noisy;                     /* no winner: the leader's noise is above the bound (verdict "noise") */
     int n_tied;                    /* configurations within the winner's noise */
     char tied[1024];               /* the runners-up within noise: "config (median us)", "; "-joined */
     char strategy[16];
