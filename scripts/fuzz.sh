@@ -8,11 +8,13 @@
 # test fuzz_regressions replays it in every build.
 # fuzz.sh SECONDS model - the same for the model description loader (fuzz_model; seeds
 # data/models/, tests/data/model_tiny.yaml, tests/fuzz/model_regressions/).
+# fuzz.sh SECONDS ktcache - the same for the Kernel Tuner cache reader of `kbench tune
+# --replay` (fuzz_ktcache; seeds tests/data/kt_*.json, tests/fuzz/ktcache_regressions/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
 target="${2:-suite}"
-case "$target" in suite|spec|model) ;; *) echo "fuzz.sh: target suite, spec or model, not $target" >&2; exit 2;; esac
+case "$target" in suite|spec|model|ktcache) ;; *) echo "fuzz.sh: target suite, spec, model or ktcache, not $target" >&2; exit 2;; esac
 # libFuzzer comes with clang's runtime (Debian: clang, libclang-rt-14-dev)
 need=()
 command -v clang > /dev/null || need+=(clang)
@@ -30,6 +32,8 @@ corpus="corpus-$target"
 mkdir -p "build-fuzz/$corpus"
 if [ "$target" = suite ]; then
   cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
+elif [ "$target" = ktcache ]; then
+  cp tests/data/kt_*.json tests/fuzz/ktcache_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 elif [ "$target" = model ]; then
   cp data/models/*.yaml tests/data/model_tiny.yaml tests/fuzz/model_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 else

@@ -7,7 +7,9 @@
 
 #define TRAIN_MAX 128    /* training points at most */
 #define TRAIN_BEST 80    /* ... of which the fastest */
-#define CAND_MAX 1024    /* candidates scored per step */
+#define CAND_MAX 512     /* candidates scored per step */
+#define BATCH_MAX 8      /* configurations chosen per fit at most */
+#define BATCH_EVERY 100  /* one more per fit for every 100 evaluations */
 #define REFIT_EVERY 5    /* steps between hyperparameter fits */
 #define XI 0.01          /* expected improvement's margin [standard deviations] */
 
@@ -272,24 +274,22 @@ static void candidates(gp *g)
         g->mark[g->cand[k]] = 0;
 }
 
-/* The candidate of the largest expected improvement below best, or -1. */
-static int acquire(gp *g, double best)
+/* The batch (want <= BATCH_MAX) of candidates of the largest expected improvement
+ * below best into pick[], best first. Returns how many. */
+static int acquire(gp *g, double best, int want, int *pick)
 {
-    int m = g->m, c = g->n_cand, pick = -1;
-    if (c == 0)
-        return -1;
+    int m = g->m, c = g->n_cand, n = 0;
+    double ei_of[BATCH_MAX];
     for (int k = 0; k < c; k++)
         for (int i = 0; i < m; i++)
             g->ks[(size_t)k * m + i] = kernel(g, g->train[i], g->cand[k], g->ell);
-    double *v = malloc((size_t)m * c * sizeof *v);
-    if (!v)
-        return g->cand[0];
-    memcpy(v, g->ks, (size_t)m * c * sizeof *v);
-    if (LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', m, c, g->L, m, v, m) != 0) {
+    double *v = malloc((size_t)m * (c ? c : 1) * sizeof *v);
+    if (v)
+        memcpy(v, g->ks, (size_t)m * c * sizeof *v);
+    if (!v || c == 0 || LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', m, c, g->L, m, v, m) != 0) {
         free(v);
-        return g->cand[0];
+        return 0;
     }
-    double best_ei = -1;
     for (int k = 0; k < c; k++) {
         double mu = g->b0 + g->b1 * (g->prior ? g->prior[g->cand[k]] : 0), var = 1.0;
         for (int i = 0; i < m; i++) {
@@ -298,13 +298,23 @@ static int acquire(gp *g, double best)
         }
         double sd = sqrt(var > 1e-12 ? var : 1e-12), z = (best - mu - XI) / sd;
         double ei = (best - mu - XI) * 0.5 * erfc(-z / sqrt(2.0)) + sd * exp(-0.5 * z * z) / sqrt(2.0 * M_PI);
-        if (ei > best_ei) {
-            best_ei = ei;
-            pick = g->cand[k];
+        int j;   /* insert into the sorted batch */
+        if (n < want)
+            j = n++;
+        else if (ei <= ei_of[want - 1])
+            continue;
+        else
+            j = want - 1;
+        while (j > 0 && ei > ei_of[j - 1]) {
+            ei_of[j] = ei_of[j - 1];
+            pick[j] = pick[j - 1];
+            j--;
         }
+        ei_of[j] = ei;
+        pick[j] = g->cand[k];
     }
     free(v);
-    return pick;
+    return n;
 }
 
 /* The initial design: the prior's best, then random draws; a tenth of the budget, 5 to 20. */
@@ -327,17 +337,23 @@ kb_status kb_search_bayes(kb_search *s)
     }
     initial(s);
     for (int step = 0; !kb_search_done(s); step++) {
-        int next = -1;
+        int pick[BATCH_MAX], n = 0, want = 1 + s->t->evaluations / BATCH_EVERY;
+        want = want > BATCH_MAX ? BATCH_MAX : want;
         if (pick_training(&g) >= 2) {
             double best = targets(&g);
             if (fit(&g, step % REFIT_EVERY == 0 || g.ell == 0) == 0) {
                 candidates(&g);
-                next = acquire(&g, best);
+                n = acquire(&g, best, want, pick);
             }
         }
-        if (next < 0)
-            next = kb_search_fresh(s);   /* too few successes to model yet */
-        if (next < 0 || isnan(kb_search_eval(s, next)))
+        if (n == 0 && (pick[0] = kb_search_fresh(s)) >= 0)
+            n = 1;   /* too few successes to model yet */
+        if (n == 0)
+            break;
+        for (int k = 0; k < n; k++)
+            if (isnan(kb_search_eval(s, pick[k])))
+                n = -1;
+        if (n < 0)
             break;
     }
     gp_free(&g);

@@ -207,6 +207,21 @@ static kb_status read_file(const char *path, kb_sb *all, kb_sb *err)
     return KB_OK;
 }
 
+kb_status kb_tune_replay_parse_kt(const char *text, size_t len, const char *name, kb_tune_replay *out, kb_sb *err)
+{
+    memset(out, 0, sizeof *out);
+    json_t *doc = load_json_closing(text, len);
+    kb_status st = KB_ERR_INPUT;
+    if (json_is_object(doc) && json_object_get(doc, "cache"))
+        st = load_kt(doc, name, out, err);
+    else
+        kb_sb_printf(err, "%s: not a Kernel Tuner cache (a JSON object with a \"cache\")", name);
+    json_decref(doc);
+    if (st != KB_OK)
+        kb_tune_replay_free(out);
+    return st;
+}
+
 kb_status kb_tune_replay_load(const char *path, const char *filter, kb_tune_replay *out, kb_sb *err)
 {
     memset(out, 0, sizeof *out);
@@ -214,11 +229,12 @@ kb_status kb_tune_replay_load(const char *path, const char *filter, kb_tune_repl
     kb_sb_init(&all);
     kb_status st = read_file(path, &all, err);
     json_t *doc = st == KB_OK ? load_json_closing(all.s, all.len) : NULL;
-    if (json_is_object(doc) && json_object_get(doc, "cache"))
-        st = load_kt(doc, path, out, err);
+    int kt = json_is_object(doc) && json_object_get(doc, "cache");
+    json_decref(doc);
+    if (kt)
+        st = kb_tune_replay_parse_kt(all.s, all.len, path, out, err);
     else if (st == KB_OK)
         st = kb_replay_load_records(path, filter, out, err);
-    json_decref(doc);
     kb_sb_free(&all);
     if (st != KB_OK)
         kb_tune_replay_free(out);

@@ -41,6 +41,11 @@
 kb_status kb_tune_replay_load(const char *path, const char *filter, kb_tune_replay *out, kb_sb *err);
 void kb_tune_replay_free(kb_tune_replay *r);
 
+/* A Kernel Tuner cache from memory (text[0..len), not NUL-terminated; name for messages):
+ * as kb_tune_replay_load reads one. KB_OK, KB_ERR_INPUT (with "name: ..." in err),
+ * KB_ERR_INTERNAL. Free with kb_tune_replay_free (also after an error). */
+kb_status kb_tune_replay_parse_kt(const char *text, size_t len, const char *name, kb_tune_replay *out, kb_sb *err);
+
 /* The view of r for a strategy (the arrays stay r's; prior may be NULL). */
 kb_tune_view kb_tune_replay_view(const kb_tune_replay *r, const double *prior);
 

@@ -287,7 +287,16 @@ int kb_tune_report_html(json_t *doc, FILE *out)
     }
     fprintf(out, "<pre>");
     xml_text(out, text ? text : "");
-    fprintf(out, "</pre>\n</body></html>\n");
+    fprintf(out, "</pre>\n<script type=\"application/json\" id=\"kbench-tune-report\">\n");
+    char *json = json_dumps(doc, JSON_PRESERVE_ORDER | JSON_COMPACT);
+    for (const char *p = json ? json : "null"; *p; p++) {   /* "</" would end the script element */
+        if (p[0] == '<' && p[1] == '/')
+            fputs("<\\", out);
+        else
+            fputc(*p, out);
+    }
+    free(json);
+    fprintf(out, "\n</script>\n</body></html>\n");
     free(text);
     return ferror(out) ? -1 : 0;
 }

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""tune_table.py REPORT [DEFAULT] - the strategy comparison of `kbench tune --replay ...
+--strategy all` (its JSON, or the HTML page that embeds it) as a markdown table: per space
+and budget, the default strategy, random sampling and the best other strategy (median best
+/ optimum, runs within 5% of the optimum), then whether the default met the bar of issue
+25 (never worse than random sampling's median from 1% to 10%; within 5% in at least half
+the seeds at 3%) and the aggregate scores. DEFAULT: the strategy to judge (default: the
+report's best by aggregate score)."""
+import json
+import re
+import sys
+
+
+def load(path):
+    text = open(path, encoding="utf-8").read()
+    m = re.search(r'<script type="application/json" id="kbench-tune-report">\s*(.*?)\s*</script>', text, re.S)
+    return json.loads(m.group(1) if m else text)
+
+
+def row_of(point, name):
+    for r in point["strategies"]:
+        if r["strategy"] == name:
+            return r
+    return None
+
+
+def ratio(x):
+    return "none" if x is None else f"{x:.3f}"
+
+
+def main():
+    doc = load(sys.argv[1])
+    default = sys.argv[2] if len(sys.argv) > 2 else doc["best_by_aggregate_score"]
+    print(f"| space | budget | {default} | random (exact median) | best other | |")
+    print("|---|---|---|---|---|---|")
+    worse, half, spaces = [], 0, 0
+    for sp in doc["spaces"]:
+        name = f'{sp["problem"][:40]} {sp["device"][:28]} ({sp["space"]})'
+        half_here = None
+        for p in sp["points"]:
+            d = row_of(p, default)
+            others = [r for r in p["strategies"] if r["strategy"] not in (default, "brute", "random")]
+            best = min(others, key=lambda r: (r["median_ratio"] if r["median_ratio"] is not None else 1e300,
+                                              -r["runs_within_5pct"]))
+            rnd = p["random_median_ratio"]
+            flag = ""
+            if d["median_ratio"] is None or (rnd is not None and d["median_ratio"] > rnd * (1 + 1e-9)):
+                flag = "worse than random"
+                worse.append((name, p["budget_pct"]))
+            if abs(p["budget_pct"] - 3) < 0.5:
+                half_here = 2 * d["runs_within_5pct"] >= d["runs"]
+            print(f'| {name} | {p["budget_pct"]:.3g}% | {ratio(d["median_ratio"])} ({d["runs_within_5pct"]}/{d["runs"]}) '
+                  f'| {ratio(rnd)} | {best["strategy"]} {ratio(best["median_ratio"])} ({best["runs_within_5pct"]}/'
+                  f'{best["runs"]}) | {flag} |')
+            name = ""
+        spaces += 1
+        half += bool(half_here)
+    print()
+    print(f"{default}: worse than random sampling's median at {len(worse)} (space, budget) points"
+          + (": " + "; ".join(f"{n.strip()} at {b:.3g}%" for n, b in worse) if worse else "")
+          + f"; within 5% in at least half the seeds at 3% on {half} of {spaces} spaces")
+    print("aggregate score: " + ", ".join(f"{k} {v:.3f}" for k, v in
+                                          sorted(doc["aggregate_score"].items(), key=lambda kv: -kv[1])))
+
+
+if __name__ == "__main__":
+    main()
