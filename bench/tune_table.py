@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""tune_table.py REPORT [DEFAULT] - the strategy comparison of `kbench tune --replay ...
---strategy all` (its JSON, or the HTML page that embeds it) as a markdown table: per space
-and budget, the default strategy, random sampling and the best other strategy (median best
-/ optimum, runs within 5% of the optimum), then whether the default met the bar of issue
-25 (never worse than random sampling's median from 1% to 10%; within 5% in at least half
-the seeds at 3%) and the aggregate scores. DEFAULT: the strategy to judge (default: the
-report's best by aggregate score)."""
+"""tune_table.py [--default NAME] REPORT... - the strategy comparison of `kbench tune
+--replay ... --strategy all` (its JSON, or the HTML page that embeds it; several reports
+are merged, the aggregate score recomputed as the mean of the spaces' scores) as a markdown
+table: per space and budget, the default strategy, random sampling (its exact median) and
+the best other strategy (median best / optimum, runs within 5% of the optimum), then
+whether the default met the bar of issue 25 (never worse than random sampling's median
+from 1% to 10%; within 5% of the optimum in at least half the seeds at 3%) and the
+aggregate scores. NAME: the strategy to judge (default: the best by aggregate score)."""
 import json
 import re
 import sys
@@ -28,9 +29,22 @@ def ratio(x):
     return "none" if x is None else f"{x:.3f}"
 
 
+def merge(paths):
+    docs = [load(p) for p in paths]
+    spaces = [sp for d in docs for sp in d["spaces"]]
+    names = list(spaces[0]["score"].keys())
+    agg = {n: sum(sp["score"][n] for sp in spaces) / len(spaces) for n in names}
+    best = max((n for n in names if n != "brute"), key=lambda n: agg[n])
+    return {"spaces": spaces, "aggregate_score": agg, "best_by_aggregate_score": best}
+
+
 def main():
-    doc = load(sys.argv[1])
-    default = sys.argv[2] if len(sys.argv) > 2 else doc["best_by_aggregate_score"]
+    args = sys.argv[1:]
+    default = None
+    if args[:1] == ["--default"]:
+        default, args = args[1], args[2:]
+    doc = merge(args)
+    default = default or doc["best_by_aggregate_score"]
     print(f"| space | budget | {default} | random (exact median) | best other | |")
     print("|---|---|---|---|---|---|")
     worse, half, spaces = [], 0, 0

@@ -35,7 +35,9 @@ static double visit(kb_search *s, const annealer *an, double t)
     double y = fabs(kb_search_normal(s));
     double den = exp((QV - 1.0) * log(y > 1e-300 ? y : 1e-300) / (3.0 - QV));
     double v = x / den;
-    return v > TAIL ? TAIL : v < -TAIL ? -TAIL : v;
+    if (v > TAIL || v < -TAIL)   /* as SciPy: a clipped draw lands anywhere up to the limit */
+        v = (v > 0 ? TAIL : -TAIL) * kb_search_unif(s);
+    return v;
 }
 
 /* Coordinate a moved by v, wrapped into [0, levels) as SciPy wraps into its bounds. */
