@@ -388,6 +388,24 @@ static void test_space(void)
     CHECK(found == 1);
     kb_tune_space_free(&s);
     kb_plan_free(&p);
+    /* levels of an integer param follow its values, whatever order the suite lists them in;
+     * the variant is categorical */
+    static const char unordered[] = "suite: u\nbenchmarks:\n  - family: gelu\n    variant: [vec]\n"
+                                    "    dtype: [fp32]\n    shape: [{n: 4096}]\n    params: {BLOCK: [256, 64, 128], VEC: [4, 2]}\n";
+    CHECK(kb_suite_plan_text(unordered, "u.yaml", kb_families, kb_n_families, 0, &p, &err) == KB_OK);
+    CHECK(kb_tune_space_build(&p, &o, &s) == KB_OK && s.n == 1);
+    q = &s.problems[0];
+    CHECK(q->categorical[0] && !q->categorical[1]);
+    for (int a = 1; a < q->n_axes; a++)
+        for (int k = 1; k < q->n_values[a]; k++)
+            CHECK(q->values[a][k - 1] < q->values[a][k]);
+    for (int i = 0; i < q->n; i++) {
+        const char *b = strstr(q->configs[i].config, "BLOCK=");
+        int block = b ? atoi(b + 6) : 0;
+        CHECK(q->values[1][q->levels[i * q->n_axes + 1]] == block);
+    }
+    kb_tune_space_free(&s);
+    kb_plan_free(&p);
     kb_sb_free(&err);
 }
 

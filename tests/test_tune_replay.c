@@ -3,6 +3,7 @@
  * say, refused and failed configurations, simulated costs, random sampling's exact
  * baseline, and hostile files refused with the place named, never a hang. */
 #include "check.h"
+#include "tune/prior.h"
 #include "tune/replay.h"
 #include "tune/report.h"
 #include "tune/report_out.h"
@@ -251,6 +252,81 @@ static void test_report(void)
     kb_sb_free(&err);
 }
 
+/* Every strategy on a real brute-force space (tests/data/kt_convolution_A6000.json: 2,442
+ * configurations measured on an RTX A6000, 176 of them failed): the budget in evaluations
+ * and in simulated seconds is respected, nothing is evaluated twice, failed ones are never
+ * the best, a seed repeats the search. Properties, never a threshold tuned to the file. */
+static void test_real_space(void)
+{
+    kb_tune_replay r;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK_MSG(kb_tune_replay_load("tests/data/kt_convolution_A6000.json", NULL, &r, &err) == KB_OK, "%s", err.s);
+    CHECK(r.n == 2442 && r.cost_s && r.failed > 0);
+    kb_tune_view v = kb_tune_replay_view(&r, NULL);
+    unsigned char *seen = calloc((size_t)r.n, 1);
+    for (int s = 0; seen && s < KB_TUNE_STRATEGY_COUNT; s++) {
+        kb_tune_search_opts o = { .strategy = (kb_tune_strategy)s, .budget = 73, .seed = 9 };
+        kb_tune_trace a, b;
+        CHECK(kb_tune_search(&o, &v, kb_tune_replay_objective, &r, &a) == KB_OK);
+        CHECK(kb_tune_search(&o, &v, kb_tune_replay_objective, &r, &b) == KB_OK);
+        CHECK_MSG(a.evaluations == 73, "%s: %d", kb_tune_strategy_name(s), a.evaluations);
+        CHECK(b.evaluations == a.evaluations && memcmp(a.order, b.order, (size_t)a.evaluations * sizeof(int)) == 0);
+        memset(seen, 0, (size_t)r.n);
+        int twice = 0;
+        for (int k = 0; k < a.evaluations; k++) {
+            twice += seen[a.order[k]];
+            seen[a.order[k]] = 1;
+        }
+        CHECK(twice == 0 && a.best >= 0 && isfinite(r.time[a.best]));
+        kb_tune_trace_free(&a);
+        kb_tune_trace_free(&b);
+        o.budget = 0;
+        o.budget_s = 60.0;   /* simulated seconds of compile + benchmark + overheads */
+        CHECK(kb_tune_search(&o, &v, kb_tune_replay_objective, &r, &a) == KB_OK);
+        double last = a.evaluations ? r.cost_s[a.order[a.evaluations - 1]] : 0;
+        CHECK_MSG(a.spent_s >= 60.0 && a.spent_s - last < 60.0, "%s: %g s", kb_tune_strategy_name(s), a.spent_s);
+        kb_tune_trace_free(&a);
+    }
+    free(seen);
+    kb_tune_replay_free(&r);
+    kb_sb_free(&err);
+}
+
+/* --prior estimate on kbench records of its own gemm: each configuration estimated for
+ * sm_90's reference GPU, and a strategy with the prior starts at the estimate's best. */
+static void test_prior_estimate(void)
+{
+    kb_sb text, err;
+    kb_sb_init(&text);
+    kb_sb_init(&err);
+    const int bm[] = { 16, 32, 64, 128 };
+    for (int i = 0; i < 4; i++) {
+        char id[16], t[16];
+        snprintf(id, sizeof id, "%d", bm[i]);
+        snprintf(t, sizeof t, "%d.5", 10 + i);
+        kb_sb_printf(&text, rec_fmt, "smem", bm[i], "smem", "2048", bm[i], "ok", t, 100);
+    }
+    kb_tune_replay r;
+    CHECK_MSG(load_text(text.s, &r, &err) == KB_OK, "%s", err.s);
+    double est[4];
+    kb_sb_clear(&err);
+    CHECK_MSG(kb_tune_prior_estimate(r.cases, r.n, r.sm, est, &err) == 4, "%s", err.s);
+    int best = 0;
+    for (int i = 0; i < 4; i++) {
+        CHECK(isfinite(est[i]) && est[i] > 0);
+        best = est[i] < est[best] ? i : best;
+    }
+    kb_tune_view v = kb_tune_replay_view(&r, est);
+    kb_tune_search_opts o = { .strategy = KB_TUNE_BAYES, .budget = 2, .seed = 1 };
+    kb_tune_trace t;
+    CHECK(kb_tune_search(&o, &v, kb_tune_replay_objective, &r, &t) == KB_OK && t.order[0] == best);
+    kb_tune_trace_free(&t);
+    kb_tune_replay_free(&r);
+    kb_sb_free(&text);
+    kb_sb_free(&err);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -260,6 +336,8 @@ int main(void)
     RUN(test_hostile_files);
     RUN(test_records);
     RUN(test_report);
+    RUN(test_real_space);
+    RUN(test_prior_estimate);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
