@@ -35,3 +35,12 @@ fi
 echo "tune_strategies: $(ls "$tmp"/*.json | wc -l) spaces, $repeats seeds, $((SECONDS - start)) s"
 default="${DEFAULT_STRATEGY:-$("$kb" tune --help | sed -n 's/.*(default \([a-z]*\);.*/\1/p' | head -1)}"
 python3 bench/tune_table.py --default "$default" "${reports[@]}"
+# What the static estimate is worth as a prior: kbench's own emulator GEMM sweeps (the
+# records: the estimate needs kbench's cases), every strategy with and without it.
+for f in bench/landscapes/emu_*.records.jsonl.gz; do
+  gunzip -c "$f" > "$tmp/$(basename "$f" .gz)"
+done
+"$kb" tune --replay "$tmp"/emu_*.records.jsonl --strategy all --prior estimate --budgets 1,2,3,5,10,15 \
+      --repeats "$repeats" --format html --out "$out/tune_prior.html" 2>> "$out/tune_strategies.log"
+echo
+python3 bench/tune_table.py --prior "$out/tune_prior.html"

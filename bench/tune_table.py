@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""tune_table.py [--default NAME] REPORT... - the strategy comparison of `kbench tune
+"""tune_table.py [--default NAME | --prior] REPORT... - the strategy comparison of `kbench tune
 --replay ... --strategy all` (its JSON, or the HTML page that embeds it; several reports
 are merged, the aggregate score recomputed as the mean of the spaces' scores) as a markdown
 table: per space and budget, the default strategy, random sampling (its exact median) and
 the best other strategy (median best / optimum, runs within 5% of the optimum), then
 whether the default met the bar of issue 25 (never worse than random sampling's median
 from 1% to 10%; within 5% of the optimum in at least half the seeds at 3%) and the
-aggregate scores. NAME: the strategy to judge (default: the best by aggregate score)."""
+aggregate scores. NAME: the strategy to judge (default: the best by aggregate score).
+--prior: a report run with --prior estimate as a table of the evaluations each strategy
+needed to come within 5% of the optimum, without and with the estimate."""
 import json
 import re
 import sys
@@ -38,8 +40,27 @@ def merge(paths):
     return {"spaces": spaces, "aggregate_score": agg, "best_by_aggregate_score": best}
 
 
+def prior_table(doc):
+    """Evaluations to within 5% of the optimum, each strategy without and with the prior."""
+    print("| space | strategy | evaluations to 5% (median) | with --prior estimate | runs reaching 5% without / with |")
+    print("|---|---|---|---|---|")
+    for sp in doc["spaces"]:
+        name = f'{sp["problem"][:48]} ({sp["space"]})'
+        e = sp["evaluations_to_5pct"]
+        for k, v in e.items():
+            if "+" in k or k + "+estimate" not in e:
+                continue
+            w = e[k + "+estimate"]
+            fmt = lambda x: "beyond the budget" if x["median"] is None else f'{x["median"]:.1f}'
+            print(f'| {name} | {k} | {fmt(v)} | {fmt(w)} | {v["reached"]}/{v["runs"]} / {w["reached"]}/{w["runs"]} |')
+            name = ""
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--prior"]:
+        prior_table(merge(args[1:]))
+        return
     default = None
     if args[:1] == ["--default"]:
         default, args = args[1], args[2:]
