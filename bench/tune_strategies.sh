@@ -25,7 +25,7 @@ start=$SECONDS
 args=(--strategy all --budgets 1,2,3,5,10 --repeats "$repeats" --format html)
 if [ "$jobs" -gt 1 ]; then
   rm -f "$out"/tune_strategies.*.html
-  ls "$tmp"/*.json | xargs -P "$jobs" -I{} sh -c \
+  ls -S "$tmp"/*.json | xargs -P "$jobs" -I{} sh -c \
     "\"$kb\" tune --replay {} ${args[*]} --out \"$out/tune_strategies.\$(basename {} .json).html\" 2>> \"$out/tune_strategies.log\""
   reports=("$out"/tune_strategies.*.html)
 else

@@ -351,12 +351,18 @@ static int acquire(gp *g, double best, int want, int *pick)
     return n;
 }
 
-/* The initial design: the prior's best, then random draws; a twentieth of the budget, 5
- * to 10 (measured: 20 points left the model too few evaluations at 1% of a space). */
+/* The initial design: the prior's best, then random draws - one more than the axes that
+ * vary (the fewest points a model of them can stand on), 5 to 10, and at most half the
+ * budget. Measured on the landscapes: 20 left the model too few evaluations at 1% of a
+ * space; 5 on a skewed 11-axis space let the model's first picks do worse than random. */
 static void initial(kb_search *s)
 {
-    int k = kb_search_expected_evals(s) / 20, j = kb_search_prior_best(s);
+    int k = 1, j = kb_search_prior_best(s);
+    for (int a = 0; a < s->v->n_axes; a++)
+        k += s->n_levels[a] > 1;
     k = k < 5 ? 5 : k > 10 ? 10 : k;
+    if (k > kb_search_expected_evals(s) / 2)
+        k = kb_search_expected_evals(s) / 2 > 2 ? kb_search_expected_evals(s) / 2 : 2;
     if (j >= 0)
         kb_search_eval(s, j);
     while (s->t->evaluations < k && !kb_search_done(s) && (j = kb_search_fresh(s)) >= 0)

@@ -19,8 +19,8 @@
  * configurations - all of them up to 512, else the neighbours of the three fastest and
  * random ones, 512 in all; past 100 evaluations the best few per fit (one more per 100
  * evaluations, at most 8), so that a budget of 1,800 evaluations costs seconds. Initial
- * design: a twentieth of the budget (5 to 10) drawn at random, the draws random sampling
- * makes for the same seed.
+ * design: one more configuration than the axes that vary (5 to 10, at most half the
+ * budget) drawn at random, the draws random sampling makes for the same seed.
  *
  * With a prior (the static estimate of each configuration) the first evaluation is the
  * prior's best, and the GP's mean is a line in the standardised log estimate, fitted to

@@ -48,7 +48,7 @@ typedef enum {
 
 /* The strategy `kbench tune` uses unless told (chosen from the measured curves of
  * bench/tune_strategies.sh: docs/tuning.md "Choosing the default"). */
-#define KB_TUNE_DEFAULT_STRATEGY "ils"
+#define KB_TUNE_DEFAULT_STRATEGY "bayes"
 
 extern const char *const kb_tune_strategy_names[];   /* NULL-terminated, in enum order (CLI choices) */
 const char *kb_tune_strategy_name(kb_tune_strategy s); /* "brute", ...; "?" out of range */
