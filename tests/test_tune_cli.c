@@ -41,7 +41,7 @@ static int query_int(const char *sql)
 static int tune(const char *strategy, const char *budget)
 {
     const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db, "--out", out, "--strategy",
-                           strategy, "--budget", budget, "--threads", "2", "--max-noise", "1", NULL };
+                           strategy, "--budget", budget, "--threads", "2", "--max-noise", "1e12", NULL };
     int rc = run_kbench_within(argv, log_path, 120);
     if (rc != 0)
         print_tail(log_path, 3000);
@@ -70,7 +70,7 @@ static void test_tune_and_resume(void)
     free(log);
     /* --confirm re-measures the stored winners and says whether each held */
     const char *confirm[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db, "--out", out, "--strategy",
-                              "brute", "--confirm", "--rounds", "1", "--max-noise", "1", NULL };
+                              "brute", "--confirm", "--rounds", "1", "--max-noise", "1e12", NULL };
     CHECK(run_kbench_within(confirm, log_path, 120) == 0);
     log = slurp(log_path);
     CHECK(log && strstr(log, "0 measured, 21 from the database"));
@@ -216,7 +216,7 @@ static void test_time_budget(void)
     char db3[300];
     snprintf(db3, sizeof db3, "%s/time.db", dir);
     const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db3, "--out", out, "--strategy",
-                           "brute", "--time", "0.001", "--rounds", "0", "--max-noise", "1", NULL };
+                           "brute", "--time", "0.001", "--rounds", "0", "--max-noise", "1e12", NULL };
     CHECK(run_kbench_within(argv, log_path, 120) == 0);
     char *log = slurp(log_path);
     CHECK(log && strstr(log, "s spent: choosing among the 1 evaluated"));
@@ -277,7 +277,7 @@ static void test_interrupt(void)
     CHECK_MSG(done >= 1 && done < 21, "%d measured before the interrupt", done);
     free(log);
     const char *again[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db2, "--resume", out, "--strategy",
-                            "brute", "--max-noise", "1", NULL };
+                            "brute", "--max-noise", "1e12", NULL };
     CHECK(run_kbench_within(again, log2, 120) == 0);
     log = slurp(log2);
     char want[64];

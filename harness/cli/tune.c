@@ -260,7 +260,7 @@ static const kb_opt tune_opts[] = {
       "a tie is re-measured interleaved for N rounds before the choice (default 2; 0: never)", 0, 100, 0, NULL, 0 },
     { "--max-noise", NULL, KB_OPT_DOUBLE, offsetof(kb_tune_opts, max_noise), "X",
       "a winner's noise (relative standard error of its median) at most X, else no winner: noise (default 0.05)",
-      0, 1, 1, NULL, 0 },
+      0, 1e12, 1, NULL, 0 },
     { "--confirm", NULL, KB_OPT_FLAG, offsetof(kb_tune_opts, confirm), NULL,
       "re-measure each problem's winner and its runners-up within noise (a rerun: the stored winners)", 0, 0, 0, NULL,
       0 },

@@ -209,12 +209,12 @@ static void print_choice(const problem_ctx *pc, const kb_tune_choice_row *c)
     const kb_tune_session *x = pc->x;
     const char *unit = x->key.emulator ? "cpu_us" : "us";
     if (c->noisy) {
-        printf("  no winner: noise - the leader %s (%.2f %s) has a noise above %.3g%% (95%% interval [%.2f, %.2f]); "
+        printf("  no winner: noise - the leader %s (%.2f %s) has a noise above %.3g%% (95%% interval [%.4g, %.4g]); "
                "measure again with more samples (--min-samples) or on a quieter machine\n", c->config, c->median_us,
                unit, 100 * (x->o->max_noise > 0 ? x->o->max_noise : KB_TUNE_NOISE_BOUND), c->lo_us, c->hi_us);
         return;
     }
-    printf("  winner %s: %.2f %s, 95%% interval [%.2f, %.2f]; ", c->config, c->median_us, unit, c->lo_us, c->hi_us);
+    printf("  winner %s: %.2f %s, 95%% interval [%.4g, %.4g]; ", c->config, c->median_us, unit, c->lo_us, c->hi_us);
     if (c->tie) {
         const char *semi = strstr(c->tied, "; ");
         int first = semi ? (int)(semi - c->tied) : (int)strlen(c->tied);
