@@ -77,23 +77,34 @@ kb_geom kb_gemm_geom(const kb_case *c)
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* [bytes] of A and B one wave of w consecutive blocks reads: the A row bands and B column
+ * blocks it touches. Block order (gemm.cu block_coords): group row bands swept together
+ * column by column, blockIdx.x fastest (group 1: row by row). */
+static double wave_bytes(const dims_t *d, int64_t bm, int64_t bn, int64_t grp, int64_t gm, int64_t gn, int64_t w)
+{
+    int64_t bands, cols;
+    if (w <= grp * gn)   /* a wave inside one group: up to grp bands, w / grp columns */
+        bands = min64(grp, w), cols = min64(gn, cdiv(w, grp));
+    else                 /* whole groups: their bands, every column */
+        bands = min64(gm, cdiv(w, grp * gn) * grp), cols = gn;
+    return (double)(bands * bm + cols * bn) * d->k * d->esz;
+}
+
 /* DRAM bytes of A and B: compulsory when both fit in half of L2 (or before the resident
- * blocks are known); else every wave of resident blocks reads from DRAM the A row bands
- * and B column blocks it touches, at least once each. Block order (gemm.cu block_coords):
- * group row bands swept together column by column, blockIdx.x fastest (group 1: row by row). */
+ * blocks are known); else every wave of resident blocks reads from DRAM what it touches,
+ * the last, partial wave only what its own blocks touch (issue 24: it was charged as a
+ * full wave), at least the compulsory bytes. */
 static double operand_dram(const dims_t *d, int64_t bm, int64_t bn, int64_t group, const kb_traffic_gpu *g)
 {
     double a = (double)d->m * d->k * d->esz, b = (double)d->k * d->n * d->esz;
     int64_t gm = cdiv(d->m, bm), gn = cdiv(d->n, bn), blocks = gm * gn, grp = min64(group, gm);
     if (a + b <= g->l2_bytes / 2 || g->resident_blocks <= 0)
         return a + b;
-    int64_t w = min64(g->resident_blocks, blocks), waves = cdiv(blocks, w), bands, cols;
-    if (w <= grp * gn)   /* a wave inside one group: up to grp bands, w / grp columns */
-        bands = min64(grp, w), cols = min64(gn, cdiv(w, grp));
-    else                 /* whole groups: their bands, every column */
-        bands = min64(gm, cdiv(w, grp * gn) * grp), cols = gn;
-    double wave = (double)(bands * bm + cols * bn) * d->k * d->esz;
-    return waves * wave > a + b ? waves * wave : a + b;
+    int64_t w = min64(g->resident_blocks, blocks), full = blocks / w, last = blocks - full * w;
+    double bytes = (double)full * wave_bytes(d, bm, bn, grp, gm, gn, w);
+    if (last > 0)
+        bytes += wave_bytes(d, bm, bn, grp, gm, gn, last);
+    return bytes > a + b ? bytes : a + b;
 }
 
 /* C read (beta != 0) and D written, compulsory. */

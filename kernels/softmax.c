@@ -323,6 +323,9 @@ static int softmax_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic
     (void)g;
     kb_stream_traffic(kb_families[c->family], c, &s, t);
     t->launches = split_of(c) > 1 ? 2 : 1;
+    /* SFU: expf is ex2.approx after one FMUL; an exp per element in the statistics pass and
+     * again in the writing pass, but reg's once (the row stays in registers) */
+    t->sfu_ops = (double)c->dims[0] * (double)c->dims[1] * (c->variant == V_REG ? 1.0 : 2.0);
     return 1;
 }
 

@@ -52,6 +52,29 @@ static void test_shipped_specs_match_their_skus(void)
     kb_sb_free(&err);
 }
 
+/* The memory-bandwidth floors follow DCGM's golden values, 0.75 x what dcgmproftester
+ * measured (nvvs/diag-skus.yaml.in); H200 (id 2335): "shows 3110. Multiply by .75 to get 2333". */
+static void test_bandwidth_floors_follow_dcgm(void)
+{
+    struct { const char *spec; double reference, floor; } want[] = {
+        { "h100-sxm", 2540, 1905 }, { "h200", 3110, 2332.5 }, { "a100-sxm", 1564, 1173 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s.yaml", SPECS, want[i].spec);
+        kb_acc_spec s;
+        kb_sb err;
+        kb_sb_init(&err);
+        CHECK_MSG(kb_acc_spec_load(path, &s, &err) == KB_OK, "%s", err.s);
+        kb_sb_free(&err);
+        const kb_acc_threshold *th = &s.t[KB_ACC_MEM_BW];
+        CHECK_MSG(th->have && th->reference == want[i].reference && th->fraction == 0.75 &&
+                  fabs(th->reference * th->fraction - want[i].floor) < 0.01 && strstr(th->source, "DCGM"),
+                  "%s: %g x %g = %g GB/s (%s)", want[i].spec, th->reference, th->fraction,
+                  th->reference * th->fraction, th->source);
+    }
+}
+
 static void bad_spec(const char *text, const char *where, const char *what)
 {
     kb_acc_spec s;
@@ -227,6 +250,18 @@ static void test_verdict_clocks_and_nothing_ran(void)
     CHECK(v.worst == KB_ACC_WARN);
     json_decref(a);
 
+    /* a GEMM whose samples were kept throttled at the timeout (timing.throttled) WARNs too,
+     * whatever the one telemetry reading after it said */
+    a = gpu_run(2600, 700, "ok", "gpu");
+    tel = json_pack("{s:b, s:i, s:i, s:f, s:b}", "available", 1, "sm_clock_mhz", 1980, "sm_clock_max_mhz", 1980,
+                    "power_w", 700.0, "throttled", 0);
+    json_object_set_new(json_array_get(a, 3), "telemetry", tel);
+    json_object_set_new(json_object_get(json_array_get(a, 3), "timing"), "throttled", json_true());
+    kb_acc_evaluate(&s, NULL, a, &v);
+    CHECK_MSG(v.r[KB_ACC_CLOCKS].status == KB_ACC_WARN && strstr(v.r[KB_ACC_CLOCKS].reason, "throttled"), "%s: %s",
+              kb_acc_status_name(v.r[KB_ACC_CLOCKS].status), v.r[KB_ACC_CLOCKS].reason);
+    json_decref(a);
+
     a = json_array();
     kb_acc_evaluate(&s, NULL, a, &v);
     kb_acc_status st[KB_ACC_TEST_COUNT];
@@ -251,26 +286,27 @@ static char *table_get(void *user, const char *name)
 
 static void test_identity_and_device_choice(void)
 {
+    char err[256];
     kb_acc_identity id;
     char *slurm[] = { "SLURM_PROCID", "5", "SLURM_LOCALID", "1", "SLURM_NODEID", "2", "SLURM_NTASKS", "8",
                       "SLURM_JOB_ID", "77", "SLURM_STEP_ID", "0", "SLURMD_NODENAME", "gpu-n2",
                       "OMPI_COMM_WORLD_RANK", "9", NULL };
-    kb_acc_identity_read(table_get, slurm, "login", &id);
+    CHECK(kb_acc_identity_read(table_get, slurm, "login", &id, err, sizeof err) == 0);
     CHECK(!strcmp(id.launcher, "slurm") && id.rank == 5 && id.local_rank == 1 && id.node_id == 2);
     CHECK(id.world_size == 8 && !strcmp(id.job_id, "77") && !strcmp(id.host, "gpu-n2"));
-    char *ompi[] = { "OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_LOCAL_RANK", "3", "SLURM_PROCID", "x", NULL };
-    kb_acc_identity_read(table_get, ompi, "h", &id);
+    char *ompi[] = { "OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_LOCAL_RANK", "3", "SLURM_PROCID", "", NULL };
+    CHECK(kb_acc_identity_read(table_get, ompi, "h", &id, err, sizeof err) == 0);
     CHECK(!strcmp(id.launcher, "openmpi") && id.rank == 3 && id.local_rank == 3 && id.node_id == -1);
     char *k8s[] = { "JOB_COMPLETION_INDEX", "12", NULL };
-    kb_acc_identity_read(table_get, k8s, "pod-12", &id);
+    CHECK(kb_acc_identity_read(table_get, k8s, "pod-12", &id, err, sizeof err) == 0);
     CHECK(!strcmp(id.launcher, "k8s") && id.rank == 12 && id.local_rank == 0 && !strcmp(id.host, "pod-12"));
     char *none[] = { NULL };
-    kb_acc_identity_read(table_get, none, "box", &id);
+    CHECK(kb_acc_identity_read(table_get, none, "box", &id, err, sizeof err) == 0);
     CHECK(!strcmp(id.launcher, "none") && id.rank == 0 && id.world_size == 1);
     char key[128];
     kb_acc_rank_key(&id, 42, key, sizeof key);
     CHECK(!strcmp(key, "box-42"));
-    kb_acc_identity_read(table_get, slurm, "login", &id);
+    CHECK(kb_acc_identity_read(table_get, slurm, "login", &id, err, sizeof err) == 0);
     kb_acc_rank_key(&id, 42, key, sizeof key);
     CHECK(!strcmp(key, "r00005-gpu-n2"));
 
@@ -290,8 +326,8 @@ static void test_verdict_json_and_junit(void)
     kb_acc_evaluate(&s, NULL, a, &v);
     json_decref(a);
     kb_acc_identity id;
-    char *none[] = { NULL };
-    kb_acc_identity_read(table_get, none, "box", &id);
+    char *none[] = { NULL }, why[256];
+    CHECK(kb_acc_identity_read(table_get, none, "box", &id, why, sizeof why) == 0);
     kb_device_info dev;
     memset(&dev, 0, sizeof dev);
     snprintf(dev.name, sizeof dev.name, "NVIDIA H100 80GB HBM3");
@@ -335,6 +371,7 @@ static void test_verdict_json_and_junit(void)
 int main(void)
 {
     RUN(test_shipped_specs_match_their_skus);
+    RUN(test_bandwidth_floors_follow_dcgm);
     RUN(test_bad_specs_name_line_and_column);
     RUN(test_find_reports_a_bad_file);
     RUN(test_verdict_pass_slow_wrong);

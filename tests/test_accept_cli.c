@@ -138,6 +138,34 @@ static void test_slurm_rank_and_fleet(void)
     rm_dir(dir);
 }
 
+/* Launcher variables that make no sense, and a garbage KBENCH_FAULT_RANKS, stop accept
+ * with exit 3 naming the variable before anything runs (issue 28), instead of rank 0. */
+static void test_bad_identity_refused(void)
+{
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX", log[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(log, sizeof log, "%s/log", dir);
+    const char *cases[][4] = { { "SLURM_PROCID", "abc", NULL, NULL },
+                               { "SLURM_PROCID", "4", "SLURM_NTASKS", "4" },
+                               { "JOB_COMPLETION_INDEX", "1e9", NULL, NULL },
+                               { "KBENCH_FAULT_RANKS", "2;3", NULL, NULL } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv(cases[i][0], cases[i][1], 1);
+        if (cases[i][2])
+            setenv(cases[i][2], cases[i][3], 1);
+        const char *a[] = { "kbench", "accept", "--backend", "emu", "--out-dir", dir, NULL };
+        int rc = run_kbench(a, log);
+        char *text = slurp(log), want[64];
+        snprintf(want, sizeof want, "%s=%s", cases[i][0], cases[i][1]);
+        CHECK_MSG(rc == KB_EXIT_SETUP && text && strstr(text, want), "%s: exit %d: %s", want, rc, text ? text : "");
+        free(text);
+        unsetenv(cases[i][0]);
+        if (cases[i][2])
+            unsetenv(cases[i][2]);
+    }
+    rm_dir(dir);
+}
+
 /* Four emulator ranks of a fake Slurm step (2 nodes x 2) into dir, with the fault hooks
  * applied to rank `bad` only (KBENCH_FAULT_RANKS). Returns the worst accept exit code. */
 static int fleet_of_four(const char *dir, const char *hook, int bad)
@@ -276,7 +304,11 @@ static void test_nvml_health_on_the_driver_double(void)
         const char *test, *status, *says;
     } runs[] = {
         { { NULL }, KB_EXIT_OK, "ecc", "PASS", "volatile 0, aggregate 0" },
+        /* the link is read under load: an idle GPU's link trains down (the NVML double: gen 1) */
+        { { NULL }, KB_EXIT_OK, "pcie_link", "PASS", "gen 5 x16 at max gen 5 x16" },
         { { "KBENCH_FAKE_NVML_ECC_UNC", "3,5", NULL }, KB_EXIT_INCORRECT, "ecc", "FAIL", "volatile 3, aggregate 5" },
+        /* lifetime (aggregate) errors alone: DCGM does not fail them */
+        { { "KBENCH_FAKE_NVML_ECC_UNC", "0,5", NULL }, KB_EXIT_OK, "ecc", "PASS", "volatile 0, aggregate 5" },
         { { "KBENCH_FAKE_NVML_REMAP", "0,1,1,0", NULL }, KB_EXIT_INCORRECT, "row_remap", "FAIL",
           "row remapping is pending" },
         { { "KBENCH_FAKE_NVML_PCIE", "4,5,16,16", NULL }, KB_EXIT_OK, "pcie_link", "WARN",
@@ -356,6 +388,7 @@ int main(void)
     RUN(test_accept_on_the_emulator);
     RUN(test_wrong_case_and_bad_spec);
     RUN(test_slurm_rank_and_fleet);
+    RUN(test_bad_identity_refused);
     RUN(test_fault_injection_fleet);
     RUN(test_nvml_health_on_the_driver_double);
     RUN(test_every_check_suite_runs);

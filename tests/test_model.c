@@ -3,10 +3,19 @@
  * records at the sizes of tests/data/model_tiny.yaml against numbers computed by hand
  * (step time, per token, tokens/s, N, MFU, bandwidth, shares, the op to optimise first,
  * the precision what-if, missing and not-modelled ops); the same records as an emulator
- * run (labelled CPU, no MFU); the JSON, markdown and HTML writers. */
+ * run (labelled CPU, no MFU); the JSON, markdown and HTML writers; an estimate roll-up
+ * (model/model_estimate.h): measured GPU ops of the same GPU model kept, estimates filling
+ * the rest, each marked, emulator rows and other GPU models never used, an op without a
+ * suite case missing; and the shipped models' decode steps against GPU runs of
+ * suites/llm.yaml and tests/suites/model_70b_decode.yaml (a synthetic record per planned
+ * full-shape case): no op missing, decode attention on the decode variant, and prefill
+ * attention never on it. */
 #include "check.h"
+#include "model/model_estimate.h"
 #include "model/model_json.h"
 #include "model/model_report.h"
+#include "results/record_json.h"
+#include "suite/walk.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -81,6 +90,10 @@ static void test_parser_errors(void)
           "m.yaml:7:37: 'm' = 'tokens - 8' is 0 at prefill; expected [1, 1099511627776]" },
         { HEAD "  - {op: a, family: gemm, dims: {m: 1 / (q_len - 1), n: 1, k: 1}, phases: [decode]}\n",
           "m.yaml:7:37: 'm' = '1 / (q_len - 1)' divides by zero or overflows at decode" },
+        { HEAD "  - {op: a, family: attention, variant: decode, params: {q_len: hidden}, dims: {b: 1, h: 1, s: 8, "
+               "d: 64}}\n", "m.yaml:7:65: 'q_len' = 'hidden' is 32 at prefill; expected [1, 16]" },
+        { HEAD "  - {op: a, family: attention, variant: decode, params: {group: heads}, dims: {b: 1, h: 1, s: 8, "
+               "d: 64}, phases: [decode]}\n", "m.yaml:7:65: 'group': unknown name 'heads'" },
         { HEAD "  - {op: a, family: gemm, dims: {m: 1, n: 1, k: 1}, phases: [train]}\n",
           "m.yaml:7:62: unknown phase 'train'" },
         { HEAD "  - {op: a, family: gemm, dims: {m: 1, n: 1, k: 1}}\n  - {op: a, family: gelu, dims: {n: 1}}\n",
@@ -272,11 +285,248 @@ static void test_rollup_emulator_and_writers(void)
     kb_model_free(&m);
 }
 
+/* The ESTIMATE records a suite's estimates would give: make_run's GPU records (the decode
+ * norm's ok this time, and no lm_head at decode) at twice the time, clock "estimate". */
+static void make_est(kb_report_run *est)
+{
+    kb_report_run gpu;
+    make_run(&gpu, 0);
+    json_t **recs = malloc((gpu.n + 1) * sizeof *recs);
+    size_t n = 0;
+    for (size_t i = 0; i < gpu.n; i++) {
+        json_t *r = json_deep_copy(gpu.recs[i]);
+        json_t *t = json_object_get(r, "timing"), *dims = json_object_get(r, "dims");
+        if (json_integer_value(json_object_get(dims, "m")) == 4 &&
+            json_integer_value(json_object_get(dims, "n")) == 100) {
+            json_decref(r);   /* the decode lm_head: no suite case of it */
+            continue;
+        }
+        json_object_set_new(t, "clock", json_string("estimate"));
+        json_object_set_new(t, "median_us", json_real(2 * json_number_value(json_object_get(t, "median_us"))));
+        if (!strcmp(json_string_value(json_object_get(r, "family")), "layernorm"))
+            json_object_set_new(r, "status", json_string("ok"));   /* the decode norm: estimated */
+        json_object_set_new(json_object_get(r, "device"), "name", json_string("EST (ESTIMATE)"));
+        recs[n++] = r;
+    }
+    kb_report_run_free(&gpu);
+    CHECK(kb_report_run_from(recs, n, "estimate", est) == KB_OK);
+}
+
+static void test_rollup_estimate(void)
+{
+    kb_model m;
+    kb_report_run run, emu, est;
+    kb_est_setup s;
+    kb_sb err;
+    kb_sb_init(&err);
+    if (!load_tiny(&m)) return;
+    CHECK_MSG(kb_est_setup_target("h100-sxm", "data/peaks.json", NULL, &s, &err) == KB_OK, "%s", err.s);
+    make_run(&run, 0);
+    make_run(&emu, 1);
+    make_est(&est);
+    kb_model_rollup *r = malloc(sizeof *r);
+    /* the run's GPU records where they exist (prefill as test_rollup_gpu: 59 us), the estimate
+     * for the decode norm (its run case is wrong: 2 x 1 us estimated) */
+    kb_model_rollup_est(&m, &run, 1, "", &est, &s.peaks, -1, r);
+    const kb_model_phase_res *P = &r->ph[KB_PHASE_PREFILL], *D = &r->ph[KB_PHASE_DECODE];
+    CHECK(NEAR(P->step_us, 59) && P->n_missing == 0 && !P->ops[1].estimated &&
+          !strcmp(kb_model_op_row(r, &P->ops[1])->clock, "gpu"));
+    CHECK(D->ops[0].estimated && NEAR(D->ops[0].time_us, 2) &&
+          !strcmp(kb_model_op_row(r, &D->ops[0])->clock, "estimate"));
+    CHECK(D->n_missing == 0 && !D->ops[4].estimated && NEAR(D->ops[4].time_us, 2));
+    CHECK(!strcmp(kb_model_timing_label(r), "GPU-measured + ESTIMATE") && NEAR(r->peak_tflops, 989.4));
+    json_t *j = kb_model_json(r), *pre = json_object_get(json_object_get(j, "phases"), "prefill");
+    CHECK(json_is_true(json_object_get(j, "estimate")));
+    json_t *qkv = json_array_get(json_object_get(pre, "ops"), 1);
+    CHECK(!strcmp(json_string_value(json_object_get(qkv, "source")), "measured"));
+    json_decref(j);
+    /* the run not used (another GPU model): every op estimated, twice the time; the decode
+     * lm_head has no suite case: missing, never extrapolated */
+    kb_model_rollup_est(&m, &run, 0, "the run is on SYN-GPU", &est, &s.peaks, -1, r);
+    CHECK(NEAR(r->ph[0].step_us, 118) && r->ph[0].ops[1].estimated && !r->use_run);
+    CHECK(D->n_missing == 1 && D->ops[4].row < 0 && strstr(D->ops[4].why, "among the suite's estimates"));
+    CHECK(!strcmp(kb_model_timing_label(r), "ESTIMATE (static model, not measured)"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK(kb_model_write(r, KB_MODEL_MD, out) == KB_OK);
+    fclose(out);
+    CHECK(buf && strstr(buf, "(ESTIMATE)") && strstr(buf, "(estimate)") &&
+          strstr(buf, "is not used: the run is on SYN-GPU") && strstr(buf, "[ESTIMATE]") && !strstr(buf, "(gpu)"));
+    free(buf);
+    /* an emulator run beside estimates: its CPU times are never used, even when asked */
+    kb_model_rollup_est(&m, &emu, 1, "", &est, &s.peaks, -1, r);
+    CHECK(!r->use_run && !r->emulator && NEAR(r->ph[0].step_us, 118) && strstr(r->run_note, "CPU timings"));
+    /* which runs stand beside h100-sxm estimates */
+    char note[256];
+    CHECK(!kb_model_run_matches(&run, &s, "data/peaks.json", note, sizeof note) && strstr(note, "SYN-GPU") &&
+          strstr(note, "H100 SXM5"));
+    CHECK(!kb_model_run_matches(&emu, &s, "data/peaks.json", note, sizeof note) && strstr(note, "CPU timings"));
+    json_object_set_new(json_object_get(run.recs[0], "device"), "name", json_string("NVIDIA H100 80GB HBM3"));
+    kb_report_run h100;
+    json_t **one = malloc(sizeof *one);
+    one[0] = json_incref(run.recs[0]);
+    CHECK(kb_report_run_from(one, 1, "h100", &h100) == KB_OK);
+    CHECK(kb_model_run_matches(&h100, &s, "data/peaks.json", note, sizeof note) && note[0] == 0);
+    kb_report_run_free(&h100);
+    free(r);
+    kb_report_run_free(&run);
+    kb_report_run_free(&emu);
+    kb_report_run_free(&est);
+    kb_model_free(&m);
+    kb_sb_free(&err);
+}
+
+/* ---- the shipped models against the shipped suites ---- */
+
+typedef struct {
+    json_t **recs;
+    size_t n, cap;
+    double us;             /* the median every record gets */
+} synth;
+
+/* An ok GPU record of case c (id) through the record serialiser, with median s->us. */
+static void synth_case(synth *s, const kb_case *c, const char *id)
+{
+    const kb_family *f = kb_families[c->family];
+    double sample = s->us, start = 0;
+    kb_case_result res;
+    memset(&res, 0, sizeof res);
+    res.family = f, res.c = c, res.case_id = id, res.status = KB_CASE_OK, res.work = f->work(c);
+    res.verify.done = 1, res.verify.v.n = 1;
+    res.measure.done = 1, res.measure.clock = "gpu";
+    res.measure.m.samples_us = &sample, res.measure.m.starts_us = &start, res.measure.m.n = 1;
+    kb_stats_compute(&sample, 1, &res.measure.m.st);
+    kb_device_info dev;
+    memset(&dev, 0, sizeof dev);
+    snprintf(dev.name, sizeof dev.name, "SYN-GPU");
+    snprintf(dev.uuid, sizeof dev.uuid, "GPU-syn");
+    dev.sm = 90;
+    kb_record_ctx ctx = { "syn", "synthetic", "2026-01-01T00:00:00Z", "cuda", &dev };
+    if (s->n == s->cap)
+        s->recs = realloc(s->recs, (s->cap = s->cap ? 2 * s->cap : 256) * sizeof *s->recs);
+    s->recs[s->n++] = kb_record_json(&ctx, &res);
+}
+
+static int synth_item(void *user, const kb_walk_item *it)
+{
+    if (it->valid)
+        synth_case(user, it->c, it->id);
+    return 0;
+}
+
+/* A record for every case of the suite at path that valid() accepts on an sm_90 GPU with its
+ * vendor libraries, at full shape. */
+static void synth_suite(synth *s, const char *path)
+{
+    unsigned caps = KB_CAP_GPU_TIMER | KB_CAP_ROOFLINE | KB_CAP_FULL_SPEED | KB_CAP_GRAPHS | KB_CAP_VENDOR_LIBS |
+                    KB_CAP_CUBLASLT | KB_CAP_CUDNN;
+    kb_plan plan;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK_MSG(kb_walk_plan(path, caps, 1, &plan, &err) == KB_OK, "%s", err.s);
+    kb_walk_opts o = { NULL, 0, NULL, { 90, caps, 227 * 1024 } };
+    CHECK(kb_walk(&plan, &o, synth_item, s, NULL) == 0);
+    kb_plan_free(&plan);
+    kb_sb_free(&err);
+}
+
+static int op_index(const kb_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_ops; i++)
+        if (!strcmp(m->ops[i].name, name)) return i;
+    return -1;
+}
+
+/* Roll model `name` up from s's records; the case id op `op` got in phase ph ("" when missing),
+ * and the phases' missing counts. */
+static void rollup(synth *s, const char *name, const char *op, int ph, char *id, size_t idn, int missing[2])
+{
+    kb_model m;
+    kb_report_run run;
+    kb_sb path, err;
+    kb_sb_init(&path);
+    kb_sb_init(&err);
+    kb_model_path(name, &path);
+    id[0] = 0;
+    CHECK_MSG(kb_model_load(path.s, NULL, 0, &m, &err) == KB_OK, "%s", err.s);
+    json_t **recs = malloc(s->n * sizeof *recs);
+    for (size_t i = 0; i < s->n; i++)
+        recs[i] = json_incref(s->recs[i]);
+    CHECK(kb_report_run_from(recs, s->n, "synthetic", &run) == KB_OK);
+    kb_model_rollup *r = malloc(sizeof *r);
+    kb_model_rollup_run(&m, &run, -1, r);
+    int k = op_index(&m, op);
+    CHECK(k >= 0 && r->ph[ph].ops[k].modelled);
+    for (int p = 0; p < 2; p++)
+        missing[p] = r->ph[p].n_missing;
+    for (int i = 0; i < m.n_ops; i++)   /* what phase ph misses, to say why a check fails */
+        if (r->ph[ph].ops[i].modelled && r->ph[ph].ops[i].row < 0)
+            fprintf(stderr, "  %s %s: %s missing: %s\n", name, kb_model_phase_names[ph], m.ops[i].name,
+                    r->ph[ph].ops[i].why);
+    if (k >= 0 && r->ph[ph].ops[k].row >= 0)
+        snprintf(id, idn, "%s", run.rows[r->ph[ph].ops[k].row].case_id);
+    free(r);
+    kb_report_run_free(&run);
+    kb_model_free(&m);
+    kb_sb_free(&path);
+    kb_sb_free(&err);
+}
+
+static void test_shipped_models_decode(void)
+{
+    synth s = { NULL, 0, 0, 5.0 };
+    char id[512];
+    int missing[2];
+    /* llama-7b-like against llm.yaml: every op found in both phases, decode attention on the
+     * decode variant (one token, one query head per KV head) */
+    synth_suite(&s, "suites/llm.yaml");
+    rollup(&s, "llama-7b-like", "decode_attention", KB_PHASE_DECODE, id, sizeof id, missing);
+    CHECK_MSG(missing[KB_PHASE_PREFILL] == 0 && missing[KB_PHASE_DECODE] == 0, "missing %d, %d", missing[0],
+              missing[1]);
+    CHECK_MSG(strstr(id, "attention/decode(causal=yes,q_len=1,group=1,") && strstr(id, "/16x32x2048x128/"), "%s", id);
+    /* a decode row at the prefill shape, faster than every other: prefill attention still
+     * takes the square operation's */
+    kb_case c;
+    memset(&c, 0, sizeof c);
+    c.family = kb_family_find("attention");
+    const kb_family *f = kb_families[c.family];
+    c.variant = kb_family_variant_find(f, "decode");
+    c.dtype = KB_DT_BF16;
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 128;
+    for (int p = 0; p < f->n_params; p++)
+        c.params[p] = f->params[p].def;
+    c.params[kb_family_param_find(f, "causal")] = 1;
+    s.us = 0.001;
+    kb_sb cid;
+    kb_sb_init(&cid);
+    kb_case_id(&c, &cid);
+    synth_case(&s, &c, cid.s);
+    rollup(&s, "llama-7b-like", "attention", KB_PHASE_PREFILL, id, sizeof id, missing);
+    CHECK_MSG(id[0] && !strstr(id, "decode") && missing[0] == 0, "prefill attention: %s", id);
+    kb_sb_free(&cid);
+    for (size_t i = 0; i < s.n; i++)
+        json_decref(s.recs[i]);
+    s.n = 0;
+    /* llama-70b-like against the records of its decode step: grouped-query attention, 8 query
+     * heads per KV head */
+    s.us = 5.0;
+    synth_suite(&s, "tests/suites/model_70b_decode.yaml");
+    rollup(&s, "llama-70b-like", "decode_attention", KB_PHASE_DECODE, id, sizeof id, missing);
+    CHECK_MSG(missing[KB_PHASE_DECODE] == 0, "missing %d at decode", missing[1]);
+    CHECK_MSG(strstr(id, "attention/decode(causal=yes,q_len=1,group=8,") && strstr(id, "/16x64x4096x128/"), "%s", id);
+    for (size_t i = 0; i < s.n; i++)
+        json_decref(s.recs[i]);
+    free(s.recs);
+}
+
 int main(void)
 {
     RUN(test_shipped_models_load);
     RUN(test_parser_errors);
     RUN(test_rollup_gpu);
     RUN(test_rollup_emulator_and_writers);
+    RUN(test_rollup_estimate);
+    RUN(test_shipped_models_decode);
     TEST_MAIN_END();
 }

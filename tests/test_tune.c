@@ -2,9 +2,9 @@
  * optima (seeded, budget-bound), the winner beyond the noise, static pruning, the space
  * built from a suite, and the tuning database's keys, resume and staleness. */
 #include "check.h"
+#include "session/prune.h"
 #include "suite/plan.h"
 #include "tune/export.h"
-#include "tune/prune.h"
 #include "tune/space.h"
 #include "tune/strategy.h"
 #include "tune/tunedb.h"
@@ -372,8 +372,10 @@ static void test_space(void)
     kb_sb_init(&err);
     CHECK(kb_suite_plan_text(suite_text, "t.yaml", kb_families, kb_n_families, 0, &p, &err) == KB_OK);
     kb_walk_opts o = { NULL, 0, NULL, { 90, 0, 227 * 1024 } };
+    kb_cases l;
     kb_tune_space s;
-    CHECK(kb_tune_space_build(&p, &o, &s) == KB_OK);
+    CHECK(kb_cases_build(&p, &o, &l) == KB_OK);
+    CHECK(kb_tune_space_of_cases(&p, &l, &s) == KB_OK);
     CHECK_MSG(s.n == 4, "%d problems", s.n);   /* 2 dtypes x 2 forms */
     CHECK_MSG(strcmp(s.problems[0].key, "gelu(form=erf,ypad=-1)/fp32/4096/pad0/eager") == 0, "%s",
               s.problems[0].key);
@@ -387,13 +389,15 @@ static void test_space(void)
         found += strcmp(q->configs[i].config, "vec(BLOCK=128,VEC=4,max_grid=0)") == 0;
     CHECK(found == 1);
     kb_tune_space_free(&s);
+    kb_cases_free(&l);
     kb_plan_free(&p);
     /* levels of an integer param follow its values, whatever order the suite lists them in;
      * the variant is categorical */
     static const char unordered[] = "suite: u\nbenchmarks:\n  - family: gelu\n    variant: [vec]\n"
                                     "    dtype: [fp32]\n    shape: [{n: 4096}]\n    params: {BLOCK: [256, 64, 128], VEC: [4, 2]}\n";
     CHECK(kb_suite_plan_text(unordered, "u.yaml", kb_families, kb_n_families, 0, &p, &err) == KB_OK);
-    CHECK(kb_tune_space_build(&p, &o, &s) == KB_OK && s.n == 1);
+    CHECK(kb_cases_build(&p, &o, &l) == KB_OK);
+    CHECK(kb_tune_space_of_cases(&p, &l, &s) == KB_OK && s.n == 1);
     q = &s.problems[0];
     CHECK(q->categorical[0] && !q->categorical[1]);
     for (int a = 1; a < q->n_axes; a++)
@@ -405,6 +409,50 @@ static void test_space(void)
         CHECK(q->values[1][q->levels[i * q->n_axes + 1]] == block);
     }
     kb_tune_space_free(&s);
+    kb_cases_free(&l);
+    kb_plan_free(&p);
+    kb_sb_free(&err);
+}
+
+static const char decode_text[] =
+    "suite: t\n"
+    "benchmarks:\n"
+    "  - {family: attention, variant: mma, dtype: bf16, shape: [{b: 1, h: 8, s: 256, d: 64}], params: {causal: yes},"
+    " pad: 0}\n"
+    "  - family: attention\n"
+    "    variant: decode\n"
+    "    dtype: bf16\n"
+    "    shape: [{b: 1, h: 8, s: 256, d: 64}]\n"
+    "    params: {causal: yes, q_len: [1, 8], group: 8, CHUNK: [0, 128]}\n"
+    "    pad: 0\n";
+
+/* attention/decode computes another operation over attention's dims (other_op_variants): its
+ * cases are problems of their own, one per q_len and group (problem params), never
+ * configurations of the square attention at the same dims; CHUNK is a configuration axis. */
+static void test_space_other_operation(void)
+{
+    kb_plan p;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_suite_plan_text(decode_text, "t.yaml", kb_families, kb_n_families, 0, &p, &err) == KB_OK);
+    kb_walk_opts o = { NULL, 0, NULL, { 90, 0, 227 * 1024 } };
+    kb_cases l;
+    kb_tune_space s;
+    CHECK(kb_cases_build(&p, &o, &l) == KB_OK);
+    CHECK(kb_tune_space_of_cases(&p, &l, &s) == KB_OK);
+    CHECK_MSG(s.n == 3, "%d problems", s.n);
+    static const char *const keys[] = { "attention(causal=yes)/bf16/1x8x256x64/pad0/eager",
+                                        "attention/decode(causal=yes,q_len=1,group=8)/bf16/1x8x256x64/pad0/eager",
+                                        "attention/decode(causal=yes,q_len=8,group=8)/bf16/1x8x256x64/pad0/eager" };
+    for (int i = 0; i < 3 && i < s.n; i++) {
+        CHECK_MSG(!strcmp(s.problems[i].key, keys[i]), "%s", s.problems[i].key);
+        CHECK(s.problems[i].n == (i ? 2 : 1));
+    }
+    if (s.n == 3)
+        CHECK_MSG(!strcmp(s.problems[1].configs[1].config, "decode(CHUNK=128,WARPS=4,STAGES=2)"), "%s",
+                  s.problems[1].configs[1].config);
+    kb_tune_space_free(&s);
+    kb_cases_free(&l);
     kb_plan_free(&p);
     kb_sb_free(&err);
 }
@@ -430,6 +478,7 @@ static int count_choice(void *user, const kb_tune_choice_row *c)
     CHECK(strcmp(c->source, "src2") == 0 && strcmp(c->key.driver, "13.0") == 0);
     return 0;
 }
+
 
 /* Keys: a rerun hits; another source, driver or GPU misses; a newer choice under another
  * key marks the older stale. */
@@ -504,6 +553,7 @@ int main(void)
     RUN(test_winner);
     RUN(test_prune);
     RUN(test_space);
+    RUN(test_space_other_operation);
     RUN(test_db);
     RUN(test_problem_parse);
     TEST_MAIN_END();

@@ -6,9 +6,10 @@
  *                      to compile/launch; PASS when at least one ran and none failed
  *   memory_bandwidth   best ok ceiling/copy GB/s >= reference x fraction
  *   gemm_<dtype>       best ok gemm TFLOPS (any variant: kbench's or cuBLASLt) >= ref x fraction
- *   launch_latency     ceiling/launch: per-execution time of back-to-back eager launches <= limit
- *   clocks             the gemm cases' telemetry: WARN when a reading was throttled (power or
- *                      thermal reason, or SM clock under 75% of max), PASS otherwise
+ *   launch_latency     ceiling/launch: per-execution time of back-to-back eager launches <= limit,
+ *                      the host's enqueue time or the GPU's, the larger (kb_acc_launch_us)
+ *   clocks             the gemm cases' telemetry: WARN when a reading was throttled (thermal or
+ *                      hardware-slowdown reason, or SM clock under 75% of max), PASS otherwise
  *   ecc, row_remap, pcie_link  SKIP here; judged from an NVML health reading by
  *                      kb_acc_verdict_health (accept/health.h)
  * A test that cannot run is SKIP with its reason, never PASS. Timings of a CPU clock (the
@@ -57,6 +58,12 @@ typedef struct {
 /* Judge the records (a JSON array of record objects) of one GPU against spec s. peaks
  * (may be NULL) give the references of `reference: peak`. */
 void kb_acc_evaluate(const kb_acc_spec *s, const kb_peaks *peaks, json_t *records, kb_acc_verdict *out);
+
+/* What one execution of a record's case costs when launched back to back [us], from its
+ * launch_overhead block: the larger of the host's enqueue time (host_enqueue_us x launches)
+ * and the GPU's (eager_us; behind the blocking kernel the windows hold GPU time only, so a
+ * slow host shows in the first alone). NAN when the block has neither. */
+double kb_acc_launch_us(json_t *launch_overhead);
 
 /* Recompute out->worst and out->gpu_thresholds from the tests' results (after a test
  * was judged again, e.g. by kb_acc_verdict_health). */

@@ -1,5 +1,6 @@
-/* accept.c - `kbench accept` (see accept.h): identity, device, spec, the accept suite run
- * through kb_cmd_run (the one walk, pipeline and record writer), then the verdict. */
+/* accept.c - `kbench accept` (see accept.h): identity, device (a session's), spec, the
+ * accept suite run through kb_cmd_run (the session's one walk, pipeline and record
+ * sinks), then the verdict. */
 #include "cli/accept.h"
 
 #include "accept/health.h"
@@ -7,7 +8,6 @@
 #include "accept/verdict_io.h"
 #include "core/fsutil.h"
 #include "core/paths.h"
-#include "engine/peaks.h"
 #include "results/record.h"
 #include "results/record_json.h"
 
@@ -41,29 +41,25 @@ static char *env_get(void *user, const char *name) { return getenv(name); }
 static int device_and_spec(accept_ctx *x)
 {
     kb_run_opts *r = &x->o->run;
-    char err[1024] = "";
-    kb_backend_opts bo;
-    if (kb_run_backend_opts(r, &bo) != 0)
+    kb_session_opts so;
+    if (kb_run_session_opts(r, &so) != 0)
         return KB_EXIT_INPUT;
-    const kb_backend *be;
-    kb_backend_ctx *bx;
-    kb_status st = kb_backend_open(r->backend, &bo, &be, &bx, err, sizeof err);
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err);
-        return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-    }
-    st = be->device_info(bx, &x->dev);
-    x->backend = be->name;
-    r->backend = be->name;   /* the run opens the same backend, without a second "auto" banner */
-    if (st != KB_OK)
-        fprintf(stderr, "kbench: device query: %s\n", be->last_error(bx));
-    be->fini(bx);
-    if (st != KB_OK)
-        return KB_EXIT_SETUP;
-    if (x->dev.caps & KB_CAP_ROOFLINE)
-        x->have_peaks = kb_peaks_for_device(&x->dev, NULL, &x->peaks, NULL) == KB_OK;
+    so.keep_unusable = 1;    /* the run refuses it, after the spec is known */
+    kb_session *s;
     kb_sb msg;
     kb_sb_init(&msg);
+    kb_status st = kb_session_open(&so, &s, &msg);
+    if (st != KB_OK) {
+        fprintf(stderr, "kbench: %s\n", msg.s);
+        kb_sb_free(&msg);
+        return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    }
+    x->dev = *kb_session_device(s);
+    x->backend = kb_session_backend_name(s);   /* a static name: it outlives the session */
+    r->backend = x->backend;   /* the run opens the same backend, without a second "auto" banner */
+    if (x->dev.caps & KB_CAP_ROOFLINE)
+        x->have_peaks = kb_session_datasheet_peaks(s, &x->peaks, NULL) == KB_OK;
+    kb_session_close(s);
     kb_acc_gpu g = { x->dev.name, x->dev.sm, x->dev.sm_count, 0 };
     if (x->o->spec_path) {
         st = kb_acc_spec_load(x->o->spec_path, &x->spec, &msg);
@@ -172,22 +168,9 @@ static int load_records(const char *path, json_t *arr)
  * backend's health slot; unread with the reason where there is none (the emulator). */
 static void health_after_run(accept_ctx *x)
 {
-    char err[1024] = "";
-    kb_backend_opts bo;
-    const kb_backend *be;
-    kb_backend_ctx *bx;
-    if (kb_run_backend_opts(&x->o->run, &bo) != 0 ||
-        kb_backend_open(x->o->run.backend, &bo, &be, &bx, err, sizeof err) != KB_OK) {
-        kb_health_unread(&x->health, *err ? err : "the backend could not be opened again");
-        return;
-    }
-    if (be->health)
-        be->health(bx, &x->health);
-    else {
-        snprintf(err, sizeof err, "the %s backend reads no GPU health (no NVML)", be->name);
-        kb_health_unread(&x->health, err);
-    }
-    be->fini(bx);
+    kb_session_opts so;
+    if (kb_run_session_opts(&x->o->run, &so) == 0)   /* checked before the run: always */
+        kb_session_health(&so, &x->health);
 }
 
 /* Judge the records and write the verdict. The exit code. */
@@ -328,21 +311,15 @@ static int run_checks(accept_ctx *x)
 
 /* Test hook: with KBENCH_FAULT_RANKS="2,5" the emulator's fault injection
  * (KBENCH_EMU_SLOWDOWN, KBENCH_EMU_CORRUPT) applies to those ranks only - srun gives
- * every task the same environment. */
-static void fault_hooks_for_rank(int rank)
+ * every task the same environment. 0, or -1 with err when the list is malformed. */
+static int fault_hooks_for_rank(int rank, char *err, size_t n)
 {
-    const char *ranks = getenv("KBENCH_FAULT_RANKS");
-    if (!ranks)
-        return;
-    for (const char *p = ranks; *p;) {
-        char *end;
-        long r = strtol(p, &end, 10);
-        if (end != p && r == rank)
-            return;
-        p = *end ? end + 1 : end;
+    int sel = kb_fault_rank_selected(getenv("KBENCH_FAULT_RANKS"), rank, err, n);
+    if (sel == 0) {
+        unsetenv("KBENCH_EMU_SLOWDOWN");
+        unsetenv("KBENCH_EMU_CORRUPT");
     }
-    unsetenv("KBENCH_EMU_SLOWDOWN");
-    unsetenv("KBENCH_EMU_CORRUPT");
+    return sel < 0 ? -1 : 0;
 }
 
 static int accept_main(void *opts)
@@ -350,14 +327,17 @@ static int accept_main(void *opts)
     accept_ctx x;
     memset(&x, 0, sizeof x);
     x.o = opts;
+    char host[128] = "", err[256];
+    gethostname(host, sizeof host - 1);
+    if (kb_acc_identity_read(env_get, NULL, host, &x.id, err, sizeof err) != 0 ||
+        fault_hooks_for_rank(x.id.rank, err, sizeof err) != 0) {
+        fprintf(stderr, "kbench accept: %s\n", err);
+        return KB_EXIT_SETUP;
+    }
     kb_sb_init(&x.records);
     kb_sb_init(&x.verdict_path);
     kb_sb_init(&x.junit_path);
-    char host[128] = "";
-    gethostname(host, sizeof host - 1);
-    kb_acc_identity_read(env_get, NULL, host, &x.id);
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);   /* CUDA's numbering = NVML's */
-    fault_hooks_for_rank(x.id.rank);
     kb_run_opts *r = &x.o->run;
     r->device_index = kb_acc_pick_device(r->device_index, getenv("CUDA_VISIBLE_DEVICES"), x.id.local_rank);
     int rc = device_and_spec(&x);

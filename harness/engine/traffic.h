@@ -11,6 +11,14 @@
 
 #include <stdint.h>
 
+/* The tensor-core instruction a kernel's mma_flops go through; the estimator charges each
+ * at its per-architecture efficiency (harness/estimate/calib.h). Name table in calib.c. */
+typedef enum {
+    KB_TENSOR_MMA_SYNC = 0,    /* warp-level mma.sync fed by ldmatrix (every kbench kernel so far) */
+    KB_TENSOR_WGMMA,           /* warpgroup wgmma.mma_async, operands from shared memory (sm_90a) */
+    KB_TENSOR_PATH_COUNT
+} kb_tensor_path;
+
 typedef struct {
     /* geometry of the main launch (the one that dominates; others go into the totals) */
     int64_t blocks;            /* blocks in the grid */
@@ -27,6 +35,19 @@ typedef struct {
     double dram_bytes;         /* [bytes] to and from DRAM: compulsory + re-reads the L2 cannot hold */
     double write_bytes;        /* [bytes] of dram_bytes that are stores (they hold no load's slot) */
     double inflight_bytes;     /* [bytes] global loads one thread keeps in flight (latency bound) */
+
+    /* added by issue 24 (calibration); a hook that memsets its kb_traffic gets the defaults */
+    double sfu_ops;            /* special-function-unit (MUFU) operations: ex2, rsqrt, rcp, tanh.approx;
+                                * one per thread-level call (not counted in simt_flops) */
+    kb_tensor_path tensor_path; /* the instruction of mma_flops (0: mma.sync) */
+    int serial_pipes;          /* 1: the SIMT and SFU work of a warp depends on its tensor work and feeds
+                                * the next (attention's softmax between its two products): the tensor
+                                * time and the softmax's (max of SIMT and SFU, then the conversions) add
+                                * up, and the products run at the path's attention efficiency */
+    double cvt_ops;            /* fp32 -> 16-bit conversions (cvt.rn.bf16x2.f32: one per two values), at the
+                                * conversion rate; added by issue 24's one-sided calibration */
+    double imbalance;          /* >= 1: the busiest SM's work over what equal blocks would give it
+                                * (causal attention's uneven blocks); 0 or 1: blocks of equal work */
 } kb_traffic;
 
 /* What the hook may know of the GPU. */
@@ -35,6 +56,7 @@ typedef struct {
     int64_t resident_blocks;   /* blocks of this case the whole GPU holds at once; 0: not known yet
                                 * (the estimate asks twice: once for the geometry, then with it) */
     double l2_bytes;           /* [bytes] L2 capacity */
+    int sms;                   /* SMs of the GPU (0: not known; the hook then assumes balance) */
 } kb_traffic_gpu;
 
 #endif /* KB_TRAFFIC_H */

@@ -7,8 +7,10 @@
 #include <string.h>
 
 static const char *const roof_names[] = {
-    [KB_ROOF_TENSOR] = "tensor", [KB_ROOF_SIMT] = "simt", [KB_ROOF_ISSUE] = "issue", [KB_ROOF_SMEM] = "smem",
-    [KB_ROOF_L2] = "l2", [KB_ROOF_DRAM] = "dram", [KB_ROOF_LATENCY] = "latency",
+    [KB_ROOF_TENSOR] = "tensor", [KB_ROOF_SIMT] = "simt",   [KB_ROOF_SFU] = "sfu",         [KB_ROOF_CVT] = "cvt",
+    [KB_ROOF_PIPES] = "pipes",
+    [KB_ROOF_ISSUE] = "issue",   [KB_ROOF_SMEM] = "smem",   [KB_ROOF_L2] = "l2",           [KB_ROOF_DRAM] = "dram",
+    [KB_ROOF_LATENCY] = "latency", [KB_ROOF_LAUNCH] = "launch",
 };
 _Static_assert(sizeof roof_names / sizeof roof_names[0] == KB_ROOF_COUNT, "one name per roof");
 
@@ -71,16 +73,55 @@ static kb_traffic work_only(const kb_family *f, const kb_case *c, const kb_est_t
     return t;
 }
 
-static void roofs(const kb_traffic *t, kb_dtype path, const kb_est_target *x, kb_estimate *e)
+void kb_est_target_init(kb_est_target *x, const kb_est_gpu *g, const kb_peaks *p)
+{
+    x->gpu = g;
+    x->arch = kb_est_arch_find(g->sm);
+    x->peaks = p;
+    x->clock_mhz = p->tensor_mhz > 0 ? p->tensor_mhz : g->boost_mhz;
+    x->dram_gbps = p->measured_gbps > 0 ? p->measured_gbps : kb_est_dram_fraction() * kb_peaks_gbps(p, NULL);
+    x->dram_source = p->measured_gbps > 0 ? "measured ceiling" : "datasheet x 0.866 (assumed)";
+    double launches_s = kb_peaks_measured(p, "launch");
+    x->launch_us[0] = launches_s > 0 ? 1e6 / launches_s : kb_est_launch_us(0);
+    x->launch_us[1] = kb_est_launch_us(1);
+    if (x->launch_us[1] > x->launch_us[0])
+        x->launch_us[1] = x->launch_us[0];
+    x->launch_source = launches_s > 0 ? "measured ceiling" : "assumed";
+}
+
+/* [FLOP/s] the tensor roof's rate for path dtype dt: the datasheet peak (stated at the
+ * tensor clock) at the model clock, times the path's efficiency (e->tensor_eff). */
+static double tensor_rate(const kb_traffic *t, kb_dtype dt, const kb_est_target *x, kb_estimate *e)
+{
+    double tclk = x->peaks->tensor_mhz > 0 ? x->peaks->tensor_mhz : x->gpu->boost_mhz;
+    int r = t->serial_pipes ? kb_est_attention_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL)
+                            : kb_est_tensor_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL);
+    e->tensor_calibrated = r == 1;
+    return kb_peaks_tflops(x->peaks, dt, NULL) * 1e12 * x->clock_mhz / tclk * e->tensor_eff;
+}
+
+/* Every roof at the model clock; the per-SM ones over the SMs' balanced share (SM use over
+ * the traffic's imbalance), L2 and DRAM whole-GPU. */
+static void roofs(const kb_traffic *t, const kb_case *c, kb_dtype path, const kb_est_target *x, kb_estimate *e)
 {
     const kb_est_arch *a = x->arch;
-    double clk = x->gpu->boost_mhz * 1e6, sms = x->gpu->sms * e->sm_use;
-    e->roof_us[KB_ROOF_TENSOR] = at_rate(t->mma_flops, kb_peaks_tflops(x->peaks, path, NULL) * 1e12 * e->sm_use);
-    e->roof_us[KB_ROOF_SIMT] = at_rate(t->simt_flops, kb_peaks_tflops(x->peaks, KB_DT_FP32, NULL) * 1e12 * e->sm_use);
+    double clk = x->clock_mhz * 1e6, bal = e->sm_use / e->imbalance, sms = x->gpu->sms * bal, sfu_clk, cvt_clk;
+    double fp32 = kb_peaks_tflops(x->peaks, KB_DT_FP32, NULL) * 1e12 * x->clock_mhz / x->gpu->boost_mhz;
+    kb_est_sfu_per_clk(x->gpu->sm, &sfu_clk);
+    kb_est_cvt_per_clk(x->gpu->sm, &cvt_clk);
+    e->roof_us[KB_ROOF_TENSOR] = at_rate(t->mma_flops, tensor_rate(t, path, x, e) * bal);
+    e->roof_us[KB_ROOF_SIMT] = at_rate(t->simt_flops, fp32 * bal);
+    e->roof_us[KB_ROOF_SFU] = at_rate(t->sfu_ops, sms * sfu_clk * clk);
+    e->roof_us[KB_ROOF_CVT] = at_rate(t->cvt_ops, sms * cvt_clk * clk);
+    /* a warp's softmax waits for its first product and feeds the second; inside it the FP32
+     * and SFU work (independent instructions, separate pipes) overlap, the conversions follow */
+    if (t->serial_pipes)
+        e->roof_us[KB_ROOF_PIPES] = e->roof_us[KB_ROOF_TENSOR] +
+                                    fmax(e->roof_us[KB_ROOF_SIMT], e->roof_us[KB_ROOF_SFU]) + e->roof_us[KB_ROOF_CVT];
     e->roof_us[KB_ROOF_ISSUE] = at_rate(t->warp_insts, sms * a->issue_per_clk * clk);
     e->roof_us[KB_ROOF_SMEM] = at_rate(t->smem_bytes, sms * a->smem_bytes_clk * clk);
     e->roof_us[KB_ROOF_L2] = at_rate(t->l2_bytes, a->l2_bytes_clk * clk);
-    e->roof_us[KB_ROOF_DRAM] = at_rate(t->dram_bytes, kb_peaks_gbps(x->peaks, NULL) * 1e9);
+    e->roof_us[KB_ROOF_DRAM] = at_rate(t->dram_bytes, x->dram_gbps * 1e9);
     /* Little's law: every byte loaded holds its in-flight slot for its latency (stores do not) */
     int64_t resident = (int64_t)e->occ.blocks * x->gpu->sms;
     double threads = (double)(t->blocks < resident ? t->blocks : resident) * t->threads;
@@ -88,13 +129,16 @@ static void roofs(const kb_traffic *t, kb_dtype path, const kb_est_target *x, kb
     double misses = t->dram_bytes > t->write_bytes ? t->dram_bytes - t->write_bytes : 0;
     double byte_ns = hits * a->l2_latency_ns + misses * a->dram_latency_ns;
     e->roof_us[KB_ROOF_LATENCY] = t->inflight_bytes > 0 ? byte_ns * 1e-3 / (threads * t->inflight_bytes) : 0;
+    /* serial: each launch's cost and its pipeline fill (one DRAM latency) */
+    double per_launch = x->launch_us[c->launch == KB_LAUNCH_GRAPH] + a->dram_latency_ns * 1e-3;
+    e->roof_us[KB_ROOF_LAUNCH] = (t->launches > 1 ? t->launches : 1) * per_launch;
 }
 
 /* The case's traffic: the hook's, asked with the resident blocks once occupancy is known. */
 static int traffic_of(const kb_family *f, const kb_case *c, int sm, int regs, int static_smem,
                       const kb_est_target *x, kb_traffic *t, kb_est_occ *occ)
 {
-    kb_traffic_gpu g = { sm, 0, x->gpu->l2_mb * 1e6 };
+    kb_traffic_gpu g = { sm, 0, x->gpu->l2_mb * 1e6, x->gpu->sms };
     int hooked = f->traffic && f->traffic(c, &g, t);
     if (!hooked)
         *t = work_only(f, c, x);
@@ -124,11 +168,14 @@ int kb_estimate_case(const kb_family *f, const kb_case *c, int sm, int regs, int
     int64_t per_sm = (own.blocks + x->gpu->sms - 1) / x->gpu->sms;
     e->sm_use = (double)own.blocks / ((double)x->gpu->sms * (double)per_sm);
     e->waves = (double)own.blocks / ((double)e->occ.blocks * x->gpu->sms);
-    roofs(&own, path, x, e);
-    for (int r = 0; r < KB_ROOF_COUNT; r++)
+    e->imbalance = own.imbalance > 1 ? own.imbalance : 1;
+    roofs(&own, c, path, x, e);
+    for (int r = 0; r < KB_ROOF_LAUNCH; r++)
         if (e->roof_us[r] > e->roof_us[e->limit])
             e->limit = (kb_est_roof)r;
-    e->est_us = e->roof_us[e->limit];
+    e->est_us = e->roof_us[e->limit] + e->roof_us[KB_ROOF_LAUNCH];
+    if (e->roof_us[KB_ROOF_LAUNCH] > e->roof_us[e->limit])
+        e->limit = KB_ROOF_LAUNCH;
     if (!isfinite(e->est_us) || e->est_us <= 0) {
         snprintf(why, whylen, "%s has no datasheet rate for this case's work", x->gpu->name);
         return -1;

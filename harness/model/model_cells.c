@@ -24,7 +24,7 @@ void kb_model_op_cells(const kb_model_rollup *r, int ph, int k, char cells[KB_MO
         snprintf(cells[2], 160, "missing");
         return;
     }
-    const kb_report_row *row = &r->run->rows[o->row];
+    const kb_report_row *row = kb_model_op_row(r, o);
     snprintf(cells[2], 160, "%s", row->case_id);
     num(cells[3], 160, o->time_us);
     snprintf(cells[3] + strlen(cells[3]), 160 - strlen(cells[3]), " (%s)", row->clock);

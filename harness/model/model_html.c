@@ -118,8 +118,18 @@ void kb_model_html_section(const kb_model_rollup *r, FILE *out)
     text(out, r->m->name);
     fputs("</h1>\n<p>", out);
     text(out, r->m->description);
-    fputs("</p>\n<p>Run ", out);
-    text(out, r->run->run_id);
+    fputs("</p>\n<p>", out);
+    if (r->est) {
+        fputs("<b>ESTIMATE</b> (kbench estimate's static model on ", out);
+        text(out, r->est_dev >= 0 ? r->est->devs[r->est_dev].name : "?");
+        fputs(", not a measurement)", out);
+        if (r->run)
+            fputs(r->use_run ? "; measured ops from run " : "; run (not used) ", out);
+    } else {
+        fputs("Run ", out);
+    }
+    if (r->run)
+        text(out, r->run->run_id);
     fprintf(out, "; precision %s; timing: <b>%s</b>.</p>\n", kb_dtype_name((kb_dtype)r->dtype),
             kb_model_timing_label(r));
     if (r->emulator) {

@@ -16,11 +16,12 @@ static json_t *op_json(const kb_model_rollup *r, int ph, int k)
     const kb_model_op *op = &r->m->ops[k];
     const kb_model_opres *o = &r->ph[ph].ops[k];
     int f = o->row >= 0;
-    const kb_report_row *row = f ? &r->run->rows[o->row] : NULL;
+    const kb_report_row *row = kb_model_op_row(r, o);
     const char *bound = f && !r->emulator ? kb_bound_name(row->d.bound) : NULL;
-    return json_pack("{s:s, s:s, s:I, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, s:o, s:o, s:o, s:o, "
-                     "s:s?, s:s}",
+    return json_pack("{s:s, s:s, s:I, s:s?, s:b, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, s:o, s:o, "
+                     "s:o, s:o, s:s?, s:s}",
                      "op", op->name, "scope", op->per_model ? "model" : "layer", "count", (json_int_t)op->count[ph],
+                     "source", !f ? NULL : o->estimated ? "estimate" : "measured", "estimate", f && o->estimated,
                      "case_id", f ? row->case_id : NULL, "dtype", f ? row->dtype : NULL,
                      "clock", f ? row->clock : NULL, "time_us", num(f, o->time_us), "step_us", num(f, o->step_us),
                      "share_pct", num(f, o->share), "flops", num(f, o->flops), "bytes", num(f, o->bytes),
@@ -72,6 +73,7 @@ static json_t *whatif_json(const kb_model_rollup *r)
 json_t *kb_model_json(const kb_model_rollup *r)
 {
     const kb_report_run *run = r->run;
+    const char *device = r->dev >= 0 ? run->devs[r->dev].name : NULL;
     json_t *phases = json_object();
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++)
         json_object_set_new(phases, kb_model_phase_names[ph], phase_json(r, ph));
@@ -81,9 +83,12 @@ json_t *kb_model_json(const kb_model_rollup *r)
         "mfu", "2 x N x tokens / (peak_tflops x step time): 2N FLOPs per token (inference)",
         "training", "6 x N FLOPs per token: an estimate (backward ~ 2x forward), not measured",
         "focus", "op step time x (1 - % of roof / 100): the measured roof where recorded, else the datasheet");
-    return json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:b, s:s, s:f, s:f, s:o, s:o, s:I, s:o, s:o, s:o}",
+    if (r->est && r->est_dev >= 0)
+        device = r->est->devs[r->est_dev].name;
+    return json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:b, s:s?, s:s, s:b, s:s, s:f, s:f, s:o, s:o, s:I, s:o, s:o, s:o}",
                      "model", r->m->name, "description", r->m->description, "model_file", r->m->file,
-                     "run_id", run->run_id, "device", r->dev >= 0 ? run->devs[r->dev].name : NULL,
+                     "run_id", run ? run->run_id : NULL, "device", device, "estimate", r->est != NULL,
+                     "run_not_used", r->est && run && !r->use_run ? r->run_note : NULL,
                      "timing", kb_model_timing_label(r), "emulator", r->emulator, "dtype",
                      kb_dtype_name((kb_dtype)r->dtype), "n_params", r->n_params, "training_flops_per_token_estimate",
                      6.0 * r->n_params, "peak_tflops", num(r->peak_tflops > 0 && !r->emulator, r->peak_tflops),

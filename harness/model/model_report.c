@@ -68,9 +68,10 @@ static void md_totals(FILE *out, const kb_model_rollup *r, const kb_model_phase_
     if (r->emulator)
         fputs("MFU and bandwidth utilisation: not applicable (emulator: CPU timings, no GPU peak).\n", out);
     else
-        fprintf(out, "MFU %s%s%s; bandwidth utilisation %s%s%s.\n", P->n_missing && P->have_mfu ? "at most " : "",
+        fprintf(out, "MFU %s%s%s; bandwidth utilisation %s%s%s%s.\n", P->n_missing && P->have_mfu ? "at most " : "",
                 P->have_mfu ? a : "n/a (no peak recorded for the dtype)", P->have_mfu ? "%" : "",
-                P->n_missing && P->have_bw ? "at most " : "", P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
+                P->n_missing && P->have_bw ? "at most " : "", P->have_bw ? b : "n/a", P->have_bw ? "%" : "",
+                r->est ? " [ESTIMATE]" : "");
 }
 
 static void md_lists(FILE *out, const kb_model_rollup *r, int ph)
@@ -84,16 +85,19 @@ static void md_lists(FILE *out, const kb_model_rollup *r, int ph)
             fprintf(out, "- not modelled at %s: **%s** (%s)\n", kb_model_phase_names[ph], r->m->ops[k].name,
                     r->m->ops[k].note);
     if (P->focus >= 0)
-        fprintf(out, "- optimise first: **%s** (%s)\n", r->m->ops[P->focus].name,
-                r->emulator ? "largest time; no roof on the emulator" : "largest time x distance from its roof");
+        fprintf(out, "- optimise first: **%s** (%s)%s\n", r->m->ops[P->focus].name,
+                r->emulator ? "largest time; no roof on the emulator" : "largest time x distance from its roof",
+                r->est ? " [ESTIMATE]" : "");
 }
 
 static void md_whatif(FILE *out, const kb_model_rollup *r)
 {
     char a[48], b[48], c[48], d[48];
-    fprintf(out, "\n## Precision what-if [%s]\n\nEach op uses the fastest verified case of the precision where the "
-                 "run has one (vendor rows included), else the %s case.\n\n",
-            kb_model_timing_label(r), kb_dtype_name((kb_dtype)r->dtype));
+    fprintf(out, "\n## Precision what-if [%s]\n\nEach op uses the fastest %s case of the precision where the "
+                 "%s has one (vendor rows included), else the %s case.%s\n\n",
+            kb_model_timing_label(r), r->est ? "measured or estimated" : "verified", r->est ? "roll-up" : "run",
+            kb_dtype_name((kb_dtype)r->dtype),
+            r->est ? " Estimated rows are not verified: their max_rel_err reads 0 (only measured rows have one)." : "");
     fputs("| dtype | ops in it | vendor rows | prefill step ms | decode step ms | speed-up prefill | speed-up decode "
           "| worst max_rel_err |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", out);
     const kb_model_whatif *base = NULL;
@@ -114,11 +118,26 @@ static void md_whatif(FILE *out, const kb_model_rollup *r)
     }
 }
 
-static void md_write(const kb_model_rollup *r, FILE *out)
+/* Where the figures come from: the run, or the estimates (and the run's measured ops). */
+static void md_source(const kb_model_rollup *r, FILE *out)
 {
-    char a[48], b[48];
     const kb_report_run *run = r->run;
-    fprintf(out, "# Model roll-up: %s\n\n%s\n\n", r->m->name, r->m->description);
+    if (r->est) {
+        int meas = 0, est = 0;
+        for (int ph = 0; ph < KB_PHASE_COUNT; ph++)
+            for (int k = 0; k < r->m->n_ops; k++)
+                if (r->ph[ph].ops[k].row >= 0) *(r->ph[ph].ops[k].estimated ? &est : &meas) += 1;
+        fprintf(out, "**ESTIMATE** on %s: every figure marked `(estimate)` comes from kbench estimate's static model "
+                     "(docs/estimate.md) of the suite's cases at the model's full shapes, not from a measurement",
+                r->est_dev >= 0 ? r->est->devs[r->est_dev].name : "?");
+        if (run && r->use_run)
+            fprintf(out, "; ops with a GPU-timed case in run %s use its measurement, marked `(gpu)`", run->run_id);
+        else if (run)
+            fprintf(out, "; run %s is not used: %s", run->run_id, r->run_note);
+        fprintf(out, ". Ops: %d measured, %d estimated (both phases); precision %s; model %s.\n\n", meas, est,
+                kb_dtype_name((kb_dtype)r->dtype), r->m->file);
+        return;
+    }
     fprintf(out, "Run %s (%s)", run->run_id, run->source);
     if (r->dev >= 0) fprintf(out, " on %s (sm_%d)", run->devs[r->dev].name, run->devs[r->dev].sm);
     fprintf(out, "; precision %s; model %s.\n\n", kb_dtype_name((kb_dtype)r->dtype), r->m->file);
@@ -126,13 +145,21 @@ static void md_write(const kb_model_rollup *r, FILE *out)
         fprintf(out, "**Timing: emulator (CPU timing).** %s MFU is not applicable.\n", KB_REPORT_EMU_NOTE);
     else
         fputs("Timing: GPU (the run's CUDA-event medians).\n", out);
+}
+
+static void md_write(const kb_model_rollup *r, FILE *out)
+{
+    char a[48], b[48];
+    fprintf(out, "# Model roll-up: %s%s\n\n%s\n\n", r->m->name, r->est ? " (ESTIMATE)" : "", r->m->description);
+    md_source(r, out);
     snprintf(a, sizeof a, "%.4g", r->n_params);
     num(b, sizeof b, r->peak_tflops);
     fprintf(out, "\nN = %s parameters (the weights of the model's matmuls: sum of `weights`). "
                  "MFU = 2 x N x tokens / (peak x step time): 2N FLOPs per token for inference; peak %s TFLOPS "
-                 "(%s, from the run's records). Training would take 6N FLOPs per token (an estimate: backward ~ 2x "
+                 "(%s, %s). Training would take 6N FLOPs per token (an estimate: backward ~ 2x "
                  "forward), i.e. about a third of the prefill tokens/s at the same MFU; not measured.\n",
-            a, r->peak_tflops > 0 ? b : "n/a", kb_dtype_name((kb_dtype)r->dtype));
+            a, r->peak_tflops > 0 ? b : "n/a", kb_dtype_name((kb_dtype)r->dtype),
+            r->est ? "the modelled GPU's datasheet" : "from the run's records");
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++) md_phase(out, r, ph);
     md_whatif(out, r);
 }

@@ -15,6 +15,12 @@
  *                    else the datasheet roof; by time alone where no roof applies (emulator)
  * Missing ops are listed with the reason and left out of every sum (sums are then lower
  * bounds, and say so); nothing is extrapolated.
+ *
+ * With estimates (kbench model --estimate, model_estimate.h): a second run of ESTIMATE
+ * records, one per case of a suite at its full shape on the GPU modelled; an op takes the
+ * measured run's row where that run is usable (GPU-timed, the same GPU model) and has one,
+ * else the estimate's, and says which (kb_model_opres.estimated). Emulator (CPU-timed)
+ * rows are never used beside estimates.
  */
 #ifndef KB_MODEL_ROLLUP_H
 #define KB_MODEL_ROLLUP_H
@@ -26,6 +32,7 @@ typedef struct {
     int modelled;              /* the op runs in this phase (its phases list) */
     int row;                   /* index into run->rows of the case used, -1: missing */
     int named;                 /* the row was named by the op's `case` */
+    int estimated;             /* 1: the row is an ESTIMATE (of R->est); 0: a record of R->run */
     char why[256];             /* why missing ("" when found) */
     double time_us;            /* [us] median of one execution */
     double step_us;            /* [us] its part of one model step: time x count (x layers) */
@@ -72,6 +79,11 @@ typedef struct {
     double n_params;           /* N */
     double peak_tflops;        /* [TFLOPS] the device's peak for dtype (0: none recorded) */
     double peak_gbps;          /* [GB/s] (0: none recorded) */
+    const kb_report_run *est;  /* ESTIMATE records (--estimate), or NULL */
+    int est_dev;               /* their device (-1: none) */
+    int use_run;               /* 1: rows of run are used (0 in an estimate roll-up whose run is absent,
+                                * CPU-timed or of another GPU model) */
+    char run_note[256];        /* why the run's rows are not used ("" when they are, or no estimate) */
     kb_model_phase_res ph[KB_PHASE_COUNT];
     int n_whatif;
     kb_model_whatif whatif[KB_DT_COUNT];
@@ -81,7 +93,17 @@ typedef struct {
  * lacks is reported as missing. */
 void kb_model_rollup_run(const kb_model *m, const kb_report_run *run, int dtype, kb_model_rollup *out);
 
-/* The label every figure of a roll-up carries: "GPU" or "emulator (CPU timing)". */
+/* Roll model m up from the ESTIMATE records est (model_estimate.h), with the measured rows
+ * of run (may be NULL) where use_run says they apply (run_note, may be NULL, says why
+ * not); peaks: the modelled GPU's ceilings for MFU and bandwidth. Always succeeds. */
+void kb_model_rollup_est(const kb_model *m, const kb_report_run *run, int use_run, const char *run_note,
+                         const kb_report_run *est, const kb_peaks *peaks, int dtype, kb_model_rollup *out);
+
+/* The row op result o was taken from (of r->run or r->est), NULL when missing. */
+const kb_report_row *kb_model_op_row(const kb_model_rollup *r, const kb_model_opres *o);
+
+/* The label every figure of a roll-up carries: "GPU", "emulator (CPU timing)", "ESTIMATE
+ * (static model, not measured)" or "GPU-measured + ESTIMATE" (some ops each way). */
 const char *kb_model_timing_label(const kb_model_rollup *r);
 
 #endif /* KB_MODEL_ROLLUP_H */

@@ -35,17 +35,18 @@ static int int_in(json_t *v, long long lo, long long hi, long long *out)
     return 0;
 }
 
-/* The problem params of a record ("(layout=nt,alpha=1)") into b. */
-static void problem_params(json_t *rec, const kb_family *f, kb_sb *b)
+/* The problem params of a record ("(layout=nt,alpha=1)") of variant var of f (-1: unknown)
+ * into b. */
+static void problem_params(json_t *rec, const kb_family *f, int var, kb_sb *b)
 {
     json_t *params = json_object_get(rec, "params"), *v;
     int first = 1;
     kb_sb text;
     kb_sb_init(&text);
-    if (f) {   /* as space.c: every problem param of the family (its default if the record lacks it) */
+    if (f) {   /* as space.c: the problem params of the record's operation (defaults where it lacks one) */
         for (int i = 0; i < f->n_params; i++) {
             const kb_param *p = &f->params[i];
-            if (kb_tune_param_is_config(f, i))
+            if (var >= 0 ? !kb_tune_param_in_key(f, i, var) : kb_tune_param_is_config(f, i))
                 continue;
             if ((v = json_object_get(params, p->name)))
                 kb_replay_value_text(v, &text);
@@ -81,9 +82,14 @@ static int record_key(json_t *rec, kb_sb *b)
     json_t *dims = json_object_get(rec, "dims"), *v;
     if (!fam || !dt || !launch || !json_is_object(dims))
         return -1;
+    const kb_family *f = family_of(rec);
+    const char *vname = json_string_value(json_object_get(rec, "variant"));
+    int var = f && vname ? kb_family_variant_find(f, vname) : -1;
     kb_sb_clear(b);
     kb_sb_printf(b, "%s", fam);
-    problem_params(rec, family_of(rec), b);
+    if (f && kb_tune_other_op(f, var))   /* another operation over the dims: its own problems */
+        kb_sb_printf(b, "/%s", vname);
+    problem_params(rec, f, var, b);
     kb_sb_printf(b, "/%s/", dt);
     const char *name;
     long long d, pad;
