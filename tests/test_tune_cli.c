@@ -324,7 +324,14 @@ static void test_interrupt(void)
     const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db2, "--out", out, "--strategy",
                            "brute", "--min-samples", "3000", "--max-samples", "3000", "--timeout", "30", NULL };
     pid_t pid = spawn_kbench(argv, log_path);
-    sleep(5);
+    for (int tenth = 0; tenth < 1200; tenth++) {   /* until the first configuration is measured (a loaded machine: not 5 s) */
+        char *so_far = slurp(log_path);
+        int first = so_far && strstr(so_far, "[  1/");
+        free(so_far);
+        if (first)
+            break;
+        usleep(100000);
+    }
     kill(pid, SIGINT);
     CHECK(wait_exit(pid) == 130);
     char *log = slurp(log_path);
