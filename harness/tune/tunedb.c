@@ -342,7 +342,7 @@ static kb_status insert_choice(kb_tunedb *db, const kb_tune_key *key, const char
     kb_tsql_real(&c, ch->median_us);
     kb_tsql_real(&c, ch->lo_us);
     kb_tsql_real(&c, ch->hi_us);
-    kb_tsql_text(&c, ch->tie ? "tie" : "clear");
+    kb_tsql_text(&c, ch->noisy ? "noise" : ch->tie ? "tie" : "clear");
     kb_tsql_text(&c, ch->tied);
     kb_tsql_text(&c, ch->strategy);
     kb_tsql_int(&c, ch->evaluations);
@@ -387,6 +387,7 @@ static void read_choice(sqlite3_stmt *s, kb_tune_choice_row *ch)
     char verdict[16];
     kb_tsql_get_text(&c, verdict, sizeof verdict);
     ch->tie = strcmp(verdict, "tie") == 0;
+    ch->noisy = strcmp(verdict, "noise") == 0;
     kb_tsql_get_text(&c, ch->tied, sizeof ch->tied);
     kb_tsql_get_text(&c, ch->strategy, sizeof ch->strategy);
     ch->evaluations = (int)kb_tsql_get_int(&c);

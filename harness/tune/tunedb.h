@@ -20,8 +20,11 @@
  *   tune_params   the configuration params of each entry, one row per param (name, value,
  *                 choice: the choice's name for a choice param, NULL for an integer), in the
  *                 family's order (idx); a choice's params are its winner entry's
- *   tune_choices  one row per problem and key: the winner, its 95% interval, tie or clear,
- *                 the tied runners-up, the problem's typed columns again
+ *   tune_choices  one row per problem and key: the winner, its 95% interval (tune/winner.h:
+ *                 in log space; NULL when its noise is unknown), the verdict - clear, tie, or
+ *                 noise when there is no winner because the leader's noise is above winner.h's
+ *                 bound (the row keeps the leader, never exported) - the tied runners-up,
+ *                 the problem's typed columns again
  * The emulator has its own device identity: device "kbench emulator (sm_XX)", sm 0 and SM
  * count 0 (no GPU's compute capability), arch XX (what its kernels were compiled for) and
  * cpu_timing 1 - never the key of the GPU it compiles for. A database of schema 1 (params as
