@@ -49,8 +49,9 @@ kb_status kb_cuda_tmap_encode(kb_backend_ctx *x, const kb_tmap_desc *d, unsigned
         snprintf(x->err, sizeof x->err, "cuda: %s", x->tmap_why[0] ? x->tmap_why : "tensor maps are unavailable");
         return KB_ERR_INPUT;
     }
-    cuuint64_t dims[KB_TMAP_MAX_RANK] = { 0 }, strides[KB_TMAP_MAX_RANK - 1] = { 0 };
-    cuuint32_t box[KB_TMAP_MAX_RANK] = { 0 }, estr[KB_TMAP_MAX_RANK] = { 0 };
+    /* room for 8: a rank the validation refuses (the slot called past it) reads zeros, not the stack */
+    cuuint64_t dims[8] = { 0 }, strides[8] = { 0 };
+    cuuint32_t box[8] = { 0 }, estr[8] = { 0 };
     unsigned rank = d->rank <= KB_TMAP_MAX_RANK ? d->rank : KB_TMAP_MAX_RANK;
     for (unsigned i = 0; i < rank; i++) {
         dims[i] = d->dims[i];
