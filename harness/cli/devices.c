@@ -44,6 +44,8 @@ static void print_device(const char *backend, int index, const kb_device_info *d
         printf("%-14s %.*s\n", first ? "vendor libs" : "", (int)len, line);
         line += len + (line[len] == '\n');
     }
+    if (d->tma_note[0])
+        printf("tensor maps    %s\n", d->tma_note);
     if (!(d->caps & KB_CAP_GPU_TIMER))
         printf("note           the emulator executes kernels on the CPU; its timings are CPU time\n");
 }
