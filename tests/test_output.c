@@ -75,8 +75,10 @@ static void test_regular_and_new(void)
 {
     kb_sb err;
     kb_sb_init(&err);
-    CHECK(write_text(at("deep/er/new.txt"), "one\n", &err) == KB_OK);    /* parents made */
-    CHECK(slurp(at("deep/er/new.txt")) && !strcmp(slurp(at("deep/er/new.txt")), "one\n"));
+    CHECK(write_text(at("deep/er/new.txt"), "one\n", &err) == KB_ERR_SETUP && strstr(err.s, "does not exist"));
+    CHECK(access(at("deep"), F_OK) != 0);                                 /* no directory made */
+    CHECK(write_text(at("new.txt"), "one\n", &err) == KB_OK);
+    CHECK(slurp(at("new.txt")) && !strcmp(slurp(at("new.txt")), "one\n"));
     put(at("old.txt"), "old\n");
     chmod(at("old.txt"), 0640);
     struct stat before, after;
@@ -107,10 +109,10 @@ static void test_symlinks(void)
     struct stat sb;
     CHECK(lstat(at("link.txt"), &sb) == 0 && S_ISLNK(sb.st_mode));      /* the link kept */
     CHECK(!strcmp(slurp(at("real.txt")), "through\n"));                  /* its target written */
-    CHECK(symlink("sub/made.txt", at("dangling")) == 0);
+    CHECK(symlink("made.txt", at("dangling")) == 0);
     CHECK(write_text(at("dangling"), "made\n", &err) == KB_OK);
     CHECK(lstat(at("dangling"), &sb) == 0 && S_ISLNK(sb.st_mode));
-    CHECK(slurp(at("sub/made.txt")) && !strcmp(slurp(at("sub/made.txt")), "made\n"));
+    CHECK(slurp(at("made.txt")) && !strcmp(slurp(at("made.txt")), "made\n"));
     mkdir(at("adir"), 0755);
     CHECK(symlink("adir", at("dirlink")) == 0);
     CHECK(write_text(at("dirlink"), "x", &err) == KB_ERR_INPUT && strstr(err.s, "is a directory"));
@@ -165,8 +167,9 @@ static void test_refusals(void)
     mkdir(at("rodir"), 0555);
     CHECK(write_text(at("rodir/x.txt"), "x", &err) == KB_ERR_SETUP && strstr(err.s, "read-only"));
     CHECK(kb_out_check(at("rodir/x.txt"), &err) == KB_ERR_SETUP);
-    CHECK(kb_out_check(at("not/yet/there.txt"), &err) == KB_OK);
-    CHECK(access(at("not"), F_OK) != 0);                                /* the check made nothing */
+    CHECK(kb_out_check(at("not/yet/there.txt"), &err) == KB_ERR_SETUP);
+    CHECK(kb_out_dir_check(at("not/yet"), &err) == KB_OK);
+    CHECK(access(at("not"), F_OK) != 0);                                /* the checks made nothing */
     /* output directories */
     kb_sb_clear(&err);
     CHECK(kb_out_dir_check(at("plain"), &err) == KB_ERR_INPUT && strstr(err.s, "not a directory"));

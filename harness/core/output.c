@@ -79,19 +79,21 @@ static kb_status resolve(const char *path, char **out, kb_sb *err)
     return KB_ERR_INPUT;
 }
 
-/* The directory that will hold a new file: its nearest existing ancestor must be a
- * directory kbench may write into (the missing ones are created later). */
-static kb_status ancestor_ok(const char *shown, const char *dir, kb_sb *err)
+/* The directory that will hold a file (must_exist) or will be created (!must_exist):
+ * it, or else its nearest existing ancestor, must be a directory kbench may write into. */
+static kb_status ancestor_ok(const char *shown, const char *dir, int must_exist, kb_sb *err)
 {
     char *p = strdup(dir);
     kb_status st = KB_OK;
     struct stat sb;
+    int missing = 0;
     while (p && stat(p, &sb) != 0) {
         if (errno != ENOENT && errno != ENOTDIR) {
             kb_sb_printf(err, "%s: cannot reach %s: %s", shown, p, strerror(errno));
             st = KB_ERR_SETUP;
             break;
         }
+        missing = 1;
         char *up = parent_of(p);
         free(p);
         p = up;
@@ -103,6 +105,10 @@ static kb_status ancestor_ok(const char *shown, const char *dir, kb_sb *err)
     if (st == KB_OK && !S_ISDIR(sb.st_mode)) {
         kb_sb_printf(err, "%s: %s is not a directory", shown, p);
         st = KB_ERR_INPUT;
+    } else if (st == KB_OK && missing && must_exist) {
+        kb_sb_printf(err, "%s: directory %s does not exist (kbench creates output directories, not the "
+                     "directory of an output file)", shown, dir);
+        st = KB_ERR_SETUP;
     } else if (st == KB_OK && !may_write(p, &sb, W_OK | X_OK)) {
         kb_sb_printf(err, "%s: cannot create a file in %s: %s", shown, p,
                      (sb.st_mode & 0222) ? strerror(EACCES) : "the directory is read-only");
@@ -158,7 +164,7 @@ static kb_status examine(const char *path, char **target, int *exists, struct st
     if (st == KB_OK && !dir)
         st = KB_ERR_OOM;
     if (st == KB_OK && (!*exists || S_ISREG(sb->st_mode)))
-        st = ancestor_ok(path, dir, err);    /* the temporary file goes there */
+        st = ancestor_ok(path, dir, 1, err);    /* the temporary file goes there */
     free(dir);
     if (st != KB_OK) {
         free(*target);
@@ -174,6 +180,21 @@ kb_status kb_out_check(const char *path, kb_sb *err)
     struct stat sb;
     kb_status st = examine(path, &target, &exists, &sb, err);
     free(target);
+    return st;
+}
+
+kb_status kb_out_db_check(const char *path, kb_sb *err)
+{
+    char *target;
+    int exists = 0;
+    struct stat sb;
+    kb_status st = examine(path, &target, &exists, &sb, err);
+    free(target);
+    if (st == KB_OK && exists && !S_ISREG(sb.st_mode)) {
+        kb_sb_printf(err, "%s: a %s, not a database (a database is a regular file)", path,
+                     S_ISFIFO(sb.st_mode) ? "FIFO" : "device");
+        st = KB_ERR_INPUT;
+    }
     return st;
 }
 
@@ -247,14 +268,6 @@ static int out_fd(kb_out *o, int exists, const struct stat *sb, kb_status *st, k
 {
     if (exists && !S_ISREG(sb->st_mode))
         return open_through(o->shown, o->target, st, err);
-    char *dir = parent_of(o->target);
-    if (!dir || kb_fs_mkdir_p(dir) != KB_OK) {
-        kb_sb_printf(err, "%s: cannot create its directory: %s", o->shown, dir ? strerror(errno) : "out of memory");
-        free(dir);
-        *st = KB_ERR_SETUP;
-        return -1;
-    }
-    free(dir);
     int fd = open_temp(o->shown, o->target, exists ? (sb->st_mode & 07777) : new_file_mode(), &o->tmp, err);
     if (fd < 0)
         *st = KB_ERR_SETUP;
@@ -363,10 +376,7 @@ int kb_out_open_append(const char *path, kb_status *st, kb_sb *err)
     if (exists && !S_ISREG(sb.st_mode)) {
         fd = open_through(path, target, st, err);
     } else {
-        if (!exists && kb_fs_mkdir_parent(target) != KB_OK) {
-            kb_sb_printf(err, "%s: cannot create its directory: %s", path, strerror(errno));
-            *st = KB_ERR_SETUP;
-        } else if ((fd = open(target, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
+        if ((fd = open(target, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0666)) < 0) {
             kb_sb_printf(err, "%s: %s", path, strerror(errno));
             *st = errno == EISDIR ? KB_ERR_INPUT : KB_ERR_SETUP;
         }
@@ -397,7 +407,7 @@ kb_status kb_out_dir_check(const char *dir, kb_sb *err)
         return KB_ERR_INPUT;
     }
     if (stat(dir, &sb) != 0)
-        return ancestor_ok(dir, dir, err);
+        return ancestor_ok(dir, dir, 0, err);
     if (!S_ISDIR(sb.st_mode)) {
         kb_sb_printf(err, "%s: not a directory", dir);
         return KB_ERR_INPUT;

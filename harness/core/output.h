@@ -5,8 +5,9 @@
  *   - a regular file, or a path that does not exist yet: written into a temporary file
  *     beside it ("NAME.tmp.XXXXXX", created O_EXCL, so nothing planted there is followed)
  *     and renamed onto it once complete - a reader sees the old file or the new one, never
- *     half of one; a missing parent directory is created (mkdir -p); the old file's mode
- *     is kept;
+ *     half of one; the old file's mode is kept; its directory must exist (a missing one
+ *     is a setup error: kbench creates the directories named as output directories, and
+ *     its own default locations such as results/, not the directory of an output file);
  *   - an existing character device or FIFO: opened (without blocking: a FIFO with no
  *     reader is refused) and written through - never renamed over, never truncated;
  *   - a directory, a socket or a block device: refused as an argument error;
@@ -41,10 +42,14 @@ typedef struct {
     char *tmp;        /* the temporary file renamed onto target; NULL when written through */
 } kb_out;
 
-/* Check that path can be written by the rule, touching nothing (a missing parent
- * directory is looked at, not created). KB_OK, or KB_ERR_INPUT / KB_ERR_SETUP / KB_ERR_OOM
+/* Check that path can be written by the rule, touching nothing. KB_OK, or KB_ERR_INPUT / KB_ERR_SETUP / KB_ERR_OOM
  * with err = "PATH: why". */
 kb_status kb_out_check(const char *path, kb_sb *err);
+
+/* Check path as an SQLite database kbench will write: an existing regular file (symlinks
+ * followed) or a new path, by kb_out_check's rules; a device or FIFO is KB_ERR_INPUT ("a
+ * database is a regular file"). Touches nothing. */
+kb_status kb_out_db_check(const char *path, kb_sb *err);
 
 /* Open path for writing by the rule: o->f is ready. KB_OK, or a status as kb_out_check's
  * with err = "PATH: why"; on error o holds nothing. */
@@ -65,7 +70,7 @@ kb_status kb_out_write_with(const char *path, kb_status (*fn)(void *user, FILE *
                             kb_sb *err);
 
 /* Open path as an append stream (the records file: one record at a time, each kept as
- * it is written): a regular file or a new path (parents created) is opened O_RDWR |
+ * it is written): a regular file or a new path is opened O_RDWR |
  * O_APPEND | O_CREAT; a character device or FIFO is opened O_WRONLY without blocking
  * (a FIFO nobody reads is refused), then made blocking. The same refusals as kb_out_check.
  * Returns the descriptor (close-on-exec; caller closes), or -1 with *st and err set. */
@@ -79,7 +84,8 @@ int kb_out_open_append(const char *path, kb_status *st, kb_sb *err);
 kb_status kb_out_not_input(const char *out, const char *in, const char *what, kb_sb *err);
 
 /* Check dir as an output directory: an existing directory (symlinks followed) kbench may
- * write into, or a path whose nearest existing ancestor is one (it will be created).
+ * write into, or a path whose nearest existing ancestor is one (kb_out_dir_make creates
+ * it and its missing parents).
  * KB_OK, or KB_ERR_INPUT (not a directory) / KB_ERR_SETUP (read-only, no permission) with
  * err = "DIR: why". */
 kb_status kb_out_dir_check(const char *dir, kb_sb *err);
