@@ -55,7 +55,7 @@ extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
     "only cases whose id contains TEXT", 0, 0, 0, NULL, offsetof(kb_run_opts, n_filters) }
 #define KB_ROW_FULL_SHAPES { "--full-shapes", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, full_shapes), NULL, \
     "on the emulator, the full shapes instead of the suite's check shapes", 0, 0, 0, NULL, 0 }
-#define KB_ROW_CACHE_DIR { "--cache-dir", NULL, KB_OPT_STR, offsetof(kb_run_opts, cache_dir), "DIR", \
+#define KB_ROW_CACHE_DIR { "--cache-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_run_opts, cache_dir), "DIR", \
     "compile cache (default $KBENCH_CACHE_DIR, $XDG_CACHE_HOME/kbench, ~/.cache/kbench)", 0, 0, 0, NULL, 0 }
 #define KB_ROW_QUIET { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_run_opts, quiet), NULL, \
     "no per-case rows, only the summary", 0, 0, 0, NULL, 0 }
