@@ -6,25 +6,29 @@
 #include "accept/fleet_md.h"
 #include "accept/fleet_stats.h"
 #include "accept/verdict_io.h"
+#include "core/output.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Write a page of fj to path with the writer fn. */
+typedef struct {
+    json_t *fj;
+    kb_status (*fn)(json_t *, FILE *);
+} page_job;
+
+static kb_status page_fill(void *user, FILE *f, kb_sb *err)
+{
+    const page_job *j = user;
+    (void)err;
+    return j->fn(j->fj, f);
+}
+
+/* Write a page of fj to path with the writer fn, by the output rule (core/output.h). */
 static kb_status write_page(const char *path, json_t *fj, kb_status (*fn)(json_t *, FILE *), kb_sb *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        kb_sb_printf(err, "%s: %s", path, strerror(errno));
-        return KB_ERR_IO;
-    }
-    kb_status st = fn(fj, f);
-    if (fclose(f) != 0 || st != KB_OK) {
-        kb_sb_printf(err, "%s: write failed", path);
-        return KB_ERR_IO;
-    }
-    return KB_OK;
+    page_job j = { fj, fn };
+    return kb_out_write_with(path, page_fill, &j, err);
 }
 
 static kb_status write_all(const kb_fleet_opts *o, json_t *fj, kb_sb *err)
@@ -100,7 +104,7 @@ static const kb_opt fleet_opts[] = {
       "outlier bound: median -/+ K robust scales (default 3)", 0, 100, 1, NULL, 0 },
     { "--rel-floor", NULL, KB_OPT_DOUBLE, offsetof(kb_fleet_opts, rel_floor), "F",
       "the robust scale is at least F x median (default 0.02)", 0, 1, 0, NULL, 0 },
-    { "--out-dir", NULL, KB_OPT_STR, offsetof(kb_fleet_opts, out_dir), "DIR",
+    { "--out-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_fleet_opts, out_dir), "DIR",
       "where fleet.json, .md, .html and .junit.xml go (default: the input DIR)", 0, 0, 0, NULL, 0 },
     { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_fleet_opts, quiet), NULL, "no markdown on stdout", 0, 0, 0, NULL, 0 },
 };

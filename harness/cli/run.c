@@ -4,6 +4,7 @@
 #include "cli/run.h"
 
 #include "cli/console.h"
+#include "core/output.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -79,28 +80,29 @@ static int open_records(run_ctx *x)
 {
     const kb_run_opts *o = x->o;
     const char *path = o->resume_path ? o->resume_path : o->out_path;
-    if (path)
-        kb_sb_printf(&x->out_path, "%s", path);
-    else
-        kb_sb_printf(&x->out_path, "results/%s.jsonl", kb_session_run_id(x->s));
     kb_sb err;
     kb_sb_init(&err);
-    kb_status st = kb_session_records(x->s, x->out_path.s, o->resume_path, &err);
+    kb_status st = KB_OK;
+    if (path)
+        kb_sb_printf(&x->out_path, "%s", path);
+    else if ((st = kb_out_dir_make("results", &err)) == KB_OK)   /* kbench's own default place */
+        kb_sb_printf(&x->out_path, "results/%s.jsonl", kb_session_run_id(x->s));
+    if (st == KB_OK)
+        st = kb_session_records(x->s, x->out_path.s, o->resume_path, &err);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
-    kb_sb_free(&err);
     if (st == KB_OK && o->trace_path) {
         char title[96];
         snprintf(title, sizeof title, "kbench run %s%s", kb_session_run_id(x->s),
                  kb_session_device(x->s)->caps & KB_CAP_GPU_TIMER ? "" : " (emulator: CPU timings)");
-        if (kb_session_trace(x->s, o->trace_path, title) != KB_OK) {
-            fprintf(stderr, "kbench run: --trace: cannot write %s: %s\n", o->trace_path, strerror(errno));
-            return KB_EXIT_INPUT;
-        }
+        kb_sb_clear(&err);
+        if ((st = kb_session_trace(x->s, o->trace_path, title, &err)) != KB_OK)
+            fprintf(stderr, "kbench run: --trace: %s\n", err.s);
     }
-    if (st == KB_OK)
-        return -1;
-    return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    kb_sb_free(&err);
+    if (st != KB_OK)
+        return kb_out_exit(st);
+    return -1;
 }
 
 /* The closing lines and the exit code. */
@@ -198,14 +200,14 @@ static const kb_opt run_opts[] = {
     KB_ROW_ARCH,
     KB_ROW_DEVICE,
     KB_ROW_FILTER,
-    { "--out", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--out", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "JSON Lines records (default results/<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
-    { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, resume_path), "FILE",
+    { "--resume", NULL, KB_OPT_OUT, offsetof(kb_run_opts, resume_path), "FILE",
       "append to FILE, skipping the cases it already records", 0, 0, 0, NULL, 0 },
-    { "--trace", NULL, KB_OPT_STR, offsetof(kb_run_opts, trace_path), "FILE",
+    { "--trace", NULL, KB_OPT_OUT, offsetof(kb_run_opts, trace_path), "FILE",
       "also write a Chrome/Perfetto trace of the run as it goes (cases, stages, samples)", 0, 0, 0, NULL, 0 },
     KB_ROW_CACHE_DIR,
-    { "--dump", NULL, KB_OPT_STR, offsetof(kb_run_opts, dump_dir), "DIR",
+    { "--dump", NULL, KB_OPT_OUTDIR, offsetof(kb_run_opts, dump_dir), "DIR",
       "inputs, output and reference as .npy under DIR/<case>/ (filtered cases, else wrong ones)", 0, 0, 0, NULL, 0 },
     KB_ROW_FULL_SHAPES,
     { "--min-samples", NULL, KB_OPT_INT, offsetof(kb_run_opts, min_samples), "N",

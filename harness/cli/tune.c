@@ -6,6 +6,7 @@
 
 #include "cli/tune_replay.h"
 #include "cli/tune_run.h"
+#include "core/output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,13 +75,15 @@ static int open_outputs(kb_tune_session *x)
         if (*p == '/' || *p == ' ')
             *p = '_';
     kb_session_set_run_id(x->s, run_id);
-    if (o->run.out_path)
-        kb_sb_printf(&x->out_path, "%s", o->run.out_path);
-    else
-        kb_sb_printf(&x->out_path, "results/%s.jsonl", run_id);
     kb_sb err;
     kb_sb_init(&err);
-    kb_status st = kb_session_records(x->s, x->out_path.s, NULL, &err);
+    kb_status st = KB_OK;
+    if (o->run.out_path)
+        kb_sb_printf(&x->out_path, "%s", o->run.out_path);
+    else if ((st = kb_out_dir_make("results", &err)) == KB_OK)   /* kbench's own default place */
+        kb_sb_printf(&x->out_path, "results/%s.jsonl", run_id);
+    if (st == KB_OK)
+        st = kb_session_records(x->s, x->out_path.s, NULL, &err);
     if (st == KB_OK)
         st = kb_tunedb_sink_open(x->s, o->db_path ? o->db_path : KB_TUNEDB_DEFAULT_PATH, &x->db, &err);
     if (st != KB_OK)
@@ -199,7 +202,7 @@ static const kb_opt tune_opts[] = {
       "search each problem for at most S seconds, then choose among what was evaluated", 0, 1e7, 1, NULL, 0 },
     { "--seed", NULL, KB_OPT_INT, offsetof(kb_tune_opts, seed), "N", "the strategy's seed (default 1)", 0,
       2147483647, 0, NULL, 0 },
-    { "--db", NULL, KB_OPT_STR, offsetof(kb_tune_opts, db_path), "FILE",
+    { "--db", NULL, KB_OPT_OUTDB, offsetof(kb_tune_opts, db_path), "FILE",
       "the tuning database (default results/tune.db); a rerun reuses what it holds for the same key", 0, 0, 0,
       NULL, 0 },
     { "--rounds", NULL, KB_OPT_INT, offsetof(kb_tune_opts, rounds), "N",
@@ -209,9 +212,9 @@ static const kb_opt tune_opts[] = {
       0 },
     { "--no-prune", NULL, KB_OPT_FLAG, offsetof(kb_tune_opts, no_prune), NULL,
       "measure configurations that spill or exceed a limit too", 0, 0, 0, NULL, 0 },
-    { "--out", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--out", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "JSON Lines records (default results/tune-<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
-    { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--resume", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "continue an interrupted tune: append to its records FILE (the database supplies what finished)", 0, 0, 0,
       NULL, 0 },
     KB_ROW_CACHE_DIR,
@@ -226,7 +229,7 @@ static const kb_opt tune_opts[] = {
     KB_ROW_JOBS,
     KB_ROW_EMU,
     KB_ROW_QUIET,
-    { "--replay", NULL, KB_OPT_STR, offsetof(kb_tune_opts, replay_path), "FILE",
+    { "--replay", NULL, KB_OPT_IN, offsetof(kb_tune_opts, replay_path), "FILE",
       "run the strategy on recorded times: kbench records or a Kernel Tuner cache (no SUITE, no device)", 0, 0, 0,
       NULL, 0 },
     { "--repeats", NULL, KB_OPT_INT, offsetof(kb_tune_opts, repeats), "N",
