@@ -190,43 +190,20 @@ fail_parser:
     return st;
 }
 
-/* Read the suite file: a regular file of at most KB_SUITE_MAX_BYTES with no NUL byte. */
+/* Read the suite file: a regular file of at most KB_SUITE_MAX_BYTES (opened without
+ * blocking: core/fsutil.h) with no NUL byte. */
 static kb_status read_suite(const char *path, kb_sb *text, kb_sb *err)
 {
-    struct stat st;
-    FILE *f = fopen(path, "rb");
-    if (!f || fstat(fileno(f), &st) != 0) {
-        kb_sb_printf(err, "%s: cannot open suite: %s", path, strerror(errno));
-        if (f) fclose(f);
-        return KB_ERR_IO;
-    }
-    kb_status rc = KB_OK;
-    if (!S_ISREG(st.st_mode)) {
-        kb_sb_printf(err, "%s: not a regular file (a suite is a YAML file)", path);
-        rc = KB_ERR_INPUT;
-    } else if (st.st_size > KB_SUITE_MAX_BYTES) {
-        kb_sb_printf(err, "%s: %lld bytes; a suite may have at most %d MiB", path, (long long)st.st_size,
-                     KB_SUITE_MAX_BYTES >> 20);
-        rc = KB_ERR_INPUT;
-    }
-    char buf[65536];
-    size_t n;
-    while (rc == KB_OK && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-        kb_sb_append(text, buf, n);
-        if (text->len > KB_SUITE_MAX_BYTES) {      /* it grew while we read it */
-            kb_sb_printf(err, "%s: more than %d MiB; a suite may have at most that", path, KB_SUITE_MAX_BYTES >> 20);
-            rc = KB_ERR_INPUT;
-        }
-    }
-    if (rc == KB_OK && ferror(f)) {
-        kb_sb_printf(err, "%s: cannot read suite: %s", path, strerror(errno));
-        rc = KB_ERR_IO;
-    }
-    fclose(f);
-    if (rc == KB_OK && strlen(text->s) != text->len) {
+    char *buf = NULL;
+    size_t len = 0;
+    kb_status rc = kb_fs_read_input(path, KB_SUITE_MAX_BYTES, "suite", &buf, &len, err);
+    if (rc == KB_OK && strlen(buf) != len) {
         kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);
         rc = KB_ERR_INPUT;
     }
+    if (rc == KB_OK)
+        kb_sb_append(text, buf, len);
+    free(buf);
     return rc;
 }
 
