@@ -185,7 +185,7 @@ static void test_binary(void)
     const char *run = "tests/data/run_gpu.jsonl";
     char *before = slurp(run);
     const char *i[] = { "kbench", "report", run, "--out", run, "--format", "csv", NULL };
-    expect(2, "is the run being reported", i);
+    expect(2, "kbench does not write over its own input", i);
     char *after = slurp(run);
     CHECK(before && after && !strcmp(before, after));
     free(before);

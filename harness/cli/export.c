@@ -200,10 +200,11 @@ static int export_main(void *p)
     kb_sb err;
     kb_sb_init(&err);
     int rc = KB_EXIT_OK;
-    if (kb_tunedb_open(db_path, &db, &err) != KB_OK) {
-        fprintf(stderr, "kbench export: %s\n", err.s);
+    kb_status opened = kb_tunedb_open_read(db_path, &db, &err);   /* read-only: export changes nothing */
+    if (opened != KB_OK) {
+        fprintf(stderr, "kbench export: --db: %s\n", err.s);
         kb_sb_free(&err);
-        return KB_EXIT_INPUT;
+        return opened == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
     }
     if (kb_tunedb_each_choice(db, add_choice, &x) < 0) {
         fprintf(stderr, "kbench export: %s: not a tuning database\n", db_path);

@@ -134,7 +134,10 @@ static int summary(kb_tune_session *x)
                 "reuses them\n", db);
         return KB_EXIT_INTERRUPTED;
     }
-    if (kb_session_tally_of(x->s)->record_failed)
+    if (x->db->failed)
+        fprintf(stderr, "kbench: %d writes to %s failed (above): every measurement is in %s; the same command "
+                "measures what the database lacks\n", x->db->failed, db, x->out_path.s);
+    if (kb_session_tally_of(x->s)->record_failed || x->db->failed)
         return KB_EXIT_SETUP;
     return x->failed || x->unchosen ? KB_EXIT_WRONG : KB_EXIT_OK;
 }

@@ -46,7 +46,8 @@ kb_status kb_npy_write_raw(const char *path, const char *descr, const void *data
     kb_sb err;
     kb_sb_init(&err);
     kb_out out;
-    if (kb_out_open(&out, path, &err) != KB_OK) {   /* the output rule: core/output.h */
+    /* its folder is kbench's (a case's under --dump DIR): made; then the output rule */
+    if (kb_fs_mkdir_parent(path) != KB_OK || kb_out_open(&out, path, &err) != KB_OK) {
         kb_sb_free(&err);
         goto fail;
     }

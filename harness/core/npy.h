@@ -12,8 +12,9 @@
 #include "core/kb.h"
 
 /* Write n = prod(shape) floats as descr "<f4". ndim 0 writes a scalar (one element).
- * Written by the output rule (core/output.h: the parent directory created, a file
- * replaced atomically, a device or FIFO written through). KB_ERR_INPUT for a negative dim
+ * The parent directory is created (a case's folder under --dump DIR), then the file is
+ * written by the output rule (core/output.h: replaced atomically, a device or FIFO
+ * written through). KB_ERR_INPUT for a negative dim
  * or ndim outside [0, 32]; KB_ERR_IO when the file cannot be written (no partial file is
  * left). */
 kb_status kb_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim);

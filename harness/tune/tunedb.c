@@ -2,8 +2,8 @@
 #include "tune/tunedb.h"
 
 #include "core/fsutil.h"
+#include "results/dbfile.h"
 
-#include <libgen.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -56,21 +56,36 @@ static kb_status db_error(kb_tunedb *t, const char *what, kb_sb *err)
 kb_status kb_tunedb_open(const char *path, kb_tunedb **out, kb_sb *err)
 {
     *out = NULL;
-    char *dir = strdup(path);
-    if (dir && strcmp(dirname(dir), ".") != 0)
-        kb_fs_mkdir_p(dirname(strcpy(dir, path)));
-    free(dir);
+    if (!strcmp(path, KB_TUNEDB_DEFAULT_PATH))   /* kbench's own place: results/ made */
+        kb_fs_mkdir_parent(path);
     kb_tunedb *t = calloc(1, sizeof *t);
     if (!t)
-        return KB_ERR_INTERNAL;
-    if (sqlite3_open(path, &t->db) != SQLITE_OK) {
-        kb_sb_printf(err, "%s: %s", path, t->db ? sqlite3_errmsg(t->db) : "cannot open");
+        return KB_ERR_OOM;
+    /* kbench's own tuning database, an empty one or an earlier kbench's (results/dbfile.h) */
+    kb_status st = kb_db_open_write(path, &kb_db_tune_kind, &t->db, err);
+    if (st == KB_OK && sqlite3_exec(t->db, schema, NULL, NULL, NULL) != SQLITE_OK)
+        st = db_error(t, path, err);
+    if (st != KB_OK) {
         kb_tunedb_close(t);
-        return KB_ERR_IO;
+        return st;
     }
-    sqlite3_busy_timeout(t->db, 10000);
-    if (sqlite3_exec(t->db, schema, NULL, NULL, NULL) != SQLITE_OK) {
-        kb_status st = db_error(t, path, err);
+    *out = t;
+    return KB_OK;
+}
+
+kb_status kb_tunedb_open_read(const char *path, kb_tunedb **out, kb_sb *err)
+{
+    *out = NULL;
+    kb_tunedb *t = calloc(1, sizeof *t);
+    if (!t)
+        return KB_ERR_OOM;
+    int empty = 0;
+    kb_status st = kb_db_open_read(path, &kb_db_tune_kind, &t->db, &empty, err);
+    if (st == KB_OK && empty) {
+        kb_sb_printf(err, "%s: an empty database: no tuning database there (kbench tune fills one)", path);
+        st = KB_ERR_INPUT;
+    }
+    if (st != KB_OK) {
         kb_tunedb_close(t);
         return st;
     }

@@ -73,9 +73,17 @@ typedef struct {
 
 typedef struct kb_tunedb kb_tunedb;
 
-/* Open (creating it and its parent directory) the database at path. KB_ERR_IO with
- * "path: message" in err on failure. */
+/* Open the database at path for writing (created, with its tables; results/ made for the
+ * default path): kbench's own tuning database, an empty one, or an earlier kbench's
+ * (results/dbfile.h: application_id 0x6b627464 "kbtd", adopted by its tables). "path:
+ * message" in err on failure: KB_ERR_INPUT (another database, a directory or device),
+ * KB_ERR_SETUP (read-only, locked, no permission), KB_ERR_IO, KB_ERR_OOM. */
 kb_status kb_tunedb_open(const char *path, kb_tunedb **out, kb_sb *err);
+
+/* Open an existing tuning database read-only (export): nothing is created or changed.
+ * KB_ERR_INPUT when path is missing, empty, not SQLite or not a tuning database;
+ * KB_ERR_SETUP when it cannot be read (locked, no permission); "path: message" in err. */
+kb_status kb_tunedb_open_read(const char *path, kb_tunedb **out, kb_sb *err);
 void kb_tunedb_close(kb_tunedb *db);
 
 /* The entry of case_id under (key, source): 1 with *out filled, 0 when absent, -1 on a
