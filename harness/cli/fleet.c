@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     json_t *fj;
@@ -31,15 +32,43 @@ static kb_status write_page(const char *path, json_t *fj, kb_status (*fn)(json_t
     return kb_out_write_with(path, page_fill, &j, err);
 }
 
+static const char *const page_names[] = { "fleet.json", "fleet.md", "fleet.html", "fleet.junit.xml" };
+
+/* No page may be a rank file read (a symlink planted as fleet.json): refused before any
+ * page is written. -1 to go on, else 2. */
+static int pages_not_inputs(const kb_fleet_opts *o, const kb_fleet *f)
+{
+    const char *dir = o->out_dir ? o->out_dir : o->dir;
+    char page[1100], rank[1100];
+    kb_sb err;
+    kb_sb_init(&err);
+    int rc = -1;
+    for (int p = 0; p < 4 && rc < 0; p++) {
+        snprintf(page, sizeof page, "%s/%s", dir, page_names[p]);
+        struct stat sb;
+        if (stat(page, &sb) != 0)
+            continue;   /* a new page cannot be a rank file */
+        for (int i = 0; i < f->n && rc < 0; i++) {
+            snprintf(rank, sizeof rank, "%s/%s", o->dir, f->gpus[i].file);
+            if (kb_out_not_input(page, rank, "a rank file read", &err) != KB_OK)
+                rc = kb_opts_fail(&kb_command_fleet, "--out-dir", "%s", err.s);
+        }
+    }
+    kb_sb_free(&err);
+    return rc;
+}
+
 static kb_status write_all(const kb_fleet_opts *o, json_t *fj, kb_sb *err)
 {
     const char *dir = o->out_dir ? o->out_dir : o->dir;
     char json_path[1024], md_path[1024], html_path[1024], junit_path[1024];
-    snprintf(json_path, sizeof json_path, "%s/fleet.json", dir);
-    snprintf(md_path, sizeof md_path, "%s/fleet.md", dir);
-    snprintf(html_path, sizeof html_path, "%s/fleet.html", dir);
-    snprintf(junit_path, sizeof junit_path, "%s/fleet.junit.xml", dir);
-    kb_status st = kb_acc_write_json(json_path, fj, err);
+    snprintf(json_path, sizeof json_path, "%s/%s", dir, page_names[0]);
+    snprintf(md_path, sizeof md_path, "%s/%s", dir, page_names[1]);
+    snprintf(html_path, sizeof html_path, "%s/%s", dir, page_names[2]);
+    snprintf(junit_path, sizeof junit_path, "%s/%s", dir, page_names[3]);
+    kb_status st = kb_out_dir_make(dir, err);   /* an output directory is made (core/output.h) */
+    if (st == KB_OK)
+        st = kb_acc_write_json(json_path, fj, err);
     if (st == KB_OK)
         st = write_page(md_path, fj, kb_fleet_markdown, err);
     if (st == KB_OK)
@@ -68,6 +97,12 @@ static int fleet_main(void *opts)
         int rc = kb_opts_fail(&kb_command_fleet, "DIR", "%s", err.s);
         kb_sb_free(&err);
         return rc;
+    }
+    int early = pages_not_inputs(o, &f);
+    if (early >= 0) {
+        kb_fleet_free(&f);
+        kb_sb_free(&err);
+        return early;
     }
     if (kb_fleet_judge(&f, o->k, o->rel_floor) != KB_OK) {
         fprintf(stderr, "kbench fleet: %s: out of memory judging the GPUs\n", o->dir);
