@@ -355,8 +355,9 @@ kb_status kb_record_finished(const char *path, kb_strset *s, kb_sb *err)
 {
     json_t **objs;
     size_t n;
-    if (access(path, F_OK) != 0 && errno == ENOENT)
-        return KB_OK;
+    struct stat sb;
+    if ((stat(path, &sb) != 0 && errno == ENOENT) || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)))
+        return KB_OK;   /* nothing recorded yet, or a device or FIFO the records go through */
     kb_status st = kb_record_load(path, &objs, &n, err);
     if (st != KB_OK)
         return st;

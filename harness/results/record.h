@@ -79,7 +79,8 @@ void kb_record_free_all(json_t **objs, size_t n);
 kb_status kb_record_case_ids(json_t *const *objs, size_t n, kb_strset *s);
 
 /* Load path and collect its case ids into s (kb_record_load + kb_record_case_ids).
- * A file that does not exist yet adds nothing and is KB_OK. Every complete record
+ * A file that does not exist yet, or a device or FIFO (records written through it cannot
+ * be read back), adds nothing and is KB_OK. Every complete record
  * counts, a last one without its newline included (kb_record_open keeps it). */
 kb_status kb_record_finished(const char *path, kb_strset *s, kb_sb *err);
 
