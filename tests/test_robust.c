@@ -132,7 +132,7 @@ static void test_command_line(void)
     put(in_dir("tiny.yaml"), tiny_suite);
     const char *av[] = { "kbench", "run", in_dir("tiny.yaml"), "--backend", "emu", "--out", in_dir("cl.jsonl"),
                          "--filter", "no-such-case", NULL };
-    expect(10, 2, av, "--filter matches none of the suite's 1 cases", NULL);
+    expect(10, 2, av, "--filter 'no-such-case' matches none of the suite's 1 cases", NULL);
     CHECK(access(in_dir("cl.jsonl"), F_OK) != 0);            /* nothing was opened */
     put(in_dir("afile"), "x");
     const char *dump[] = { "kbench", "run", in_dir("tiny.yaml"), "--backend", "emu", "--out", in_dir("cl.jsonl"),

@@ -270,7 +270,12 @@ kb_status kb_acc_spec_parse(const char *text, const char *display_name, kb_acc_s
         return KB_ERR_INTERNAL;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-    kb_status st = KB_ERR_INPUT;
+    kb_status st = kb_yaml_precheck(text, display_name, "a spec", 16, 100000, err);   /* before any tree */
+    if (st != KB_OK) {
+        yaml_parser_delete(&parser);
+        return st;
+    }
+    st = KB_ERR_INPUT;
     if (!yaml_parser_load(&parser, &doc)) {
         kb_sb_printf(err, "%s:%d:%d: YAML: %s", display_name, (int)parser.problem_mark.line + 1,
                      (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");

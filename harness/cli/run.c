@@ -66,8 +66,12 @@ static int open_and_plan(run_ctx *x)
     /* a --filter that selects nothing is a mistake on the command line: say so before
      * any file is opened */
     if (o->n_filters > 0 && kb_session_cases(x->s)->n == 0) {
-        fprintf(stderr, "kbench: --filter matches none of the suite's %lld cases (kbench list %s shows their ids)\n",
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(o, &f);
+        fprintf(stderr, "kbench: %s matches none of the suite's %lld cases (kbench list %s shows their ids)\n", f.s,
                 (long long)plan->n_cases, o->suite_path);
+        kb_sb_free(&f);
         return KB_EXIT_INPUT;
     }
     return -1;
@@ -155,6 +159,15 @@ int kb_cmd_run(const kb_run_opts *o)
 }
 
 /* ---- the command line ---- */
+
+void kb_run_filters_text(const kb_run_opts *o, kb_sb *out)
+{
+    kb_sb_clear(out);
+    for (int i = 0; i < o->n_filters; i++)
+        kb_sb_printf(out, i == 0 ? "--filter '%s'" : i == 1 ? " (or '%s'" : ", '%s'", o->filters[i]);
+    if (o->n_filters > 1)
+        kb_sb_printf(out, ")");
+}
 
 int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so)
 {

@@ -37,6 +37,10 @@ typedef struct {
  * unknown check; 0 otherwise. */
 int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so);
 
+/* The --filter values of o as they are echoed in a message: "--filter 'a'" or
+ * "--filter 'a' (or 'b', ...)" (written into out, replacing it). */
+void kb_run_filters_text(const kb_run_opts *o, kb_sb *out);
+
 /* Open a session with so (its backend and device), saying why on stderr when that fails
  * or when no toolchain this build has makes code the device loads (run, tune). An exit
  * code, or -1 to go on with *s open. */

@@ -51,8 +51,12 @@ static int build_space(kb_tune_session *x)
         return KB_EXIT_SETUP;
     }
     if (x->space.n == 0) {
-        fprintf(stderr, "kbench: tune: no valid configuration to tune in %s%s%s\n", o->suite_path,
-                o->n_filters ? " with the --filter given" : "", x->space.invalid ? "; the first refused: " : "");
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(o, &f);
+        fprintf(stderr, "kbench: tune: no valid configuration to tune in %s%s%s%s\n", o->suite_path,
+                o->n_filters ? " with " : "", f.s, x->space.invalid ? "; the first refused: " : "");
+        kb_sb_free(&f);
         if (x->space.invalid)
             fprintf(stderr, "kbench:   %s\n", x->space.first_invalid);
         return KB_EXIT_INPUT;

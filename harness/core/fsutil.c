@@ -167,6 +167,36 @@ static const char *kind_of(const struct stat *st)
          : "not a file";
 }
 
+/* The line and column (1-based) of byte offset limit of the open file fd: where a text
+ * file passes its size limit. 0 when it cannot be told cheaply (limits over 64 MiB). */
+static int place_of(int fd, long long limit, long *line, long *col)
+{
+    if (limit > (64ll << 20))
+        return 0;
+    char buf[65536];
+    long long seen = 0;
+    *line = 1;
+    *col = 1;
+    while (seen < limit) {
+        size_t want = limit - seen < (long long)sizeof buf ? (size_t)(limit - seen) : sizeof buf;
+        ssize_t got = read(fd, buf, want);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return 0;
+        for (ssize_t i = 0; i < got; i++) {
+            if (buf[i] == '\n') {
+                ++*line;
+                *col = 1;
+            } else {
+                ++*col;
+            }
+        }
+        seen += got;
+    }
+    return 1;
+}
+
 int kb_fs_open_input(const char *path, long long limit, const char *what, kb_status *st, kb_sb *err)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -185,8 +215,13 @@ int kb_fs_open_input(const char *path, long long limit, const char *what, kb_sta
     } else if (!S_ISREG(sb.st_mode)) {
         kb_sb_printf(err, "%s: not a regular file (%s): kbench reads a %s from a file", path, kind_of(&sb), what);
     } else if ((long long)sb.st_size > limit) {
-        kb_sb_printf(err, "%s: %lld bytes; a %s may have at most %s", path, (long long)sb.st_size, what,
-                     kb_fs_size_text(limit, lim, sizeof lim));
+        long line, col;
+        if (place_of(fd, limit, &line, &col))
+            kb_sb_printf(err, "%s:%ld:%ld: a %s may have at most %s; this byte is past it (the file has %lld)", path,
+                         line, col, what, kb_fs_size_text(limit, lim, sizeof lim), (long long)sb.st_size);
+        else
+            kb_sb_printf(err, "%s: %lld bytes; a %s may have at most %s", path, (long long)sb.st_size, what,
+                         kb_fs_size_text(limit, lim, sizeof lim));
     } else {
         int fl = fcntl(fd, F_GETFL);
         if (fl >= 0)

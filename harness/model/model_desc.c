@@ -379,6 +379,9 @@ kb_status kb_model_load_text(const char *text, const char *display_name, const c
         return KB_ERR_INTERNAL;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+    if ((st = kb_yaml_precheck(text, display_name, "a model description", 16, 200000, err)) != KB_OK)
+        goto done;   /* before any tree: depth and node count */
+    st = KB_ERR_INPUT;
     if (!yaml_parser_load(&parser, &doc)) {
         kb_sb_printf(err, "%s:%d:%d: YAML: %s", display_name, (int)parser.problem_mark.line + 1,
                      (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");

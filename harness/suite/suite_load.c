@@ -81,52 +81,6 @@ static kb_status load_root(kb_loader *L, const yaml_node_t *root)
     return KB_OK;
 }
 
-/* Walk the YAML events once before building anything: one document only, nesting at
- * most KB_SUITE_MAX_DEPTH deep, at most KB_SUITE_MAX_NODES nodes. libyaml's own tree
- * builder takes tens of seconds on 100k-deep nesting; this pass costs a few ms. */
-static kb_status precheck(const char *text, const char *name, kb_sb *err)
-{
-    yaml_parser_t p;
-    yaml_event_t ev;
-    if (!yaml_parser_initialize(&p))
-        return KB_ERR_INTERNAL;
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
-    kb_status st = KB_OK;
-    int depth = 0, docs = 0;
-    long nodes = 0;
-    for (int done = 0; !done && st == KB_OK;) {
-        if (!yaml_parser_parse(&p, &ev))
-            break;                                /* the tree builder reports syntax errors */
-        int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT: done = 1; break;
-        case YAML_DOCUMENT_START_EVENT:
-            if (++docs > 1) {
-                kb_sb_printf(err, "%s:%d:%d: a second YAML document; a suite is one document", name, line, col);
-                st = KB_ERR_INPUT;
-            }
-            break;
-        case YAML_SEQUENCE_START_EVENT: case YAML_MAPPING_START_EVENT:
-            nodes++;
-            if (++depth > KB_SUITE_MAX_DEPTH) {
-                kb_sb_printf(err, "%s:%d:%d: nested more than %d levels deep", name, line, col, KB_SUITE_MAX_DEPTH);
-                st = KB_ERR_INPUT;
-            }
-            break;
-        case YAML_SCALAR_EVENT: case YAML_ALIAS_EVENT: nodes++; break;
-        case YAML_SEQUENCE_END_EVENT: case YAML_MAPPING_END_EVENT: depth--; break;
-        default: break;
-        }
-        if (nodes > KB_SUITE_MAX_NODES && st == KB_OK) {
-            kb_sb_printf(err, "%s:%d:%d: more than %d YAML nodes", name, line, col, KB_SUITE_MAX_NODES);
-            st = KB_ERR_INPUT;
-        }
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&p);
-    return st;
-}
-
 kb_status kb_suite_load_text(const char *text, const char *display_name,
                              const kb_family *const *fams, int n_fams, kb_suite *out, kb_sb *err)
 {
@@ -162,7 +116,7 @@ kb_status kb_suite_load_text(const char *text, const char *display_name,
         goto fail_parser;
     }
     kb_sb_clear(err);
-    if ((st = precheck(text, display_name, err)) != KB_OK)
+    if ((st = kb_yaml_precheck(text, display_name, "a suite", KB_SUITE_MAX_DEPTH, KB_SUITE_MAX_NODES, err)) != KB_OK)
         goto fail_pre;
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
     if (!yaml_parser_load(&parser, &doc)) {
