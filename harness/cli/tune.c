@@ -86,21 +86,23 @@ static int open_outputs(kb_tune_session *x)
         kb_sb_printf(&x->out_path, "%s", o->run.out_path);
     else if ((st = kb_out_dir_make("results", &err)) == KB_OK)   /* kbench's own default place */
         kb_sb_printf(&x->out_path, "results/%s.jsonl", run_id);
-    if (st == KB_OK)
-        st = kb_session_records(x->s, x->out_path.s, NULL, &err);
+    /* the tuning database first: one kbench may not write is refused before the records
+     * file is made (the session calls the records sink first whatever the order added) */
     if (st == KB_OK)
         st = kb_tunedb_sink_open(x->s, o->db_path ? o->db_path : KB_TUNEDB_DEFAULT_PATH, &x->db, &err);
+    if (st == KB_OK && kb_session_add_sink(x->s, kb_tunedb_sink_of(x->db)) != KB_OK) {
+        x->db = NULL;   /* freed by the failed add */
+        kb_sb_printf(&err, "out of memory");
+        st = KB_ERR_OOM;
+    }
+    if (st == KB_OK)
+        st = kb_session_records(x->s, x->out_path.s, NULL, &err);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
     kb_sb_free(&err);
     if (st != KB_OK)
         return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
     kb_session_store(x->s, x->out_path.s);
-    if (kb_session_add_sink(x->s, kb_tunedb_sink_of(x->db)) != KB_OK) {
-        x->db = NULL;   /* freed by the failed add */
-        fprintf(stderr, "kbench: out of memory\n");
-        return KB_EXIT_SETUP;
-    }
     return -1;
 }
 

@@ -132,7 +132,7 @@ static kb_status judge_existing(const char *shown, const char *target, const str
     }
     if (S_ISREG(sb->st_mode) && !may_write(target, sb, W_OK)) {
         kb_sb_printf(err, "%s: %s", shown, (sb->st_mode & 0222) ? strerror(EACCES)
-                                            : "is read-only: kbench does not replace it (chmod u+w allows it)");
+                                            : "is read-only: kbench does not write it (chmod u+w allows it)");
         return KB_ERR_SETUP;
     }
     if (S_ISREG(sb->st_mode) || S_ISCHR(sb->st_mode) || S_ISFIFO(sb->st_mode))
