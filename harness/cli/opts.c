@@ -279,11 +279,31 @@ static kb_status not_an_input(const kb_command *cmd, const kb_opt *op, const voi
     return st;
 }
 
+static int is_path(kb_opt_kind k) { return k == KB_OPT_IN || kb_opt_is_output(k); }
+
+/* Paths longer than KB_PATH_ARG_MAX: refused naming the option. -1, or 2. */
+static int path_lengths(const kb_command *cmd, const void *o)
+{
+    for (int i = 0; i < cmd->n_opts; i++) {
+        const char *p = is_path(cmd->opts[i].kind) ? path_of(&cmd->opts[i], o) : NULL;
+        if (p && strlen(p) > KB_PATH_ARG_MAX)
+            return kb_opts_fail(cmd, cmd->opts[i].name, "a path of %zu bytes; kbench takes paths of at most %d",
+                                strlen(p), KB_PATH_ARG_MAX);
+    }
+    const char *const *pos = (const char *const *)((const char *)o + cmd->pos_offset);
+    int text = strstr(cmd->args, "SQL") != NULL;   /* query's argument is SQL, not a path */
+    for (int k = 0; k < cmd->max_pos && !text; k++)
+        if (pos[k] && strlen(pos[k]) > KB_PATH_ARG_MAX)
+            return kb_opts_fail(cmd, NULL, "%s: a path of %zu bytes; kbench takes paths of at most %d",
+                                cmd->args, strlen(pos[k]), KB_PATH_ARG_MAX);
+    return -1;
+}
+
 int kb_opts_check_files(const kb_command *cmd, const void *o)
 {
     kb_sb err;
     kb_sb_init(&err);
-    int rc = -1;
+    int rc = path_lengths(cmd, o);
     for (int i = 0; i < cmd->n_opts && rc < 0; i++) {
         const kb_opt *op = &cmd->opts[i];
         if (!kb_opt_is_output(op->kind) || !path_of(op, o))

@@ -63,12 +63,17 @@ typedef struct kb_command {
     int (*run)(void *o);        /* run the command; a process exit code */
 } kb_command;
 
+/* The longest path kbench takes on its command line [bytes] (a path option or a
+ * positional argument): paths are joined with file names in fixed buffers below. */
+#define KB_PATH_ARG_MAX 400
+
 /* Parse argv[0..argc) (the arguments after the command's name) into o (opts_size bytes,
  * zeroed and given its defaults here). Returns -1 when the command should run; 0 after
  * printing the help (-h, --help); 2 after printing an error (the one shape above). */
 int kb_opts_parse(const kb_command *cmd, int argc, char **argv, void *o);
 
-/* The paths of parsed options o checked before cmd runs: every KB_OPT_OUT, _OUTDB and
+/* The paths of parsed options o checked before cmd runs: every path option and positional
+ * argument (but SQL: a usage line naming SQL) at most KB_PATH_ARG_MAX bytes; every KB_OPT_OUT, _OUTDB and
  * _OUTDIR by core/output.h's rule (touching nothing), and every output against every
  * KB_OPT_IN, every positional argument and every other output (the same file twice).
  * -1 when all is well; else the exit code after one message in the parser's shape
