@@ -101,7 +101,7 @@ static void test_claim_and_adopt(void)
     make_db(at("old_tune.db"), "CREATE TABLE tune_entries(x); CREATE TABLE tune_choices(y);");
     CHECK(open_w(at("old_tune.db"), &kb_db_tune_kind, &err) == KB_OK);
     CHECK(pragma(at("old_tune.db"), "application_id") == KB_DB_APP_ID_TUNE);
-    CHECK(pragma(at("old_tune.db"), "user_version") == 1);
+    CHECK(pragma(at("old_tune.db"), "user_version") == kb_db_tune_kind.schema_version);
     kb_sb_free(&err);
 }
 
@@ -181,7 +181,7 @@ static void test_read(void)
     struct stat sb;
     CHECK(stat(at("empty_read.db"), &sb) == 0 && sb.st_size == 0);          /* read-only: not made a database */
     kb_tunedb *t = NULL;
-    CHECK(kb_tunedb_open_read(at("empty_read.db"), &t, &err) == KB_ERR_INPUT && strstr(err.s, "empty"));
+    CHECK(kb_tunedb_open_readonly(at("empty_read.db"), &t, &err) == KB_ERR_INPUT && strstr(err.s, "empty"));
     CHECK(stat(at("empty_read.db"), &sb) == 0 && sb.st_size == 0);
     kb_sb_clear(&err);
     CHECK(kb_db_open_read(at("missing.db"), NULL, &db, NULL, &err) == KB_ERR_INPUT && access(at("missing.db"), F_OK));

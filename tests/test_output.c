@@ -174,6 +174,7 @@ static void test_refusals(void)
     kb_sb_clear(&err);
     CHECK(kb_out_dir_check(at("plain"), &err) == KB_ERR_INPUT && strstr(err.s, "not a directory"));
     CHECK(kb_out_dir_check("/dev/null", &err) == KB_ERR_INPUT);
+    CHECK(kb_out_dir_check(at("plain/sub"), &err) == KB_ERR_SETUP && strstr(err.s, "cannot be made"));   /* a file in the way */
     CHECK(kb_out_dir_check(at("rodir"), &err) == KB_ERR_SETUP);
     CHECK(kb_out_dir_make(at("made/here"), &err) == KB_OK && access(at("made/here"), W_OK) == 0);
     CHECK(kb_out_exit(KB_ERR_INPUT) == 2 && kb_out_exit(KB_ERR_SETUP) == 3 && kb_out_exit(KB_OK) == 0);

@@ -384,7 +384,7 @@ static void test_databases(void)
     int fd = open(path_of("empty.db"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
     close(fd);
     const char *exp[] = { "kbench", "export", "--db", path_of("empty.db"), "--allow-cpu", NULL };
-    expect(10, 2, exp, "empty.db: an empty database", NULL);
+    expect(10, 2, exp, "empty.db: an empty file, not a tuning database", NULL);
     struct stat sb;
     CHECK(stat(path_of("empty.db"), &sb) == 0 && sb.st_size == 0);
     exp[3] = path_of("foreign.db");

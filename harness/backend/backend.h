@@ -17,21 +17,34 @@
 
 #include "backend/health.h"
 #include "backend/telemetry.h"
+#include "backend/tmap.h"
 #include "core/kb.h"
+
+#include <string.h>
 
 typedef uint64_t kb_dptr;
 
-/* Kernel argument: the kind decides both the cuLaunchKernel size and the emu ffi type. */
-typedef enum { KB_ARG_PTR, KB_ARG_I32, KB_ARG_I64, KB_ARG_F32 } kb_arg_kind;
+/* Kernel argument: the kind decides both the cuLaunchKernel size and the emu ffi type.
+ * KB_ARG_TMAP is a tensor map passed by value (`const __grid_constant__ kb_tmap`, 128 bytes,
+ * made by kb_backend_tmap_encode): the launch copies the bytes, as CUDA copies parameters,
+ * so a graph replays the map it captured. */
+typedef enum { KB_ARG_PTR, KB_ARG_I32, KB_ARG_I64, KB_ARG_F32, KB_ARG_TMAP } kb_arg_kind;
 typedef struct {
     kb_arg_kind kind;
-    union { kb_dptr ptr; int32_t i32; int64_t i64; float f32; } v;
+    union { kb_dptr ptr; int32_t i32; int64_t i64; float f32; unsigned char tmap[KB_TMAP_BYTES]; } v;
 } kb_arg;
 
 static inline kb_arg kb_arg_ptr(kb_dptr p) { kb_arg a; a.kind = KB_ARG_PTR; a.v.ptr = p; return a; }
 static inline kb_arg kb_arg_i32(int32_t x) { kb_arg a; a.kind = KB_ARG_I32; a.v.i32 = x; return a; }
 static inline kb_arg kb_arg_i64(int64_t x) { kb_arg a; a.kind = KB_ARG_I64; a.v.i64 = x; return a; }
 static inline kb_arg kb_arg_f32(float x) { kb_arg a; a.kind = KB_ARG_F32; a.v.f32 = x; return a; }
+static inline kb_arg kb_arg_tmap(const unsigned char map[KB_TMAP_BYTES])
+{
+    kb_arg a;
+    a.kind = KB_ARG_TMAP;
+    memcpy(a.v.tmap, map, KB_TMAP_BYTES);
+    return a;
+}
 
 /* Launch geometry. */
 typedef struct {
@@ -63,7 +76,8 @@ enum {
     KB_CAP_VENDOR_LIBS = 1u << 6, /* vendor libraries (cuBLASLt, cuDNN) can run on the device (a GPU) */
     KB_CAP_CUBLASLT   = 1u << 7, /* cuBLASLt is loaded (vendor_* slots take KB_VOP_MATMUL). A backend's
                                   * caps promise it; a device's caps drop it when the library did not load */
-    KB_CAP_CUDNN      = 1u << 8  /* cuDNN is loaded (vendor_* slots take KB_VOP_SDPA); as KB_CAP_CUBLASLT */
+    KB_CAP_CUDNN      = 1u << 8, /* cuDNN is loaded (vendor_* slots take KB_VOP_SDPA); as KB_CAP_CUBLASLT */
+    KB_CAP_TMA        = 1u << 9  /* tensor maps can be encoded (tmap_encode slot) for TMA kernels */
 };
 
 /* Description of the device a backend drives (or emulates). */
@@ -250,6 +264,11 @@ typedef struct kb_backend {
     /* OPTIONAL: the GPU's health now (health.h: ECC, retired pages, row remapping, PCIe
      * link, serial); values the device or driver cannot give are unread with the reason. */
     void (*health)(kb_backend_ctx *x, kb_health *out);
+    /* OPTIONAL (KB_CAP_TMA): encode a validated tensor map into the 128-byte opaque map a
+     * TMA kernel takes (the emulator's own format on emu; cuTensorMapEncodeTiled on cuda).
+     * KB_ERR_INPUT with the reason for what the backend cannot encode. Reach it through
+     * kb_backend_tmap_encode, which validates first. */
+    kb_status (*tmap_encode)(kb_backend_ctx *x, const kb_tmap_desc *d, unsigned char out[KB_TMAP_BYTES]);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;
@@ -314,6 +333,11 @@ int kb_be_sample_clock(const kb_backend *be, kb_backend_ctx *bx, int *sm_mhz, in
 /* The GPU's health; without the slot every value unread, "the <name> backend reads no GPU
  * health (no NVML)". */
 void kb_be_health(const kb_backend *be, kb_backend_ctx *bx, kb_health *out);
+/* A tensor-map kernel argument for d on backend b: kb_tmap_validate's rules first (KB_ERR_INPUT
+ * with the broken rule in err), then the backend's tmap_encode (KB_ERR_INPUT "cannot encode
+ * tensor maps" without KB_CAP_TMA). On success *out is a KB_ARG_TMAP argument. */
+kb_status kb_backend_tmap_encode(const kb_backend *b, kb_backend_ctx *x, const kb_tmap_desc *d, kb_arg *out,
+                                 char *err, size_t errlen);
 
 /* The timing clock label of a device: "gpu" with KB_CAP_GPU_TIMER, else "cpu". */
 static inline const char *kb_clock_name(unsigned caps) { return caps & KB_CAP_GPU_TIMER ? "gpu" : "cpu"; }

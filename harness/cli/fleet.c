@@ -6,12 +6,14 @@
 #include "accept/fleet_md.h"
 #include "accept/fleet_stats.h"
 #include "accept/verdict_io.h"
+#include "core/fsutil.h"
 #include "core/output.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     json_t *fj;
@@ -80,6 +82,19 @@ static kb_status write_all(const kb_fleet_opts *o, json_t *fj, kb_sb *err)
     return st;
 }
 
+/* The directory the pages go to, made (--out-dir) and writable, before anything is
+ * printed. 0, or -1 after saying why. */
+static int output_dir_ready(const kb_fleet_opts *o)
+{
+    const char *dir = o->out_dir ? o->out_dir : o->dir;
+    if ((o->out_dir ? kb_fs_mkdir_p(dir) : KB_OK) == KB_OK && access(dir, W_OK | X_OK) == 0)
+        return 0;
+    int e = errno;
+    fprintf(stderr, "kbench fleet: %s %s: not a directory kbench can write to (%s)%s\n",
+            o->out_dir ? "--out-dir" : "DIR", dir, strerror(e), o->out_dir ? "" : "; name another with --out-dir");
+    return -1;
+}
+
 static int fleet_main(void *opts)
 {
     const kb_fleet_opts *o = opts;
@@ -103,6 +118,11 @@ static int fleet_main(void *opts)
         kb_fleet_free(&f);
         kb_sb_free(&err);
         return early;
+    }
+    if (output_dir_ready(o) != 0) {
+        kb_fleet_free(&f);
+        kb_sb_free(&err);
+        return KB_EXIT_SETUP;
     }
     if (kb_fleet_judge(&f, o->k, o->rel_floor) != KB_OK) {
         fprintf(stderr, "kbench fleet: %s: out of memory judging the GPUs\n", o->dir);

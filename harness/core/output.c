@@ -102,9 +102,9 @@ static kb_status ancestor_ok(const char *shown, const char *dir, int must_exist,
         kb_sb_printf(err, "%s: out of memory", shown);
         return KB_ERR_OOM;
     }
-    if (st == KB_OK && !S_ISDIR(sb.st_mode)) {
-        kb_sb_printf(err, "%s: %s is not a directory", shown, p);
-        st = KB_ERR_INPUT;
+    if (st == KB_OK && !S_ISDIR(sb.st_mode)) {   /* named (2), or in the way of one to make (3) */
+        kb_sb_printf(err, "%s: %s is not a directory%s", shown, p, missing ? ": the directory cannot be made" : "");
+        st = missing ? KB_ERR_SETUP : KB_ERR_INPUT;
     } else if (st == KB_OK && missing && must_exist) {
         kb_sb_printf(err, "%s: directory %s does not exist (kbench creates output directories, not the "
                      "directory of an output file)", shown, dir);

@@ -86,8 +86,8 @@ kb_status kb_out_not_input(const char *out, const char *in, const char *what, kb
 /* Check dir as an output directory: an existing directory (symlinks followed) kbench may
  * write into, or a path whose nearest existing ancestor is one (kb_out_dir_make creates
  * it and its missing parents).
- * KB_OK, or KB_ERR_INPUT (not a directory) / KB_ERR_SETUP (read-only, no permission) with
- * err = "DIR: why". */
+ * KB_OK, or KB_ERR_INPUT (dir itself is not a directory) / KB_ERR_SETUP (read-only, no
+ * permission, a file in the way of a directory to make) with err = "DIR: why". */
 kb_status kb_out_dir_check(const char *dir, kb_sb *err);
 
 /* kb_out_dir_check, then create dir and its missing parents. Same statuses. */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 const kb_db_kind kb_db_store_kind = { "results store", KB_DB_APP_ID_STORE, 1, { "runs", "cases", NULL }, 30000 };
-const kb_db_kind kb_db_tune_kind = { "tuning database", KB_DB_APP_ID_TUNE, 1, { "tune_entries", "tune_choices", NULL },
+const kb_db_kind kb_db_tune_kind = { "tuning database", KB_DB_APP_ID_TUNE, 2, { "tune_entries", "tune_choices", NULL },
                                      10000 };
 
 static const kb_db_kind *const kinds[] = { &kb_db_store_kind, &kb_db_tune_kind };
@@ -178,7 +178,8 @@ static kb_status check_writable(sqlite3 *db, const char *path, kb_sb *err)
     return rc == SQLITE_OK ? KB_OK : fail(db, rc, path, NULL, err);
 }
 
-kb_status kb_db_open_write(const char *path, const kb_db_kind *k, sqlite3 **out, kb_sb *err)
+/* Open path for writing as kind k: identified, the write lock tried; *state filled. */
+static kb_status open_write(const char *path, const kb_db_kind *k, sqlite3 **out, db_state *state, kb_sb *err)
 {
     *out = NULL;
     kb_status st = kb_out_db_check(path, err);   /* a regular file or a new path, writable */
@@ -192,16 +193,53 @@ kb_status kb_db_open_write(const char *path, const kb_db_kind *k, sqlite3 **out,
         return st;
     }
     sqlite3_busy_timeout(db, k->busy_ms);
-    db_state state;
-    if ((st = identify(db, path, k, &state, err)) == KB_OK && (st = check_writable(db, path, err)) == KB_OK &&
-        state != DB_MINE)
-        st = claim(db, path, k, state, err);
+    if ((st = identify(db, path, k, state, err)) == KB_OK)
+        st = check_writable(db, path, err);
     if (st != KB_OK) {
         sqlite3_close(db);
         return st;
     }
     *out = db;
     return KB_OK;
+}
+
+kb_status kb_db_open_write(const char *path, const kb_db_kind *k, sqlite3 **out, kb_sb *err)
+{
+    db_state state;
+    kb_status st = open_write(path, k, out, &state, err);
+    if (st == KB_OK && state != DB_MINE)
+        st = claim(*out, path, k, state, err);
+    if (st != KB_OK && *out) {
+        sqlite3_close(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+kb_status kb_db_open_owner(const char *path, const kb_db_kind *k, sqlite3 **out, int *empty, kb_sb *err)
+{
+    db_state state = DB_MINE;
+    kb_status st = open_write(path, k, out, &state, err);
+    *empty = st == KB_OK && state == DB_EMPTY;
+    return st;
+}
+
+kb_status kb_db_claim(sqlite3 *db, const char *path, const kb_db_kind *k, kb_sb *err)
+{
+    long long id = 0, version = 0;
+    int rc = pragma_int(db, "PRAGMA application_id", &id);
+    if (rc == SQLITE_OK)
+        rc = pragma_int(db, "PRAGMA user_version", &version);
+    char sql[80];
+    if (rc == SQLITE_OK && id != k->app_id) {
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", (int)k->app_id);
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK && version != k->schema_version) {
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", k->schema_version);
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    return rc == SQLITE_OK ? KB_OK : fail(db, rc, path, "setting its identity", err);
 }
 
 kb_status kb_db_open_read(const char *path, const kb_db_kind *k, sqlite3 **out, int *empty, kb_sb *err)

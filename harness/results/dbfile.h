@@ -42,7 +42,7 @@ typedef struct {
 } kb_db_kind;
 
 extern const kb_db_kind kb_db_store_kind;   /* results/kbench.db: schema 1, runs + cases */
-extern const kb_db_kind kb_db_tune_kind;    /* results/tune.db: schema 1, tune_entries + tune_choices */
+extern const kb_db_kind kb_db_tune_kind;    /* results/tune.db: schema 2, tune_entries + tune_choices */
 
 /* Open path for writing as a database of kind k (created when the path is new): the
  * refusals above, then the ids set on an empty or adopted database. *out is ready for the
@@ -50,6 +50,17 @@ extern const kb_db_kind kb_db_tune_kind;    /* results/tune.db: schema 1, tune_e
  * device, a directory, a newer schema), KB_ERR_SETUP (read-only, locked, no permission,
  * its directory missing) or KB_ERR_OOM, with err = "PATH: why"; *out NULL on error. */
 kb_status kb_db_open_write(const char *path, const kb_db_kind *k, sqlite3 **out, kb_sb *err);
+
+/* As kb_db_open_write, but the ids are left as they are, for the kind's owner to set with
+ * kb_db_claim once its tables are at k's schema (a migration that fails must leave the
+ * file as it was). *empty is set when the database holds no table (a new path, a 0-byte
+ * file). Statuses as kb_db_open_write. */
+kb_status kb_db_open_owner(const char *path, const kb_db_kind *k, sqlite3 **out, int *empty, kb_sb *err);
+
+/* Set db's application_id to k's and its user_version to k->schema_version, where they
+ * differ: the caller's tables are now of that schema. KB_OK, or KB_ERR_SETUP/_INPUT with
+ * "path: why" in err. */
+kb_status kb_db_claim(sqlite3 *db, const char *path, const kb_db_kind *k, kb_sb *err);
 
 /* Open an existing path read-only as a database of kind k (NULL: any SQLite database).
  * *empty (may be NULL) is set when it holds no table at all (a 0-byte file). KB_OK;

@@ -253,12 +253,38 @@ static int precision_family(const char *f)
     return strcmp(f, "gemm") == 0 || strcmp(f, "attention") == 0;
 }
 
-/* Same shape, device, padding and launch mode: comparable across dtypes. */
+/* 1 when the row's variant computes another operation over its family's dims
+ * (kb_family.other_op_variants: attention's decode). */
+static int other_op(const kb_report_row *r, int *variant)
+{
+    int f = kb_family_find(r->family);
+    *variant = f < 0 ? -1 : kb_family_variant_find(kb_families[f], r->variant);
+    return *variant >= 0 && *variant < 32 && (kb_families[f]->other_op_variants >> *variant & 1u);
+}
+
+/* Rows of such a variant compare only with rows of the same variant and problem params (the
+ * lower-case and choice ones: q_len, group, causal), not with the family's operation. */
+static int same_operation(const kb_report_row *a, const kb_report_row *b)
+{
+    int va, vb, oa = other_op(a, &va), ob = other_op(b, &vb);
+    if (!oa && !ob)
+        return 1;
+    if (va != vb)
+        return 0;
+    json_t *pa = json_object_get(a->rec, "params"), *pb = json_object_get(b->rec, "params"), *x;
+    const char *k;
+    json_object_foreach(pa, k, x)
+        if (!(k[0] >= 'A' && k[0] <= 'Z') && !json_equal(x, json_object_get(pb, k)))
+            return 0;
+    return 1;
+}
+
+/* Same shape, device, padding and launch mode (and operation): comparable across dtypes. */
 static int same_shape(const kb_report_row *a, const kb_report_row *b)
 {
     return a->dev == b->dev && strcmp(a->family, b->family) == 0 && strcmp(a->launch, b->launch) == 0 &&
            json_equal(json_object_get(a->rec, "dims"), json_object_get(b->rec, "dims")) &&
-           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad"));
+           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad")) && same_operation(a, b);
 }
 
 int kb_report_row_is_vendor(const kb_report_row *row)
