@@ -399,6 +399,23 @@ static void test_databases(void)
     const char *qa[] = { "kbench", "query", "--db", path_of("kbench.db"), sql, NULL };
     expect(10, 2, qa, "ATTACH of", "other.db' refused");
     CHECK(access(path_of("other.db"), F_OK) != 0);
+    /* estimate and model --estimate read the store's ceilings read-only: a store that is
+     * there but not one (another application's, the tuning database, a FIFO) is named, exit
+     * 2, without blocking; no store at all is the datasheet, exit 0 */
+    const char *est[] = { "kbench", "estimate", path_of("tiny.yaml"), "--gpu", "h100-sxm", "--db",
+                          path_of("foreign.db"), NULL };
+    expect(30, 2, est, "foreign.db: not a kbench results store", NULL);
+    est[6] = path_of("tune.db");
+    expect(30, 2, est, "tune.db: kbench's tuning database, not a results store", NULL);
+    est[6] = path_of("db.fifo");
+    CHECK(mkfifo(est[6], 0644) == 0);
+    expect(30, 2, est, "db.fifo: not a regular file", NULL);
+    est[6] = path_of("no-store.db");
+    expect(60, 0, est, "ESTIMATE", NULL);
+    CHECK(access(path_of("no-store.db"), F_OK) != 0);
+    const char *mest[] = { "kbench", "model", path_of("tiny.yaml"), "--estimate", "--gpu", "h100-sxm", "-m",
+                           "tests/data/model_tiny.yaml", "--db", path_of("foreign.db"), NULL };
+    expect(60, 2, mest, "foreign.db: not a kbench results store", NULL);
     /* devices names a broken peaks file, exit 3 */
     put(path_of("peaks.json"), "{\"gpus\": [");
     setenv("KBENCH_PEAKS", path_of("peaks.json"), 1);

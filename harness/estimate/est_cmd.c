@@ -24,6 +24,8 @@ kb_status kb_est_setup_target(const char *gpu, const char *peaks_path, const cha
     kb_status st = kb_est_gpu_peaks(g, peaks_path, &s->peaks, err);
     if (st != KB_OK)
         return st;
+    if ((st = kb_est_store_check(db_path, err)) != KB_OK)
+        return st;   /* a store that is there but cannot be read is said, not ignored */
     kb_est_store_ceilings(db_path, peaks_path, &s->peaks, s->ceilings_note, sizeof s->ceilings_note);
     kb_est_target_init(&s->x, g, &s->peaks);
     return KB_OK;
