@@ -294,10 +294,15 @@ static void test_signal_stops_every_loop(void)
  * oversized files named at the line:column where they pass the limit, absurd numbers in
  * records refused naming the file, line and field. */
 /* A path in the test directory that stays valid (in_dir's buffers are reused). */
+static char *kept[256];   /* path_of's strings, freed at the end of main */
+static int n_kept;
+
 static const char *path_of(const char *name)
 {
     char *p = malloc(strlen(dir) + strlen(name) + 2);
     sprintf(p, "%s/%s", dir, name);
+    if (n_kept < (int)(sizeof kept / sizeof kept[0]))
+        kept[n_kept++] = p;
     return p;   /* kept for the test's life */
 }
 
@@ -443,6 +448,8 @@ int main(void)
     RUN(test_signal_stops_every_loop);
     RUN(test_inputs_of_the_newer_commands);
     RUN(test_databases);
+    for (int i = 0; i < n_kept; i++)
+        free(kept[i]);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
