@@ -12,11 +12,16 @@
 # --replay` (fuzz_ktcache; seeds tests/data/kt_*.json, tests/fuzz/ktcache_regressions/).
 # fuzz.sh SECONDS coll - what the collectives read: launcher variables, rendezvous, fault hooks,
 # sizes (fuzz_coll; seeds tests/fuzz/coll_regressions/).
+# fuzz.sh SECONDS records - the record reader through every report, compare and --resume's
+# inspection (fuzz_records; seeds tests/data/*.jsonl, tests/fuzz/records_regressions/).
+# fuzz.sh SECONDS rankfile - the rank-file reader of kbench fleet, the merge and its pages
+# (fuzz_rankfile; seeds tests/fuzz/rankfile_regressions/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
 target="${2:-suite}"
-case "$target" in suite|spec|model|ktcache|coll) ;; *) echo "fuzz.sh: target suite, spec, model, ktcache or coll, not $target" >&2; exit 2;; esac
+case "$target" in suite|spec|model|ktcache|coll|records|rankfile) ;;
+  *) echo "fuzz.sh: target suite, spec, model, ktcache, coll, records or rankfile, not $target" >&2; exit 2;; esac
 # libFuzzer comes with clang's runtime (Debian: clang, libclang-rt-14-dev)
 need=()
 command -v clang > /dev/null || need+=(clang)
@@ -36,6 +41,10 @@ if [ "$target" = suite ]; then
   cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 elif [ "$target" = ktcache ]; then
   cp tests/data/kt_*.json tests/fuzz/ktcache_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
+elif [ "$target" = records ]; then
+  cp tests/data/*.jsonl tests/fuzz/records_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
+elif [ "$target" = rankfile ]; then
+  cp tests/fuzz/rankfile_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 elif [ "$target" = coll ]; then
   cp tests/fuzz/coll_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 elif [ "$target" = model ]; then

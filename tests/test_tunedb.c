@@ -9,6 +9,7 @@
  * kept out of the header. */
 #include "check.h"
 #include "tune/export.h"
+#include "results/dbfile.h"
 #include "tune/tunedb.h"
 #include "tune/tunedb_migrate.h"
 #include "tune_v1.h"
@@ -158,6 +159,23 @@ static int schema_of(const char *path)
     return v;
 }
 
+/* The database's PRAGMA application_id and user_version (results/dbfile.h), as id * 100 + version. */
+static long long ids_of(const char *path)
+{
+    sqlite3 *h;
+    long long v[2] = { -1, -1 };
+    const char *q[2] = { "PRAGMA application_id", "PRAGMA user_version" };
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+        for (int i = 0; i < 2; i++) {
+            sqlite3_stmt *s;
+            if (sqlite3_prepare_v2(h, q[i], -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+                v[i] = sqlite3_column_int64(s, 0);
+            sqlite3_finalize(s);
+        }
+    sqlite3_close(h);
+    return v[0] * 100 + v[1];
+}
+
 static char *read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -194,7 +212,17 @@ static void test_migrate_in_place(void)
     CHECK(e->cfg.n_params == 20);
     kb_tunedb_close(db);
     CHECK(schema_of(path) == 0);
+    CHECK_MSG(ids_of(path) == KB_DB_APP_ID_TUNE * 100LL + 2, "ids %lld", ids_of(path));   /* claimed once migrated */
     free(c), free(e);
+    /* schema 1 already carrying kbench's ids (user_version 1): migrated the same, version 2 */
+    path_in(path, sizeof path, "v1ids.db");
+    sqlite3 *h;
+    CHECK(tune_v1_write(path, TUNE_V1_PROBLEM) == 0 && sqlite3_open(path, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, "PRAGMA application_id = 0x6b627464; PRAGMA user_version = 1", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    CHECK_MSG(kb_tunedb_open(path, &db, &err) == KB_OK, "%s", err.s);
+    kb_tunedb_close(db);
+    CHECK(schema_of(path) == 0 && ids_of(path) == KB_DB_APP_ID_TUNE * 100LL + 2);
     kb_sb_free(&err);
 }
 
@@ -214,6 +242,7 @@ static void test_migrate_refused(void)
               strstr(err.s, "left as it was"), "%s", err.s);
     char *after = read_file(path, &n1);
     CHECK(schema_of(path) == 1 && before && after && n0 == n1 && !memcmp(before, after, n0));
+    CHECK(ids_of(path) == 0);   /* not claimed: the migration did not happen */
     free(before), free(after);
     kb_sb_free(&err);
 }

@@ -74,6 +74,12 @@ int kb_cmd_devices(const kb_run_opts *o)
         kb_sb_free(&msg);
         return KB_EXIT_SETUP;
     }
+    if (kb_session_peaks_file_check(&msg) != KB_OK) {   /* a broken peaks file is named, exit 3 */
+        fprintf(stderr, "kbench devices: %s\n", msg.s);
+        kb_sb_free(&msg);
+        kb_session_close(s);
+        return KB_EXIT_SETUP;
+    }
     const kb_device_info *d = kb_session_device(s);
     print_device(kb_session_backend_name(s), o->device_index, d, kb_session_target_sm(s));
     kb_sb text, note;

@@ -6,6 +6,7 @@
 
 #include "cli/tune_replay.h"
 #include "cli/tune_run.h"
+#include "core/output.h"
 #include "tune/winner.h"
 
 #include <stdio.h>
@@ -51,8 +52,12 @@ static int build_space(kb_tune_session *x)
         return KB_EXIT_SETUP;
     }
     if (x->space.n == 0) {
-        fprintf(stderr, "kbench: tune: no valid configuration to tune in %s%s%s\n", o->suite_path,
-                o->n_filters ? " with the --filter given" : "", x->space.invalid ? "; the first refused: " : "");
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(o, &f);
+        fprintf(stderr, "kbench: tune: no valid configuration to tune in %s%s%s%s\n", o->suite_path,
+                o->n_filters ? " with " : "", f.s, x->space.invalid ? "; the first refused: " : "");
+        kb_sb_free(&f);
         if (x->space.invalid)
             fprintf(stderr, "kbench:   %s\n", x->space.first_invalid);
         return KB_EXIT_INPUT;
@@ -75,26 +80,30 @@ static int open_outputs(kb_tune_session *x)
         if (*p == '/' || *p == ' ')
             *p = '_';
     kb_session_set_run_id(x->s, run_id);
-    if (o->run.out_path)
-        kb_sb_printf(&x->out_path, "%s", o->run.out_path);
-    else
-        kb_sb_printf(&x->out_path, "results/%s.jsonl", run_id);
     kb_sb err;
     kb_sb_init(&err);
-    kb_status st = kb_session_records(x->s, x->out_path.s, NULL, &err);
+    kb_status st = KB_OK;
+    if (o->run.out_path)
+        kb_sb_printf(&x->out_path, "%s", o->run.out_path);
+    else if ((st = kb_out_dir_make("results", &err)) == KB_OK)   /* kbench's own default place */
+        kb_sb_printf(&x->out_path, "results/%s.jsonl", run_id);
+    /* the tuning database first: one kbench may not write is refused before the records
+     * file is made (the session calls the records sink first whatever the order added) */
     if (st == KB_OK)
         st = kb_tunedb_sink_open(x->s, o->db_path ? o->db_path : KB_TUNEDB_DEFAULT_PATH, &x->db, &err);
+    if (st == KB_OK && kb_session_add_sink(x->s, kb_tunedb_sink_of(x->db)) != KB_OK) {
+        x->db = NULL;   /* freed by the failed add */
+        kb_sb_printf(&err, "out of memory");
+        st = KB_ERR_OOM;
+    }
+    if (st == KB_OK)
+        st = kb_session_records(x->s, x->out_path.s, NULL, &err);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
     kb_sb_free(&err);
     if (st != KB_OK)
         return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
     kb_session_store(x->s, x->out_path.s);
-    if (kb_session_add_sink(x->s, kb_tunedb_sink_of(x->db)) != KB_OK) {
-        x->db = NULL;   /* freed by the failed add */
-        fprintf(stderr, "kbench: out of memory\n");
-        return KB_EXIT_SETUP;
-    }
     return -1;
 }
 
@@ -132,7 +141,10 @@ static int summary(kb_tune_session *x)
                 "reuses them\n", db);
         return KB_EXIT_INTERRUPTED;
     }
-    if (kb_session_tally_of(x->s)->record_failed)
+    if (x->db->failed)
+        fprintf(stderr, "kbench: %d writes to %s failed (above): every measurement is in %s; the same command "
+                "measures what the database lacks\n", x->db->failed, db, x->out_path.s);
+    if (kb_session_tally_of(x->s)->record_failed || x->db->failed)
         return KB_EXIT_SETUP;
     return x->failed || x->unchosen ? KB_EXIT_WRONG : KB_EXIT_OK;
 }
@@ -216,7 +228,7 @@ static const kb_opt tune_opts[] = {
       "clock (as --time)", 0, 1e9, 1, NULL, 0 },
     { "--seed", NULL, KB_OPT_INT, offsetof(kb_tune_opts, seed), "N", "the strategy's seed (default 1)", 0,
       2147483647, 0, NULL, 0 },
-    { "--db", NULL, KB_OPT_STR, offsetof(kb_tune_opts, db_path), "FILE",
+    { "--db", NULL, KB_OPT_OUTDB, offsetof(kb_tune_opts, db_path), "FILE",
       "the tuning database (default results/tune.db); a rerun reuses what it holds for the same key", 0, 0, 0,
       NULL, 0 },
     { "--rounds", NULL, KB_OPT_INT, offsetof(kb_tune_opts, rounds), "N",
@@ -229,9 +241,9 @@ static const kb_opt tune_opts[] = {
       0 },
     { "--no-prune", NULL, KB_OPT_FLAG, offsetof(kb_tune_opts, no_prune), NULL,
       "measure configurations that spill or exceed a limit too", 0, 0, 0, NULL, 0 },
-    { "--out", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--out", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "JSON Lines records (default results/tune-<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
-    { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--resume", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "continue an interrupted tune: append to its records FILE (the database supplies what finished)", 0, 0, 0,
       NULL, 0 },
     KB_ROW_CACHE_DIR,

@@ -285,8 +285,10 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         c->space = pc->p->n;
         kb_sb err;
         kb_sb_init(&err);
-        if (kb_tunedb_put_choice(x->db->db, &x->db->key, pc->source, c, &err) != KB_OK)
+        if (kb_tunedb_put_choice(x->db->db, &x->db->key, pc->source, c, &err) != KB_OK) {
             fprintf(stderr, "kbench: tuning database: %s\n", err.s);
+            x->db->failed++;   /* the run exits 3: the choice is printed, not saved */
+        }
         kb_sb_free(&err);
         print_choice(pc, c);
         int now = t->order[ch.winner];
