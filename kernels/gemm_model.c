@@ -42,6 +42,8 @@ int64_t kb_gemm_threads(const kb_case *c)
         return (p[P_BM] / p[P_TM]) * (p[P_BN] / p[P_TN]);
     if (c->variant == V_MMA)
         return (p[P_BM] / p[P_WM]) * (p[P_BN] / p[P_WN]) * 32;
+    if (c->variant == V_WGMMA)
+        return 384;   /* a producer and two consumer warpgroups */
     return 256;
 }
 
@@ -53,6 +55,13 @@ int64_t kb_gemm_mma_smem_bytes(const kb_case *c)
     /* the epilogue stages a 16 x (WN + 8) band of 4-byte accumulators per warp in the same bytes */
     int64_t epi = kb_gemm_threads(c) / 32 * 16 * (c->params[P_WN] + 8) * 4;
     return pipe > epi ? pipe : epi;
+}
+
+int64_t kb_gemm_wgmma_smem_bytes(const kb_case *c)
+{
+    dims_t g = dims_of(c);
+    int64_t bm = c->params[P_BM], bn = c->params[P_BN], bk = c->params[P_BK], st = c->params[P_STAGES];
+    return 1024 + st * (bm + bn) * bk * (int64_t)g.esz + bm * bn * (int64_t)g.osz + (2 * st + 1) * 8;
 }
 
 kb_geom kb_gemm_geom(const kb_case *c)
@@ -70,6 +79,10 @@ kb_geom kb_gemm_geom(const kb_case *c)
     if (c->variant == V_MMA) {
         geom.shmem_bytes = (size_t)kb_gemm_mma_smem_bytes(c);
         geom.grid[2] = (unsigned)c->params[P_SPLITK];   /* K slices */
+    }
+    if (c->variant == V_WGMMA) {   /* persistent: tiles in grid.x, clamped at launch */
+        geom.shmem_bytes = (size_t)kb_gemm_wgmma_smem_bytes(c);
+        geom.grid[0] *= geom.grid[1], geom.grid[1] = 1;
     }
     return geom;
 }
@@ -208,8 +221,8 @@ static void smem(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_
 
 int kb_gemm_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *out)
 {
-    if (c->variant == V_CUBLASLT)
-        return 0;
+    if (c->variant == V_CUBLASLT || c->variant == V_WGMMA)
+        return 0;   /* wgmma: not modelled yet (issue 21 item 6) */
     dims_t d = dims_of(c);
     kb_traffic t = { 0 };
     t.launches = 1;
