@@ -200,6 +200,38 @@ static void mma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_t
     t->inflight_bytes = async ? (double)(p[P_STAGES] - 1) * chunks * 16.0 : chunks * 16.0;
 }
 
+/* wgmma (gemm_wgmma.cuh). The persistent grid's min(tiles, SMs) blocks walk the output tiles
+ * one after another, as a grid of one block per tile with one block resident per SM would
+ * (its shared memory allows no second): counted so. Per k-tile the TMA writes the A and B
+ * tiles to shared memory and the wgmmas read A once (each consumer warpgroup its half) and B
+ * once per consumer warpgroup; per tile the epilogue writes D's staging tile and the TMA store
+ * reads it (beta: C loaded into it and read too). Instructions per k-tile: each of the 8
+ * consumer warps BK esz/32 x MI wgmmas with two descriptor computations each, plus ~12 (wait,
+ * fence, commit, wait_group, arrive, loop); the producer warp 2 x boxes TMA copies + 6; per
+ * tile each consumer warp ~4 per accumulator (scale, C, convert, shared store) + 20. The TMA
+ * keeps STAGES tiles in flight per block: as bytes per thread for the latency roof. */
+static void wgmma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_traffic *t)
+{
+    const int64_t *p = c->params;
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], kt = cdiv(d->k, bk);
+    int64_t tiles_mn = cdiv(d->m, bm) * cdiv(d->n, bn), span = bk * d->esz < 128 ? bk * d->esz : 128;
+    double mi = (double)(bm / 128), ksteps = (double)(bk * d->esz / 32), boxes = (double)(bk * d->esz / span);
+    t->blocks = tiles_mn;
+    t->threads = (int)kb_gemm_threads(c);
+    t->dyn_smem_bytes = kb_gemm_wgmma_smem_bytes(c);
+    t->tensor_path = KB_TENSOR_WGMMA;
+    double tiles = (double)tiles_mn * kt, tile_bytes = (double)(bm + bn) * bk * d->esz;
+    t->mma_flops = 2.0 * tiles * bm * bn * bk;
+    double epi = (double)bm * bn * d->osz * (d->beta ? 4 : 2);
+    t->smem_bytes = tiles * (tile_bytes + (double)(bm + 2 * bn) * bk * d->esz) + (double)tiles_mn * epi;
+    t->warp_insts = tiles * (8.0 * (3.0 * ksteps * mi + 12.0) + 2.0 * boxes + 6.0) +
+                    (double)tiles_mn * 8.0 * (mi * (double)bn / 2.0 * 4.0 + 20.0);
+    t->l2_bytes = tiles * tile_bytes + cd_bytes(d);
+    t->dram_bytes = operand_dram(d, bm, bn, p[P_GROUP], g) + cd_bytes(d);
+    t->write_bytes = (double)d->m * d->n * d->osz;
+    t->inflight_bytes = (double)p[P_STAGES] * tile_bytes / (double)t->threads;
+}
+
 static void smem(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_traffic *t)
 {
     const int64_t *p = c->params;
@@ -221,8 +253,8 @@ static void smem(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_
 
 int kb_gemm_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *out)
 {
-    if (c->variant == V_CUBLASLT || c->variant == V_WGMMA)
-        return 0;   /* wgmma: not modelled yet (issue 21 item 6) */
+    if (c->variant == V_CUBLASLT)
+        return 0;
     dims_t d = dims_of(c);
     kb_traffic t = { 0 };
     t.launches = 1;
@@ -230,6 +262,8 @@ int kb_gemm_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *out)
         naive(c, g, &d, &t);
     else if (c->variant == V_SMEM)
         smem(c, g, &d, &t);
+    else if (c->variant == V_WGMMA)
+        wgmma(c, g, &d, &t);
     else
         mma(c, g, &d, &t);
     *out = t;
