@@ -52,6 +52,7 @@ static const char *const layouts[] = { "nn", "nt", "tn", "tt", NULL };
 static const char *const searches[] = { "heuristic", "enumerate", NULL };
 static const char *const dims[] = { "m", "n", "k" };
 static const char *const schedules[] = { "cooperative", NULL };
+static const char *const accums[] = { "one", "two", NULL };
 
 static const kb_param params[] = {
     [P_LAYOUT] = { "layout", L_NN, layouts, 0, "A and B stored as is (n) or transposed (t): nn = A @ B, nt = K contiguous in both" },
@@ -82,6 +83,9 @@ static const kb_param params[] = {
     [P_SCHEDULE] = { "schedule", SCHED_COOPERATIVE, schedules, 1u << V_WGMMA,
                      "wgmma consumers: cooperative (both warpgroups on one tile, BM/2 rows each); ping-pong is not "
                      "written yet" },
+    [P_ACCUM] = { "accum", ACCUM_ONE, accums, 1u << V_WGMMA,
+                  "wgmma fp8: one (the tensor core accumulates all of K) or two (each k-tile's sum added into an "
+                  "f32 accumulator, as DeepGEMM does for long K)" },
 };
 
 /* ---- legality: gemm_valid.c ---- */

@@ -224,7 +224,8 @@ static void wgmma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb
     t->mma_flops = 2.0 * tiles * bm * bn * bk;
     double epi = (double)bm * bn * d->osz * (d->beta ? 4 : 2);
     t->smem_bytes = tiles * (tile_bytes + (double)(bm + 2 * bn) * bk * d->esz) + (double)tiles_mn * epi;
-    t->warp_insts = tiles * (8.0 * (3.0 * ksteps * mi + 12.0) + 2.0 * boxes + 6.0) +
+    double promote = p[P_ACCUM] == ACCUM_TWO ? mi * (double)bn / 2.0 : 0.0;   /* two-level: an FADD per accumulator */
+    t->warp_insts = tiles * (8.0 * (3.0 * ksteps * mi + 12.0 + promote) + 2.0 * boxes + 6.0) +
                     (double)tiles_mn * 8.0 * (mi * (double)bn / 2.0 * 4.0 + 20.0);
     t->l2_bytes = tiles * tile_bytes + cd_bytes(d);
     t->dram_bytes = operand_dram(d, bm, bn, p[P_GROUP], g) + cd_bytes(d);

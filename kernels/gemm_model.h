@@ -7,10 +7,11 @@
 
 enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT, V_WGMMA };
 enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET, P_GROUP, P_SPLITK, P_SCHEDULE, P_COUNT };
+       P_BUDGET, P_GROUP, P_SPLITK, P_SCHEDULE, P_ACCUM, P_COUNT };
 enum { L_NN, L_NT, L_TN, L_TT };
 enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
 enum { SCHED_COOPERATIVE };   /* gemm/wgmma's schedule (only cooperative is written) */
+enum { ACCUM_ONE, ACCUM_TWO };  /* gemm/wgmma's fp8 accumulation: in the tensor core, or two-level */
 
 /* The stored operands of case c: layout, leading dimensions with the pad axis, element
  * sizes (C/D: int32 for int8, bf16 for fp8). One rule for the family and its model. */

@@ -120,6 +120,13 @@ static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n
                "f16/bf16 only on wgmma, are not written)");
     if (p[P_SCHEDULE] != SCHED_COOPERATIVE)
         REFUSE("schedule: only cooperative is written");
+    int fp8 = c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2;
+    if (p[P_ACCUM] == ACCUM_TWO && !fp8)
+        REFUSE("accum=two is for fp8, whose tensor-core accumulation keeps about 14 bits; %s accumulates in full f32 "
+               "or exactly in s32", kb_dtype_name(c->dtype));
+    if (p[P_ACCUM] == ACCUM_TWO && p[P_BM] / 128 * p[P_BN] > 128)
+        REFUSE("accum=two keeps a second f32 accumulator: BM/128 x BN = %lld of them per thread, at most 128 fit",
+               (long long)(p[P_BM] / 128 * p[P_BN]));
     kb_gemm_geo g = kb_gemm_geo_of(c);
     int64_t sa = g.lda * (int64_t)g.esz, sb = g.ldb * (int64_t)g.esz, sc = g.ldc * (int64_t)g.osz;
     if (sa % 16 || sb % 16 || sc % 16)

@@ -29,9 +29,16 @@
  * Edges: TMA fills out-of-bounds elements with zeros, so M, N, K need no tile multiple;
  * it needs 16-byte global strides (gemm_valid.c refuses the pad values that break that).
  * Layout nt only: both operands K-major (fp8 and int8 wgmma take no other).
+ * ACCUM two (fp8): two-level accumulation as DeepGEMM does it - each k-tile's wgmmas start
+ * from zero (the tensor core's fp8 accumulation, reported to keep about 14 bits on Hopper,
+ * then spans BK of K only) and are added into a second f32 accumulator once the group
+ * retired (wait_group 0, so no group stays in flight across k-tiles).
  * Defines: BM (128 or 256), BN (16..256, a multiple of 16), BK, STAGES, GROUP, SCHEDULE
- * (cooperative only).
+ * (cooperative only), ACCUM (0 one, 1 two).
  */
+#ifndef ACCUM
+#define ACCUM 0
+#endif
 #if defined(KB_DTYPE_FP16)
 #define WG_MMA kb_wgmma_f32_f16
 #define WG_ESZ 2
@@ -72,6 +79,7 @@ static_assert(BK * WG_ESZ == 32 || BK * WG_ESZ == 64 || BK * WG_ESZ % 128 == 0,
               "gemm_wgmma: BK * element size is 32, 64 or a multiple of 128 bytes (the swizzle spans)");
 static_assert(WG_MI * BN / 2 <= 128, "gemm_wgmma: at most 128 accumulators per consumer thread");
 static_assert(STAGES >= 2, "gemm_wgmma: STAGES >= 2");
+static_assert(!ACCUM || WG_MI * BN <= 128, "gemm_wgmma: ACCUM two keeps a second accumulator: MI x BN <= 128");
 
 /* Output tile t's row and column block: GROUP row bands swept together, column by column
  * (the last group has tm % GROUP bands when GROUP does not divide tm). */
@@ -156,6 +164,16 @@ __device__ __forceinline__ void wg_epilogue(acc_t (&acc)[WG_MI][BN / 2], const k
     }
 }
 
+/* Two-level accumulation: tot = (first ? 0 : tot) + acc, in f32 (acc's group retired). */
+__device__ __forceinline__ void wg_promote(acc_t (&tot)[WG_MI][BN / 2], const acc_t (&acc)[WG_MI][BN / 2], int first)
+{
+#pragma unroll
+    for (int i = 0; i < WG_MI; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++)
+            tot[i][j] = first ? acc[i][j] : tot[i][j] + acc[i][j];
+}
+
 /* The consumers: every tile of this block, main loop then epilogue. */
 __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *tm_d, unsigned char *sa,
                                            unsigned char *sb, unsigned char *sd, uint64_t *full, uint64_t *empty,
@@ -163,6 +181,9 @@ __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *t
 {
     const int ct = (int)threadIdx.x - 128, cw = ct / 128;
     acc_t acc[WG_MI][BN / 2];
+#if ACCUM
+    acc_t tot[WG_MI][BN / 2];
+#endif
     int it = 0, tile_i = 0;
     for (int t = (int)blockIdx.x; t < tm * tn; t += (int)gridDim.x, tile_i++) {
         int mb, nb;
@@ -171,15 +192,27 @@ __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *t
             const int s = it % STAGES;
             kb_mbar_wait_parity(&full[s], (uint32_t)((it / STAGES) & 1));     /* the stage landed */
             kb_wgmma_fence();
+#if ACCUM
+            wg_mma_stage(acc, sa + s * WG_A_STAGE, sb + s * WG_B_STAGE, cw, 1);   /* this k-tile alone */
+            kb_wgmma_commit();
+            kb_wgmma_wait<0>();
+            kb_mbar_arrive(&empty[s]);
+            wg_promote(tot, acc, kt == 0);
+#else
             wg_mma_stage(acc, sa + s * WG_A_STAGE, sb + s * WG_B_STAGE, cw, kt == 0);
             kb_wgmma_commit();
             kb_wgmma_wait<1>();               /* k-tile kt-1's group retired: its stage is free */
             if (kt > 0)
                 kb_mbar_arrive(&empty[(it - 1) % STAGES]);
+#endif
         }
+#if ACCUM
+        wg_epilogue(tot, tm_c, tm_d, sd, cbar, mb * BM, nb * BN, ct, tile_i, alpha, beta, ab);
+#else
         kb_wgmma_wait<0>();
         kb_mbar_arrive(&empty[(it - 1) % STAGES]);
         wg_epilogue(acc, tm_c, tm_d, sd, cbar, mb * BM, nb * BN, ct, tile_i, alpha, beta, ab);
+#endif
     }
     if (ct == 0)
         kb_bulk_wait<0>();                    /* the last store has completed */
