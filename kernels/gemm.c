@@ -51,7 +51,7 @@ static const kb_variant variants[] = {
 static const char *const layouts[] = { "nn", "nt", "tn", "tt", NULL };
 static const char *const searches[] = { "heuristic", "enumerate", NULL };
 static const char *const dims[] = { "m", "n", "k" };
-static const char *const schedules[] = { "cooperative", NULL };
+static const char *const schedules[] = { "cooperative", "pingpong", NULL };
 static const char *const accums[] = { "one", "two", NULL };
 
 static const kb_param params[] = {
@@ -81,8 +81,9 @@ static const kb_param params[] = {
                    "split K over SPLITK slices (grid.z) into a 4-byte workspace, summed by a second kernel (1: no split)",
                    1, 4 },
     [P_SCHEDULE] = { "schedule", SCHED_COOPERATIVE, schedules, 1u << V_WGMMA,
-                     "wgmma consumers: cooperative (both warpgroups on one tile, BM/2 rows each); ping-pong is not "
-                     "written yet" },
+                     "wgmma consumers: cooperative (both warpgroups on one tile, BM/2 rows each) or pingpong (each "
+                     "warpgroup its own tiles, taking turns at the tensor cores: one's epilogue overlaps the other's "
+                     "main loop)" },
     [P_ACCUM] = { "accum", ACCUM_ONE, accums, 1u << V_WGMMA,
                   "wgmma fp8: one (the tensor core accumulates all of K) or two (each k-tile's sum added into an "
                   "f32 accumulator, as DeepGEMM does for long K)" },

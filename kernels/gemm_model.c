@@ -61,7 +61,8 @@ int64_t kb_gemm_wgmma_smem_bytes(const kb_case *c)
 {
     dims_t g = dims_of(c);
     int64_t bm = c->params[P_BM], bn = c->params[P_BN], bk = c->params[P_BK], st = c->params[P_STAGES];
-    return 1024 + st * (bm + bn) * bk * (int64_t)g.esz + bm * bn * (int64_t)g.osz + (2 * st + 1) * 8;
+    int64_t outs = c->params[P_SCHEDULE] == SCHED_PINGPONG ? 2 : 1;
+    return 1024 + st * (bm + bn) * bk * (int64_t)g.esz + outs * bm * bn * (int64_t)g.osz + (2 * st + outs) * 8;
 }
 
 kb_geom kb_gemm_geom(const kb_case *c)
@@ -203,19 +204,22 @@ static void mma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_t
 /* wgmma (gemm_wgmma.cuh). The persistent grid's min(tiles, SMs) blocks walk the output tiles
  * one after another, as a grid of one block per tile with one block resident per SM would
  * (its shared memory allows no second): counted so. Per k-tile the TMA writes the A and B
- * tiles to shared memory and the wgmmas read A once (each consumer warpgroup its half) and B
- * once per consumer warpgroup; per tile the epilogue writes D's staging tile and the TMA store
- * reads it (beta: C loaded into it and read too). Instructions per k-tile: each of the 8
- * consumer warps BK esz/32 x MI wgmmas with two descriptor computations each, plus ~12 (wait,
- * fence, commit, wait_group, arrive, loop); the producer warp 2 x boxes TMA copies + 6; per
- * tile each consumer warp ~4 per accumulator (scale, C, convert, shared store) + 20. The TMA
- * keeps STAGES tiles in flight per block: as bytes per thread for the latency roof. */
+ * tiles to shared memory and the wgmmas read A once and B once per warpgroup on the tile
+ * (cooperative: two, each with half of A; ping-pong: one); per tile the epilogue writes D's
+ * staging tile and the TMA store reads it (beta: C loaded into it and read too). Instructions
+ * per k-tile: each consumer warp on the tile (cooperative 8, ping-pong 4) BK esz/32 x MI
+ * wgmmas (MI = its rows / 64) with two descriptor computations each, plus ~12 (wait, fence,
+ * commit, wait_group, arrive, loop); the producer warp 2 x boxes TMA copies + 6; per tile each
+ * of those warps ~4 per accumulator (scale, C, convert, shared store) + 20. The TMA keeps
+ * STAGES tiles in flight per block: as bytes per thread for the latency roof. */
 static void wgmma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_traffic *t)
 {
     const int64_t *p = c->params;
     int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], kt = cdiv(d->k, bk);
     int64_t tiles_mn = cdiv(d->m, bm) * cdiv(d->n, bn), span = bk * d->esz < 128 ? bk * d->esz : 128;
-    double mi = (double)(bm / 128), ksteps = (double)(bk * d->esz / 32), boxes = (double)(bk * d->esz / span);
+    int pp = p[P_SCHEDULE] == SCHED_PINGPONG;
+    double warps = pp ? 4.0 : 8.0, wgs = pp ? 1.0 : 2.0, mi = (double)(pp ? bm / 64 : bm / 128);
+    double ksteps = (double)(bk * d->esz / 32), boxes = (double)(bk * d->esz / span);
     t->blocks = tiles_mn;
     t->threads = (int)kb_gemm_threads(c);
     t->dyn_smem_bytes = kb_gemm_wgmma_smem_bytes(c);
@@ -223,10 +227,10 @@ static void wgmma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb
     double tiles = (double)tiles_mn * kt, tile_bytes = (double)(bm + bn) * bk * d->esz;
     t->mma_flops = 2.0 * tiles * bm * bn * bk;
     double epi = (double)bm * bn * d->osz * (d->beta ? 4 : 2);
-    t->smem_bytes = tiles * (tile_bytes + (double)(bm + 2 * bn) * bk * d->esz) + (double)tiles_mn * epi;
+    t->smem_bytes = tiles * (tile_bytes + ((double)bm + wgs * (double)bn) * bk * d->esz) + (double)tiles_mn * epi;
     double promote = p[P_ACCUM] == ACCUM_TWO ? mi * (double)bn / 2.0 : 0.0;   /* two-level: an FADD per accumulator */
-    t->warp_insts = tiles * (8.0 * (3.0 * ksteps * mi + 12.0 + promote) + 2.0 * boxes + 6.0) +
-                    (double)tiles_mn * 8.0 * (mi * (double)bn / 2.0 * 4.0 + 20.0);
+    t->warp_insts = tiles * (warps * (3.0 * ksteps * mi + 12.0 + promote) + 2.0 * boxes + 6.0) +
+                    (double)tiles_mn * warps * (mi * (double)bn / 2.0 * 4.0 + 20.0);
     t->l2_bytes = tiles * tile_bytes + cd_bytes(d);
     t->dram_bytes = operand_dram(d, bm, bn, p[P_GROUP], g) + cd_bytes(d);
     t->write_bytes = (double)d->m * d->n * d->osz;

@@ -10,7 +10,7 @@ enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_ST
        P_BUDGET, P_GROUP, P_SPLITK, P_SCHEDULE, P_ACCUM, P_COUNT };
 enum { L_NN, L_NT, L_TN, L_TT };
 enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
-enum { SCHED_COOPERATIVE };   /* gemm/wgmma's schedule (only cooperative is written) */
+enum { SCHED_COOPERATIVE, SCHED_PINGPONG };   /* gemm/wgmma's consumer schedule */
 enum { ACCUM_ONE, ACCUM_TWO };  /* gemm/wgmma's fp8 accumulation: in the tensor core, or two-level */
 
 /* The stored operands of case c: layout, leading dimensions with the pad axis, element
@@ -33,8 +33,8 @@ int64_t kb_gemm_threads(const kb_case *c);
 int64_t kb_gemm_mma_smem_bytes(const kb_case *c);
 
 /* Dynamic shared memory of the wgmma variant [bytes]: 1024 of alignment slack, STAGES x
- * (A + B tiles), the BM x BN output staging tile and 2 x STAGES + 1 mbarriers; must match
- * gemm_wgmma.cuh. */
+ * (A + B tiles), the BM x BN output staging tile (ping-pong: one per consumer warpgroup) and
+ * 2 x STAGES mbarriers plus one per staging tile; must match gemm_wgmma.cuh. */
 int64_t kb_gemm_wgmma_smem_bytes(const kb_case *c);
 
 /* 1 when gemm.cu's mma variant widens fp8 fragments to f16 on the architecture of code:

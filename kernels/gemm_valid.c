@@ -85,17 +85,25 @@ static int valid_wgmma_tile(const kb_case *c, const kb_target *t, char *why, siz
 {
     const int64_t *p = c->params;
     int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], st = p[P_STAGES], esz = (int64_t)kb_dtype_size(c->dtype);
-    if (bm != 128 && bm != 256)
+    int pp = p[P_SCHEDULE] == SCHED_PINGPONG;
+    int64_t mi = pp ? bm / 64 : bm / 128;   /* 64-row wgmmas per consumer warpgroup */
+    if (!pp && bm != 128 && bm != 256)
         REFUSE("BM=%lld: the cooperative schedule's two consumer warpgroups take BM/2 rows each in 64-row wgmmas: BM "
                "is 128 or 256", (long long)bm);
+    if (pp && bm != 64 && bm != 128)
+        REFUSE("BM=%lld: under pingpong one consumer warpgroup takes the whole tile in 64-row wgmmas: BM is 64 or 128",
+               (long long)bm);
     if (bn < 16 || bn > 256 || bn % 16)
         REFUSE("BN=%lld: the wgmma N (and the TMA box) is a multiple of 16 in [16, 256]", (long long)bn);
     if (bk * esz != 32 && bk * esz != 64 && (bk * esz) % 128)
         REFUSE("BK=%lld: BK x %lld bytes must be 32, 64 or a multiple of 128 (the TMA/wgmma swizzle spans)",
                (long long)bk, (long long)esz);
-    if (bm / 128 * bn / 2 > 128)
+    if (mi * bn / 2 > 128)
         REFUSE("BM=%lld, BN=%lld: %lld accumulators per consumer thread; at most 128 fit beside the rest of its 232 "
-               "registers", (long long)bm, (long long)bn, (long long)(bm / 128 * bn / 2));
+               "registers", (long long)bm, (long long)bn, (long long)(mi * bn / 2));
+    if (p[P_ACCUM] == ACCUM_TWO && mi * bn > 128)
+        REFUSE("accum=two keeps a second f32 accumulator: %lld of them per thread, at most 128 fit",
+               (long long)(mi * bn));
     if (st < 2 || st > 8)
         REFUSE("STAGES=%lld: the TMA ring needs 2 to 8 stages", (long long)st);
     if (p[P_GROUP] < 1)
@@ -118,15 +126,11 @@ static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n
     if (p[P_LAYOUT] != L_NT)
         REFUSE("gemm/wgmma reads A (M x K) and B (N x K) K-major through TMA: layout nt only (MN-major operands, "
                "f16/bf16 only on wgmma, are not written)");
-    if (p[P_SCHEDULE] != SCHED_COOPERATIVE)
-        REFUSE("schedule: only cooperative is written");
     int fp8 = c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2;
     if (p[P_ACCUM] == ACCUM_TWO && !fp8)
         REFUSE("accum=two is for fp8, whose tensor-core accumulation keeps about 14 bits; %s accumulates in full f32 "
                "or exactly in s32", kb_dtype_name(c->dtype));
-    if (p[P_ACCUM] == ACCUM_TWO && p[P_BM] / 128 * p[P_BN] > 128)
-        REFUSE("accum=two keeps a second f32 accumulator: BM/128 x BN = %lld of them per thread, at most 128 fit",
-               (long long)(p[P_BM] / 128 * p[P_BN]));
+
     kb_gemm_geo g = kb_gemm_geo_of(c);
     int64_t sa = g.lda * (int64_t)g.esz, sb = g.ldb * (int64_t)g.esz, sc = g.ldc * (int64_t)g.osz;
     if (sa % 16 || sb % 16 || sc % 16)

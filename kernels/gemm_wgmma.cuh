@@ -33,12 +33,21 @@
  * from zero (the tensor core's fp8 accumulation, reported to keep about 14 bits on Hopper,
  * then spans BK of K only) and are added into a second f32 accumulator once the group
  * retired (wait_group 0, so no group stays in flight across k-tiles).
- * Defines: BM (128 or 256), BN (16..256, a multiple of 16), BK, STAGES, GROUP, SCHEDULE
- * (cooperative only), ACCUM (0 one, 1 two).
+ * SCHEDULE pingpong: each consumer warpgroup owns every other tile of the block (its own BM x BN
+ * tile, BM 64 or 128, accumulators, staging tile, C barrier and named barrier 1 + cw), so one's
+ * epilogue overlaps the other's main loop; named barriers 3 and 4 hand the tensor cores over
+ * (warpgroup 1 issues tile j's main loop once warpgroup 0 has issued tile j-1's, and back);
+ * the empty barriers count one warpgroup (128).
+ * Defines: BM (cooperative 128 or 256, ping-pong 64 or 128), BN (16..256, a multiple of 16), BK,
+ * STAGES, GROUP, SCHEDULE (0 cooperative, 1 pingpong), ACCUM (0 one, 1 two).
  */
 #ifndef ACCUM
 #define ACCUM 0
 #endif
+#ifndef SCHEDULE
+#define SCHEDULE 0
+#endif
+#define WG_PP (SCHEDULE == 1)                       /* ping-pong: each consumer warpgroup its own tiles */
 #if defined(KB_DTYPE_FP16)
 #define WG_MMA kb_wgmma_f32_f16
 #define WG_ESZ 2
@@ -60,7 +69,9 @@
 
 #define WG_CONS 2                                   /* consumer warpgroups */
 #define WG_THREADS (128 * (1 + WG_CONS))
-#define WG_ROWS (BM / WG_CONS)                      /* output rows per consumer warpgroup */
+#define WG_ROWS (WG_PP ? BM : BM / WG_CONS)          /* output rows per consumer warpgroup */
+#define WG_OUT_TILES (WG_PP ? WG_CONS : 1)          /* staging tiles (and C barriers) */
+#define WG_EMPTY_COUNT (128 * (WG_PP ? 1 : WG_CONS)) /* consumer threads releasing a stage */
 #define WG_MI (WG_ROWS / 64)                        /* wgmma m64 blocks per consumer */
 #define WG_SPAN (BK * WG_ESZ >= 128 ? 128 : BK * WG_ESZ)   /* swizzle span [bytes] */
 #define WG_BOX_K (WG_SPAN / WG_ESZ)                 /* K elements per TMA box */
@@ -73,7 +84,8 @@
 #define WG_REGS_PRODUCER 40                         /* setmaxnreg: 128 x 40 + 256 x 232 <= 65536 */
 #define WG_REGS_CONSUMER 232
 
-static_assert(BM % (64 * WG_CONS) == 0 && BM <= 256, "gemm_wgmma: BM is 128 or 256 (cooperative: 64-row wgmmas)");
+static_assert(WG_PP || (BM % (64 * WG_CONS) == 0 && BM <= 256), "gemm_wgmma: cooperative BM is 128 or 256");
+static_assert(!WG_PP || BM == 64 || BM == 128, "gemm_wgmma: ping-pong BM is 64 or 128");
 static_assert(BN % 16 == 0 && BN >= 16 && BN <= 256, "gemm_wgmma: BN is a multiple of 16 in [16, 256]");
 static_assert(BK * WG_ESZ == 32 || BK * WG_ESZ == 64 || BK * WG_ESZ % 128 == 0,
               "gemm_wgmma: BK * element size is 32, 64 or a multiple of 128 bytes (the swizzle spans)");
@@ -121,7 +133,7 @@ __device__ __forceinline__ void wg_mma_stage(acc_t (&acc)[WG_MI][BN / 2], const 
         const uint64_t db = kb_wgmma_desc(sb + box * BN * WG_SPAN + in, WG_DESC_SW, 16, 8 * WG_SPAN);
 #pragma unroll
         for (int i = 0; i < WG_MI; i++) {
-            const uint64_t da = kb_wgmma_desc(sa + box * BM * WG_SPAN + (cw * WG_ROWS + 64 * i) * WG_SPAN + in,
+            const uint64_t da = kb_wgmma_desc(sa + box * BM * WG_SPAN + ((WG_PP ? 0 : cw * WG_ROWS) + 64 * i) * WG_SPAN + in,
                                               WG_DESC_SW, 16, 8 * WG_SPAN);
             WG_MMA<BN>(acc[i], da, db, first && kk == 0 ? 0 : 1);
         }
@@ -129,17 +141,20 @@ __device__ __forceinline__ void wg_mma_stage(acc_t (&acc)[WG_MI][BN / 2], const 
 }
 
 /* The epilogue of one tile (m0, n0) through the staging buffer sd; ct = consumer thread
- * 0..255, tile_i = this block's tile count so far (cbar's parity). */
+ * 0..255, tile_i = the tiles this warpgroup (cooperative: both) did so far (cbar's parity).
+ * The issuing thread: consumer thread 0 (cooperative), each warpgroup's first (ping-pong). */
 __device__ __forceinline__ void wg_epilogue(acc_t (&acc)[WG_MI][BN / 2], const kb_tmap *tm_c, const kb_tmap *tm_d,
                                             unsigned char *sd, uint64_t *cbar, int m0, int n0, int ct, int tile_i,
                                             float alpha, float beta, float ab)
 {
     const int cw = ct / 128, lt = ct % 128, w = lt / 32, g = lt % 32 / 4, tq = lt % 4;
-    if (ct == 0)
+    const int issuer = WG_PP ? lt == 0 : ct == 0, bar = WG_PP ? 1 + cw : 1, row0 = WG_PP ? 0 : cw * WG_ROWS;
+    const unsigned nbar = WG_PP ? 128u : 128u * WG_CONS;
+    if (issuer)
         kb_bulk_wait_read<0>();               /* the previous tile's store has read sd */
-    kb_bar_sync(1, 128 * WG_CONS);
+    kb_bar_sync(bar, nbar);
     if (beta != 0.0f) {
-        if (ct == 0) {
+        if (issuer) {
             kb_mbar_arrive_expect_tx(cbar, WG_OUT_BYTES);
             kb_tma_load(sd, tm_c, cbar, n0, m0);
         }
@@ -152,13 +167,13 @@ __device__ __forceinline__ void wg_epilogue(acc_t (&acc)[WG_MI][BN / 2], const k
         for (int j = 0; j < BN / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int r = cw * WG_ROWS + 64 * i + 16 * w + g + 8 * (e >> 1), col = 8 * j + 2 * tq + (e & 1);
+                const int r = row0 + 64 * i + 16 * w + g + 8 * (e >> 1), col = 8 * j + 2 * tq + (e & 1);
                 const long long x = (long long)r * BN + col;
                 ds[x] = epilogue(acc[i][4 * j + e], ds, x, alpha, beta, ab);
             }
     kb_fence_proxy_async();                   /* the generic writes, visible to the TMA store */
-    kb_bar_sync(1, 128 * WG_CONS);
-    if (ct == 0) {
+    kb_bar_sync(bar, nbar);
+    if (issuer) {
         kb_tma_store(tm_d, sd, n0, m0);
         kb_bulk_commit();
     }
@@ -174,20 +189,26 @@ __device__ __forceinline__ void wg_promote(acc_t (&tot)[WG_MI][BN / 2], const ac
             tot[i][j] = first ? acc[i][j] : tot[i][j] + acc[i][j];
 }
 
-/* The consumers: every tile of this block, main loop then epilogue. */
+/* The consumers: every tile of this block (ping-pong: every other one, j = cw, cw + 2, ...),
+ * main loop then epilogue. The ring position of tile j's first k-tile is j x kt_n. */
 __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *tm_d, unsigned char *sa,
                                            unsigned char *sb, unsigned char *sd, uint64_t *full, uint64_t *empty,
                                            uint64_t *cbar, int tm, int tn, int kt_n, float alpha, float beta, float ab)
 {
-    const int ct = (int)threadIdx.x - 128, cw = ct / 128;
+    const int ct = (int)threadIdx.x - 128, cw = ct / 128, tiles = tm * tn;
+    const int n_b = ((int)blockIdx.x < tiles ? tiles - (int)blockIdx.x + (int)gridDim.x - 1 : 0) / (int)gridDim.x;
+    sd += (WG_PP ? cw : 0) * WG_OUT_BYTES, cbar += WG_PP ? cw : 0;
     acc_t acc[WG_MI][BN / 2];
 #if ACCUM
     acc_t tot[WG_MI][BN / 2];
 #endif
     int it = 0, tile_i = 0;
-    for (int t = (int)blockIdx.x; t < tm * tn; t += (int)gridDim.x, tile_i++) {
+    for (int j = WG_PP ? cw : 0; j < n_b; j += WG_PP ? 2 : 1, tile_i++) {
         int mb, nb;
-        wg_tile_coords(t, tm, tn, mb, nb);
+        wg_tile_coords((int)blockIdx.x + j * (int)gridDim.x, tm, tn, mb, nb);
+        it = j * kt_n;
+        if (WG_PP && j > 0)
+            kb_bar_sync(j % 2 ? 3 : 4, 256);  /* the other warpgroup issued tile j-1's main loop */
         for (int kt = 0; kt < kt_n; kt++, it++) {
             const int s = it % STAGES;
             kb_mbar_wait_parity(&full[s], (uint32_t)((it / STAGES) & 1));     /* the stage landed */
@@ -206,6 +227,8 @@ __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *t
                 kb_mbar_arrive(&empty[(it - 1) % STAGES]);
 #endif
         }
+        if (WG_PP && j + 1 < n_b)
+            kb_bar_arrive(j % 2 ? 4 : 3, 256); /* tile j+1's main loop may start */
 #if ACCUM
         wg_epilogue(tot, tm_c, tm_d, sd, cbar, mb * BM, nb * BN, ct, tile_i, alpha, beta, ab);
 #else
@@ -214,12 +237,13 @@ __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *t
         wg_epilogue(acc, tm_c, tm_d, sd, cbar, mb * BM, nb * BN, ct, tile_i, alpha, beta, ab);
 #endif
     }
-    if (ct == 0)
+    if (WG_PP ? ct % 128 == 0 : ct == 0)
         kb_bulk_wait<0>();                    /* the last store has completed */
 }
 
 /* Shared memory (dynamic, aligned up to 1024 bytes here; gemm_model.c sizes it the same):
- * STAGES A stages, STAGES B stages, the BM x BN staging tile, full[STAGES], empty[STAGES], cbar. */
+ * STAGES A stages, STAGES B stages, the BM x BN staging tile(s), full[STAGES], empty[STAGES],
+ * cbar[WG_OUT_TILES]. */
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     gemm_wgmma(const __grid_constant__ kb_tmap tm_a, const __grid_constant__ kb_tmap tm_b,
                const __grid_constant__ kb_tmap tm_c, const __grid_constant__ kb_tmap tm_d, int M, int N, int K,
@@ -228,14 +252,16 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     KB_DYN_SHARED(unsigned char, dyn);
     unsigned char *sa = reinterpret_cast<unsigned char *>(((uintptr_t)dyn + 1023) & ~(uintptr_t)1023);
     unsigned char *sb = sa + STAGES * WG_A_STAGE, *sd = sb + STAGES * WG_B_STAGE;
-    uint64_t *full = reinterpret_cast<uint64_t *>(sd + WG_OUT_BYTES), *empty = full + STAGES, *cbar = empty + STAGES;
+    uint64_t *full = reinterpret_cast<uint64_t *>(sd + WG_OUT_TILES * WG_OUT_BYTES), *empty = full + STAGES;
+    uint64_t *cbar = empty + STAGES;
     const int tm = (M + BM - 1) / BM, tn = (N + BN - 1) / BN, kt_n = (K + BK - 1) / BK;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             kb_mbar_init(&full[s], 1);
-            kb_mbar_init(&empty[s], 128 * WG_CONS);
+            kb_mbar_init(&empty[s], WG_EMPTY_COUNT);
         }
-        kb_mbar_init(cbar, 1);
+        for (int o = 0; o < WG_OUT_TILES; o++)
+            kb_mbar_init(&cbar[o], 1);
         kb_fence_proxy_async();               /* the initialised barriers, visible to the TMA */
     }
     __syncthreads();

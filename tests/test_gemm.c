@@ -150,6 +150,13 @@ static void test_wgmma_valid(void)
     CHECK(refused(&c, &h100a, "multiple of 16 in [16, 256]"));
     c.params[P_BN] = 128, c.params[P_BK] = 48;
     CHECK(refused(&c, &h100a, "32, 64 or a multiple of 128"));
+    c.params[P_BK] = 64, c.params[P_SCHEDULE] = SCHED_PINGPONG;   /* one warpgroup per tile: BM 64 or 128 */
+    CHECK(refused(&c, &h100a, "under pingpong one consumer warpgroup takes the whole tile"));
+    c.params[P_BM] = 128, c.params[P_BN] = 256;
+    CHECK(refused(&c, &h100a, "256 accumulators per consumer thread"));
+    c.params[P_BM] = 64;
+    CHECK_MSG(fam->valid(&c, &h100a, why, sizeof why), "%s", why);
+    c.params[P_SCHEDULE] = SCHED_COOPERATIVE, c.params[P_BM] = 256, c.params[P_BN] = 128;
     c.params[P_BK] = 256, c.params[P_STAGES] = 8;   /* 8 x (256 + 128) x 256 bytes */
     CHECK(refused(&c, &h100a, "bytes of shared memory; sm_90a allows"));
     c.params[P_STAGES] = 1;
@@ -169,6 +176,8 @@ static void test_wgmma_valid(void)
     CHECK(g.block[0] == 384 && g.grid[0] == 3 * 2 && g.grid[1] == 1);
     /* 1024 slack + 3 x (128 + 128) x 32 x 2 + 128 x 128 x 2 + 7 mbarriers */
     CHECK(g.shmem_bytes == 1024 + 3 * 256 * 64 + 128 * 128 * 2 + 7 * 8 && (int64_t)g.shmem_bytes == kb_gemm_wgmma_smem_bytes(&c));
+    c.params[P_SCHEDULE] = SCHED_PINGPONG;   /* a staging tile and a C barrier per consumer warpgroup */
+    CHECK(kb_gemm_wgmma_smem_bytes(&c) == 1024 + 3 * 256 * 64 + 2 * 128 * 128 * 2 + 8 * 8);
 }
 
 /* One wgmma case end to end at sm_90a on the emulator (6 tiles on 2 workers: the persistent

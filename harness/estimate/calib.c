@@ -52,8 +52,8 @@ const kb_est_param kb_est_params[] = {
     { "wgmma efficiency", 90, HOPPER_WGMMA, "of the dense peak",
       "the lower of two published whole-kernel fractions of wgmma GEMMs at comparable sizes: DeepGEMM's fp8 at "
       "release, 1350 of 1978.9 TFLOPS = 68.2% (H800, the same SMs and tensor peak as H100 SXM), and cuBLAS bf16 "
-      "at 4096^3, 716 of 989.4 = 72.4% (" REF "); kbench's gemm/wgmma (cooperative only, no ping-pong or "
-      "multicast) is not expected to beat either (cuBLAS's best, 792.1 = 80.1% at 8192^3, " MAMF ", would "
+      "at 4096^3, 716 of 989.4 = 72.4% (" REF "); kbench's gemm/wgmma (no multicast, never tuned on a "
+      "GPU) is not expected to beat either (cuBLAS's best, 792.1 = 80.1% at 8192^3, " MAMF ", would "
       "flatter it); sm_90a only", 1 },
     { "mma.sync attention efficiency", 80, A100_CUBLAS, "of the dense peak",
       "attention's products (between softmax phases, serial_pipes) at the GEMM's 85.9%: no separate figure; "
