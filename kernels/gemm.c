@@ -11,6 +11,7 @@
 #include "engine/verify.h"
 #include "gemm_model.h"
 #include "gemm_valid.h"
+#include "gemm_wgmma.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +23,10 @@
 #define SMEM_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
 #define MMA_DTYPES (KB_DT_BIT(KB_DT_TF32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16) | \
                     KB_DT_BIT(KB_DT_INT8) | KB_DT_BIT(KB_DT_FP8E4M3) | KB_DT_BIT(KB_DT_FP8E5M2))
-#define TILED ((1u << V_SMEM) | (1u << V_MMA))
+#define WGMMA_DTYPES (KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16) | KB_DT_BIT(KB_DT_INT8) | \
+                      KB_DT_BIT(KB_DT_FP8E4M3) | KB_DT_BIT(KB_DT_FP8E5M2))
+#define TILED ((1u << V_SMEM) | (1u << V_MMA) | (1u << V_WGMMA))
+#define PIPED ((1u << V_MMA) | (1u << V_WGMMA))
 #define LT_DTYPES (KB_DT_BIT(KB_DT_FP32) | MMA_DTYPES)
 #define LT_ONLY (1u << V_CUBLASLT)
 
@@ -39,11 +43,16 @@ static const kb_variant variants[] = {
                 "tensor cores (mma.sync, ldmatrix), warp tiles WMxWN, STAGES-deep cp.async pipeline" },
     [V_CUBLASLT] = { "cublaslt", NULL, LT_DTYPES,
                      "the vendor baseline: cublasLtMatmul, the algorithm of rank `algo` (heuristic or enumerated)" },
+    [V_WGMMA] = { "wgmma", "gemm_wgmma", WGMMA_DTYPES,
+                  "sm_90a: TMA into a STAGES-deep ring of swizzled tiles, mbarriers, a producer and two consumer "
+                  "warpgroups (setmaxnreg), wgmma.mma_async, persistent tiles, TMA-store epilogue" },
 };
 
 static const char *const layouts[] = { "nn", "nt", "tn", "tt", NULL };
 static const char *const searches[] = { "heuristic", "enumerate", NULL };
 static const char *const dims[] = { "m", "n", "k" };
+static const char *const schedules[] = { "cooperative", "pingpong", NULL };
+static const char *const accums[] = { "one", "two", NULL };
 
 static const kb_param params[] = {
     [P_LAYOUT] = { "layout", L_NN, layouts, 0, "A and B stored as is (n) or transposed (t): nn = A @ B, nt = K contiguous in both" },
@@ -56,7 +65,7 @@ static const kb_param params[] = {
     [P_TN] = { "TN", 8, NULL, 1u << V_SMEM, "micro-tile columns per thread" },
     [P_WM] = { "WM", 64, NULL, 1u << V_MMA, "warp tile rows (multiple of 16)" },
     [P_WN] = { "WN", 64, NULL, 1u << V_MMA, "warp tile columns (multiple of 16)" },
-    [P_STAGES] = { "STAGES", 3, NULL, 1u << V_MMA, "shared-memory pipeline depth (cp.async stages, >= 2)" },
+    [P_STAGES] = { "STAGES", 3, NULL, PIPED, "shared-memory pipeline depth (cp.async or TMA stages, >= 2)" },
     [P_ALGO] = { "algo", 0, NULL, LT_ONLY, "rank in cuBLASLt's algorithm list (0 = the heuristic's first choice)",
                  0, 1023 },
     [P_WORKSPACE] = { "workspace", 32, NULL, LT_ONLY, "MiB of workspace the algorithm may use (0 hides split-K)",
@@ -65,12 +74,19 @@ static const kb_param params[] = {
                    "heuristic: AlgoGetHeuristic's ranking; enumerate: AlgoGetIds/AlgoInit/AlgoCheck configurations" },
     [P_BUDGET] = { "budget", 64, NULL, LT_ONLY, "enumerate: stop after this many runnable configurations", 1, 4096 },
     /* from here on (n_id_params): in case ids only away from the default, so older ids stay */
-    [P_GROUP] = { "GROUP", 1, NULL, 1u << V_MMA,
+    [P_GROUP] = { "GROUP", 1, NULL, PIPED,
                   "rasterization: GROUP row blocks swept together column by column, sharing B in L2 (1: row by row)",
                   1, 65535 },
     [P_SPLITK] = { "SPLITK", 1, NULL, 1u << V_MMA,
                    "split K over SPLITK slices (grid.z) into a 4-byte workspace, summed by a second kernel (1: no split)",
                    1, 4 },
+    [P_SCHEDULE] = { "schedule", SCHED_COOPERATIVE, schedules, 1u << V_WGMMA,
+                     "wgmma consumers: cooperative (both warpgroups on one tile, BM/2 rows each) or pingpong (each "
+                     "warpgroup its own tiles, taking turns at the tensor cores: one's epilogue overlaps the other's "
+                     "main loop)" },
+    [P_ACCUM] = { "accum", ACCUM_ONE, accums, 1u << V_WGMMA,
+                  "wgmma fp8: one (the tensor core accumulates all of K) or two (each k-tile's sum added into an "
+                  "f32 accumulator, as DeepGEMM does for long K)" },
 };
 
 /* ---- legality: gemm_valid.c ---- */
@@ -115,6 +131,8 @@ typedef struct {
     float *c;                   /* [m][n] C as the kernel reads it (beta != 0), for --dump */
     float *rows_f;              /* [ref_rows] the checked rows' indices as float, for --dump */
     kb_vendor_plan *plan;       /* cublaslt: the planned cublasLtMatmul */
+    kb_arg maps[4];             /* wgmma: the tensor maps of A, B, C, D */
+    kb_geom wg_geom;            /* wgmma: the persistent launch, from the device's SM count at setup */
 } gemm_state;
 
 
@@ -358,6 +376,10 @@ static kb_status gemm_setup(kb_run *r, void **state)
         goto fail;   /* every slice writes all of its M x N partial sums: no clearing */
     if (c->variant == V_CUBLASLT && (st = plan_cublaslt(r, s)) != KB_OK)
         goto fail;
+    if (c->variant == V_WGMMA && (st = kb_gemm_wgmma_maps(r, &g, s->d_a, s->d_b, s->d_c, s->d_d, s->maps)) != KB_OK)
+        goto fail;
+    if (c->variant == V_WGMMA)
+        s->wg_geom = kb_gemm_wgmma_geom(r);   /* asks the device once, outside the timed enqueue */
     expose_inputs(r, s, cf);
     cf = NULL;                 /* kept by the state for --dump */
     free(h_c);
@@ -381,6 +403,12 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
     const kb_gemm_geo *g = &s->g;
     if (c->variant == V_CUBLASLT)
         return kb_run_vendor_run(r, s->plan);
+    if (c->variant == V_WGMMA) {
+        kb_arg aw[] = { s->maps[0], s->maps[1], s->maps[2], s->maps[3], kb_arg_i32((int32_t)g->m),
+                        kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->k), kb_arg_f32((float)c->params[P_ALPHA]),
+                        kb_arg_f32((float)c->params[P_BETA]), kb_arg_f32(s->scale_a), kb_arg_f32(s->scale_b) };
+        return kb_run_launch(r, r->f->variants[V_WGMMA].entry, &s->wg_geom, aw, 11);
+    }
     kb_geom geom = kb_gemm_geom(c);
     kb_arg args[] = {
         kb_arg_ptr(s->d_a), kb_arg_ptr(s->d_b), kb_arg_ptr(s->d_c), kb_arg_ptr(s->d_d),
@@ -476,6 +504,8 @@ static void gemm_teardown(kb_run *r, void *state) { state_free(state); }
 /* The instruction a variant's loop issues (fp8 where it is not native: widened to f16, gemm.cu FP8_VIA_F16). */
 static int gemm_path(const kb_case *c, int sm, kb_path *out)
 {
+    if (c->variant == V_WGMMA)
+        return kb_path_set(out, "wgmma", c->dtype, 0);   /* fp8 native on sm_90a's wgmma */
     if (c->variant == V_CUBLASLT || (c->variant != V_MMA && c->dtype == KB_DT_INT8))
         return 0;   /* cuBLASLt's instructions are its own; integer SIMT has no FMA ceiling */
     return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, is_fp8(c->dtype) && kb_gemm_fp8_widened(sm))
@@ -485,8 +515,9 @@ static int gemm_path(const kb_case *c, int sm, kb_path *out)
 const kb_family kb_family_gemm = {
     .name = "gemm",
     .source = "gemm.cu",
-    .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async), cuBLASLt",
-    .variants = variants, .n_variants = 4,
+    .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async), cuBLASLt, "
+             "Hopper wgmma + TMA (sm_90a)",
+    .variants = variants, .n_variants = 5,
     .dims = dims, .n_dims = 3,
     .params = params, .n_params = P_COUNT, .n_id_params = P_GROUP,
     .valid = kb_gemm_valid,

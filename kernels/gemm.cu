@@ -55,6 +55,8 @@
  *               stages its accumulators through shared memory one 16-row band at a time
  *               and every lane reads C and writes D in 16-byte accesses (before: 4-byte
  *               pairs straight from the fragments, which stay for pad 1 and odd ldc).
+ *   gemm_wgmma  sm_90a: TMA ring, mbarriers, producer/consumer warpgroups with setmaxnreg,
+ *               wgmma.mma_async, persistent tiles, TMA-store epilogue; gemm_wgmma.cuh.
  * Edges: every variant predicates loads (zero fill) and stores, so M, N, K need not be
  * multiples of any tile.
  *
@@ -115,6 +117,7 @@
 #define GEMM_V_NAIVE 0
 #define GEMM_V_SMEM 1
 #define GEMM_V_MMA 2
+#define GEMM_V_WGMMA 4   /* gemm.c's variant index (3 is cuBLASLt, no kernel) */
 #ifndef GEMM_ASYNC_A
 #define GEMM_ASYNC_A 1
 #endif
@@ -920,3 +923,12 @@ extern "C" __global__ void __launch_bounds__(256)
 }
 #endif
 #endif /* mma */
+
+/* ============================ 4. wgmma (sm_90a) ============================ */
+/* Compiled when its module asks for it (a wrong arch then fails with wgmma's static_assert
+ * naming sm_90a), or with every variant on sm_90a. */
+#if GEMM_HAS(GEMM_V_WGMMA) && (KB_HAS_WGMMA || defined(GEMM_VARIANT)) && \
+    (defined(KB_DTYPE_FP16) || defined(KB_DTYPE_BF16) || defined(KB_DTYPE_FP8E4M3) || defined(KB_DTYPE_FP8E5M2) || \
+     defined(KB_DTYPE_INT8))
+#include "gemm_wgmma.cuh"
+#endif

@@ -5,11 +5,13 @@
 
 #include "engine/family.h"
 
-enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };
+enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT, V_WGMMA };
 enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET, P_GROUP, P_SPLITK, P_COUNT };
+       P_BUDGET, P_GROUP, P_SPLITK, P_SCHEDULE, P_ACCUM, P_COUNT };
 enum { L_NN, L_NT, L_TN, L_TT };
 enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
+enum { SCHED_COOPERATIVE, SCHED_PINGPONG };   /* gemm/wgmma's consumer schedule */
+enum { ACCUM_ONE, ACCUM_TWO };  /* gemm/wgmma's fp8 accumulation: in the tensor core, or two-level */
 
 /* The stored operands of case c: layout, leading dimensions with the pad axis, element
  * sizes (C/D: int32 for int8, bf16 for fp8). One rule for the family and its model. */
@@ -30,13 +32,19 @@ int64_t kb_gemm_threads(const kb_case *c);
  * B_STAGE in gemm.cu) and the epilogue staging (EPI_WARP per warp); must match gemm.cu. */
 int64_t kb_gemm_mma_smem_bytes(const kb_case *c);
 
+/* Dynamic shared memory of the wgmma variant [bytes]: 1024 of alignment slack, STAGES x
+ * (A + B tiles), the BM x BN output staging tile (ping-pong: one per consumer warpgroup) and
+ * 2 x STAGES mbarriers plus one per staging tile; must match gemm_wgmma.cuh. */
+int64_t kb_gemm_wgmma_smem_bytes(const kb_case *c);
+
 /* 1 when gemm.cu's mma variant widens fp8 fragments to f16 on the architecture of code:
  * fp8 mma.sync exists there but is not its native fp8 path (core/arch.h
  * KB_PATH_MMA_FP8_NATIVE; gemm.cu FP8_VIA_F16, checked against this by test_ptx). */
 static inline int kb_gemm_fp8_widened(int code)
 { return kb_arch_has(code, KB_PATH_MMA_FP8) && !kb_arch_has(code, KB_PATH_MMA_FP8_NATIVE); }
 
-/* The launch of case c (not for cublaslt): grid, block, dynamic shared memory. */
+/* The launch of case c (not for cublaslt): grid, block, dynamic shared memory. wgmma: the
+ * grid has one block per output tile; the launch clamps it to the SM count (persistent). */
 kb_geom kb_gemm_geom(const kb_case *c);
 
 /* The family's traffic hook (engine/traffic.h): the tiling's L2, shared-memory and DRAM

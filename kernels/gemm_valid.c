@@ -79,6 +79,70 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
     return 1;
 }
 
+/* wgmma (gemm_wgmma.cuh): sm_90a, tensor maps, layout nt, 16-byte strides, the tile rules
+ * of its static_asserts, shared memory. */
+static int valid_wgmma_tile(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], st = p[P_STAGES], esz = (int64_t)kb_dtype_size(c->dtype);
+    int pp = p[P_SCHEDULE] == SCHED_PINGPONG;
+    int64_t mi = pp ? bm / 64 : bm / 128;   /* 64-row wgmmas per consumer warpgroup */
+    if (!pp && bm != 128 && bm != 256)
+        REFUSE("BM=%lld: the cooperative schedule's two consumer warpgroups take BM/2 rows each in 64-row wgmmas: BM "
+               "is 128 or 256", (long long)bm);
+    if (pp && bm != 64 && bm != 128)
+        REFUSE("BM=%lld: under pingpong one consumer warpgroup takes the whole tile in 64-row wgmmas: BM is 64 or 128",
+               (long long)bm);
+    if (bn < 16 || bn > 256 || bn % 16)
+        REFUSE("BN=%lld: the wgmma N (and the TMA box) is a multiple of 16 in [16, 256]", (long long)bn);
+    if (bk * esz != 32 && bk * esz != 64 && (bk * esz) % 128)
+        REFUSE("BK=%lld: BK x %lld bytes must be 32, 64 or a multiple of 128 (the TMA/wgmma swizzle spans)",
+               (long long)bk, (long long)esz);
+    if (mi * bn / 2 > 128)
+        REFUSE("BM=%lld, BN=%lld: %lld accumulators per consumer thread; at most 128 fit beside the rest of its 232 "
+               "registers", (long long)bm, (long long)bn, (long long)(mi * bn / 2));
+    if (p[P_ACCUM] == ACCUM_TWO && mi * bn > 128)
+        REFUSE("accum=two keeps a second f32 accumulator: %lld of them per thread, at most 128 fit",
+               (long long)(mi * bn));
+    if (st < 2 || st > 8)
+        REFUSE("STAGES=%lld: the TMA ring needs 2 to 8 stages", (long long)st);
+    if (p[P_GROUP] < 1)
+        REFUSE("GROUP=%lld: at least 1", (long long)p[P_GROUP]);
+    int64_t smem = kb_gemm_wgmma_smem_bytes(c);
+    if (t->max_shmem_per_block > 0 && smem > t->max_shmem_per_block)
+        REFUSE("STAGES*(A+B tiles) + the BM x BN output tile = %lld bytes of shared memory; %s allows %d per block",
+               (long long)smem, kb_arch_name(t->sm), t->max_shmem_per_block);
+    return 1;
+}
+
+static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    if (!kb_arch_has(t->sm, KB_PATH_WGMMA))
+        REFUSE("gemm/wgmma is built on wgmma.mma_async and setmaxnreg, which only sm_90a has (PTX ISA 9.7.15); the "
+               "target is %s: use --arch sm_90a", kb_arch_name(t->sm));
+    if (t->caps && !(t->caps & KB_CAP_TMA))
+        REFUSE("the backend cannot encode TMA tensor maps (no KB_CAP_TMA)");
+    if (p[P_LAYOUT] != L_NT)
+        REFUSE("gemm/wgmma reads A (M x K) and B (N x K) K-major through TMA: layout nt only (MN-major operands, "
+               "f16/bf16 only on wgmma, are not written)");
+    int fp8 = c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2;
+    if (p[P_ACCUM] == ACCUM_TWO && !fp8)
+        REFUSE("accum=two is for fp8, whose tensor-core accumulation keeps about 14 bits; %s accumulates in full f32 "
+               "or exactly in s32", kb_dtype_name(c->dtype));
+
+    kb_gemm_geo g = kb_gemm_geo_of(c);
+    int64_t sa = g.lda * (int64_t)g.esz, sb = g.ldb * (int64_t)g.esz, sc = g.ldc * (int64_t)g.osz;
+    if (sa % 16 || sb % 16 || sc % 16)
+        REFUSE("TMA needs global row strides that are multiples of 16 bytes (cuTensorMapEncodeTiled): lda, ldb, ldc = "
+               "%lld, %lld, %lld bytes at pad %d", (long long)sa, (long long)sb, (long long)sc, c->pad);
+    if (!valid_wgmma_tile(c, t, why, n))
+        return 0;
+    if (((g.m + p[P_BM] - 1) / p[P_BM]) * ((g.n + p[P_BN] - 1) / p[P_BN]) > INT32_MAX)
+        REFUSE("more than 2^31 - 1 output tiles: the tile loop counts with 32-bit int");
+    return 1;
+}
+
 /* cuBLASLt: a GPU with the library, and what its documentation requires of FP8; what its
  * heuristic cannot serve on the device (an alignment, a rank) is skipped at setup. */
 static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_t n)
@@ -119,6 +183,8 @@ int kb_gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         REFUSE("alpha and beta must be exact in fp32 (|x| <= 2^24)");
     if (c->variant == V_CUBLASLT)
         return valid_cublaslt(c, t, why, n);
+    if (c->variant == V_WGMMA)
+        return valid_wgmma(c, t, why, n);
     if (c->variant == V_NAIVE) {
         if ((g.m + 7) / 8 > 65535)
             REFUSE("m=%lld needs more than 65535 blocks of 8 rows in grid.y", (long long)g.m);

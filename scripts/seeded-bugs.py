@@ -4,6 +4,7 @@ copy of kernels/, and the family's check suite (tests/suites/<suite>.yaml, filte
 on the emulator with a random schedule and the race and init checks. A mutation is caught
 when kbench exits 1 with a case wrong or failed. Exit 0 when every mutation is caught, 1
 when one escaped, 2 when one no longer applies (kernels/ changed: update the list).
+A mutation may name an "arch" (sm_90a for gemm/wgmma): the suite then runs with --arch.
 
 usage: scripts/seeded-bugs.py [--kbench PATH] [--only NAME ...] [--list]
 Standard library only."""
@@ -55,6 +56,8 @@ def run_one(kbench, m, work, cache):
             "--min-samples", "1", "--max-samples", "1", "--timeout", "0.01"]
     for f in m.get("filter", []):
         argv += ["--filter", f]
+    if m.get("arch"):
+        argv += ["--arch", m["arch"]]
     env = dict(os.environ, KBENCH_KERNELS_DIR=kernels, KBENCH_CACHE_DIR=cache)
     p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode == 1 and os.path.exists(out):

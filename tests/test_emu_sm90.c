@@ -553,6 +553,25 @@ static void test_pipeline_schedules(void)
     run_pipeline(X, M90, 2, "has not landed");
 }
 
+/* The descriptors' swizzle against the TMA layout of the bytes they read: a checked launch
+ * (which sees the generic stores that would re-lay them) passes the correct pipeline and
+ * names the rule for descriptors that say 64B over tiles the maps laid out with 128B. */
+static void test_wgmma_swizzle_agrees_with_tma(void)
+{
+    kb_backend_opts o = { .emu_threads = 1, .emu_schedule = "random:3",
+                          .emu_checks = KB_EMU_CHECK_RACE | KB_EMU_CHECK_INIT };
+    kb_backend_ctx *x = NULL;
+    char err[256];
+    CHECK(B->init(&o, &x, err, sizeof err) == KB_OK);
+    kb_module *m = build_sm90(x);
+    run_pipeline(x, m, 0, NULL);
+    run_pipeline(x, m, 4, "wgmma descriptor swizzle disagrees with the TMA layout: the A operand's descriptor says "
+                          "the 64-byte swizzle, but shared offset");
+    CHECK_MSG(contains(B->last_error(x), "with the 128-byte swizzle"), "%s", B->last_error(x));
+    B->unload(x, m);
+    B->fini(x);
+}
+
 /* ---- named barriers, setmaxnreg ---- */
 static void test_named_barriers(void)
 {
@@ -824,6 +843,7 @@ int main(void)
         RUN(test_setmaxnreg);
         RUN(test_more_rules);
         RUN(test_wgmma_proxy_fence);
+        RUN(test_wgmma_swizzle_agrees_with_tma);
         RUN(test_tmap_validate);
         RUN(test_tmap_arg_ffi);
         B->unload(X, M90);

@@ -8,8 +8,10 @@
  * attn_mma (variants mma and fa2) the same per K/V tile, plus its 16-byte output stores and
  * one ex2 per score; attn_fused's 16-byte shared loads, as many at RQ > 1 as at RQ = 1
  * (register blocking); attn_decode's mma.sync and ldmatrix per tile, 16-byte copies and stores,
- * and its combine's 16-byte loads and stores. */
+ * and its combine's 16-byte loads and stores; gemm_wgmma on sm_90a (wgmma.mma_async per k-tile,
+ * TMA loads and stores, mbarrier waits, setmaxnreg, no mma.sync) and its refusal on sm_90. */
 #include "check.h"
+#include "core/arch.h"
 #include "core/fsutil.h"
 #include "engine/defines.h"
 #include "engine/family.h"
@@ -22,7 +24,9 @@
 
 static const int archs[] = { 80, 89, 90 };
 
-/* The PTX of case c's module for compute_<sm>, malloc'ed; NULL (and a message) on failure. */
+/* The PTX of case c's module for the virtual arch of code sm (core/arch.h: 90, or 1090 for
+ * sm_90a), with the gating defines the harness passes (KB_ARCH, KB_ARCH_SPECIFIC), malloc'ed;
+ * NULL (and a message) on failure. */
 static char *ptx_of(const kb_case *c, int sm)
 {
     const kb_family *f = kb_families[c->family];
@@ -41,12 +45,18 @@ static char *ptx_of(const kb_case *c, int sm)
     const char *d[64];
     int nd = kb_defines_split(defs.s, d, 64);
     const char *opts[80];
-    char arch[32], inc[1100], cuda[1100];
-    snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d", sm);
+    char arch[48], inc[1100], cuda[1100], def_arch[40] = "-D", def_spec[40] = "-D";
+    snprintf(arch, sizeof arch, "--gpu-architecture=compute_%s", kb_arch_name(sm) + 3);   /* "sm_90a" -> 90a */
+    if (kb_arch_defines(sm, def_arch + 2, def_spec + 2) != 0) {
+        fprintf(stderr, "no architecture of code %d\n", sm);
+        free(src);
+        return NULL;
+    }
     snprintf(inc, sizeof inc, "-I%s", kb_kernels_dir());
     snprintf(cuda, sizeof cuda, "-I%.*s", (int)strcspn(KB_CUDA_INCLUDE_DIR, ";"), KB_CUDA_INCLUDE_DIR);
     int no = 0;
     opts[no++] = arch, opts[no++] = "-std=c++17", opts[no++] = inc, opts[no++] = cuda;
+    opts[no++] = def_arch, opts[no++] = def_spec;
     char *dd[64];
     for (int i = 0; i < nd; i++) {
         dd[i] = malloc(strlen(d[i]) + 3);
@@ -197,6 +207,53 @@ static void test_gemm_mma(void)
     check_gemm_mma(KB_DT_FP8E4M3, 100);
     check_gemm_mma(KB_DT_FP8E4M3, 120);
     check_gemm_mma(KB_DT_BF16, 120);
+}
+
+static char *entry_of(const char *ptx, const char *name);
+
+/* gemm_wgmma at sm_90a, BM 128 x BN 128, BK of 128 bytes (one 128B-swizzled box per operand
+ * and stage), 4 stages: the k-tile body is unrolled and the loop over k-tiles is not, so the
+ * PTX holds its BK*esz/32 wgmma.mma_async (one 64-row block per consumer warpgroup) once; the
+ * producer's two TMA loads, the epilogue's C load and D store; mbarrier try_wait; both
+ * setmaxnreg; fence.proxy.async; no mma.sync, no local memory. On sm_90 (no `a`) the module does
+ * not compile (kb_wgmma.h's static_assert: wgmma needs sm_90a). */
+static void check_gemm_wgmma(kb_dtype dt)
+{
+    kb_case c = make("gemm", "wgmma", dt);
+    set_param(&c, "layout", 1);
+    set_param(&c, "BK", 128 / (int64_t)kb_dtype_size(dt));
+    set_param(&c, "STAGES", 4);
+    const char *dn = kb_dtype_name(dt);
+    char *ptx = ptx_of(&c, 90 + KB_ARCH_SPECIFIC), *p = ptx ? entry_of(ptx, "gemm_wgmma") : NULL;
+    CHECK_MSG(p != NULL, "gemm wgmma %s sm_90a does not compile to an entry gemm_wgmma", dn);
+    if (p) {
+        CHECK_MSG(count(p, "wgmma.mma_async.sync.aligned.m64n128k") == 4, "gemm wgmma %s: %d wgmma.mma_async m64n128",
+                  dn, count(p, "wgmma.mma_async"));
+        CHECK_MSG(count(p, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 3 &&
+                  count(p, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == 1,
+                  "gemm wgmma %s: %d TMA tensor copies", dn, count(p, "cp.async.bulk.tensor"));
+        CHECK_MSG(count(p, "mbarrier.try_wait.parity") >= 3 && count(p, "mbarrier.arrive.expect_tx") == 2,
+                  "gemm wgmma %s: %d try_wait.parity, %d arrive.expect_tx", dn, count(p, "mbarrier.try_wait.parity"),
+                  count(p, "mbarrier.arrive.expect_tx"));
+        CHECK_MSG(count(p, "setmaxnreg.dec.sync.aligned.u32 40") == 1 && count(p, "setmaxnreg.inc.sync.aligned.u32 232") == 1,
+                  "gemm wgmma %s: setmaxnreg missing", dn);
+        CHECK_MSG(count(p, "wgmma.fence") >= 1 && count(p, "wgmma.commit_group") >= 1 && count(p, "wgmma.wait_group") >= 2 &&
+                  count(p, "fence.proxy.async") >= 2, "gemm wgmma %s: fences, commit or waits missing", dn);
+        CHECK_MSG(count(p, "mma.sync") == 0 && count(p, ".local") == 0, "gemm wgmma %s: %d mma.sync, %d .local", dn,
+                  count(p, "mma.sync"), count(p, ".local"));
+    }
+    free(p);
+    free(ptx);
+    char *plain = ptx_of(&c, 90);
+    CHECK_MSG(plain == NULL, "gemm wgmma %s compiled for sm_90 (no wgmma there)", dn);
+    free(plain);
+}
+
+static void test_gemm_wgmma(void)
+{
+    const kb_dtype dts[] = { KB_DT_FP16, KB_DT_BF16, KB_DT_FP8E4M3, KB_DT_FP8E5M2, KB_DT_INT8 };
+    for (int i = 0; i < 5; i++)
+        check_gemm_wgmma(dts[i]);
 }
 
 /* Lines holding `what` whose previous line starts with `prev` (after indentation). */
@@ -448,6 +505,7 @@ int main(void)
 {
     RUN(test_count16);
     RUN(test_gemm_mma);
+    RUN(test_gemm_wgmma);
     RUN(test_attn_mma);
     RUN(test_attn_decode);
     RUN(test_vec_variants);

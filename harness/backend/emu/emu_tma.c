@@ -13,7 +13,8 @@ int kb_emu_tma_init(kb_emu_tma *m, size_t arena_bytes)
     m->chunks = (arena_bytes + 15) / 16;
     m->pending = calloc(m->chunks + 1, sizeof *m->pending);
     m->reading = calloc(m->chunks + 1, sizeof *m->reading);
-    return m->pending && m->reading ? 0 : -1;
+    m->laid = calloc(m->chunks + 1, sizeof *m->laid);
+    return m->pending && m->reading && m->laid ? 0 : -1;
 }
 
 void kb_emu_tma_reset(kb_emu_tma *m)
@@ -23,6 +24,8 @@ void kb_emu_tma_reset(kb_emu_tma *m)
     m->n = 0;
     memset(m->pending, 0, m->chunks * sizeof *m->pending);
     memset(m->reading, 0, m->chunks * sizeof *m->reading);
+    if (m->laid)
+        memset(m->laid, 0, m->chunks * sizeof *m->laid);
     memset(m->committed, 0, sizeof m->committed);
 }
 
@@ -33,6 +36,7 @@ void kb_emu_tma_fini(kb_emu_tma *m)
     free(m->ops);
     free(m->pending);
     free(m->reading);
+    free(m->laid);
     memset(m, 0, sizeof *m);
 }
 
@@ -182,6 +186,7 @@ static void land_load(kb_emu_tma *m, kb_emu_mbars *mb, kb_emu_proxy *proxy, kb_e
         uint32_t ph = kb_emu_swizzle(op.smem + c, op.map.swizzle_bytes);
         memcpy(w->smem + ph, op.data + c, 16);
         m->pending[ph / 16]--;
+        m->laid[ph / 16] = kb_emu_laid_of_span(op.map.swizzle_bytes);
         if (w->sink->checks && w->shadow.cells)
             kb_emu_shadow_wrote(&w->shadow, ph, 16, op.thread, NULL);
         if (proxy)

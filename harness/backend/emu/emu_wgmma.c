@@ -149,6 +149,13 @@ static void read_operand(kb_emu_wg *g, kb_emu_tma *tma, const kb_emu_proxy *prox
                      "mbarrier first", c * 16, which);
             if (w->async.pending[c])
                 fail(t, "wgmma reads shared offset %u (%s operand), where a cp.async has not landed", c * 16, which);
+            /* the layout rule needs the generic stores that re-lay bytes: a checked launch (proxy) */
+            if (proxy && tma->laid[c] && tma->laid[c] != kb_emu_laid_of_span(span))
+                fail(t, "wgmma descriptor swizzle disagrees with the TMA layout: the %s operand's descriptor says %s, "
+                     "but shared offset %u was laid out by a TMA load with the %u-byte swizzle (the tensor map's "
+                     "swizzle and the descriptor's must be the same)", which, span ? (span == 128 ? "the 128-byte "
+                     "swizzle" : span == 64 ? "the 64-byte swizzle" : "the 32-byte swizzle") : "no swizzle", c * 16,
+                     16u << tma->laid[c]);
             if (proxy && kb_emu_proxy_unfenced(proxy, c * 16, 16, &wr, &where))
                 fail(t, "async proxy read without fence.proxy.async: wgmma reads shared offset %u (%s operand), which "
                      "thread %u wrote with an ordinary store and did not follow with fence.proxy.async (PTX ISA "
