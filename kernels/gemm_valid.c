@@ -121,8 +121,8 @@ static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n
     if (!kb_arch_has(t->sm, KB_PATH_WGMMA))
         REFUSE("gemm/wgmma is built on wgmma.mma_async and setmaxnreg, which only sm_90a has (PTX ISA 9.7.15); the "
                "target is %s: use --arch sm_90a", kb_arch_name(t->sm));
-    if (t->caps && !(t->caps & KB_CAP_TMA))
-        REFUSE("the backend cannot encode TMA tensor maps (no KB_CAP_TMA)");
+    if (t->caps && !kb_valid_tma(t, why, n))   /* caps 0: offline (compile, estimate) */
+        return 0;
     if (p[P_LAYOUT] != L_NT)
         REFUSE("gemm/wgmma reads A (M x K) and B (N x K) K-major through TMA: layout nt only (MN-major operands, "
                "f16/bf16 only on wgmma, are not written)");
