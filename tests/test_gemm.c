@@ -130,7 +130,7 @@ static void test_wgmma_valid(void)
     CHECK(refused(&c, &a100, "use --arch sm_90a"));
     kb_target notma = h100a;
     notma.caps = KB_CAP_GPU_TIMER;
-    CHECK(refused(&c, &notma, "cannot encode TMA tensor maps"));
+    CHECK(refused(&c, &notma, "tensor maps cannot be encoded here"));
     c.params[P_LAYOUT] = L_NN;
     CHECK(refused(&c, &h100a, "layout nt only"));
     c.params[P_LAYOUT] = L_NT;
