@@ -14,9 +14,12 @@
  * graph's submission are queued before the GPU starts, and the window holds GPU time
  * only). Each timing is the median of KB_OVERHEAD_REPS repetitions; per_launch_us comes
  * with the quartiles of the per-repetition differences. With fewer than
- * KB_OVERHEAD_MIN_N executions per window (a case so long that few fit in the budget),
- * per_launch_us is NAN (null in the record) with the reason in null_reason: the
- * difference of two long windows over a handful of launches is noise, not overhead.
+ * KB_OVERHEAD_MIN_N executions per window (a case so long that few fit in the budget,
+ * and every case on the emulator), per_launch_us is NAN (null in the record) with the
+ * reason in null_reason: the difference of two long windows over a handful of launches is
+ * noise, not overhead. On a backend without KB_CAP_FULL_SPEED (the emulator) every window
+ * is repeated KB_OVERHEAD_FEW_REPS times (the record's `reps`): nine were a third of the
+ * emulator's main job for CPU medians nothing derives a per-launch figure from (issue 26).
  *
  * On the emu backend every number is CPU time (its launches run to completion and
  * its graphs replay the recorded launches); the caller labels them so.
@@ -27,6 +30,8 @@
 #include "engine/exec.h"
 
 #define KB_OVERHEAD_REPS 9       /* repetitions of every window: median and quartiles */
+#define KB_OVERHEAD_FEW_REPS 3   /* the same on a backend without KB_CAP_FULL_SPEED (the
+                                  * emulator: n <= 4, so per_launch_us is always null) */
 #define KB_OVERHEAD_EMPTY_N 128  /* empty-kernel launches per floor window, fixed */
 #define KB_OVERHEAD_MIN_N 10     /* fewer executions per window: per_launch_us is null */
 #define KB_OVERHEAD_MAX_QUEUED 256 /* launches one window queues at most (see kb_launch_overhead) */
