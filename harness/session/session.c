@@ -241,17 +241,18 @@ void kb_session_set_run_id(kb_session *s, const char *run_id)
 
 /* The compile workers: -j when given, else the cores (at most 8) for a session that only
  * compiles; for one that measures, the cores but one on a backend with a GPU timer (the
- * host only launches), and 1 on the emulator, whose timings are CPU time that a compiler
- * running beside them would inflate. */
+ * host only launches), and the cores on the emulator, which pauses the builds in flight
+ * while a timing window is open (backend/emu/emu_build.h): modules are built ahead of
+ * the cases while they verify, and no compiler's CPU time lands in a CPU-timed sample. */
 static int default_jobs(const kb_session *s)
 {
     if (s->o.jobs > 0)
         return s->o.jobs;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
-    if (s->o.offline)
+    if (s->o.offline || !(s->dev.caps & KB_CAP_GPU_TIMER))
         return n;
-    return s->dev.caps & KB_CAP_GPU_TIMER ? (n > 1 ? n - 1 : 1) : 1;
+    return n > 1 ? n - 1 : 1;
 }
 
 /* Peaks for the roofline, the flush buffer, overrides, dump and prune. */

@@ -96,8 +96,9 @@ void kb_session_set_run_id(kb_session *s, const char *run_id);
 
 /* Assemble the pipeline (once; later calls do nothing): modules and compile workers (-j
  * when given; else, measuring on a GPU timer, the cores but one (at most 8); on the
- * emulator 1, whose CPU timings a compiler beside them would inflate; offline the cores,
- * at most 8), peaks, ceilings, flush, overrides, dump, prune. What cannot be had (no
+ * emulator the cores, at most 8: it pauses the builds in flight during its timing
+ * windows, so none inflates a CPU timing; offline the cores, at most 8), peaks, ceilings,
+ * flush, overrides, dump, prune. What cannot be had (no
  * peaks for the device, no flush buffer) is reported, and the run goes on without it. */
 void kb_session_start(kb_session *s);
 
