@@ -49,7 +49,8 @@ static const char *const dims[] = { "b", "h", "s", "d" };
 #define FUSED_ONLY (1u << V_FUSED)
 #define FUSED_MMA ((1u << V_FUSED) | (1u << V_MMA) | (1u << V_FA2))
 static const kb_param params[] = {
-    [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0, "yes: query i attends to keys j <= i only" },
+    [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0, "yes: query i attends to keys j <= i only",
+                   .problem = 1 },
     [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
     [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp, fa2: 32 per warp)" },
     [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma, fa2: multiple of 16)" },
