@@ -373,6 +373,7 @@ static void accept_defaults(void *o)
     ((kb_accept_opts *)o)->check_suites = "auto";
     ((kb_accept_opts *)o)->run.device_index = -1;  /* chosen from the rank unless --device */
     ((kb_accept_opts *)o)->run.quiet = 1;
+    ((kb_accept_opts *)o)->run.brief = 1;   /* its verdict decides; the run summary is counts and paths */
 }
 
 static const kb_opt accept_opts[] = {

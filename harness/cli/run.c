@@ -4,6 +4,7 @@
 #include "cli/run.h"
 
 #include "cli/console.h"
+#include "cli/run_summary.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@ typedef struct {
     const kb_run_opts *o;
     kb_session *s;
     kb_sb out_path;
+    kb_run_summary *sum;          /* the closing summary, filled by its sink */
 } run_ctx;
 
 int kb_run_open_session(const kb_session_opts *so, kb_session **s)
@@ -103,13 +105,18 @@ static int open_records(run_ctx *x)
     return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
 }
 
-/* The closing lines and the exit code. */
+/* The closing summary (cli/run_summary.h), the notes on how the run ended, the exit code. */
 static int summary(run_ctx *x)
 {
     const kb_session_tally *t = kb_session_tally_of(x->s);
     int64_t resumed = kb_session_cases(x->s)->resumed;
-    fprintf(stderr, "kbench: %d cases: %d ok, %d skipped, %d wrong, %d failed; records in %s\n", t->total,
-            t->count[KB_CASE_OK], t->count[KB_CASE_SKIPPED], t->count[KB_CASE_WRONG], t->failed, x->out_path.s);
+    kb_run_summary_where w = { x->out_path.s, kb_session_store_path(x->s), x->o->suite_path, x->o->brief };
+    if (x->sum)
+        kb_run_summary_print(x->sum, stdout, &w);
+    else   /* no memory for the summary: the counts at least */
+        fprintf(stdout, "kbench: %d cases: %d ok, %d skipped, %d wrong, %d failed; records in %s\n", t->total,
+                t->count[KB_CASE_OK], t->count[KB_CASE_SKIPPED], t->count[KB_CASE_WRONG], t->failed, x->out_path.s);
+    fflush(stdout);
     if (resumed)
         fprintf(stderr, "kbench: %lld cases were already recorded in %s and were not run again\n",
                 (long long)resumed, x->out_path.s);
@@ -127,6 +134,21 @@ static int summary(run_ctx *x)
     return t->count[KB_CASE_WRONG] || t->failed ? KB_EXIT_WRONG : KB_EXIT_OK;
 }
 
+/* The console and the summary as sinks. 0, or an exit code. */
+static int add_console(run_ctx *x)
+{
+    const kb_run_opts *o = x->o;
+    kb_console_opts co = { NULL, NULL, o->quiet, o->verbose, 0 };
+    if (kb_session_add_sink(x->s, kb_console_sink(&co)) != KB_OK)
+        return KB_EXIT_SETUP;
+    x->sum = kb_run_summary_new();
+    if (x->sum && kb_session_add_sink(x->s, kb_run_summary_sink(x->sum)) != KB_OK) {
+        kb_run_summary_free(x->sum);   /* the sink borrowed it: the list did not free it */
+        x->sum = NULL;
+    }
+    return 0;
+}
+
 int kb_cmd_run(const kb_run_opts *o)
 {
     run_ctx x;
@@ -139,7 +161,7 @@ int kb_cmd_run(const kb_run_opts *o)
     if (rc < 0) {
         kb_session_start(x.s);
         kb_session_store(x.s, x.out_path.s);
-        rc = kb_session_add_sink(x.s, kb_console_sink(o->quiet)) == KB_OK ? -1 : KB_EXIT_SETUP;
+        rc = add_console(&x) ? KB_EXIT_SETUP : -1;
     }
     if (rc < 0) {
         kb_session_begin(x.s);
@@ -148,6 +170,7 @@ int kb_cmd_run(const kb_run_opts *o)
         rc = summary(&x);
     }
     kb_session_close(x.s);
+    kb_run_summary_free(x.sum);   /* after the session: its sink only borrowed it */
     kb_sb_free(&x.out_path);
     return rc;
 }
@@ -218,6 +241,7 @@ static const kb_opt run_opts[] = {
     KB_ROW_JOBS,
     KB_ROW_EMU,
     KB_ROW_QUIET,
+    KB_ROW_VERBOSE,
     { "--prune", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, prune), NULL,
       "skip (as 'pruned: ...') cases whose compile output shows spills or exceeded limits", 0, 0, 0, NULL, 0 },
 };

@@ -347,6 +347,8 @@ int kb_session_check_shapes(const kb_session *s) { return kb_walk_check_shapes(s
 
 const char *kb_session_run_id(const kb_session *s) { return s->run_id; }
 
+const char *kb_session_store_path(const kb_session *s) { return s->store_path; }
+
 int kb_session_workers(const kb_session *s) { return s->workers; }
 
 int kb_session_modules_count(const kb_session *s) { return s->mods ? kb_modules_count(s->mods) : 0; }
@@ -415,7 +417,8 @@ void kb_session_build(kb_session *s, const kb_cases_item *item, kb_built *out)
 void kb_session_begin(kb_session *s)
 {
     kb_sink_run run = { s->run_id, s->plan ? s->plan->suite_name : "", kb_session_backend_name(s), &s->dev,
-                        s->target.sm, s->plan ? s->plan->n_cases : 0, &s->cases, kb_session_check_shapes(s) };
+                        s->target.sm, s->plan ? s->plan->n_cases : 0, &s->cases, kb_session_check_shapes(s),
+                        s->plan };
     kb_sinks_open(&s->sinks, &run);
     kb_interrupt_install();
 }
@@ -433,8 +436,10 @@ static int record(kb_session *s, const kb_cases_item *item, const kb_case_result
 {
     char when[32];
     kb_record_time_now(when);
+    int shape = item->it.c->shape_name;
     kb_record_ctx ctx = { .run_id = s->run_id, .suite = s->plan->suite_name, .time = when,
-                          .backend = s->be->name, .dev = &s->dev };
+                          .backend = s->be->name, .dev = &s->dev,
+                          .shape = shape >= 0 && shape < s->plan->n_shape_names ? s->plan->shape_names[shape] : NULL };
     json_t *rec = kb_record_json(&ctx, r);
     kb_sink_case c = { item, r, kb_case_status_name(r->status), rec, s->pipe.dump_err };
     int rc = kb_sinks_record(&s->sinks, &c);

@@ -154,6 +154,7 @@ const kb_plan *kb_session_plan_of(const kb_session *s);         /* NULL before k
 const kb_cases *kb_session_cases(const kb_session *s);          /* the list of kb_session_select */
 int kb_session_check_shapes(const kb_session *s);               /* the plan holds the check shapes */
 const char *kb_session_run_id(const kb_session *s);
+const char *kb_session_store_path(const kb_session *s);         /* the store a sink writes, NULL: none */
 int kb_session_workers(const kb_session *s);                    /* compile workers running */
 int kb_session_modules_count(const kb_session *s);              /* distinct modules asked for */
 
