@@ -231,8 +231,8 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
     if ((long)n * out->launches > KB_OVERHEAD_MAX_QUEUED)
         n = KB_OVERHEAD_MAX_QUEUED / out->launches > 1 ? KB_OVERHEAD_MAX_QUEUED / out->launches : 1;
     out->n = n;
-    /* the emulator (no full speed) times at most 4 executions a window, too few for a
-     * per-launch difference: its medians come from fewer windows */
+    /* the emulator (no full speed) times one execution a window (kb_launch_overhead_n), too
+     * few for a per-launch difference: its medians come from fewer windows */
     out->reps = r->be->caps & KB_CAP_FULL_SPEED ? KB_OVERHEAD_REPS : KB_OVERHEAD_FEW_REPS;
     if ((st = time_eager(&cl, n, out->reps, eager, host)) != KB_OK ||
         (st = time_graph(&cl, n, out->reps, graph)) != KB_OK)
@@ -251,7 +251,9 @@ double kb_overhead_floor_us(const kb_overhead *o)
 int kb_launch_overhead_n(double median_us, unsigned caps)
 {
     const double budget_us = 20e3;
-    int cap = caps & KB_CAP_FULL_SPEED ? 100 : 4;
+    /* the emulator: never the KB_OVERHEAD_MIN_N executions a per-launch figure needs, so one
+     * execution per window gives its eager and graph medians at a quarter of the cost */
+    int cap = caps & KB_CAP_FULL_SPEED ? 100 : 1;
     if (!(median_us > 0))
         return cap;
     double n = budget_us / median_us;
