@@ -23,12 +23,25 @@ int kb_report_format_parse(const char *s, kb_report_format *out)
     return -1;
 }
 
-kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *out)
+int kb_report_has_section(kb_report_format f, kb_report_section s)
 {
     switch (f) {
-    case KB_REPORT_MD: return kb_report_md(run, out);
-    case KB_REPORT_CSV: return kb_report_csv(run, out);
-    case KB_REPORT_HTML: return kb_report_html(run, out);
+    case KB_REPORT_MD:
+    case KB_REPORT_HTML: return 1;
+    case KB_REPORT_CSV:
+        return s == KB_SECTION_ALL || s == KB_SECTION_CASES || s == KB_SECTION_SUMMARY || s == KB_SECTION_BEST;
+    default: return s == KB_SECTION_ALL;
+    }
+}
+
+kb_status kb_report_write_section(const kb_report_run *run, kb_report_format f, kb_report_section s, FILE *out)
+{
+    if (!kb_report_has_section(f, s))
+        return KB_ERR_INPUT;
+    switch (f) {
+    case KB_REPORT_MD: return kb_report_md(run, s, out);
+    case KB_REPORT_CSV: return kb_report_csv(run, s, out);
+    case KB_REPORT_HTML: return kb_report_html(run, s, out);
     case KB_REPORT_GBENCH: return kb_report_gbench(run, out);
     case KB_REPORT_JUNIT: return kb_report_junit(run, out);
     case KB_REPORT_TRACE: return kb_report_trace(run, out);
@@ -36,5 +49,7 @@ kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *ou
     }
 }
 
-/* ---- shared pieces ---- */
-
+kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *out)
+{
+    return kb_report_write_section(run, f, KB_SECTION_ALL, out);
+}

@@ -24,4 +24,11 @@ int kb_report_format_parse(const char *s, kb_report_format *out);
 /* Write the run in format f. KB_ERR_IO when the stream fails. */
 kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *out);
 
+/* The same narrowed to section s (KB_SECTION_ALL: all of it): html and md write any
+ * section, csv the cases (all, cases) or the fastest configurations (summary, best).
+ * KB_ERR_INPUT (nothing written) when f has no such section: kb_report_has_section says
+ * beforehand. */
+kb_status kb_report_write_section(const kb_report_run *run, kb_report_format f, kb_report_section s, FILE *out);
+int kb_report_has_section(kb_report_format f, kb_report_section s);
+
 #endif /* KB_REPORT_H */
