@@ -387,6 +387,40 @@ static void test_html(void)
     free(html);
 }
 
+/* --filter and --section: the rows kept, the sections each format has, a section alone. */
+static void test_filter_and_sections(void)
+{
+    kb_report_run run;
+    if (!load(RUN_GPU, &run)) return;
+    const char *f[] = { "gemm/", "softmax/" };
+    CHECK(kb_report_run_filter(&run, f, 2) == KB_OK && run.n > 2 && run.n < 20);
+    for (size_t i = 0; i < run.n; i++)
+        CHECK(strstr(run.rows[i].case_id, "gemm/") || strstr(run.rows[i].case_id, "softmax/"));
+    CHECK(*run.run_id && *run.time);
+    char *text = NULL;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    CHECK(kb_report_write_section(&run, KB_REPORT_MD, KB_SECTION_BEST, out) == KB_OK);
+    fclose(out);
+    CHECK(text && strstr(text, "## Fastest configuration") && !strstr(text, "## Precision") && !strstr(text, "gelu"));
+    free(text);
+    out = open_memstream(&text, &len);
+    CHECK(kb_report_write_section(&run, KB_REPORT_CSV, KB_SECTION_BEST, out) == KB_OK);
+    fclose(out);
+    CHECK(text && !strncmp(text, "device,family,shape,dims,dtype,pad,measured,cases,fastest_case,", 62));
+    free(text);
+    CHECK(kb_report_has_section(KB_REPORT_HTML, KB_SECTION_TILES) && !kb_report_has_section(KB_REPORT_CSV,
+                                                                                               KB_SECTION_TILES));
+    CHECK(!kb_report_has_section(KB_REPORT_GBENCH, KB_SECTION_SUMMARY) &&
+          kb_report_has_section(KB_REPORT_JUNIT, KB_SECTION_ALL));
+    kb_report_section sec;
+    CHECK(kb_report_section_parse("tiles", &sec) == 0 && sec == KB_SECTION_TILES);
+    CHECK(kb_report_section_parse("tile", &sec) == -1);
+    const char *none[] = { "no such case" };
+    CHECK(kb_report_run_filter(&run, none, 1) == KB_ERR_INPUT && run.n == 0);
+    kb_report_run_free(&run);
+}
+
 static json_t *find_bench(json_t *arr, const char *name, int rep)
 {
     size_t i;
@@ -529,6 +563,7 @@ int main(void)
     RUN(test_markdown);
     RUN(test_csv);
     RUN(test_html);
+    RUN(test_filter_and_sections);
     RUN(test_gbench);
     RUN(test_junit);
     RUN(test_command);
