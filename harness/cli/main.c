@@ -16,6 +16,7 @@
 #include "cli/tune.h"
 #include "cli/selftest.h"
 #include "core/kb.h"
+#include "core/suggest.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,20 @@ static const kb_command *find_command(const char *name)
     return NULL;
 }
 
+/* "unknown command 'rnu' - did you mean 'run'? (kbench --help lists them)"; exit 2. */
+static int unknown_command(const char *name)
+{
+    const char *names[N_COMMANDS];
+    for (int i = 0; i < N_COMMANDS; i++)
+        names[i] = commands[i]->name;
+    const char *close = kb_suggest(name, names, N_COMMANDS);
+    fprintf(stderr, "kbench: unknown command '%s'", name);
+    if (close)
+        fprintf(stderr, " - did you mean '%s'?", close);
+    fprintf(stderr, " (kbench --help lists them)\n");
+    return KB_EXIT_INPUT;
+}
+
 /* kbench help [COMMAND] */
 static int help(int argc, char **argv)
 {
@@ -66,10 +81,8 @@ static int help(int argc, char **argv)
         return KB_EXIT_OK;
     }
     const kb_command *cmd = find_command(argv[2]);
-    if (!cmd) {
-        fprintf(stderr, "kbench: unknown command '%s' (kbench --help lists them)\n", argv[2]);
-        return KB_EXIT_INPUT;
-    }
+    if (!cmd)
+        return unknown_command(argv[2]);
     kb_opts_help(cmd, stdout);
     return KB_EXIT_OK;
 }
@@ -89,9 +102,7 @@ int main(int argc, char **argv)
         return KB_EXIT_OK;
     }
     const kb_command *cmd = find_command(name);
-    if (!cmd) {
-        fprintf(stderr, "kbench: unknown command '%s' (kbench --help lists them)\n", name);
-        return KB_EXIT_INPUT;
-    }
+    if (!cmd)
+        return unknown_command(name);
     return kb_command_main(cmd, argc - 2, argv + 2);
 }
