@@ -163,8 +163,7 @@ typedef struct {
 
 static void query_defaults(void *o)
 {
-    const char *db = getenv("KBENCH_DB");
-    ((query_opts *)o)->db = db && *db ? db : KB_STORE_DEFAULT_PATH;
+    ((query_opts *)o)->db = kb_store_default_path();
 }
 
 /* All of stdin as a string (caller frees), NULL on failure. */

@@ -5,6 +5,7 @@
 
 #include "cli/console.h"
 #include "cli/run_summary.h"
+#include "results/store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -160,7 +161,7 @@ int kb_cmd_run(const kb_run_opts *o)
         rc = open_records(&x);
     if (rc < 0) {
         kb_session_start(x.s);
-        kb_session_store(x.s, x.out_path.s);
+        kb_session_store(x.s, o->db_path ? o->db_path : kb_store_default_path(), x.out_path.s);
         rc = add_console(&x) ? KB_EXIT_SETUP : -1;
     }
     if (rc < 0) {
@@ -225,6 +226,9 @@ static const kb_opt run_opts[] = {
       "JSON Lines records (default results/<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
     { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, resume_path), "FILE",
       "append to FILE, skipping the cases it already records", 0, 0, 0, NULL, 0 },
+    { "--db", NULL, KB_OPT_STR, offsetof(kb_run_opts, db_path), "PATH",
+      "the results store the records are added to (default $KBENCH_DB, else " KB_STORE_DEFAULT_PATH ")", 0, 0, 0,
+      NULL, 0 },
     { "--trace", NULL, KB_OPT_STR, offsetof(kb_run_opts, trace_path), "FILE",
       "also write a Chrome/Perfetto trace of the run as it goes (cases, stages, samples)", 0, 0, 0, NULL, 0 },
     KB_ROW_CACHE_DIR,

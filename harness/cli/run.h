@@ -15,6 +15,7 @@ typedef struct {
     const char **filters;       /* a case runs when its id contains any of them (none: all) */
     int n_filters;
     const char *out_path;       /* JSON Lines file; NULL: results/<suite>-<UTC time>.jsonl */
+    const char *db_path;        /* --db: the results store; NULL: kb_store_default_path() */
     const char *resume_path;    /* continue this JSON Lines file, skipping recorded cases */
     const char *cache_dir;      /* NULL: kb_cache_dir() */
     const char *dump_dir;       /* write inputs/outputs of failing cases as .npy here */

@@ -6,6 +6,7 @@
 
 #include "cli/tune_replay.h"
 #include "cli/tune_run.h"
+#include "results/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,7 @@ static int open_outputs(kb_tune_session *x)
     kb_sb_free(&err);
     if (st != KB_OK)
         return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-    kb_session_store(x->s, x->out_path.s);
+    kb_session_store(x->s, kb_store_default_path(), x->out_path.s);
     if (kb_session_add_sink(x->s, kb_tunedb_sink_of(x->db)) != KB_OK) {
         x->db = NULL;   /* freed by the failed add */
         fprintf(stderr, "kbench: out of memory\n");

@@ -13,7 +13,6 @@
 #include "session/sink_files.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,22 +205,15 @@ static void load_ceilings(kb_session *s)
         kb_report(KB_REPORT_INFO, "%s", s->peaks.measured_note);
 }
 
-void kb_session_store(kb_session *s, const char *records_path)
+void kb_session_store(kb_session *s, const char *db_path, const char *records_path)
 {
-    char *dir = strdup(records_path);
-    kb_sb db, note;
-    kb_sb_init(&db);
+    kb_sb note;
     kb_sb_init(&note);
-    if (!dir)   /* not "." instead: the store would silently move */
-        kb_out_of_memory("the records directory", strlen(records_path) + 1);
-    kb_sb_printf(&db, "%s/kbench.db", dirname(dir));
     kb_sink k;
-    if (kb_sink_store_open(db.s, records_path, &k, &note) != KB_OK)
-        kb_report(KB_REPORT_ERROR, "results store %s: %s (JSON Lines records only)", db.s, note.s);
-    else if (kb_session_add_sink(s, k) == KB_OK && (s->store_path = strdup(db.s)))
+    if (kb_sink_store_open(db_path, records_path, &k, &note) != KB_OK)
+        kb_report(KB_REPORT_ERROR, "results store %s: %s (JSON Lines records only)", db_path, note.s);
+    else if (kb_session_add_sink(s, k) == KB_OK && (s->store_path = strdup(db_path)))
         load_ceilings(s);
-    free(dir);
-    kb_sb_free(&db);
     kb_sb_free(&note);
 }
 

@@ -80,10 +80,12 @@ kb_status kb_session_select(kb_session *s, const char *const *filters, int n_fil
  * failure with err filled ("(--resume)" appended when reading resume failed). */
 kb_status kb_session_records(kb_session *s, const char *path, const char *resume, kb_sb *err);
 
-/* The SQLite store in the folder of records_path (<dir>/kbench.db) as a sink, and from it
- * the device's measured ceilings (once the pipeline has its peaks; reported). When the
- * store cannot be opened, that is reported and the records file stays the only output. */
-void kb_session_store(kb_session *s, const char *records_path);
+/* The SQLite store at db_path (a command's --db, else kb_store_default_path(): one place
+ * for every run, wherever its records file is) as a sink, its rows pointing at
+ * records_path, and from it the device's measured ceilings (once the pipeline has its
+ * peaks; reported). When the store cannot be opened, that is reported and the records
+ * file stays the only output. */
+void kb_session_store(kb_session *s, const char *db_path, const char *records_path);
 
 /* A Chrome trace at path, written as the run goes. KB_OK, or KB_ERR_IO (errno says why). */
 kb_status kb_session_trace(kb_session *s, const char *path, const char *title);
