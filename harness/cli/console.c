@@ -120,7 +120,8 @@ static void format_row(const console_sink *k, const kb_sink_case *c, kb_sb *out)
     num(out, r->verify.done, r->verify.v.max_err_ratio, W_RATIO);
     num(out, r->measure.done, r->measure.m.st.median, W_TIME);
     double v[M_COUNT] = { d->tflops, d->gbps, d->pct_roof, d->ai, r->verify.v.max_abs_err };
-    int have[M_COUNT] = { rates, rates, rates && d->have_roof, rates, r->verify.done };
+    /* a case without FLOPs (embedding, a copy) has no TFLOPS or AI to show, not 0 */
+    int have[M_COUNT] = { rates && d->tflops > 0, rates, rates && d->have_roof, rates && d->ai > 0, r->verify.done };
     for (int m = 0; m < M_COUNT; m++)
         if (k->shown_metrics >> m & 1u)
             num(out, have[m], v[m], metrics[m].w);
