@@ -41,6 +41,10 @@
  *           query rows, so each ldmatrix of K or V feeds two m16 row tiles (half the shared
  *           bytes per FLOP), Q re-read from shared memory per k-step to leave the registers
  *           to the doubled accumulators; 128x64 or 128x32 tiles with 4 warps.
+ *   decode  split-KV flash-decoding: a few query rows (q_len <= 16) against a long KV cache,
+ *           grouped-query heads sharing K/V reads, the splits combined by their log-sum-exp
+ *           (kernels/attention_decode.cu, included below when ATTN_DECODE is defined: its own
+ *           file keeps this one readable; the family keeps one source).
  * exp is __expf in the fused variant (FlashAttention's exp2f fast path), exp2f in attn_mma.
  *
  * Defines (from the harness): KB_T storage type; KB_DTYPE_<X>; CAUSAL (CAUSAL_NO |
@@ -177,7 +181,17 @@ static_assert(FUSED_THREADS % 32 == 0 && FUSED_THREADS <= 1024,
 static_assert(RQ * (2 * FUSED_DPT + KC) <= 255,
               "RQ*(2*HEAD_D/TPR + KC) per-thread floats (q, accumulator, scores) exceed the 255-register file");
 
-extern "C" __global__ void __launch_bounds__(FUSED_THREADS)
+/* On sm_10x ptxas (NVRTC 13.0) holds the register-blocked fused kernel (RQ > 1) to 168
+ * registers and spills (seen with kbench compile --arch sm_100 at BQ=32, TPR=4, RQ=2, d=128);
+ * one resident block per SM as the minimum lets it use the 214 it needs. Other archs keep
+ * ptxas's own choice (sm_90: 186 registers, no spill). */
+#if KB_ARCH / 10 == 10
+#define FUSED_BOUNDS __launch_bounds__(FUSED_THREADS, 1)
+#else
+#define FUSED_BOUNDS __launch_bounds__(FUSED_THREADS)
+#endif
+
+extern "C" __global__ void FUSED_BOUNDS
 attn_fused(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *__restrict__ v,
            KB_T *__restrict__ o, int s, float scale)
 {
@@ -675,3 +689,7 @@ attn_mma(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *__r
 }
 
 #endif /* ATTN_MMA */
+
+/* ================================ decode ================================ */
+
+#include "attention_decode.cu"   /* empty unless ATTN_DECODE */

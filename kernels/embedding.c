@@ -208,7 +208,7 @@ static kb_status embedding_enqueue(kb_run *r, void *state)
     int64_t cap = c->params[P_MAX_GRID] > 0 ? c->params[P_MAX_GRID] : GRID_CAP;
     if (blocks > cap)
         blocks = cap; /* both kernels loop over the rest */
-    kb_geom g = { { (unsigned)blocks, 1, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_geom g = { { (unsigned)blocks, 1, 1 }, { (unsigned)block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg args[] = { kb_arg_ptr(s->d_ids), kb_arg_ptr(s->d_table), kb_arg_ptr(s->d_out), kb_arg_i64(tokens),
                       kb_arg_i64(dim), kb_arg_i64(s->ld) };
     return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 6);

@@ -164,7 +164,7 @@ static kb_status gelu_enqueue(kb_run *r, void *state)
     int64_t cap = c->params[P_MAX_GRID] > 0 ? c->params[P_MAX_GRID] : 65535LL * 16;
     if (c->variant == V_VEC && blocks > cap)
         blocks = cap;
-    kb_geom g = { { (unsigned)blocks, 1, 1 }, { block, 1, 1 }, 0 };
+    kb_geom g = { { (unsigned)blocks, 1, 1 }, { block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_y), kb_arg_i64(n) };
     return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 3);
 }

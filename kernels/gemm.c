@@ -397,7 +397,7 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
     if (st != KB_OK || c->variant != V_MMA || c->params[P_SPLITK] == 1)
         return st;
     /* split-K: the partial sums added and the epilogue applied, one thread per element */
-    kb_geom g2 = { { (unsigned)((g->m * g->n + 255) / 256), 1, 1 }, { 256, 1, 1 }, 0 };
+    kb_geom g2 = { { (unsigned)((g->m * g->n + 255) / 256), 1, 1 }, { 256, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a2[] = { kb_arg_ptr(s->d_w), kb_arg_ptr(s->d_c), kb_arg_ptr(s->d_d), kb_arg_i32((int32_t)g->m),
                     kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->ldc), kb_arg_f32((float)c->params[P_ALPHA]),
                     kb_arg_f32((float)c->params[P_BETA]),
@@ -476,12 +476,12 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
 
 static void gemm_teardown(kb_run *r, void *state) { state_free(state); }
 
-/* The instruction a variant's loop issues (fp8 on sm_90: widened to f16, gemm.cu FP8_VIA_F16). */
+/* The instruction a variant's loop issues (fp8 where it is not native: widened to f16, gemm.cu FP8_VIA_F16). */
 static int gemm_path(const kb_case *c, int sm, kb_path *out)
 {
     if (c->variant == V_CUBLASLT || (c->variant != V_MMA && c->dtype == KB_DT_INT8))
         return 0;   /* cuBLASLt's instructions are its own; integer SIMT has no FMA ceiling */
-    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, is_fp8(c->dtype) && sm >= 90)
+    return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, is_fp8(c->dtype) && kb_gemm_fp8_widened(sm))
                                : kb_path_set(out, "fma", KB_DT_FP32, 0);
 }
 

@@ -359,11 +359,14 @@ extern "C" __global__ void __launch_bounds__(SMEM_THREADS, 1) gemm_smem(GEMM_ARG
 #define MMA_OP kb_mma_m16n8k32_f32_e5m2
 #define FP8_WIDEN kb_cvt_f16x2_e5m2x2
 #endif
-/* On sm_90 ptxas spills the fp8 m16n8k32 form at the default 64x64 warp tile (seen with
- * kbench compile; sm_89 does not). There the kernel widens each fp8 fragment once to f16
- * (exact for every e4m3/e5m2 value, tests/test_mma.c) and issues two m16n8k16 f16 mmas,
- * which Hopper runs natively; products and fp32 accumulation are the same. */
-#if defined(FP8_WIDEN) && KB_ARCH >= 90
+/* Where fp8 mma.sync is not the architecture's native fp8 path (the table's
+ * KB_PATH_MMA_FP8_NATIVE, harness/core/arch.c: sm_90 runs it through the f16 pipe; on sm_90
+ * and sm_100 ptxas spills the fp8 m16n8k32 form at the default 64x64 warp tile, seen with
+ * kbench compile), the kernel widens each fp8 fragment once to f16 (exact for every
+ * e4m3/e5m2 value, tests/test_mma.c) and issues two m16n8k16 f16 mmas; products and fp32
+ * accumulation are the same. sm_89 and sm_12x keep the native form (no spill there). The
+ * condition must agree with the table: test_ptx checks it for every architecture. */
+#if defined(FP8_WIDEN) && KB_ARCH >= 90 && KB_ARCH / 10 != 12
 #define FP8_VIA_F16 1
 #else
 #define FP8_VIA_F16 0

@@ -57,7 +57,7 @@ int64_t kb_gemm_mma_smem_bytes(const kb_case *c)
 
 kb_geom kb_gemm_geom(const kb_case *c)
 {
-    kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
     int64_t m = c->dims[0], n = c->dims[1];
     if (c->variant == V_NAIVE) {
         geom.block[0] = 32, geom.block[1] = 8;
@@ -149,7 +149,7 @@ static double mma_warp_insts(const kb_case *c, const dims_t *d, int sm, int asyn
 {
     const int64_t *p = c->params;
     double mt = (double)(p[P_WM] / 16), ntl = (double)(p[P_WN] / 8), steps = mma_k_steps(c, d);
-    int widened = is_fp8(c->dtype) && sm >= 90;
+    int widened = is_fp8(c->dtype) && kb_gemm_fp8_widened(sm);
     double gather = d->esz == 4 ? 4 : 16;              /* scalar shared loads per fragment without ldmatrix */
     double a_ld = !d->a_t || d->esz == 2 ? mt : mt * gather;
     double b_ld = d->b_t || d->esz == 2 ? ntl / 2 : ntl / 2 * gather;

@@ -30,6 +30,12 @@ int64_t kb_gemm_threads(const kb_case *c);
  * B_STAGE in gemm.cu) and the epilogue staging (EPI_WARP per warp); must match gemm.cu. */
 int64_t kb_gemm_mma_smem_bytes(const kb_case *c);
 
+/* 1 when gemm.cu's mma variant widens fp8 fragments to f16 on the architecture of code:
+ * fp8 mma.sync exists there but is not its native fp8 path (core/arch.h
+ * KB_PATH_MMA_FP8_NATIVE; gemm.cu FP8_VIA_F16, checked against this by test_ptx). */
+static inline int kb_gemm_fp8_widened(int code)
+{ return kb_arch_has(code, KB_PATH_MMA_FP8) && !kb_arch_has(code, KB_PATH_MMA_FP8_NATIVE); }
+
 /* The launch of case c (not for cublaslt): grid, block, dynamic shared memory. */
 kb_geom kb_gemm_geom(const kb_case *c);
 

@@ -35,8 +35,9 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
     const int64_t *p = c->params;
     int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], wm = p[P_WM], wn = p[P_WN], st = p[P_STAGES];
     int mk = mma_k_of(c->dtype);
-    if ((c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2) && t->sm < 89)
-        REFUSE("fp8 mma.sync (m16n8k32 e4m3/e5m2) needs sm_89 or newer; the target is sm_%d", t->sm);
+    if ((c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2) && !kb_arch_has(t->sm, KB_PATH_MMA_FP8))
+        REFUSE("fp8 mma.sync (m16n8k32 e4m3/e5m2) needs sm_89 or newer (the architecture's fp8 mma path); the "
+               "target is %s", kb_arch_name(t->sm));
     if (wm < 16 || wm % 16)
         REFUSE("WM=%lld is not a multiple of the mma tile height 16", (long long)wm);
     if (wn < 16 || wn % 16)
@@ -73,8 +74,8 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
                (long long)p[P_GROUP]);
     int64_t smem = kb_gemm_mma_smem_bytes(c);
     if (t->max_shmem_per_block > 0 && smem > t->max_shmem_per_block)
-        REFUSE("STAGES*(A+B tiles) = %lld bytes of shared memory; sm_%d allows %d per block", (long long)smem, t->sm,
-               t->max_shmem_per_block);
+        REFUSE("STAGES*(A+B tiles) = %lld bytes of shared memory; %s allows %d per block", (long long)smem,
+               kb_arch_name(t->sm), t->max_shmem_per_block);
     return 1;
 }
 
@@ -87,8 +88,8 @@ static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_
         return 0;
     if (c->dtype == KB_DT_FP8E5M2)
         REFUSE("cuBLASLt has no e5m2 x e5m2 matmul (its FP8 operand pairs: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3)");
-    if (c->dtype == KB_DT_FP8E4M3 && t->sm < 89)
-        REFUSE("cuBLASLt FP8 matmul needs sm_89 or newer; the target is sm_%d", t->sm);
+    if (c->dtype == KB_DT_FP8E4M3 && !kb_arch_has(t->sm, KB_PATH_MMA_FP8))
+        REFUSE("cuBLASLt FP8 matmul needs FP8 tensor cores (sm_89 and later); the target is %s", kb_arch_name(t->sm));
     if (c->dtype == KB_DT_FP8E4M3 && p[P_LAYOUT] != L_NT)
         REFUSE("cuBLASLt FP8 matmul takes only the TN form (A transposed, B not, column-major): kbench's layout nt");
     /* cuBLAS documentation, cublasLtMatmul(): IMMA kernels with the regular data ordering

@@ -152,8 +152,9 @@ static int layernorm_valid(const kb_case *c, const kb_target *t, char *why, size
     if (shmem > (size_t)t->max_shmem_per_block) {
         snprintf(why, n,
                  "vec caches %lld rows of %lld %s (BLOCK/32 warps, one row each) in %zu bytes of shared memory; "
-                 "sm_%d allows %d per block: lower BLOCK",
-                 (long long)rpb, (long long)cols, kb_dtype_name(c->dtype), shmem, t->sm, t->max_shmem_per_block);
+                 "%s allows %d per block: lower BLOCK",
+                 (long long)rpb, (long long)cols, kb_dtype_name(c->dtype), shmem, kb_arch_name(t->sm),
+                 t->max_shmem_per_block);
         return 0;
     }
     return 1;
@@ -374,7 +375,8 @@ static kb_status layernorm_enqueue(kb_run *r, void *state)
     const kb_case *c = r->c;
     layernorm_state *s = state;
     int64_t rows = c->dims[D_ROWS];
-    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, shmem_bytes(c) };
+    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 },
+        shmem_bytes(c), { 1, 1, 1 } };
     if (c->variant == V_REG)
         return enqueue_reg(r, s, &g);
     kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_gamma), kb_arg_ptr(s->d_beta),

@@ -264,7 +264,7 @@ static kb_status softmax_enqueue(kb_run *r, void *state)
     const kb_case *c = r->c;
     softmax_state *s = state;
     int64_t rows = c->dims[D_ROWS];
-    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, 0 };
+    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, 0, { 1, 1, 1 } };
     if (c->variant == V_REG) {
         kb_status st;
         kb_arg a1[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_part), kb_arg_i64(rows), kb_arg_i64(c->dims[D_COLS]),

@@ -7,15 +7,16 @@
  *      or skipped with a reason, and every ok record verified over at least one element.
  *      Two compile workers build the modules ahead of the cases (the pool's real use).
  *   2. `kbench compile SUITE --arch sm_80 | sm_89 | sm_90` (default workers): every case's module compiles
- *      with NVRTC and ptxas reports its resources (with --no-spills: and none spills).
- * usage: family_check SUITE.yaml [--no-spills] */
+ *      with NVRTC and ptxas reports its resources (with --no-spills: and none spills); with
+ *      --blackwell also for sm_100 and sm_120a (issue 23: the suite compiles there spill-free).
+ * usage: family_check SUITE.yaml [--no-spills] [--blackwell] */
 #include "check.h"
 #include "spawn.h"
 
 #include <jansson.h>
 
 static const char *suite;
-static int no_spills;
+static int no_spills, blackwell;
 static char dir[256];
 static char first_ok[1024];   /* id of the first ok case, for the --dump check */
 
@@ -112,15 +113,24 @@ static void compile_for(const char *arch)
 static void test_nvrtc_sm80(void) { compile_for("sm_80"); }
 static void test_nvrtc_sm89(void) { compile_for("sm_89"); }
 static void test_nvrtc_sm90(void) { compile_for("sm_90"); }
+static void test_nvrtc_sm100(void) { compile_for("sm_100"); }
+static void test_nvrtc_sm120a(void) { compile_for("sm_120a"); }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--no-spills"))) {
-        fprintf(stderr, "usage: family_check SUITE.yaml [--no-spills]\n");
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--no-spills"))
+            no_spills = 1;
+        else if (!strcmp(argv[i], "--blackwell"))
+            blackwell = 1;
+        else
+            argc = 0;
+    }
+    if (argc < 2) {
+        fprintf(stderr, "usage: family_check SUITE.yaml [--no-spills] [--blackwell]\n");
         return 2;
     }
     suite = argv[1];
-    no_spills = argc == 3;
     snprintf(dir, sizeof dir, "/tmp/kbench-family-check-XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
@@ -131,5 +141,9 @@ int main(int argc, char **argv)
     RUN(test_nvrtc_sm80);
     RUN(test_nvrtc_sm89);
     RUN(test_nvrtc_sm90);
+    if (blackwell) {
+        RUN(test_nvrtc_sm100);
+        RUN(test_nvrtc_sm120a);
+    }
     TEST_MAIN_END();
 }

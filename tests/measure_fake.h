@@ -201,7 +201,7 @@ static const kb_backend fake_be = {
 /* ---- the fake family: fk.fam_launches launches of "k" per execution ---- */
 static kb_status fam_enqueue(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 4, 1, 1 }, { 128, 1, 1 }, 0 };
+    static const kb_geom g = { { 4, 1, 1 }, { 128, 1, 1 }, 0, { 1, 1, 1 } };
     for (int i = 0; i < fk.fam_launches; i++) {
         kb_status st = kb_run_launch(r, "k", &g, NULL, 0);
         if (st != KB_OK)

@@ -222,7 +222,7 @@ static void test_choice_of_n(void)
 
 static kb_status empty_enqueue(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    static const kb_geom g = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
     return kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
 }
 

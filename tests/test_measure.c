@@ -373,7 +373,7 @@ static void test_settings(void)
 
 static kb_status empty_enqueue(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 2, 1, 1 }, { 32, 1, 1 }, 0 };
+    static const kb_geom g = { { 2, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     return kb_run_launch(r, "kb_empty", &g, NULL, 0);
 }
 

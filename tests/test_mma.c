@@ -32,7 +32,7 @@ static kb_dptr upload(const void *h, size_t bytes)
 /* One warp runs entry(args); returns the launch status. */
 static kb_status launch_warp(const char *entry, const kb_arg *args, int n)
 {
-    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     kb_status st = B->launch(X, M, entry, &g, args, n);
     CHECK_MSG(st == KB_OK, "%s: %s", entry, B->last_error(X));
     return st;
@@ -221,7 +221,7 @@ static void test_cp_async_zero_fill(void)
     }
     /* a misaligned source faults, as on the GPU */
     kb_arg bad_args[] = { kb_arg_ptr(ds + 4), kb_arg_ptr(dout) };
-    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     CHECK(B->launch(X, M, "cp_async", &g, bad_args, 2) == KB_ERR_FAULT);
     CHECK(strstr(B->last_error(X), "cp.async") != NULL);
     B->free(X, dout), B->free(X, ds);

@@ -168,6 +168,8 @@ static void test_environment(void)
     put(in_dir("peaks.json"), "{\"gpus\": [");
     expect_env("KBENCH_PEAKS", in_dir("peaks.json"), 3, "not valid JSON");
     expect_env("KBENCH_PEAKS", in_dir("no-peaks.json"), 3, "cannot read it");
+    put(in_dir("peaks75.json"), "{\"gpus\": [{\"sku\": \"T4\", \"match\": [\"t4\"], \"sm\": 75}]}");
+    expect_env("KBENCH_PEAKS", in_dir("peaks75.json"), 3, "entry 0 (T4): sm 75 is no compute capability kbench runs on");
 }
 
 /* A cached emulator module truncated to half (SIGBUS inside dlopen before): rebuilt. */

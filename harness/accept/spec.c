@@ -142,6 +142,9 @@ static kb_status load_match(const kb_yctx *y, const yaml_node_t *m, kb_acc_spec 
     if ((v = kb_yaml_get(y, m, "sm"))) {
         if ((st = kb_yaml_int_range(y, v, "sm", 50, 200, &n)))
             return st;
+        if (!kb_arch_runs_any((int)n))
+            return kb_yaml_fail(y, v, "sm %lld: no architecture of kbench's runs on compute capability %lld.%lld "
+                                "(core/arch.h)", (long long)n, (long long)n / 10, (long long)n % 10);
         s->sm = (int)n;
     }
     if ((v = kb_yaml_get(y, m, "sm_count"))) {

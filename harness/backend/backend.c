@@ -72,6 +72,7 @@ static const struct {
     { KB_CAP_VENDOR_LIBS, "KB_CAP_VENDOR_LIBS", { SLOT(vendor_plan), SLOT(vendor_run), SLOT(vendor_free) }, 3 },
     { KB_CAP_TELEMETRY, "KB_CAP_TELEMETRY", { SLOT(telemetry) }, 1 },
     { KB_CAP_RESOURCES, "KB_CAP_RESOURCES", { SLOT(resources) }, 1 },
+    { KB_CAP_TMA, "KB_CAP_TMA", { SLOT(tmap_encode) }, 1 },
 };
 
 /* The slots every table sets. */
@@ -135,6 +136,16 @@ kb_status kb_be_resources(const kb_backend *be, kb_backend_ctx *bx, kb_module *m
         return be->resources(bx, m, entry, out);
     resources_unknown(out);
     return KB_ERR_SETUP;
+}
+
+int kb_be_compiles_for(const kb_backend *be, int code, char *why, size_t n)
+{
+    if (be->compiles_for)
+        return be->compiles_for(code, why, n);
+    if (kb_arch_get(code))
+        return 1;
+    snprintf(why, n, "no architecture of code %d in kbench's table (core/arch.h)", code);
+    return 0;
 }
 
 int kb_be_build_resources(const kb_backend *be, const char *log, const char *entry, kb_resources *out)
@@ -218,4 +229,23 @@ void kb_be_health(const kb_backend *be, kb_backend_ctx *bx, kb_health *out)
     char why[128];
     snprintf(why, sizeof why, "the %s backend reads no GPU health (no NVML)", be->name);
     kb_health_unread(out, why);
+}
+
+kb_status kb_backend_tmap_encode(const kb_backend *b, kb_backend_ctx *x, const kb_tmap_desc *d, kb_arg *out,
+                                 char *err, size_t errlen)
+{
+    unsigned char map[KB_TMAP_BYTES];
+    if (kb_tmap_validate(d, err, errlen) != 0)
+        return KB_ERR_INPUT;
+    if (!(b->caps & KB_CAP_TMA) || !b->tmap_encode) {
+        snprintf(err, errlen, "the %s backend cannot encode tensor maps (no KB_CAP_TMA)", b->name);
+        return KB_ERR_INPUT;
+    }
+    kb_status st = b->tmap_encode(x, d, map);
+    if (st != KB_OK) {
+        snprintf(err, errlen, "%s", b->last_error(x));
+        return st;
+    }
+    *out = kb_arg_tmap(map);
+    return KB_OK;
 }

@@ -3,6 +3,7 @@
 
 #include "cli/console_cols.h"
 #include "cli/progress.h"
+#include "core/arch.h"
 #include "core/report.h"
 
 #include <stdio.h>
@@ -212,7 +213,7 @@ static void setup_lines(FILE *err, const kb_sink_run *run)
     const kb_device_info *d = run->dev;
     char tgt[32] = "";
     if (run->target_sm != d->sm)
-        snprintf(tgt, sizeof tgt, ", compiled for sm_%d", run->target_sm);
+        snprintf(tgt, sizeof tgt, ", compiled for %s", kb_arch_name(run->target_sm));
     fprintf(err, "kbench: suite %s: %lld cases to run on %s (%s, sm_%d%s)%s\n", run->suite,
             (long long)run->cases->todo, run->backend, d->name, d->sm, tgt,
             run->check_shapes ? "; the emulator runs the suite's check shapes" : "");

@@ -19,7 +19,10 @@ static void print_device(const char *backend, int index, const kb_device_info *d
     printf("uuid           %s\n", d->uuid);
     if (d->pci_bus_id[0])
         printf("pci bus id     %s\n", d->pci_bus_id);
-    printf("arch           sm_%d%s\n", d->sm, gpu ? "" : " (emulated)");
+    if (gpu)
+        printf("arch           sm_%d (compute capability %d.%d)\n", d->sm, d->sm / 10, d->sm % 10);
+    else   /* the emulator's device is the architecture it emulates, sm_90a included */
+        printf("arch           %s (emulated)\n", kb_arch_name(target_sm));
     printf("%-14s %d\n", gpu ? "SMs" : "workers", d->sm_count);
     if (gpu) {
         printf("sm clock       %d MHz\n", d->clock_khz / 1000);
@@ -27,8 +30,8 @@ static void print_device(const char *backend, int index, const kb_device_info *d
         printf("L2             %d KiB\n", d->l2_bytes / 1024);
         printf("memory         %.1f GiB\n", d->total_mem_bytes / (1024.0 * 1024 * 1024));
     }
-    if (target_sm != d->sm)
-        printf("compiled for   sm_%d (--arch)\n", target_sm);
+    if (gpu && target_sm != d->sm)   /* --arch, or the nearest target of a cc the table lacks */
+        printf("compiled for   %s\n", kb_arch_name(target_sm));
     printf("smem/block     %d KiB (opt-in)\n", d->max_shmem_per_block_optin / 1024);
     if (d->driver_version)
         printf("driver         CUDA %d.%d (%d)\n", d->driver_version / 1000, d->driver_version % 1000 / 10,
@@ -57,8 +60,13 @@ int kb_cmd_devices(const kb_run_opts *o)
     kb_session *s;
     kb_sb msg;
     kb_sb_init(&msg);
-    if (kb_session_open(&so, &s, &msg) != KB_OK) {
+    kb_status st = kb_session_open(&so, &s, &msg);
+    if (st != KB_OK) {
         fprintf(stderr, "kbench: %s\n", msg.s);
+        if (st == KB_ERR_INPUT) {   /* an --arch the device cannot load, or the NVRTC lacks: the line is wrong */
+            kb_sb_free(&msg);
+            return KB_EXIT_INPUT;
+        }
         if (!strcmp(so.backend, "cuda") && !strstr(msg.s, "device query: "))
             fprintf(stderr, "kbench: no GPU can be used here; the CPU emulator can run and verify every kernel: "
                             "kbench devices --backend emu\n");

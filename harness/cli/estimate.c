@@ -16,7 +16,8 @@ int kb_cmd_estimate(const kb_estimate_opts *o)
 
 static const kb_opt estimate_opts[] = {
     { "--gpu", NULL, KB_OPT_CHOICE, offsetof(kb_estimate_opts, gpu), "NAME",
-      "the GPU modelled: h100-sxm, h100-pcie, h200-sxm, a100-sxm, a100-pcie, l40s, l4, rtx4090", 0, 0, 0,
+      "the GPU modelled: h100-sxm, h100-pcie, h200-sxm, a100-sxm, a100-pcie, l40s, l4, rtx4090, b200, "
+      "gb200, rtx5090, rtx-pro-6000 (b300: refused, its SM count is unpublished)", 0, 0, 0,
       kb_est_gpu_names, 0 },
     KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_CACHE_DIR, KB_ROW_JOBS,
     { "--peaks", NULL, KB_OPT_STR, offsetof(kb_estimate_opts, peaks_path), "FILE",

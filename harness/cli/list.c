@@ -98,10 +98,10 @@ int kb_cmd_list(const kb_run_opts *o)
         if (it->valid)
             printf("%s\n", it->id);
         else
-            printf("%s  [skipped on sm_%d: %s]\n", it->id, sm, it->why);
+            printf("%s  [skipped on %s: %s]\n", it->id, kb_arch_name(sm), it->why);
     }
-    fprintf(stderr, "%lld cases (%lld would be skipped on sm_%d)%s\n", (long long)l->counts.visited,
-            (long long)l->counts.invalid, sm,
+    fprintf(stderr, "%lld cases (%lld would be skipped on %s)%s\n", (long long)l->counts.visited,
+            (long long)l->counts.invalid, kb_arch_name(sm),
             kb_session_check_shapes(s) ? "; shapes are the emulator's check shapes (--full-shapes for the full ones)"
                                        : "");
     if (l->counts.repeats)

@@ -31,14 +31,10 @@ int kb_opts_fail(const kb_command *cmd, const char *what, const char *fmt, ...)
 
 int kb_opts_arch(const char *s, int *sm)
 {
-    if (strncmp(s, "sm_", 3) == 0)
-        s += 3;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || (v != 80 && v != 86 && v != 89 && v != 90))
+    const kb_arch *a = kb_arch_find(s);
+    if (!a)
         return -1;
-    *sm = (int)v;
+    *sm = a->code;
     return 0;
 }
 
@@ -110,8 +106,11 @@ static int store(const kb_command *cmd, const kb_opt *op, const char *v, void *o
             *(double *)field = d;
         break;
     case KB_OPT_ARCH:
-        if (kb_opts_arch(v, (int *)field) != 0)
-            rc = kb_opts_fail(cmd, op->name, "expected sm_80, sm_86, sm_89 or sm_90, got '%s'", v);
+        if (kb_opts_arch(v, (int *)field) != 0) {
+            char names[512];
+            rc = kb_opts_fail(cmd, op->name, "expected one of kbench's architectures (%s), got '%s'",
+                              kb_arch_list(names, sizeof names, NULL, NULL), v);
+        }
         break;
     case KB_OPT_LIST: {
         const char ***list = (const char ***)field;
@@ -238,7 +237,11 @@ void kb_opts_help(const kb_command *cmd, FILE *out)
             range_text(op, r, sizeof r);
             snprintf(range, sizeof range, " (%s)", strchr(r, ' ') ? strstr(r, "in ") : r);
         }
-        fprintf(out, "  %-28s %s%s%s\n", left, op->help, range, op->kind == KB_OPT_LIST ? " (repeatable)" : "");
+        char names[512] = "";
+        if (op->kind == KB_OPT_ARCH)   /* the architecture table's names, never a copy of them */
+            kb_arch_list(names, sizeof names, NULL, NULL);
+        fprintf(out, "  %-28s %s%s%s%s%s\n", left, op->help, range, op->kind == KB_OPT_LIST ? " (repeatable)" : "",
+                names[0] ? "; one of " : "", names);
     }
     if (cmd->more)
         fprintf(out, "\n%s", cmd->more);

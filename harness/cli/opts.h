@@ -6,7 +6,8 @@
  * kind, where in the struct the value goes (offsetof), a metavar and one line of help.
  * Values are checked as they are read: integers and numbers against [min, max] (no
  * trailing junk, no inf/nan, no overflow), choices against their list, architectures
- * as sm_XX. Every error has one shape, on stderr, and exit code 2:
+ * against the architecture table (core/arch.h). Every error has one shape, on stderr,
+ * and exit code 2:
  *     kbench run: --min-samples: expected an integer in [1, 1000000], got 'x'
  *     (kbench run --help lists the options)
  * Both `--name value` and `--name=value` are accepted; `--` ends the options.
@@ -25,7 +26,7 @@ typedef enum {
     KB_OPT_INT,       /* int field in [min, max] */
     KB_OPT_DOUBLE,    /* double field in [min, max], (min, max] with min_open; finite */
     KB_OPT_CHOICE,    /* const char * field, one of choices */
-    KB_OPT_ARCH       /* int field: sm_80 -> 80 (80, 86, 89, 90) */
+    KB_OPT_ARCH       /* int field: an architecture's code (core/arch.h): sm_80 -> 80, sm_90a -> 1090 */
 } kb_opt_kind;
 
 typedef struct {
@@ -75,7 +76,9 @@ void kb_opts_help(const kb_command *cmd, FILE *out);
 int kb_opts_fail(const kb_command *cmd, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Parse an sm_XX architecture ("sm_90" or "90"); 0 and *sm set, or -1. */
+/* Parse an architecture of the table ("sm_90a", "sm_90" or "90"): 0 and *sm set to its code,
+ * or -1 for a name the table lacks. Whether the installed NVRTC can compile for it is
+ * checked where NVRTC is used (the cuda backend's init, `kbench compile`). */
 int kb_opts_arch(const char *s, int *sm);
 
 #endif /* KB_OPTS_H */

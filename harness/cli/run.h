@@ -10,11 +10,11 @@
 typedef struct {
     const char *suite_path;
     const char *backend;        /* "auto" (cuda when a device is present, else emu), "cuda", "emu" */
-    int sm_override;            /* --arch sm_XX; 0 = the device's own (emu: 90) */
+    int sm_override;            /* --arch: an architecture's code (core/arch.h); 0 = the device's own (emu: sm_90) */
     int device_index;
     const char **filters;       /* a case runs when its id contains any of them (none: all) */
     int n_filters;
-    const char *out_path;       /* JSON Lines file; NULL: results/<suite>-<UTC time>.jsonl */
+    const char *out_path;       /* JSON Lines file; NULL: results/<suite>-<UTC time>.jsonl (compile: --emit's DIR) */
     const char *db_path;        /* --db: the results store; NULL: kb_store_default_path() */
     const char *resume_path;    /* continue this JSON Lines file, skipping recorded cases */
     const char *cache_dir;      /* NULL: kb_cache_dir() */
@@ -32,6 +32,7 @@ typedef struct {
     const char *emu_check;      /* --emu-check: race, init, all (comma-separated) */
     const char *trace_path;     /* run --trace: Chrome trace-event JSON written as the run goes */
     int jobs;                   /* -j: compile workers; 0 = the session's default (kb_session_start) */
+    const char *emit;           /* compile --emit: "ptx", "cubin", or NULL */
 } kb_run_opts;
 
 /* The session options of o (session/session.h): backend, device, arch, compile cache,
@@ -49,8 +50,8 @@ int kb_run_open_session(const kb_session_opts *so, kb_session **s);
 extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
 #define KB_ROW_BACKEND { "--backend", NULL, KB_OPT_CHOICE, offsetof(kb_run_opts, backend), "auto|cuda|emu", \
     "cuda when a device is present, else the CPU emulator (default auto)", 0, 0, 0, kb_run_backend_choices, 0 }
-#define KB_ROW_ARCH { "--arch", NULL, KB_OPT_ARCH, offsetof(kb_run_opts, sm_override), "sm_XX", \
-    "target architecture: sm_80, sm_86, sm_89, sm_90 (default: the device's; emu and offline: sm_90)", \
+#define KB_ROW_ARCH { "--arch", NULL, KB_OPT_ARCH, offsetof(kb_run_opts, sm_override), "ARCH", \
+    "target architecture (default: the device's; emu and offline: sm_90); on cuda, one the installed NVRTC supports", \
     0, 0, 0, NULL, 0 }
 #define KB_ROW_DEVICE { "--device", NULL, KB_OPT_INT, offsetof(kb_run_opts, device_index), "N", \
     "CUDA device ordinal (default 0)", 0, 1023, 0, NULL, 0 }

@@ -95,7 +95,9 @@ static double objective(void *user, int i)
     kb_tune_session *x = pc->x;
     if (kb_interrupted())
         return NAN;
-    if (x->o->time_s > 0 && now_s() - pc->t0_s > x->o->time_s) {
+    /* the first configuration is always evaluated: a choice needs one, and the time before it
+     * (the compile workers taking the problem's modules) is not the search's */
+    if (x->o->time_s > 0 && pc->evals > 0 && now_s() - pc->t0_s > x->o->time_s) {
         pc->out_of_time = 1;
         return NAN;
     }
@@ -263,7 +265,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         snprintf(c->family, sizeof c->family, "%s", w->family);
         snprintf(c->case_id, sizeof c->case_id, "%s", w->case_id);
         snprintf(c->config, sizeof c->config, "%s", w->config);
-        snprintf(c->params, sizeof c->params, "%s", w->params);
+        kb_tune_choice_from_entry(w, c);   /* the typed problem and configuration */
         c->median_us = w->median_us;
         c->lo_us = ch.lo_us;
         c->hi_us = ch.hi_us;

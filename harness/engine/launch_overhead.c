@@ -43,7 +43,7 @@ static kb_status exec_once(const launcher *l)
         return kb_run_fail(r, KB_ERR_INTERRUPTED, "interrupted while timing the launch overhead");
     if (!l->empty)
         return r->f->enqueue(r, l->state);
-    static const kb_geom one = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    static const kb_geom one = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
     kb_status st = r->be->launch(r->bx, l->empty, KB_EMPTY_ENTRY, &one, NULL, 0);
     return st == KB_OK ? KB_OK : kb_run_fail(r, st, "launch of %s: %s", KB_EMPTY_ENTRY, r->be->last_error(r->bx));
 }

@@ -147,9 +147,20 @@ kb_status kb_peaks_check_file(const char *path, kb_sb *err)
             kb_sb_printf(err, "%s:%d:%d: not valid JSON: %s", path, je.line, je.column, je.text);
         return KB_ERR_SETUP;
     }
-    if (!json_is_array(json_object_get(root, "gpus"))) {
+    json_t *gpus = json_object_get(root, "gpus"), *g;
+    size_t i;
+    if (!json_is_array(gpus)) {
         kb_sb_printf(err, "%s: not a peaks file (expected an object with a \"gpus\" array, as data/peaks.json)", path);
         st = KB_ERR_SETUP;
+    }
+    json_array_foreach(gpus, i, g) {   /* the architecture table decides which compute capabilities exist */
+        json_t *sm = json_object_get(g, "sm");
+        if (st == KB_OK && json_is_integer(sm) && !kb_arch_runs_any((int)json_integer_value(sm))) {
+            kb_sb_printf(err, "%s: entry %zu (%s): sm %lld is no compute capability kbench runs on (core/arch.h)",
+                         path, i, json_string_value(json_object_get(g, "sku")) ? json_string_value(json_object_get(g, "sku"))
+                         : "?", (long long)json_integer_value(sm));
+            st = KB_ERR_SETUP;
+        }
     }
     json_decref(root);
     return st;

@@ -1,6 +1,7 @@
 /* est_cmd.c - `kbench estimate` as one call (est_cmd.h). */
 #include "estimate/est_cmd.h"
 
+#include "core/arch.h"
 #include "engine/setup.h"
 #include "estimate/est_report.h"
 #include "estimate/est_store.h"
@@ -25,6 +26,10 @@ kb_status kb_est_setup_target(const char *gpu, const char *peaks_path, const cha
         for (int i = 0; kb_est_gpu_names[i]; i++)
             kb_sb_printf(err, " %s", kb_est_gpu_names[i]);
         kb_sb_printf(err, ")");
+        return KB_ERR_INPUT;
+    }
+    if (g->sms <= 0) {   /* every roof is per SM or shared over them: no SM count, no model */
+        kb_sb_printf(err, "--gpu %s: %s: the model needs the SM count", g->name, g->source);
         return KB_ERR_INPUT;
     }
     kb_status st = kb_est_gpu_peaks(g, peaks_path, &s->peaks, err);
@@ -62,22 +67,35 @@ static int report_opts(const kb_est_cmd *o, const kb_est_setup *s, int sm, kb_es
     return 0;
 }
 
+/* --arch must be one whose CUBIN loads on the GPU modelled (sm_90a on an H100, never on a
+ * B200: core/arch.h). 0, or KB_EXIT_INPUT with the reason in err. */
+static int check_arch(int sm, const kb_est_gpu *g, kb_sb *err)
+{
+    char why[512];
+    if (kb_arch_runs_on(sm, g->sm, why, sizeof why))
+        return 0;
+    kb_sb_printf(err, "--arch %s on %s: %s", kb_arch_name(sm), g->name, why);
+    return KB_EXIT_INPUT;
+}
+
 int kb_est_command(const kb_est_cmd *o)
 {
     kb_est_setup s;
     kb_est_report_opts ro;
     kb_sb err;
-    kb_sb_init(&err);
     if (!o->gpu) {
         fprintf(stderr, "kbench estimate: --gpu is required (one of: h100-sxm, a100-sxm, ...; kbench estimate -h)\n");
         return KB_EXIT_INPUT;
     }
+    kb_sb_init(&err);
     const char *env = getenv("KBENCH_DB"), *db = o->db_path ? o->db_path : env && *env ? env : KB_STORE_DEFAULT_PATH;
     kb_status st = kb_est_setup_target(o->gpu, o->peaks_path, db, &s, &err);
     if (st == KB_OK)
         st = kb_setup_check(o->cache_dir, &err);
     int sm = o->sm_override ? o->sm_override : s.x.gpu ? s.x.gpu->sm : 0;
-    int rc = st != KB_OK ? exit_of(st) : report_opts(o, &s, sm, &ro);
+    int rc = st != KB_OK ? exit_of(st) : check_arch(sm, s.x.gpu, &err);
+    if (rc == 0)
+        rc = report_opts(o, &s, sm, &ro);
     kb_est_rows rows = { 0 };
     int64_t n_selected = 0;
     if (rc == 0) {
@@ -97,9 +115,9 @@ int kb_est_command(const kb_est_cmd *o)
         fprintf(stderr, "kbench estimate: %s\n", err.s);
     else if (rc == 0)
         fprintf(stderr,
-                "kbench estimate: %s, sm_%d: %zu cases estimated (static model, not measurements), %zu failed "
+                "kbench estimate: %s, %s: %zu cases estimated (static model, not measurements), %zu failed "
                 "to compile, %zu skipped or not modelled\n",
-                o->gpu, sm, kb_est_rows_count(&rows, KB_EST_ROW_OK), kb_est_rows_count(&rows, KB_EST_ROW_COMPILE_ERROR),
+                o->gpu, kb_arch_name(sm), kb_est_rows_count(&rows, KB_EST_ROW_OK), kb_est_rows_count(&rows, KB_EST_ROW_COMPILE_ERROR),
                 kb_est_rows_count(&rows, KB_EST_ROW_SKIPPED) + kb_est_rows_count(&rows, KB_EST_ROW_NO_MODEL));
     if (rc == 0 && kb_est_rows_count(&rows, KB_EST_ROW_COMPILE_ERROR))
         rc = KB_EXIT_WRONG;

@@ -17,8 +17,8 @@ typedef struct {
 
 /* Fill *s for --gpu gpu: the datasheet peaks from peaks_path (NULL: the default), the
  * GPU-timed ceilings of the store at db_path (NULL: none) of a device of the same SKU
- * (est_store.h), the target (kb_est_target_init). KB_ERR_INPUT for an unknown GPU,
- * KB_ERR_SETUP when the peaks file has no entry for it; message in err. */
+ * (est_store.h), the target (kb_est_target_init). KB_ERR_INPUT for an unknown GPU or one
+ * whose SM count is unpublished (gpu.h: sms 0; the model needs it), KB_ERR_SETUP when the peaks file has no entry for it; message in err. */
 kb_status kb_est_setup_target(const char *gpu, const char *peaks_path, const char *db_path, kb_est_setup *s,
                               kb_sb *err);
 
@@ -40,7 +40,8 @@ typedef struct {
 } kb_est_cmd;
 
 /* Run the command; a process exit code: KB_EXIT_OK, KB_EXIT_WRONG (1) when a case failed
- * to compile, KB_EXIT_INPUT for a bad suite, option or filter that matches nothing,
+ * to compile, KB_EXIT_INPUT for a bad suite, option or filter that matches nothing, a GPU
+ * without an SM count, an --arch whose CUBIN would not load on the GPU (core/arch.h),
  * KB_EXIT_SETUP without a compiler, datasheet or writable output. Messages on stderr. */
 int kb_est_command(const kb_est_cmd *o);
 

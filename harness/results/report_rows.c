@@ -295,13 +295,32 @@ int kb_report_same_problem_params(const kb_report_row *a, const kb_report_row *b
     return 1;
 }
 
-/* Same shape, device, padding, launch mode and problem params: comparable across dtypes. */
+/* 1 when the row's variant computes another operation over its family's dims
+ * (kb_family.other_op_variants: attention's decode). */
+static int other_op(const kb_report_row *r, int *variant)
+{
+    int f = kb_family_find(r->family);
+    *variant = f < 0 ? -1 : kb_family_variant_find(kb_families[f], r->variant);
+    return *variant >= 0 && *variant < 32 && (kb_families[f]->other_op_variants >> *variant & 1u);
+}
+
+/* Rows of such a variant compare only with rows of the same variant (their problem params -
+ * q_len, group, causal - are compared by kb_report_same_problem_params), not with the
+ * family's operation. */
+static int same_operation(const kb_report_row *a, const kb_report_row *b)
+{
+    int va, vb, oa = other_op(a, &va), ob = other_op(b, &vb);
+    return (!oa && !ob) || va == vb;
+}
+
+/* Same shape, device, padding, launch mode, problem params (and operation): comparable across
+ * dtypes. */
 static int same_shape(const kb_report_row *a, const kb_report_row *b)
 {
     return a->dev == b->dev && strcmp(a->family, b->family) == 0 && strcmp(a->launch, b->launch) == 0 &&
            json_equal(json_object_get(a->rec, "dims"), json_object_get(b->rec, "dims")) &&
            json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad")) &&
-           kb_report_same_problem_params(a, b);
+           kb_report_same_problem_params(a, b) && same_operation(a, b);
 }
 
 int kb_report_row_is_vendor(const kb_report_row *row)

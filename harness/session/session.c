@@ -76,11 +76,20 @@ static kb_status open_offline(kb_session *s, kb_sb *err)
     s->plan_caps = kb_backend_caps_of(s->o.backend);
     int sm = s->o.bo.sm_override ? s->o.bo.sm_override : 90;
     s->target = (kb_target){ sm, s->o.judge_caps ? s->plan_caps : 0, kb_arch_max_shmem_optin(sm) };
-    if (s->o.build && !(s->be = kb_backend_find(s->o.backend))) {
+    if (!s->o.build)
+        return KB_OK;
+    if (!(s->be = kb_backend_find(s->o.backend))) {
         kb_sb_printf(err, "unknown backend '%s' (expected cuda or emu)", s->o.backend);
         return KB_ERR_INPUT;
     }
-    return KB_OK;
+    if (s->o.build_ptx && s->be == &kb_backend_cuda)
+        s->be = &kb_backend_cuda_ptx;
+    /* the compiler's own list, read at run time (an older NVRTC lacks sm_100): before anything */
+    char why[768];
+    int r = kb_be_compiles_for(s->be, sm, why, sizeof why);
+    if (r <= 0)
+        kb_sb_printf(err, "--arch %s: %s", kb_arch_name(sm), why);
+    return r > 0 ? KB_OK : r == 0 ? KB_ERR_INPUT : KB_ERR_SETUP;
 }
 
 kb_status kb_session_open(const kb_session_opts *o, kb_session **out, kb_sb *err)
@@ -398,10 +407,27 @@ void kb_session_build(kb_session *s, const kb_cases_item *item, kb_built *out)
     const kb_module_ref *b = kb_modules_get(s->mods, f->source, defs.s, s->target.sm);
     kb_sb_free(&defs);
     out->log = b->log;
+    out->artifact = b->status == KB_OK ? b->artifact : NULL;
     if (b->status != KB_OK)
         out->status = KB_BUILT_FAILED;
     else if (kb_be_build_resources(s->be, b->log, out->entry, &out->res) != 0)
         out->status = KB_BUILT_NO_REPORT;
+}
+
+int kb_session_module_id(const kb_session *s, const kb_cases_item *item, kb_sb *out)
+{
+    (void)s;   /* the target is the session's: one per session, so not part of the text */
+    const kb_family *f = item->f;
+    const kb_case *c = item->it.c;
+    if (!item->it.valid || !f->variants[c->variant].entry)
+        return -1;
+    kb_sb defs;
+    kb_sb_init(&defs);
+    kb_case_defines(f, c, &defs);
+    kb_sb_clear(out);
+    kb_sb_printf(out, "%s\n%s", f->source, defs.s);
+    kb_sb_free(&defs);
+    return 0;
 }
 
 /* ---- running the cases ---- */

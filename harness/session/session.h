@@ -46,14 +46,19 @@ typedef struct {
     int offline;                  /* no device (list, compile, estimate): plan for the caps of
                                    * `backend` and --arch (default sm_90) */
     int build;                    /* offline: build modules for the target with `backend`'s
-                                   * compiler (NVRTC for cuda: no driver needed), never load */
+                                   * compiler (NVRTC for cuda: no driver needed), never load;
+                                   * the target must be one that compiler compiles for */
+    int build_ptx;                /* with build on cuda: PTX instead of CUBINs (compile --emit ptx;
+                                   * cached apart from the CUBINs) */
     int judge_caps;               /* offline: valid() sees the backend's caps (list); else none */
 } kb_session_opts;
 
 /* Open a session: the backend and its device, or (o->offline) a target with no device.
  * KB_OK with *out set (kb_session_close it); otherwise *out NULL and err says why:
- * KB_ERR_INPUT (an unknown backend, an --arch it refuses), KB_ERR_SETUP (no driver, no
- * device, the device query failed, no toolchain fits the driver), KB_ERR_OOM. */
+ * KB_ERR_INPUT (an unknown backend, an --arch it refuses or, building offline, one its
+ * compiler lacks: "--arch sm_100: NVRTC 12.4 (...) cannot compile for sm_100; ..."),
+ * KB_ERR_SETUP (no driver, no device, the device query failed, no toolchain fits the
+ * driver, no compiler to build with), KB_ERR_OOM. */
 kb_status kb_session_open(const kb_session_opts *o, kb_session **out, kb_sb *err);
 
 /* The compile cache and kernels directory (engine/setup.h) and --dump DIR (created, must
@@ -186,11 +191,20 @@ typedef struct {
     kb_built_status status;
     const char *entry;            /* the variant's kernel entry (NULL for a vendor call) */
     const char *log;              /* the compiler log (borrowed from the module table) */
+    const char *artifact;         /* KB_BUILT, KB_BUILT_NO_REPORT: the built file in the compile cache
+                                   * (a .cubin, or a .ptx with o->build_ptx; borrowed: read, never
+                                   * write); else NULL */
     kb_resources res;             /* fields -1 where unknown */
 } kb_built;
 
 /* Build item's module for the target in an offline session with o->build (the pipeline
  * started: kb_session_start) and read its resources from the build log. */
 void kb_session_build(kb_session *s, const kb_cases_item *item, kb_built *out);
+
+/* The identity of item's module for the session's target, as text equal exactly when two
+ * cases build the same module (its source and defines: "<source>\n<defines>"), into out
+ * (replacing its text): what names a module's file (compile --emit). 0, or -1 for a case
+ * with no module of kbench's (refused by valid(), or a vendor library call). */
+int kb_session_module_id(const kb_session *s, const kb_cases_item *item, kb_sb *out);
 
 #endif /* KB_SESSION_H */

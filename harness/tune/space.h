@@ -4,6 +4,9 @@
  * A problem is what a deployment looks up: family, dtype, dims, pad, launch mode and the
  * params that change what is computed and apply to every variant (choice params such as
  * gemm's layout or attention's causal, lower-case integer params such as alpha, beta). A
+ * variant that computes another operation over the family's dims (kb_family.other_op_variants:
+ * attention's decode) has problems of its own, "attention/decode(causal=yes,q_len=1,group=8)/...",
+ * with its own lower-case params (q_len, group) in the key. A
  * configuration is how it is computed: the variant, the tile params (the upper-case -D
  * params: BM, BLOCK, VEC, STAGES, ...), cuBLASLt's algorithm rank `algo`, and every param
  * that applies to some variants only (gelu vec's max_grid, cuBLASLt's workspace). The
@@ -47,14 +50,25 @@ typedef struct {
     char first_invalid[512];       /* the first refused case and its reason ("" when none) */
 } kb_tune_space;
 
+/* 1 when variant of family f computes another operation over its dims (other_op_variants). */
+int kb_tune_other_op(const kb_family *f, int variant);
+
 /* 1 when param i of family f is a configuration axis (see the file comment). */
 int kb_tune_param_is_config(const kb_family *f, int i);
 
 /* "variant(P=v,...)": the variant of c and the config params that apply to it
  * (malloc'ed; NULL when out of memory). */
 char *kb_tune_config_label(const kb_family *f, const kb_case *c);
+/* 1 when param i is in the problem key of a case of variant: a problem param that applies to it. */
+int kb_tune_param_in_key(const kb_family *f, int i, int variant);
 
-/* The problem key of case c of family f into b (cleared first). */
+/* The operation of case c of family f into b (cleared first): the family and the params
+ * that define what is computed, "gemm(layout=nt,alpha=1,beta=0)" - the first part of its
+ * problem key. */
+void kb_tune_problem_op(const kb_family *f, const kb_case *c, kb_sb *b);
+
+/* The problem key of case c of family f into b (cleared first):
+ * "<op>/<dtype>/<dims joined by x>/pad<N>/<launch>". */
 void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b);
 
 /* Build the space of plan p's cases that a walk selected (a session's list:

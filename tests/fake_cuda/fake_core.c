@@ -60,6 +60,7 @@ static double env_num(const char *name, double def)
 
 int arch(void) { return (int)env_num("KBENCH_FAKE_CUDA_ARCH", 90); }
 int driver(void) { return (int)env_num("KBENCH_FAKE_CUDA_DRIVER", 13000); }
+int sm_count(void) { return (int)env_num("KBENCH_FAKE_CUDA_SMS", 4); }
 double slowdown(void) { return env_num("KBENCH_FAKE_CUDA_SLOWDOWN", 1.0); }
 double kernel_ns(void) { return env_num("KBENCH_FAKE_CUDA_KERNEL_NS", 10000.0); }
 long fault_at(void)

@@ -68,6 +68,22 @@ static void read_info(const unsigned char *b, size_t n, fake_entry *e)
     }
 }
 
+/* .nv.compat holds records as .nv.info does; {format 2 (a byte value), attribute 0x09} says
+ * whether the image is arch-specific (fake_cubin.h). */
+static int read_specific(const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i + 4 <= n;) {
+        unsigned fmt = b[i], attr = b[i + 1];
+        size_t len = fmt == 4 ? ((size_t)b[i + 2] | (size_t)b[i + 3] << 8) : 0;
+        if (fmt == 2 && attr == 0x09)
+            return b[i + 2] != 0;
+        if (fmt < 1 || fmt > 4 || i + 4 + len > n)
+            break;
+        i += 4 + len;
+    }
+    return 0;
+}
+
 /* The global .nv.info holds EIATTR_REGCOUNT (0x2f) records {u32 symbol index, u32 count}. */
 static void read_regcounts(const unsigned char *p, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
                            const Elf64_Shdr *info, fake_image *img)
@@ -136,6 +152,8 @@ int fake_cubin_parse(const void *image, fake_image *out)
         fake_entry *e;
         if (!strcmp(nm, ".note.nv.tkinfo"))
             out->toolkit_major = toolkit_major(p, &sh[i]);
+        else if (!strcmp(nm, ".nv.compat"))
+            out->specific = read_specific(p + sh[i].sh_offset, sh[i].sh_size);
         else if (!strncmp(nm, ".nv.info.", 9) && (e = (fake_entry *)fake_cubin_entry(out, nm + 9)) != NULL)
             read_info(p + sh[i].sh_offset, sh[i].sh_size, e);
         else if (!strncmp(nm, ".nv.shared.", 11) && (e = (fake_entry *)fake_cubin_entry(out, nm + 11)) != NULL)

@@ -4,7 +4,10 @@
  *
  * Read from the image (layouts as NVRTC 12/13 write them; checked against NVRTC 13.0):
  *   - the target arch: e_flags bits 8..15 for ELF ABI version >= 8 (CUDA 13's format,
- *     e.g. 0x6005a04 = sm_90), bits 0..7 before (CUDA <= 12);
+ *     e.g. 0x6005a04 = sm_90), bits 0..7 before (CUDA <= 12); whether it is an arch-specific
+ *     `a` target from the .nv.compat section: a record {format 2, attribute 0x09, value 1}
+ *     (observed with NVRTC and nvcc 13.0: 1 for sm_90a/sm_100a/sm_120a, 0 for sm_90, sm_100
+ *     and the family targets sm_100f/sm_120f; e_flags are the same for sm_90 and sm_90a);
  *   - the toolkit major from .note.nv.tkinfo ("Cuda compilation tools, release 13.0");
  *   - entries: FUNC symbols with a .text.<name> section; per entry from .nv.info.<name>:
  *     EIATTR_CBANK_PARAM_SIZE (0x19: parameter bytes), EIATTR_KPARAM_INFO (0x17: one per
@@ -33,6 +36,7 @@ typedef struct {
 
 typedef struct {
     int sm;                 /* x10 */
+    int specific;           /* 1: an arch-specific (`a`) CUBIN, loads on exactly sm */
     int toolkit_major;      /* 0 unknown */
     int n_entries;
     fake_entry entries[FAKE_MAX_ENTRIES];

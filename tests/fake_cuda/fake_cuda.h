@@ -9,7 +9,8 @@
  *     destroyed (CUDA_ERROR_INVALID_HANDLE; device pointers: CUDA_ERROR_INVALID_VALUE,
  *     and copies/fills inside an allocation);
  *   - module images are CUBINs parsed by fake_cubin.c: not a CUBIN -> INVALID_IMAGE; built
- *     for another major arch or a newer minor than the device -> NO_BINARY_FOR_GPU; built by
+ *     for another major arch or a newer minor than the device, or arch-specific (sm_90a,
+ *     sm_100a, sm_120a) for any other compute capability than its own -> NO_BINARY_FOR_GPU; built by
  *     a toolkit of a newer CUDA major than the driver -> UNSUPPORTED_PTX_VERSION (*assumed*:
  *     what users report for newer-toolkit images; no document names the code for a CUBIN);
  *     cuModuleGetFunction of a name the image lacks -> NOT_FOUND;
@@ -25,6 +26,16 @@
  *   - cuMemcpyHtoD/DtoH are synchronous on the legacy stream, which waits for every blocking
  *     stream (a held one: until the blocking kernel gives up); cuMemHostAlloc takes PORTABLE,
  *     DEVICEMAP and WRITECOMBINED only, and only DEVICEMAP memory has a device pointer;
+ *   - cuLaunchKernelEx: as cuLaunchKernel, and with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION of
+ *     more than one block (CUDA Programming Guide "Thread Block Clusters"; Driver API
+ *     CUlaunchAttributeValue::clusterDim): no cluster dim 0 (INVALID_VALUE); and else
+ *     CUDA_ERROR_INVALID_CLUSTER_SIZE ("cluster misconfiguration"; the code is *assumed* for
+ *     each breach, no document names one per rule) for a device below compute capability 9.0,
+ *     a grid not a multiple of the cluster in every dimension, more than 8 blocks (the
+ *     portable size) or, with the function's NON_PORTABLE_CLUSTER_SIZE_ALLOWED, more than 16,
+ *     more blocks than the device has SMs, and a block that does not fit on one SM (threads,
+ *     64 K registers, shared memory per SM less 1 KB per block: no cluster can be resident).
+ *     Any other launch attribute: NOT_SUPPORTED (not modelled);
  *   - stream capture: a synchronising or allocating call while a stream captures fails with
  *     STREAM_CAPTURE_UNSUPPORTED and invalidates the capture (end capture then returns
  *     STREAM_CAPTURE_INVALIDATED);
@@ -45,6 +56,7 @@
  * Environment:
  *   KBENCH_FAKE_CUDA_DRIVER    cuDriverGetVersion (default 13000; 12040 = an R550 driver)
  *   KBENCH_FAKE_CUDA_ARCH      compute capability x10 (default 90)
+ *   KBENCH_FAKE_CUDA_SMS       multiprocessors (default 4)
  *   KBENCH_FAKE_CUDA_NAME      device name (default "Fake GPU")
  *   KBENCH_FAKE_CUDA_SLOWDOWN  factor on every GPU duration (default 1)
  *   KBENCH_FAKE_CUDA_KERNEL_NS GPU time of one kernel (default 10000)

@@ -34,12 +34,18 @@ typedef struct {
 } fstream;
 struct fevent { int recorded, known; double stamp; fstream *s; };
 typedef struct { fake_image img; } fmodule;
-typedef struct { fmodule *mod; const fake_entry *e; int max_dyn; } ffunc;
+typedef struct {
+    fmodule *mod;
+    const fake_entry *e;
+    int max_dyn;            /* MAX_DYNAMIC_SHARED_SIZE_BYTES now */
+    int nonportable;        /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
+} ffunc;
 typedef struct { double gpu_ns; } fgraph;
 typedef struct { double gpu_ns; int uploaded; } fexec;
 
 /* settings (fake_cuda.h) */
 FAKE_HIDDEN int arch(void);
+FAKE_HIDDEN int sm_count(void);
 FAKE_HIDDEN int driver(void);
 FAKE_HIDDEN double slowdown(void);
 FAKE_HIDDEN double kernel_ns(void);

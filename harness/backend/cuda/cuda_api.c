@@ -10,13 +10,15 @@
 /* Every entry point, by the symbol cuda.h (CUDA 13.0) binds its API name to.
  * `fallback` is an older export with the same signature, tried when `sym` is
  * missing: cuEventElapsedTime_v2 only exists from driver 12.8 on, and a benchmark
- * must not refuse a 12.x driver just for its timer. */
+ * must not refuse a 12.x driver just for its timer. An `optional` entry stays NULL on a
+ * driver without it; its caller refuses what needs it, with the reason. */
 static const struct {
     const char *sym;
     const char *fallback;
     size_t offset;
+    int optional;
 } syms[] = {
-#define E(field, sym) { sym, NULL, offsetof(kb_cuda_api, field) }
+#define E(field, sym) { sym, NULL, offsetof(kb_cuda_api, field), 0 }
     E(Init, "cuInit"),
     E(DriverGetVersion, "cuDriverGetVersion"),
     E(GetErrorName, "cuGetErrorName"),
@@ -37,7 +39,7 @@ static const struct {
     E(EventCreate, "cuEventCreate"),
     E(EventRecord, "cuEventRecord"),
     E(EventSynchronize, "cuEventSynchronize"),
-    { "cuEventElapsedTime_v2", "cuEventElapsedTime", offsetof(kb_cuda_api, EventElapsedTime) },
+    { "cuEventElapsedTime_v2", "cuEventElapsedTime", offsetof(kb_cuda_api, EventElapsedTime), 0 },
     E(EventDestroy, "cuEventDestroy_v2"),
     E(MemAlloc, "cuMemAlloc_v2"),
     E(MemFree, "cuMemFree_v2"),
@@ -50,6 +52,7 @@ static const struct {
     E(FuncGetAttribute, "cuFuncGetAttribute"),
     E(FuncSetAttribute, "cuFuncSetAttribute"),
     E(LaunchKernel, "cuLaunchKernel"),
+    { "cuLaunchKernelEx", NULL, offsetof(kb_cuda_api, LaunchKernelEx), 1 },   /* CUDA 12.0+: clusters */
     E(StreamBeginCapture, "cuStreamBeginCapture_v2"),
     E(StreamEndCapture, "cuStreamEndCapture"),
     E(GraphInstantiate, "cuGraphInstantiateWithFlags"),
@@ -83,6 +86,8 @@ kb_status kb_cuda_api_load(kb_cuda_api *api, char *err, size_t n)
         void *fn = dlsym(api->lib, syms[i].sym);
         if (!fn && syms[i].fallback)
             fn = dlsym(api->lib, syms[i].fallback);
+        if (!fn && syms[i].optional)
+            continue;
         if (!fn) {
             snprintf(err, n, "the CUDA driver is too old: %s has no %s", path, syms[i].sym);
             kb_cuda_api_unload(api);
@@ -219,6 +224,7 @@ size_t kb_cuda_arg_bytes(kb_arg_kind kind)
     case KB_ARG_I32: return sizeof(int32_t);
     case KB_ARG_I64: return sizeof(int64_t);
     case KB_ARG_F32: return sizeof(float);
+    case KB_ARG_TMAP: return KB_TMAP_BYTES;   /* sizeof(CUtensorMap) */
     }
     return 0;
 }
@@ -237,6 +243,7 @@ int kb_cuda_marshal(const kb_arg *args, int n, void **params)
         case KB_ARG_I32: params[i] = (void *)&a->v.i32; break;
         case KB_ARG_I64: params[i] = (void *)&a->v.i64; break;
         case KB_ARG_F32: params[i] = (void *)&a->v.f32; break;
+        case KB_ARG_TMAP: params[i] = (void *)a->v.tmap; break;
         default: return -1;
         }
     }

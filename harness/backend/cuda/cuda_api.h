@@ -60,6 +60,8 @@ typedef struct {
     CUresult (CUDAAPI *LaunchKernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                                      unsigned bx, unsigned by, unsigned bz, unsigned shmem_bytes,
                                      CUstream stream, void **params, void **extra);
+    /* OPTIONAL: NULL on a driver older than CUDA 12.0; the launch with a cluster needs it */
+    CUresult (CUDAAPI *LaunchKernelEx)(const CUlaunchConfig *config, CUfunction fn, void **params, void **extra);
 
     CUresult (CUDAAPI *StreamBeginCapture)(CUstream stream, CUstreamCaptureMode mode); /* _v2 */
     CUresult (CUDAAPI *StreamEndCapture)(CUstream stream, CUgraph *graph);
@@ -76,7 +78,8 @@ typedef struct {
     CUresult (CUDAAPI *MemFreeHost)(void *p);
 } kb_cuda_api;
 
-/* Open the driver library and resolve every entry point of the table.
+/* Open the driver library and resolve every entry point of the table (the OPTIONAL ones
+ * stay NULL when the driver lacks them).
  * The library is env KBENCH_LIBCUDA when set, else "libcuda.so.1".
  * Returns KB_OK, or KB_ERR_SETUP with a message in err: "no CUDA driver found
  * (libcuda.so.1: <dlerror text>)" when the library cannot be opened, or a

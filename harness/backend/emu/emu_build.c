@@ -302,9 +302,9 @@ static kb_status link_checked(const kb_emu_cxx *c, char **argv, int n, const cha
 kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default_sm, const char *out_path,
                            kb_sb *log, char *err, size_t errlen)
 {
-    int n_args = c->n + N_FIXED_FLAGS + N_CHECK_FLAGS + 10 + req->n_defines; /* arch, -I, -x c++ src -o out, -c, NULL */
+    int n_args = c->n + N_FIXED_FLAGS + N_CHECK_FLAGS + 12 + req->n_defines; /* 3 arch, -I, -x c++ src -o out, -c, NULL */
     char **argv = calloc((size_t)n_args, sizeof *argv);
-    char **owned = calloc((size_t)req->n_defines + 2, sizeof *owned);  /* strings made here */
+    char **owned = calloc((size_t)req->n_defines + 4, sizeof *owned);  /* strings made here */
     int n = 0, n_owned = 0;
     kb_status st = KB_OK;
     if (!argv || !owned)
@@ -315,7 +315,22 @@ kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default
         argv[n++] = (char *)fixed_flags[i];
     for (int i = 0; c->checks && i < N_CHECK_FLAGS; i++)
         argv[n++] = (char *)check_flags[i];
-    if (asprintf(&owned[n_owned], "-DKB_EMU_ARCH=%d", req->sm ? req->sm : default_sm) < 0)
+    /* the gating defines every module gets, on both backends (core/arch.h); KB_EMU_ARCH
+     * is the emulator's older name of KB_ARCH */
+    char def_arch[32], def_specific[32];
+    int code = req->sm ? req->sm : default_sm;
+    if (kb_arch_defines(code, def_arch, def_specific) != 0) {
+        snprintf(err, errlen, "emu: no architecture of code %d in kbench's table (core/arch.h)", code);
+        st = KB_ERR_INPUT;
+        goto done;
+    }
+    if (asprintf(&owned[n_owned], "-DKB_EMU_ARCH=%d", kb_arch_cc(code)) < 0)
+        goto oom;
+    argv[n++] = owned[n_owned++];
+    if (asprintf(&owned[n_owned], "-D%s", def_arch) < 0)
+        goto oom;
+    argv[n++] = owned[n_owned++];
+    if (asprintf(&owned[n_owned], "-D%s", def_specific) < 0)
         goto oom;
     argv[n++] = owned[n_owned++];
     for (int i = 0; i < req->n_defines; i++) {

@@ -40,6 +40,7 @@ typedef struct {
     unsigned grid[3];                    /* blocks */
     unsigned block[3];                   /* threads per block */
     size_t dyn_shmem_bytes;              /* [bytes] */
+    int sm90_user;                       /* the module uses the async proxy (TMA stores, wgmma) */
 } kb_emu_launch;
 
 /* How the threads of a block take turns (--emu-schedule). Threads run until they wait
@@ -58,7 +59,7 @@ typedef struct {
     int stop;                            /* atomic: an error was raised, skip what is left */
     kb_status st;                        /* the first error (under mu) */
     char msg[512];
-    int sm;                              /* the emulated arch x10 */
+    int sm;                              /* the emulated arch: a code of core/arch.h (sm_90a = 1090) */
     size_t shmem_limit_bytes;            /* per block */
     kb_emu_schedule schedule;
     uint64_t seed;                       /* KB_EMU_SCHED_RANDOM */
