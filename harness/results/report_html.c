@@ -27,6 +27,8 @@ static const char style[] =
     ".ok{color:#1a7f37}.failed{color:#c62828;font-weight:bold}.skipped{color:#777}"
     ".note{background:#fff4e5;border-left:4px solid #f0a020;padding:4px 10px;max-width:80em;font-size:12px}"
     "nav.toc ol{margin:.2em 0;padding-left:1.5em;columns:4;font-size:13px}"
+    /* the summary's matrix is dense, so that llm.yaml's fits the first 1400x900 screen */
+    "table.matrix{font-size:11px;line-height:13px;margin:.2em 0}table.matrix th,table.matrix td{padding:0 4px}"
     "table.matrix td{text-align:left}table.matrix td.c{font-family:monospace}"
     "table.matrix a{color:inherit;text-decoration:none}table.matrix a:hover{text-decoration:underline}"
     ".m{color:#666}.zero{font-size:13px}";
