@@ -8,13 +8,20 @@
 # test fuzz_regressions replays it in every build.
 # fuzz.sh SECONDS model - the same for the model description loader (fuzz_model; seeds
 # data/models/, tests/data/model_tiny.yaml, tests/fuzz/model_regressions/).
+# fuzz.sh SECONDS ktcache - the same for the Kernel Tuner cache reader of `kbench tune
+# --replay` (fuzz_ktcache; seeds tests/data/kt_*.json, tests/fuzz/ktcache_regressions/).
 # fuzz.sh SECONDS coll - what the collectives read: launcher variables, rendezvous, fault hooks,
 # sizes (fuzz_coll; seeds tests/fuzz/coll_regressions/).
+# fuzz.sh SECONDS records - the record reader through every report, compare and --resume's
+# inspection (fuzz_records; seeds tests/data/*.jsonl, tests/fuzz/records_regressions/).
+# fuzz.sh SECONDS rankfile - the rank-file reader of kbench fleet, the merge and its pages
+# (fuzz_rankfile; seeds tests/fuzz/rankfile_regressions/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
 target="${2:-suite}"
-case "$target" in suite|spec|model|coll) ;; *) echo "fuzz.sh: target suite, spec, model or coll, not $target" >&2; exit 2;; esac
+case "$target" in suite|spec|model|ktcache|coll|records|rankfile) ;;
+  *) echo "fuzz.sh: target suite, spec, model, ktcache, coll, records or rankfile, not $target" >&2; exit 2;; esac
 # libFuzzer comes with clang's runtime (Debian: clang, libclang-rt-14-dev)
 need=()
 command -v clang > /dev/null || need+=(clang)
@@ -32,6 +39,12 @@ corpus="corpus-$target"
 mkdir -p "build-fuzz/$corpus"
 if [ "$target" = suite ]; then
   cp suites/*.yaml tests/suites/*.yaml tests/fuzz/regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
+elif [ "$target" = ktcache ]; then
+  cp tests/data/kt_*.json tests/fuzz/ktcache_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
+elif [ "$target" = records ]; then
+  cp tests/data/*.jsonl tests/fuzz/records_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
+elif [ "$target" = rankfile ]; then
+  cp tests/fuzz/rankfile_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 elif [ "$target" = coll ]; then
   cp tests/fuzz/coll_regressions/* "build-fuzz/$corpus/" 2>/dev/null || true
 elif [ "$target" = model ]; then

@@ -206,12 +206,20 @@ static void test_repeated_case_runs_once(void)
 /* The outputs of issue "reports" from a fresh run: every report format, the store, compare. */
 static void test_reports_query_compare_from_a_run(void)
 {
-    char db[600];
-    snprintf(db, sizeof db, "%s", path_in("ra/kbench.db"));
+    char dir_a[512], dir_b[512], out_a[600], out_b[600], db[600];   /* path_in's buffers are reused */
+    snprintf(dir_a, sizeof dir_a, "%s/ra", dir);
+    snprintf(dir_b, sizeof dir_b, "%s/rb", dir);
+    snprintf(out_a, sizeof out_a, "%s/a.jsonl", dir_a);
+    snprintf(out_b, sizeof out_b, "%s/b.jsonl", dir_b);
+    snprintf(db, sizeof db, "%s/kbench.db", dir_a);
     const char *ra[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/31/pad0",
-                         "--out", path_in("ra/a.jsonl"), "--db", db, "--max-samples", "3", "--quiet", NULL };
+                         "--out", out_a, "--db", db, "--max-samples", "3", "--quiet", NULL };
     const char *rb[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/31/pad0",
-                         "--out", path_in("rb/b.jsonl"), "--max-samples", "3", "--quiet", NULL };
+                         "--out", out_b, "--max-samples", "3", "--quiet", NULL };
+    /* the directory of an output file must exist (core/output.h): nothing is made, exit 3 */
+    CHECK(run_kbench(ra, path_in("ra.log")) == 3 && contains(path_in("ra.log"), "does not exist"));
+    CHECK(access(dir_a, F_OK) != 0);
+    CHECK(mkdir(dir_a, 0755) == 0 && mkdir(dir_b, 0755) == 0);
     CHECK(run_kbench(ra, path_in("ra.log")) == 0);
     CHECK(run_kbench(rb, path_in("rb.log")) == 0);
     const char *fmts[] = { "md", "csv", "html", "gbench-json", "junit" };
@@ -252,6 +260,8 @@ static void test_one_results_store(void)
     char db[600], count[64];
     snprintf(db, sizeof db, "%s", path_in("store/kbench.db"));
     setenv("KBENCH_DB", db, 1);
+    /* kbench makes neither the directory of an output file nor a named store's (core/output.h) */
+    CHECK(mkdir(path_in("elsewhere"), 0755) == 0 && mkdir(path_in("store"), 0755) == 0);
     const char *r[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/31/pad0", "--out",
                         path_in("elsewhere/x.jsonl"), "--max-samples", "2", "-q", NULL };
     CHECK(run_kbench(r, path_in("one.log")) == 0);

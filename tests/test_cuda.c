@@ -9,6 +9,7 @@
 #include "spawn.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,11 +80,13 @@ static void test_stub_driver_binds_versioned_symbols(void)
         unsetenv("KBENCH_LIBCUDA");
         return;
     }
-    /* Every slot after the handle is bound. */
+    /* Every slot after the handle is bound, but those resolved later through the driver's
+     * entry-point table (cuda_tmap.c: TensorMapEncodeTiled, which the stub cannot answer). */
     void *slots[sizeof api / sizeof(void *)];
     memcpy(slots, &api, sizeof slots);
     for (size_t i = 1; i < sizeof slots / sizeof slots[0]; i++)
-        CHECK_MSG(slots[i] != NULL, "slot %zu unbound", i);
+        CHECK_MSG(slots[i] != NULL || i == offsetof(kb_cuda_api, TensorMapEncodeTiled) / sizeof(void *),
+                  "slot %zu unbound", i);
 
     /* The versioned names cuda.h maps the API names to. */
     void *h = dlopen(stub, RTLD_NOW | RTLD_LOCAL);
@@ -103,6 +106,7 @@ static void test_stub_driver_binds_versioned_symbols(void)
         BOUND(StreamBeginCapture, "cuStreamBeginCapture_v2");
         BOUND(GraphInstantiate, "cuGraphInstantiateWithFlags");
         BOUND(LaunchKernel, "cuLaunchKernel");
+        BOUND(GetProcAddress, "cuGetProcAddress_v2");
         BOUND(Init, "cuInit");
 #undef BOUND
         dlclose(h);

@@ -683,6 +683,8 @@ static const char *break_rule(kb_tmap_desc *d, int k)
             d->base = 0x1010; return "32 with";
     case 10: d->dtype = KB_TMAP_U8; d->oob_fill = KB_TMAP_OOB_NAN_REQUEST_ZERO_FMA; return "floating-point";
     case 11: d->interleave = KB_TMAP_INTERLEAVE_16B; return "at least 3";
+    case 12: d->interleave = KB_TMAP_INTERLEAVE_32B; d->rank = 3; d->dims[2] = 1; d->box[2] = 1; d->strides[1] = 8192;
+             return "swizzle must be 32B";
     default: return NULL;
     }
 }

@@ -189,11 +189,30 @@ static void test_binary(void)
     const char *run = "tests/data/run_gpu.jsonl";
     char *before = slurp(run);
     const char *i[] = { "kbench", "report", run, "--out", run, "--format", "csv", NULL };
-    expect(2, "is the run being reported", i);
+    expect(2, "kbench does not write over its own input", i);
     char *after = slurp(run);
     CHECK(before && after && !strcmp(before, after));
     free(before);
     free(after);
+    /* a path longer than KB_PATH_ARG_MAX, as an option or a positional argument: named, exit 2 */
+    char longp[600];
+    memset(longp, 'a', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    const char *j[] = { "kbench", "report", run, "--out", longp, NULL };
+    expect(2, "kbench report: --out: a path of 599 bytes; kbench takes paths of at most 400", j);
+    const char *k[] = { "kbench", "run", longp, NULL };
+    expect(2, "kbench run: SUITE: a path of 599 bytes", k);
+    /* query's argument is SQL, not a path: a long statement is not refused for its length */
+    char sql[700];
+    snprintf(sql, sizeof sql, "SELECT '%.*s'", 600, longp);
+    const char *l[] = { "kbench", "query", sql, NULL };
+    char log[80];
+    snprintf(log, sizeof log, "%s.bin", errlog);
+    run_kbench(l, log);
+    char *out = slurp(log);
+    CHECK_MSG(out && !strstr(out, "kbench takes paths"), "query refused its SQL: %s", out ? out : "");
+    free(out);
+    unlink(log);
 }
 
 /* A near miss gets "did you mean": commands, options, choices, GPU and model names. */

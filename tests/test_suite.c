@@ -132,8 +132,8 @@ static void test_errors_from_files(void)
     CHECK(kb_suite_load("tests/suites/bad_syntax.yaml", fake_fams, N_FAKE_FAMS, &s, &err) == KB_ERR_INPUT);
     CHECK_MSG(!strncmp(err.s, "tests/suites/bad_syntax.yaml:7:8: YAML: did not find expected ',' or ']'", 69) &&
               strstr(err.s, "while parsing a flow sequence at 6:12"), "%s", err.s);
-    /* A missing file is an I/O error naming the path. */
-    CHECK(kb_suite_load("tests/suites/no_such_suite.yaml", fake_fams, N_FAKE_FAMS, &s, &err) == KB_ERR_IO);
+    /* A missing file is an input error naming the path. */
+    CHECK(kb_suite_load("tests/suites/no_such_suite.yaml", fake_fams, N_FAKE_FAMS, &s, &err) == KB_ERR_INPUT);
     CHECK_MSG(strstr(err.s, "tests/suites/no_such_suite.yaml") && strstr(err.s, "No such file"), "%s", err.s);
     CHECK(s.n_entries == 0 && s.name == NULL);
     kb_sb_free(&err);

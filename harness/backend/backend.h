@@ -85,7 +85,9 @@ enum {
     KB_CAP_CUBLASLT   = 1u << 7, /* cuBLASLt is loaded (vendor_* slots take KB_VOP_MATMUL). A backend's
                                   * caps promise it; a device's caps drop it when the library did not load */
     KB_CAP_CUDNN      = 1u << 8, /* cuDNN is loaded (vendor_* slots take KB_VOP_SDPA); as KB_CAP_CUBLASLT */
-    KB_CAP_TMA        = 1u << 9  /* tensor maps can be encoded (tmap_encode slot) for TMA kernels */
+    KB_CAP_TMA        = 1u << 9  /* tensor maps can be encoded (tmap_encode slot) for TMA kernels. A backend's
+                                  * caps promise it; a device's caps drop it where the device or the driver
+                                  * has no TMA (kb_device_info.tma_note says why) */
 };
 
 /* Description of the device a backend drives (or emulates). */
@@ -109,6 +111,9 @@ typedef struct {
                              * --arch or the device's own; 0 = sm (kb_target_sm) */
     int toolchain_unusable; /* 1: no compiler this build found makes code this driver loads (run stops, exit 3) */
     char toolchain_note[512]; /* cuda: the NVRTC chosen and its fit with the driver, or why none fits; "" on emu */
+    char tma_note[256];     /* cuda: how tensor maps are encoded, or why they cannot be here (KB_CAP_TMA dropped
+                             * from caps: a device below compute capability 9.0, a driver without
+                             * cuTensorMapEncodeTiled); "" on emu */
 } kb_device_info;
 
 /* The arch a device's kernels are compiled for (a code of core/arch.h): --arch when given,
@@ -279,8 +284,9 @@ typedef struct kb_backend {
     void (*health)(kb_backend_ctx *x, kb_health *out);
     /* OPTIONAL (KB_CAP_TMA): encode a validated tensor map into the 128-byte opaque map a
      * TMA kernel takes (the emulator's own format on emu; cuTensorMapEncodeTiled on cuda).
-     * KB_ERR_INPUT with the reason for what the backend cannot encode. Reach it through
-     * kb_backend_tmap_encode, which validates first. */
+     * KB_ERR_INPUT with the reason for what the backend cannot encode, or where the device has
+     * no TMA (its caps lack KB_CAP_TMA). Reach it through kb_backend_tmap_encode, which
+     * validates first. */
     kb_status (*tmap_encode)(kb_backend_ctx *x, const kb_tmap_desc *d, unsigned char out[KB_TMAP_BYTES]);
 } kb_backend;
 

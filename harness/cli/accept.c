@@ -437,17 +437,17 @@ static void accept_defaults(void *o)
 }
 
 static const kb_opt accept_opts[] = {
-    { "--spec", NULL, KB_OPT_STR, offsetof(kb_accept_opts, spec_path), "FILE",
+    { "--spec", NULL, KB_OPT_IN, offsetof(kb_accept_opts, spec_path), "FILE",
       "the acceptance spec (default: the one under data/acceptance/ matching the GPU, else generic)", 0, 0, 0, NULL,
       0 },
-    { "--out-dir", NULL, KB_OPT_STR, offsetof(kb_accept_opts, out_dir), "DIR",
+    { "--out-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_accept_opts, out_dir), "DIR",
       "verdict, JUnit and records of this rank under DIR (shared by a fleet's ranks; default results/accept)", 0, 0,
       0, NULL, 0 },
-    { "--json", NULL, KB_OPT_STR, offsetof(kb_accept_opts, json_path), "FILE", "a copy of the verdict JSON", 0, 0,
+    { "--json", NULL, KB_OPT_OUT, offsetof(kb_accept_opts, json_path), "FILE", "a copy of the verdict JSON", 0, 0,
       0, NULL, 0 },
-    { "--junit", NULL, KB_OPT_STR, offsetof(kb_accept_opts, junit_path), "FILE", "a copy of the JUnit XML", 0, 0,
+    { "--junit", NULL, KB_OPT_OUT, offsetof(kb_accept_opts, junit_path), "FILE", "a copy of the JUnit XML", 0, 0,
       0, NULL, 0 },
-    { "--suite", NULL, KB_OPT_STR, offsetof(kb_accept_opts, suite), "FILE",
+    { "--suite", NULL, KB_OPT_IN, offsetof(kb_accept_opts, suite), "FILE",
       "the cases to run (default suites/accept.yaml)", 0, 0, 0, NULL, 0 },
     { "--check-suites", NULL, KB_OPT_CHOICE, offsetof(kb_accept_opts, check_suites), "auto|yes|no",
       "also verify every kernel check suite (tests/suites/kernels_*.yaml; auto: on a GPU, not on the emulator)", 0,

@@ -179,7 +179,11 @@ static int finish(compile_ctx *x, int fail_on_spill)
         fprintf(stderr, "kbench compile: %d %s file%s written into %s\n", kb_emit_count(x->emit), x->o->emit,
                 kb_emit_count(x->emit) == 1 ? "" : "s", x->o->out_path);
     if (x->o->n_filters > 0 && kb_session_cases(x->s)->n == 0) {
-        fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(x->o, &f);
+        fprintf(stderr, "kbench: %s matches none of the suite's cases\n", f.s);
+        kb_sb_free(&f);
         return KB_EXIT_INPUT;
     }
     if (x->n_err)

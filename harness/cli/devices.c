@@ -44,6 +44,8 @@ static void print_device(const char *backend, int index, const kb_device_info *d
         printf("%-14s %.*s\n", first ? "vendor libs" : "", (int)len, line);
         line += len + (line[len] == '\n');
     }
+    if (d->tma_note[0])
+        printf("tensor maps    %s\n", d->tma_note);
     if (!(d->caps & KB_CAP_GPU_TIMER))
         printf("note           the emulator executes kernels on the CPU; its timings are CPU time\n");
 }
@@ -71,6 +73,12 @@ int kb_cmd_devices(const kb_run_opts *o)
             fprintf(stderr, "kbench: no GPU can be used here; the CPU emulator can run and verify every kernel: "
                             "kbench devices --backend emu\n");
         kb_sb_free(&msg);
+        return KB_EXIT_SETUP;
+    }
+    if (kb_session_peaks_file_check(&msg) != KB_OK) {   /* a broken peaks file is named, exit 3 */
+        fprintf(stderr, "kbench devices: %s\n", msg.s);
+        kb_sb_free(&msg);
+        kb_session_close(s);
         return KB_EXIT_SETUP;
     }
     const kb_device_info *d = kb_session_device(s);

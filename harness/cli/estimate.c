@@ -20,7 +20,7 @@ static const kb_opt estimate_opts[] = {
       "gb200, rtx5090, rtx-pro-6000 (b300: refused, its SM count is unpublished)", 0, 0, 0,
       kb_est_gpu_names, 0 },
     KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_CACHE_DIR, KB_ROW_JOBS,
-    { "--peaks", NULL, KB_OPT_STR, offsetof(kb_estimate_opts, peaks_path), "FILE",
+    { "--peaks", NULL, KB_OPT_IN, offsetof(kb_estimate_opts, peaks_path), "FILE",
       "datasheet peaks (default $KBENCH_PEAKS, else data/peaks.json)", 0, 0, 0, NULL, 0 },
     { "--format", "-f", KB_OPT_CHOICE, offsetof(kb_estimate_opts, format), "text|json|csv",
       "output format (default text: aligned columns; every row and field says ESTIMATE)", 0, 0, 0,
@@ -30,7 +30,7 @@ static const kb_opt estimate_opts[] = {
     { "--sort", NULL, KB_OPT_CHOICE, offsetof(kb_estimate_opts, sort), "plan|time|roof",
       "row order: plan (default), time (slowest first), roof (lowest % of roofline first)", 0, 0, 0,
       kb_est_sort_names, 0 },
-    { "--db", NULL, KB_OPT_STR, offsetof(kb_estimate_opts, db_path), "PATH",
+    { "--db", NULL, KB_OPT_IN, offsetof(kb_estimate_opts, db_path), "PATH",
       "results store whose measured ceilings of the same GPU model replace the assumed DRAM fraction and launch "
       "cost (default $KBENCH_DB, else results/kbench.db)", 0, 0, 0, NULL, 0 },
     KB_ROW_QUIET,

@@ -110,7 +110,11 @@ int kb_cmd_list(const kb_run_opts *o)
     int64_t selected = l->n;
     kb_session_close(s);
     if (o->n_filters > 0 && selected == 0) {
-        fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(o, &f);
+        fprintf(stderr, "kbench: %s matches none of the suite's cases\n", f.s);
+        kb_sb_free(&f);
         return KB_EXIT_INPUT;
     }
     return KB_EXIT_OK;

@@ -2,6 +2,7 @@
 #include "cli/opts.h"
 
 #include "core/kb.h"
+#include "core/output.h"
 #include "core/suggest.h"
 
 #include <errno.h>
@@ -95,7 +96,11 @@ static int store(const kb_command *cmd, const kb_opt *op, const char *v, void *o
     switch (op->kind) {
     case KB_OPT_FLAG: *(int *)field = 1; break;
     case KB_OPT_SET: *(int *)field = (int)op->min; break;
-    case KB_OPT_STR: *(const char **)field = v; break;
+    case KB_OPT_STR:
+    case KB_OPT_IN:
+    case KB_OPT_OUT:
+    case KB_OPT_OUTDIR:
+    case KB_OPT_OUTDB: *(const char **)field = v; break;
     case KB_OPT_CHOICE: rc = parse_choice(cmd, op, v, (const char **)field); break;
     case KB_OPT_INT:
         if ((rc = parse_number(cmd, op, v, &d)) == 0)
@@ -247,6 +252,98 @@ void kb_opts_help(const kb_command *cmd, FILE *out)
         fprintf(out, "\n%s", cmd->more);
 }
 
+/* ---- the paths ---- */
+
+int kb_opt_is_output(kb_opt_kind kind)
+{
+    return kind == KB_OPT_OUT || kind == KB_OPT_OUTDIR || kind == KB_OPT_OUTDB;
+}
+
+static const char *path_of(const kb_opt *op, const void *o)
+{
+    return *(const char *const *)((const char *)o + op->offset);
+}
+
+/* One message in the parser's shape for a path refusal; the exit code. */
+static int path_fail(const kb_command *cmd, const char *what, kb_status st, const char *msg)
+{
+    if (st == KB_ERR_INPUT)
+        return kb_opts_fail(cmd, what, "%s", msg);
+    fprintf(stderr, "kbench %s: %s: %s\n", cmd->name, what, msg);
+    return kb_out_exit(st);
+}
+
+/* Output op (value out) against the inputs, the positionals and the other outputs. */
+static kb_status not_an_input(const kb_command *cmd, const kb_opt *op, const void *o, kb_sb *err)
+{
+    const char *out = path_of(op, o);
+    kb_sb what;
+    kb_sb_init(&what);
+    kb_status st = KB_OK;
+    for (int i = 0; i < cmd->n_opts && st == KB_OK; i++) {
+        const kb_opt *in = &cmd->opts[i];
+        int is_out = in->kind == KB_OPT_OUT || in->kind == KB_OPT_OUTDB;
+        if ((in->kind != KB_OPT_IN && !is_out) || in->offset == op->offset || (is_out && in < op))
+            continue;
+        kb_sb_clear(&what);
+        kb_sb_printf(&what, "%s %s", is_out ? "the output of" : "the input of", in->name);
+        st = kb_out_not_input(out, path_of(in, o), what.s, err);
+    }
+    const char *const *pos = (const char *const *)((const char *)o + cmd->pos_offset);
+    const char *word = cmd->args;
+    for (int k = 0; k < cmd->max_pos && st == KB_OK; k++) {
+        word += strspn(word, " [");
+        size_t n = strcspn(word, " ]");
+        kb_sb_clear(&what);
+        kb_sb_printf(&what, "the %.*s argument", (int)n, word);
+        word += n;
+        st = kb_out_not_input(out, pos[k], what.s, err);
+    }
+    kb_sb_free(&what);
+    return st;
+}
+
+static int is_path(kb_opt_kind k) { return k == KB_OPT_IN || kb_opt_is_output(k); }
+
+/* Paths longer than KB_PATH_ARG_MAX: refused naming the option. -1, or 2. */
+static int path_lengths(const kb_command *cmd, const void *o)
+{
+    for (int i = 0; i < cmd->n_opts; i++) {
+        const char *p = is_path(cmd->opts[i].kind) ? path_of(&cmd->opts[i], o) : NULL;
+        if (p && strlen(p) > KB_PATH_ARG_MAX)
+            return kb_opts_fail(cmd, cmd->opts[i].name, "a path of %zu bytes; kbench takes paths of at most %d",
+                                strlen(p), KB_PATH_ARG_MAX);
+    }
+    const char *const *pos = (const char *const *)((const char *)o + cmd->pos_offset);
+    int text = strstr(cmd->args, "SQL") != NULL;   /* query's argument is SQL, not a path */
+    for (int k = 0; k < cmd->max_pos && !text; k++)
+        if (pos[k] && strlen(pos[k]) > KB_PATH_ARG_MAX)
+            return kb_opts_fail(cmd, NULL, "%s: a path of %zu bytes; kbench takes paths of at most %d",
+                                cmd->args, strlen(pos[k]), KB_PATH_ARG_MAX);
+    return -1;
+}
+
+int kb_opts_check_files(const kb_command *cmd, const void *o)
+{
+    kb_sb err;
+    kb_sb_init(&err);
+    int rc = path_lengths(cmd, o);
+    for (int i = 0; i < cmd->n_opts && rc < 0; i++) {
+        const kb_opt *op = &cmd->opts[i];
+        if (!kb_opt_is_output(op->kind) || !path_of(op, o))
+            continue;
+        const char *p = path_of(op, o);
+        kb_status st = op->kind == KB_OPT_OUT ? kb_out_check(p, &err)
+                     : op->kind == KB_OPT_OUTDB ? kb_out_db_check(p, &err) : kb_out_dir_check(p, &err);
+        if (st == KB_OK && op->kind != KB_OPT_OUTDIR)
+            st = not_an_input(cmd, op, o, &err);
+        if (st != KB_OK)
+            rc = path_fail(cmd, op->name, st, err.s);
+    }
+    kb_sb_free(&err);
+    return rc;
+}
+
 int kb_command_main(const kb_command *cmd, int argc, char **argv)
 {
     void *o = calloc(1, cmd->opts_size);
@@ -255,6 +352,8 @@ int kb_command_main(const kb_command *cmd, int argc, char **argv)
         return KB_EXIT_SETUP;
     }
     int rc = kb_opts_parse(cmd, argc, argv, o);
+    if (rc < 0)
+        rc = kb_opts_check_files(cmd, o);
     if (rc < 0)
         rc = cmd->run(o);
     kb_opts_free(cmd, o);

@@ -5,6 +5,7 @@
 
 #include "cli/console.h"
 #include "cli/run_summary.h"
+#include "core/output.h"
 #include "results/store.h"
 
 #include <errno.h>
@@ -68,8 +69,12 @@ static int open_and_plan(run_ctx *x)
     /* a --filter that selects nothing is a mistake on the command line: say so before
      * any file is opened */
     if (o->n_filters > 0 && kb_session_cases(x->s)->n == 0) {
-        fprintf(stderr, "kbench: --filter matches none of the suite's %lld cases (kbench list %s shows their ids)\n",
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(o, &f);
+        fprintf(stderr, "kbench: %s matches none of the suite's %lld cases (kbench list %s shows their ids)\n", f.s,
                 (long long)plan->n_cases, o->suite_path);
+        kb_sb_free(&f);
         return KB_EXIT_INPUT;
     }
     return -1;
@@ -82,28 +87,29 @@ static int open_records(run_ctx *x)
 {
     const kb_run_opts *o = x->o;
     const char *path = o->resume_path ? o->resume_path : o->out_path;
-    if (path)
-        kb_sb_printf(&x->out_path, "%s", path);
-    else
-        kb_sb_printf(&x->out_path, "results/%s.jsonl", kb_session_run_id(x->s));
     kb_sb err;
     kb_sb_init(&err);
-    kb_status st = kb_session_records(x->s, x->out_path.s, o->resume_path, &err);
+    kb_status st = KB_OK;
+    if (path)
+        kb_sb_printf(&x->out_path, "%s", path);
+    else if ((st = kb_out_dir_make("results", &err)) == KB_OK)   /* kbench's own default place */
+        kb_sb_printf(&x->out_path, "results/%s.jsonl", kb_session_run_id(x->s));
+    if (st == KB_OK)
+        st = kb_session_records(x->s, x->out_path.s, o->resume_path, &err);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
-    kb_sb_free(&err);
     if (st == KB_OK && o->trace_path) {
         char title[96];
         snprintf(title, sizeof title, "kbench run %s%s", kb_session_run_id(x->s),
                  kb_session_device(x->s)->caps & KB_CAP_GPU_TIMER ? "" : " (emulator: CPU timings)");
-        if (kb_session_trace(x->s, o->trace_path, title) != KB_OK) {
-            fprintf(stderr, "kbench run: --trace: cannot write %s: %s\n", o->trace_path, strerror(errno));
-            return KB_EXIT_INPUT;
-        }
+        kb_sb_clear(&err);
+        if ((st = kb_session_trace(x->s, o->trace_path, title, &err)) != KB_OK)
+            fprintf(stderr, "kbench run: --trace: %s\n", err.s);
     }
-    if (st == KB_OK)
-        return -1;
-    return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    kb_sb_free(&err);
+    if (st != KB_OK)
+        return kb_out_exit(st);
+    return -1;
 }
 
 /* The closing summary (cli/run_summary.h), the notes on how the run ended, the exit code. */
@@ -178,6 +184,15 @@ int kb_cmd_run(const kb_run_opts *o)
 
 /* ---- the command line ---- */
 
+void kb_run_filters_text(const kb_run_opts *o, kb_sb *out)
+{
+    kb_sb_clear(out);
+    for (int i = 0; i < o->n_filters; i++)
+        kb_sb_printf(out, i == 0 ? "--filter '%s'" : i == 1 ? " (or '%s'" : ", '%s'", o->filters[i]);
+    if (o->n_filters > 1)
+        kb_sb_printf(out, ")");
+}
+
 int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so)
 {
     memset(so, 0, sizeof *so);
@@ -222,17 +237,17 @@ static const kb_opt run_opts[] = {
     KB_ROW_ARCH,
     KB_ROW_DEVICE,
     KB_ROW_FILTER,
-    { "--out", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--out", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "JSON Lines records (default results/<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
-    { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, resume_path), "FILE",
+    { "--resume", NULL, KB_OPT_OUT, offsetof(kb_run_opts, resume_path), "FILE",
       "append to FILE, skipping the cases it already records", 0, 0, 0, NULL, 0 },
-    { "--db", NULL, KB_OPT_STR, offsetof(kb_run_opts, db_path), "PATH",
+    { "--db", NULL, KB_OPT_OUTDB, offsetof(kb_run_opts, db_path), "PATH",
       "the results store the records are added to (default $KBENCH_DB, else " KB_STORE_DEFAULT_PATH ")", 0, 0, 0,
       NULL, 0 },
-    { "--trace", NULL, KB_OPT_STR, offsetof(kb_run_opts, trace_path), "FILE",
+    { "--trace", NULL, KB_OPT_OUT, offsetof(kb_run_opts, trace_path), "FILE",
       "also write a Chrome/Perfetto trace of the run as it goes (cases, stages, samples)", 0, 0, 0, NULL, 0 },
     KB_ROW_CACHE_DIR,
-    { "--dump", NULL, KB_OPT_STR, offsetof(kb_run_opts, dump_dir), "DIR",
+    { "--dump", NULL, KB_OPT_OUTDIR, offsetof(kb_run_opts, dump_dir), "DIR",
       "inputs, output and reference as .npy under DIR/<case>/ (filtered cases, else wrong ones)", 0, 0, 0, NULL, 0 },
     KB_ROW_FULL_SHAPES,
     { "--min-samples", NULL, KB_OPT_INT, offsetof(kb_run_opts, min_samples), "N",

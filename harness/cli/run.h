@@ -41,6 +41,10 @@ typedef struct {
  * unknown check; 0 otherwise. */
 int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so);
 
+/* The --filter values of o as they are echoed in a message: "--filter 'a'" or
+ * "--filter 'a' (or 'b', ...)" (written into out, replacing it). */
+void kb_run_filters_text(const kb_run_opts *o, kb_sb *out);
+
 /* Open a session with so (its backend and device), saying why on stderr when that fails
  * or when no toolchain this build has makes code the device loads (run, tune). An exit
  * code, or -1 to go on with *s open. */
@@ -59,7 +63,7 @@ extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
     "only cases whose id contains TEXT", 0, 0, 0, NULL, offsetof(kb_run_opts, n_filters) }
 #define KB_ROW_FULL_SHAPES { "--full-shapes", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, full_shapes), NULL, \
     "on the emulator, the full shapes instead of the suite's check shapes", 0, 0, 0, NULL, 0 }
-#define KB_ROW_CACHE_DIR { "--cache-dir", NULL, KB_OPT_STR, offsetof(kb_run_opts, cache_dir), "DIR", \
+#define KB_ROW_CACHE_DIR { "--cache-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_run_opts, cache_dir), "DIR", \
     "compile cache (default $KBENCH_CACHE_DIR, $XDG_CACHE_HOME/kbench, ~/.cache/kbench)", 0, 0, 0, NULL, 0 }
 #define KB_ROW_QUIET { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_run_opts, quiet), NULL, \
     "no per-case rows, only the summary", 0, 0, 0, NULL, 0 }

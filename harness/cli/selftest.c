@@ -39,9 +39,9 @@ static const kb_opt selftest_opts[] = {
       "CUDA device ordinal (default 0)", 0, 1023, 0, NULL, 0 },
     { "--arch", NULL, KB_OPT_ARCH, offsetof(kb_selftest_cli_opts, sm_override), "ARCH",
       "both sides compile for this architecture (default: the GPU's own; sm_90a: the a-target)", 0, 0, 0, NULL, 0 },
-    { "--cache-dir", NULL, KB_OPT_STR, offsetof(kb_selftest_cli_opts, cache_dir), "DIR",
+    { "--cache-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_selftest_cli_opts, cache_dir), "DIR",
       "compile cache (default $KBENCH_CACHE_DIR, $XDG_CACHE_HOME/kbench, ~/.cache/kbench)", 0, 0, 0, NULL, 0 },
-    { "--work-dir", NULL, KB_OPT_STR, offsetof(kb_selftest_cli_opts, work_dir), "DIR",
+    { "--work-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_selftest_cli_opts, work_dir), "DIR",
       "keep both sides' outputs (.npy per case) here (default a new $TMPDIR/kbench-selftest-XXXXXX)", 0, 0, 0,
       NULL, 0 },
 };

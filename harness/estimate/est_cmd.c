@@ -35,6 +35,8 @@ kb_status kb_est_setup_target(const char *gpu, const char *peaks_path, const cha
     kb_status st = kb_est_gpu_peaks(g, peaks_path, &s->peaks, err);
     if (st != KB_OK)
         return st;
+    if ((st = kb_est_store_check(db_path, err)) != KB_OK)
+        return st;   /* a store that is there but cannot be read is said, not ignored */
     kb_est_store_ceilings(db_path, peaks_path, &s->peaks, s->ceilings_note, sizeof s->ceilings_note);
     kb_est_target_init(&s->x, g, &s->peaks);
     return KB_OK;
@@ -104,7 +106,9 @@ int kb_est_command(const kb_est_cmd *o)
         rc = st == KB_OK ? 0 : st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT; /* the suite's errors: input */
     }
     if (rc == 0 && o->n_filters > 0 && n_selected == 0) {
-        kb_sb_printf(&err, "--filter matches none of the suite's cases");
+        for (int i = 0; i < o->n_filters; i++)   /* echoed: --filter 'a' (or 'b') */
+            kb_sb_printf(&err, i == 0 ? "--filter '%s'" : i == 1 ? " (or '%s'" : ", '%s'", o->filters[i]);
+        kb_sb_printf(&err, "%s matches none of the suite's cases", o->n_filters > 1 ? ")" : "");
         rc = KB_EXIT_INPUT;
     }
     if (rc == 0 && kb_est_report(&rows, &ro, stdout) != KB_OK) {

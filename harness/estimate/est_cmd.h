@@ -18,7 +18,9 @@ typedef struct {
 /* Fill *s for --gpu gpu: the datasheet peaks from peaks_path (NULL: the default), the
  * GPU-timed ceilings of the store at db_path (NULL: none) of a device of the same SKU
  * (est_store.h), the target (kb_est_target_init). KB_ERR_INPUT for an unknown GPU or one
- * whose SM count is unpublished (gpu.h: sms 0; the model needs it), KB_ERR_SETUP when the peaks file has no entry for it; message in err. */
+ * whose SM count is unpublished (gpu.h: sms 0; the model needs it), KB_ERR_SETUP when the
+ * peaks file has no entry for it; a store that is there but cannot be read as one
+ * (kb_est_store_check) is its status; message in err. */
 kb_status kb_est_setup_target(const char *gpu, const char *peaks_path, const char *db_path, kb_est_setup *s,
                               kb_sb *err);
 

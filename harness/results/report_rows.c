@@ -2,6 +2,7 @@
  * pieces every report writer shares (see report_rows.h). */
 #include "results/report_rows.h"
 
+#include "core/output.h"
 #include "core/report.h"
 #include "engine/family.h"
 #include "results/record.h"
@@ -266,6 +267,36 @@ kb_status kb_report_run_load(const char *run, const char *results_dir, kb_report
         return s;
     }
     return kb_report_run_from(recs, n, run, out);
+}
+
+kb_status kb_report_run_not_output(const char *run, const char *results_dir, const char *out, const char *what,
+                                   kb_sb *err)
+{
+    struct stat st;
+    if (!out || (stat(run, &st) == 0 && S_ISREG(st.st_mode)))
+        return kb_out_not_input(out, run, what, err);
+    const char *dir = results_dir ? results_dir : "results";
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    kb_status s = KB_OK;
+    kb_sb path, label;
+    kb_sb_init(&path);
+    kb_sb_init(&label);
+    while (d && s == KB_OK && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".jsonl") != 0)
+            continue;
+        kb_sb_clear(&path);
+        kb_sb_clear(&label);
+        kb_sb_printf(&path, "%s/%s", dir, e->d_name);
+        kb_sb_printf(&label, "a records file searched for %s's id %s", what, run);
+        s = kb_out_not_input(out, path.s, label.s, err);
+    }
+    if (d)
+        closedir(d);
+    kb_sb_free(&path);
+    kb_sb_free(&label);
+    return s;
 }
 
 static int precision_family(const char *f)

@@ -67,6 +67,13 @@ typedef struct {
  * neither exists or a file is malformed, message in err. Free with kb_report_run_free. */
 kb_status kb_report_run_load(const char *run, const char *results_dir, kb_report_run *out, kb_sb *err);
 
+/* Refuse the output path out when it is a file kb_report_run_load(run, results_dir) would
+ * read: run itself, or, for a run id, any *.jsonl of results_dir (all are read to find the
+ * id). what names the run ("the run", "run A"). KB_OK (also for a NULL out), or
+ * KB_ERR_INPUT with err naming both (core/output.h's kb_out_not_input). */
+kb_status kb_report_run_not_output(const char *run, const char *results_dir, const char *out, const char *what,
+                                   kb_sb *err);
+
 /* Build a run from records (takes ownership of recs, an array from kb_record_load). */
 kb_status kb_report_run_from(json_t **recs, size_t n, const char *source, kb_report_run *out);
 

@@ -1,6 +1,8 @@
 /* store.h - the SQLite results store (results/kbench.db by default), filled from the
  * same JSON Lines records the reports read, and queried with plain SQL.
  *
+ * Identity: PRAGMA application_id 0x6b627273 ("kbrs"), user_version the schema version
+ * (results/dbfile.h); kbench writes no other database.
  * Tables (schema version 1, PRAGMA user_version):
  *   runs(run_id PK, source, backend, started, imported)
  *   devices(device_id PK, name, uuid, pci_bus_id, sm, emulator; UNIQUE(name, uuid, pci_bus_id))
@@ -38,8 +40,11 @@ const char *kb_store_default_path(void);
 
 typedef struct kb_store kb_store;
 
-/* Open (creating it, its parent directory and its tables) the store at path for
- * writing. KB_ERR_IO with "path: message" in err (may be NULL) on failure. */
+/* Open (creating it and its tables) the store at path for writing: kbench's own store,
+ * an empty database or an earlier kbench's store (results/dbfile.h: identified by its
+ * application_id, adopted by its tables); the parent directory is created only for
+ * KB_STORE_DEFAULT_PATH. "path: message" in err (may be NULL) on failure: KB_ERR_INPUT
+ * (another database, not a file), KB_ERR_SETUP (read-only, locked), KB_ERR_IO. */
 kb_status kb_store_open(const char *path, kb_store **out, kb_sb *err);
 
 /* Close (NULL is fine). */

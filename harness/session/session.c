@@ -226,10 +226,10 @@ void kb_session_store(kb_session *s, const char *db_path, const char *records_pa
     kb_sb_free(&note);
 }
 
-kb_status kb_session_trace(kb_session *s, const char *path, const char *title)
+kb_status kb_session_trace(kb_session *s, const char *path, const char *title, kb_sb *err)
 {
     kb_sink k;
-    kb_status st = kb_sink_trace_open(path, title, &k);
+    kb_status st = kb_sink_trace_open(path, title, &k, err);
     return st == KB_OK ? kb_session_add_sink(s, k) : st;
 }
 
@@ -363,6 +363,19 @@ void kb_session_prefetch(kb_session *s, const kb_cases_item *item)
 kb_status kb_session_datasheet_peaks(const kb_session *s, kb_peaks *out, kb_sb *note)
 {
     return kb_peaks_for_device(&s->dev, NULL, out, note);
+}
+
+kb_status kb_session_peaks_file_check(kb_sb *err)
+{
+    kb_sb why;
+    kb_sb_init(&why);
+    const char *path = kb_peaks_default_path();
+    kb_status st = kb_peaks_check_file(path, &why);
+    if (st != KB_OK)
+        kb_sb_printf(err, "peaks file%s %s", getenv("KBENCH_PEAKS") && *getenv("KBENCH_PEAKS") ? " (KBENCH_PEAKS)" : "",
+                     why.s);
+    kb_sb_free(&why);
+    return st;
 }
 
 kb_status kb_session_peaks_text(const kb_session *s, kb_sb *text, kb_sb *note)

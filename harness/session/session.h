@@ -92,8 +92,9 @@ kb_status kb_session_records(kb_session *s, const char *path, const char *resume
  * file stays the only output. */
 void kb_session_store(kb_session *s, const char *db_path, const char *records_path);
 
-/* A Chrome trace at path, written as the run goes. KB_OK, or KB_ERR_IO (errno says why). */
-kb_status kb_session_trace(kb_session *s, const char *path, const char *title);
+/* A Chrome trace at path, written as the run goes (by the output rule, core/output.h).
+ * KB_OK, or KB_ERR_INPUT / KB_ERR_SETUP / KB_ERR_OOM with err naming path. */
+kb_status kb_session_trace(kb_session *s, const char *path, const char *title, kb_sb *err);
 
 /* Add a sink the command made (the session owns it from here). KB_OK or KB_ERR_OOM. */
 kb_status kb_session_add_sink(kb_session *s, kb_sink k);
@@ -170,6 +171,11 @@ void kb_session_prefetch(kb_session *s, const kb_cases_item *item);
 
 /* The device's datasheet peaks (engine/peaks.h). KB_OK, or the failure with note filled. */
 kb_status kb_session_datasheet_peaks(const kb_session *s, kb_peaks *out, kb_sb *note);
+/* The datasheet peaks file in use ($KBENCH_PEAKS, else data/peaks.json) checked as a whole:
+ * readable (a regular file of at most 4 MiB), valid JSON, a "gpus" array. KB_OK, or
+ * KB_ERR_SETUP with err = "peaks file PATH: why" (kbench devices exits 3 on it). */
+kb_status kb_session_peaks_file_check(kb_sb *err);
+
 /* The same, formatted for people (kb_peaks_format) into text, or why there are none into
  * note. KB_OK or the failure. */
 kb_status kb_session_peaks_text(const kb_session *s, kb_sb *text, kb_sb *note);

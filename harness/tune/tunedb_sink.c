@@ -98,8 +98,10 @@ static void put(kb_tunedb_sink *t, const char *source, const kb_tune_entry *e)
 {
     kb_sb err;
     kb_sb_init(&err);
-    if (kb_tunedb_put(t->db, &t->key, source, e, &err) != KB_OK)
+    if (kb_tunedb_put(t->db, &t->key, source, e, &err) != KB_OK) {
         kb_report(KB_REPORT_ERROR, "tuning database: %s", err.s);
+        t->failed++;
+    }
     kb_sb_free(&err);
 }
 

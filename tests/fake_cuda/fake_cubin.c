@@ -51,13 +51,21 @@ static void read_info(const unsigned char *b, size_t n, fake_entry *e)
         if (attr == 0x19 && fmt == 3)
             e->param_bytes = (int)v16;
         else if (attr == 0x17 && len >= 12) {
-            uint16_t ordinal;
+            uint16_t ordinal, offset;
             uint32_t flags;
             memcpy(&ordinal, data + 4, sizeof ordinal);
+            memcpy(&offset, data + 6, sizeof offset);
             memcpy(&flags, data + 8, sizeof flags);
-            if (ordinal < FAKE_MAX_PARAMS)
+            if (ordinal < FAKE_MAX_PARAMS) {
                 e->param_size[ordinal] = (int)(flags >> 18);
+                e->param_offset[ordinal] = (int)offset;
+            }
             e->n_params++;
+        }
+        else if (attr == 0x0a && len >= 8) {
+            uint16_t offset;
+            memcpy(&offset, data + 4, sizeof offset);
+            e->param_cbank = (int)offset;
         }
         else if (attr == 0x05 && len >= 12) {
             uint32_t t[3];

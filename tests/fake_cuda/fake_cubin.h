@@ -12,7 +12,10 @@
  *   - entries: FUNC symbols with a .text.<name> section; per entry from .nv.info.<name>:
  *     EIATTR_CBANK_PARAM_SIZE (0x19: parameter bytes), EIATTR_KPARAM_INFO (0x17: one per
  *     parameter: u32 index, u16 ordinal, u16 offset, u32 flags with the size in bits 18..31,
- *     as NVRTC 13 writes them), EIATTR_MAX_THREADS (0x05: __launch_bounds__); registers from the global
+ *     as NVRTC 13 writes them), EIATTR_PARAM_CBANK (0x0a: u32 section, u16 offset, u16 size; the
+ *     offset is 0x210 for sm_90 with NVRTC/nvcc 13.0, and a parameter of a 64-byte aligned type
+ *     lands 64-byte aligned in the bank, not in the buffer: kb_tmap at buffer offset 48 after an
+ *     int, 0x240 in the bank), EIATTR_MAX_THREADS (0x05: __launch_bounds__); registers from the global
  *     .nv.info's EIATTR_REGCOUNT (0x2f, by symbol index); static shared memory from the
  *     size of .nv.shared.<name> (less the 1 KiB reserved block sm_90+ images count in it).
  */
@@ -29,6 +32,8 @@ typedef struct {
     int param_bytes;        /* -1 unknown */
     int n_params;           /* KPARAM_INFO records; -1 unknown */
     int param_size[FAKE_MAX_PARAMS]; /* [bytes] by ordinal (KPARAM_INFO: size in bits 18..31 of its flags) */
+    int param_offset[FAKE_MAX_PARAMS]; /* [bytes] into the parameter buffer, by ordinal (KPARAM_INFO's u16 offset) */
+    int param_cbank;        /* [bytes] where the parameter buffer starts in constant bank 0 (EIATTR_PARAM_CBANK), 0 unknown */
     int max_threads;        /* from __launch_bounds__, else 1024 */
     int static_shmem;       /* [bytes] */
     int regs;               /* -1 unknown */

@@ -191,7 +191,10 @@ static CUresult enqueue_launch(const ffunc *fn, fstream *s, void **params)
         return CUDA_SUCCESS;
     }
     if (++launches == fault_at())
-        fault_pending = 1;
+        fault_pending = CUDA_ERROR_ILLEGAL_ADDRESS;
+    CUresult tm = params ? tmap_param_fault(fn->e, params) : CUDA_SUCCESS;
+    if (tm != CUDA_SUCCESS && !fault_pending)
+        fault_pending = tm;   /* the kernel runs and faults on the map it was given */
     enqueue(s, gpu(kernel_ns() + FAKE_EAGER_GPU_NS), NULL);
     return CUDA_SUCCESS;
 }
@@ -345,7 +348,7 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream h)
         return CUDA_ERROR_INVALID_HANDLE;
     fexec *x = (fexec *)e;
     if (++launches == fault_at())
-        fault_pending = 1;
+        fault_pending = CUDA_ERROR_ILLEGAL_ADDRESS;
     enqueue(s, x->gpu_ns + (x->uploaded ? 0 : gpu(FAKE_UPLOAD_NS)), NULL);
     x->uploaded = 1;
     return CUDA_SUCCESS;

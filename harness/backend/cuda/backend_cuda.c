@@ -18,6 +18,7 @@
 #include "backend/cuda/cuda_build.h"
 #include "backend/cuda/cuda_ctx.h"
 #include "backend/cuda/cuda_graph.h"
+#include "backend/cuda/cuda_tmap.h"
 #include "backend/cuda/cuda_vendor.h"
 #include "core/fsutil.h"
 #include "backend/cuda/kb_nvrtc.h"
@@ -224,6 +225,7 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
     if ((st = check_nvrtc_arch(x, o->sm_override)) != KB_OK)
         goto fail;
     kb_cuda_vendor_open(x);   /* optional: a library that does not load drops its cap */
+    kb_cuda_tmap_open(x);     /* optional: no TMA on this device or driver drops KB_CAP_TMA */
     /* CUDA's and NVML's PCI bus ids agree; the UUID is the fallback */
     if (!(x->nvml = kb_nvml_open(x->info.pci_bus_id, x->info.uuid))) {
         set_err(x, "cuda: out of memory");
@@ -544,7 +546,7 @@ static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_ref_mhz)
 /* Every slot but the name, the artefact and its build: the two tables below share them. */
 #define CUDA_SLOTS                                                                                                  \
     .caps = KB_CAP_GPU_TIMER | KB_CAP_ROOFLINE | KB_CAP_FULL_SPEED | KB_CAP_GRAPHS | KB_CAP_RESOURCES |             \
-            KB_CAP_TELEMETRY | KB_CAP_VENDOR_LIBS | KB_CAP_CUBLASLT | KB_CAP_CUDNN,                                 \
+            KB_CAP_TELEMETRY | KB_CAP_VENDOR_LIBS | KB_CAP_CUBLASLT | KB_CAP_CUDNN | KB_CAP_TMA,                    \
     .init = cuda_init, .fini = cuda_fini, .last_error = cuda_last_error, .device_info = cuda_device_info,           \
     .toolchain_id = kb_cuda_toolchain_id, .load = cuda_load, .unload = cuda_unload, .resources = cuda_resources,    \
     .compiles_for = kb_nvrtc_supports, .build_resources = kb_ptxas_parse, .alloc = cuda_alloc, .free = cuda_free,   \
@@ -553,7 +555,7 @@ static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_ref_mhz)
     .timing_method = kb_cuda_timing_method, .sample_clock = cuda_sample_clock, .health = cuda_health,               \
     .graph_begin = kb_cuda_graph_begin, .graph_end = kb_cuda_graph_end, .graph_launch = kb_cuda_graph_launch,       \
     .graph_free = kb_cuda_graph_free, .vendor_plan = kb_cuda_vendor_plan, .vendor_run = kb_cuda_vendor_run,         \
-    .vendor_free = kb_cuda_vendor_free
+    .vendor_free = kb_cuda_vendor_free, .tmap_encode = kb_cuda_tmap_encode
 
 const kb_backend kb_backend_cuda = {
     .name = "cuda",
