@@ -1,4 +1,4 @@
-/* report.c - the report dispatcher (see report.h). */
+/* report.c - the report dispatcher and the --filter of a run (see report.h). */
 #include "results/report.h"
 
 #include "results/report_csv.h"
@@ -52,4 +52,39 @@ kb_status kb_report_write_section(const kb_report_run *run, kb_report_format f, 
 kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *out)
 {
     return kb_report_write_section(run, f, KB_SECTION_ALL, out);
+}
+
+/* A record's string field, "" when absent. */
+static const char *rec_text(json_t *rec, const char *k)
+{
+    const char *s = json_string_value(json_object_get(rec, k));
+    return s ? s : "";
+}
+
+kb_status kb_report_run_filter(kb_report_run *r, const char *const *filters, int n)
+{
+    if (n <= 0)
+        return KB_OK;
+    size_t kept = 0;
+    for (int d = 0; d < r->n_devs; d++)
+        r->devs[d].n_rows = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        int keep = 0;
+        for (int k = 0; k < n && !keep; k++)
+            keep = strstr(r->rows[i].case_id, filters[k]) != NULL;
+        if (!keep) {
+            json_decref(r->recs[i]);
+            continue;
+        }
+        r->recs[kept] = r->recs[i];
+        r->rows[kept] = r->rows[i];
+        if (r->rows[kept].dev >= 0)
+            r->devs[r->rows[kept].dev].n_rows++;
+        kept++;
+    }
+    r->n = kept;
+    /* run_id and time pointed into the first record, which may be gone */
+    r->run_id = kept ? rec_text(r->recs[0], "run_id") : "";
+    r->time = kept ? rec_text(r->recs[0], "time") : "";
+    return kept ? KB_OK : KB_ERR_INPUT;
 }

@@ -128,34 +128,6 @@ void kb_report_run_free(kb_report_run *r)
     memset(r, 0, sizeof *r);
 }
 
-kb_status kb_report_run_filter(kb_report_run *r, const char *const *filters, int n)
-{
-    if (n <= 0)
-        return KB_OK;
-    size_t kept = 0;
-    for (int d = 0; d < r->n_devs; d++)
-        r->devs[d].n_rows = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        int keep = 0;
-        for (int k = 0; k < n && !keep; k++)
-            keep = strstr(r->rows[i].case_id, filters[k]) != NULL;
-        if (!keep) {
-            json_decref(r->recs[i]);
-            continue;
-        }
-        r->recs[kept] = r->recs[i];
-        r->rows[kept] = r->rows[i];
-        if (r->rows[kept].dev >= 0)
-            r->devs[r->rows[kept].dev].n_rows++;
-        kept++;
-    }
-    r->n = kept;
-    /* run_id and time pointed into the first record, which may be gone */
-    r->run_id = kept ? sget(r->recs[0], "run_id") : "";
-    r->time = kept ? sget(r->recs[0], "time") : "";
-    return kept ? KB_OK : KB_ERR_INPUT;
-}
-
 const char *const kb_report_section_names[] = {   /* sized by the header: one name per section */
     "all", "summary", "best", "precision", "tiles", "launch", "margins", "roofline", "cases", NULL,
 };

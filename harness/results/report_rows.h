@@ -79,11 +79,6 @@ kb_status kb_report_run_from(json_t **recs, size_t n, const char *source, kb_rep
 
 void kb_report_run_free(kb_report_run *r);
 
-/* Keep only the rows whose case id contains one of filters[0..n) (n 0: keep all): the other
- * records are released and the devices recounted. KB_OK, or KB_ERR_INPUT when none is
- * left (the run is then empty). */
-kb_status kb_report_run_filter(kb_report_run *r, const char *const *filters, int n);
-
 /* The parts of a report, each a section of the HTML page and the markdown (kbench report
  * --section NAME narrows a report to one): */
 typedef enum {
