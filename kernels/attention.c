@@ -58,7 +58,8 @@ static const char *const dims[] = { "b", "h", "s", "d" };
 #define DECODE_ONLY (1u << V_DECODE)
 static const kb_param params[] = {
     [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0,
-                   "yes: query i attends to keys j <= i only (decode: j <= s - q_len + i, aligned bottom-right)" },
+                   "yes: query i attends to keys j <= i only (decode: j <= s - q_len + i, aligned bottom-right)",
+                   .problem = 1 },
     [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
     [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp, fa2: 32 per warp)" },
     [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma, fa2: multiple of 16)" },
@@ -66,10 +67,11 @@ static const kb_param params[] = {
     [P_TPR] = { "TPR", 4, NULL, FUSED_ONLY, "lanes per query row, splitting the head dim (power of two <= 32)" },
     [P_RQ] = { "RQ", 1, NULL, FUSED_ONLY, "query rows per thread (register blocking: a K/V element feeds RQ rows)" },
     [P_QLEN] = { "q_len", 1, NULL, DECODE_ONLY,
-                 "query rows per sequence: the newest q_len positions of the KV cache (causal: bottom-right)", 1, 16 },
+                 "query rows per sequence: the newest q_len positions of the KV cache (causal: bottom-right)", 1, 16,
+                 .problem = 1 },
     [P_GROUP] = { "group", 1, NULL, DECODE_ONLY,
                   "query heads per KV head (h = h_kv x group): 1 multi-head, 8 Llama-70B's GQA, h multi-query", 1,
-                  KB_PARAM_MAX },
+                  KB_PARAM_MAX, .problem = 1 },
     [P_CHUNK] = { "CHUNK", 0, NULL, DECODE_ONLY,
                   "keys per split (a multiple of 16 x key warps); 0: the fewest splits of >= 256 keys giving 264 "
                   "blocks", 0, 1 << 30 },

@@ -47,7 +47,8 @@ static const char *const dims[] = { "n", "iters" };
 static const kb_param params[] = {
     [P_BLOCK] = { "BLOCK", 256, NULL, 0, "threads per block (multiple of 32, <= 1024)" },
     [P_PATH] = { "path", PATH_NATIVE, paths, 1u << V_MMA,
-                 "native: the dtype's own mma; widened: fp8 fragments widened to f16, two m16n8k16 mmas" },
+                 "native: the dtype's own mma; widened: fp8 fragments widened to f16, two m16n8k16 mmas",
+                 .problem = 1 },
 };
 
 /* The mma shape's K (the accumulators gain K products of 1 x 1/K per mma). */

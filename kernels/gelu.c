@@ -31,7 +31,8 @@ static const char *const forms[] = { "erf", "tanh", NULL };
 static const char *const dims[] = { "n" };
 
 static const kb_param params[] = {
-    [P_FORM] = { "form", FORM_ERF, forms, 0, "erf: exact GELU; tanh: the GPT-2 approximation" },
+    [P_FORM] = { "form", FORM_ERF, forms, 0, "erf: exact GELU; tanh: the GPT-2 approximation",
+                 .problem = 1 },
     [P_BLOCK] = { "BLOCK", 256, NULL, 0, "threads per block (multiple of 32, <= 1024)" },
     [P_VEC] = { "VEC", 4, NULL, 1u << V_VEC, "elements per thread (1, 2, 4, 8; at most 16 bytes)" },
     [P_YPAD] = { "ypad", -1, NULL, 0, "y's offset in elements, apart from x's (-1: the case's pad, as x)", -1, 64 },

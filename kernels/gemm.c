@@ -55,9 +55,12 @@ static const char *const schedules[] = { "cooperative", "pingpong", NULL };
 static const char *const accums[] = { "one", "two", NULL };
 
 static const kb_param params[] = {
-    [P_LAYOUT] = { "layout", L_NN, layouts, 0, "A and B stored as is (n) or transposed (t): nn = A @ B, nt = K contiguous in both" },
-    [P_ALPHA] = { "alpha", 1, NULL, 0, "D = alpha*A*B + beta*C (integers keep int8 exact)", -1024, 1024 },
-    [P_BETA] = { "beta", 0, NULL, 0, "0: C is not read; otherwise C is read and scaled", -1024, 1024 },
+    [P_LAYOUT] = { "layout", L_NN, layouts, 0, "A and B stored as is (n) or transposed (t): nn = A @ B, nt = K contiguous in both",
+                   .problem = 1 },
+    [P_ALPHA] = { "alpha", 1, NULL, 0, "D = alpha*A*B + beta*C (integers keep int8 exact)", -1024, 1024,
+                  .problem = 1 },
+    [P_BETA] = { "beta", 0, NULL, 0, "0: C is not read; otherwise C is read and scaled", -1024, 1024,
+                 .problem = 1 },
     [P_BM] = { "BM", 128, NULL, TILED, "block tile rows" },
     [P_BN] = { "BN", 128, NULL, TILED, "block tile columns" },
     [P_BK] = { "BK", 32, NULL, TILED, "block tile depth along K" },

@@ -58,7 +58,8 @@ static const char *const dims[] = { [D_ROWS] = "rows", [D_COLS] = "cols" };
 
 static const kb_param params[] = {
     [P_KIND] = { "kind", KIND_LAYERNORM, kinds, 0,
-                 "layernorm: (x - mean) * rstd * gamma + beta; rmsnorm: x * rstd * gamma, rstd from mean(x^2)" },
+                 "layernorm: (x - mean) * rstd * gamma + beta; rmsnorm: x * rstd * gamma, rstd from mean(x^2)",
+                 .problem = 1 },
     [P_BLOCK] = { "BLOCK", 256, NULL, 0,
                   "threads per block (multiple of 32, <= 1024); warp and vec own BLOCK/32 rows per block" },
     [P_VEC] = { "VEC", 4, NULL, 1u << V_VEC, "elements per vector access (1, 2, 4, 8; at most 16 bytes)" },

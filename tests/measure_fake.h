@@ -181,7 +181,7 @@ static void fake_graph_free(kb_backend_ctx *x, kb_graph *g) { free(g); }
 
 static const kb_backend fake_be = {
     .name = "fake",
-    .caps = KB_CAP_GRAPHS,
+    .caps = KB_CAP_GRAPHS | KB_CAP_FULL_SPEED,   /* a GPU's pace (the emulator's: test_launch_overhead) */
     .last_error = fake_last_error,
     .device_info = fake_device_info,
     .alloc = fake_alloc,

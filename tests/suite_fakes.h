@@ -19,9 +19,9 @@ static const kb_variant fake_gelu_variants[] = {
 static const char *const fake_gelu_dims[] = { "n" };
 static const char *const fake_gelu_forms[] = { "erf", "tanh", NULL };
 static const kb_param fake_gelu_params[] = {
-    { "BLOCK", 256, NULL, 0, "threads per block", 0, 0 },
-    { "VEC", 4, NULL, 1u << 1, "elements per thread (vec only)", 0, 0 },
-    { "form", 0, fake_gelu_forms, 0, "erf or tanh approximation", 0, 0 },
+    { "BLOCK", 256, NULL, 0, "threads per block", 0, 0, 0 },
+    { "VEC", 4, NULL, 1u << 1, "elements per thread (vec only)", 0, 0, 0 },
+    { "form", 0, fake_gelu_forms, 0, "erf or tanh approximation", 0, 0, 0 },
 };
 static const kb_family fake_gelu = {
     .name = "gelu", .source = "gelu.cu", .about = "fake gelu",
@@ -37,9 +37,9 @@ static const kb_variant fake_gemm_variants[] = {
 };
 static const char *const fake_gemm_dims[] = { "m", "n", "k" };
 static const kb_param fake_gemm_params[] = {
-    { "BM", 64, NULL, (1u << 1) | (1u << 2), "block tile rows", 0, 0 },
-    { "BN", 64, NULL, (1u << 1) | (1u << 2), "block tile cols", 0, 0 },
-    { "BK", 16, NULL, 1u << 2, "k step (wmma only)", 0, 0 },
+    { "BM", 64, NULL, (1u << 1) | (1u << 2), "block tile rows", 0, 0, 0 },
+    { "BN", 64, NULL, (1u << 1) | (1u << 2), "block tile cols", 0, 0, 0 },
+    { "BK", 16, NULL, 1u << 2, "k step (wmma only)", 0, 0, 0 },
 };
 static const kb_family fake_gemm = {
     .name = "gemm", .source = "gemm.cu", .about = "fake gemm",

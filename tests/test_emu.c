@@ -10,6 +10,9 @@
 #include <dirent.h>
 #include <math.h>
 #include <nvrtc.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +409,126 @@ static void test_compile_error(void)
     free(saved);
 }
 
+/* ---- builds paused while a timing window is open ---- */
+
+typedef struct {
+    kb_backend_ctx *x;
+    const char *src;
+    char out[512];
+    kb_status st;
+} build_job;
+
+static void *build_thread(void *arg)
+{
+    build_job *j = arg;
+    kb_compile_req req = { .source_path = j->src, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 90 };
+    kb_sb log;
+    kb_sb_init(&log);
+    j->st = B->build(j->x, &req, j->out, &log);
+    kb_sb_free(&log);
+    return NULL;
+}
+
+/* The pid a fake compiler wrote into path, waiting up to 5 s for it; 0 when none came. */
+static int pid_from(const char *path)
+{
+    for (int i = 0; i < 500; i++) {
+        FILE *f = fopen(path, "r");
+        int pid = 0;
+        if (f) {
+            int got = fscanf(f, "%d", &pid);
+            fclose(f);
+            if (got == 1 && pid > 0)
+                return pid;
+        }
+        nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+    }
+    return 0;
+}
+
+/* The state letter of /proc/pid/stat ('S' sleeping, 'T' stopped, ...), '?' when unreadable. */
+static char proc_state(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return '?';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Poll up to 2 s for pid to reach (want 1) or leave (want 0) the stopped state. */
+static int stopped_becomes(int pid, int want)
+{
+    for (int i = 0; i < 200; i++) {
+        if ((proc_state(pid) == 'T') == want)
+            return 1;
+        nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+    }
+    return 0;
+}
+
+/* A compiler in flight is stopped while a timing window is open (timer_start .. timer_stop)
+ * and goes on after it; one started while a window is open is stopped at once. The fake
+ * compiler writes its pid (its process group's) and sleeps a second: its sleep child
+ * belongs to the group and is stopped with it. */
+static void test_builds_pause_in_timing_windows(void)
+{
+    char cxx[512], pidfile[2][512];
+    snprintf(cxx, sizeof cxx, "%s/slow-cxx.sh", tmpdir);
+    FILE *f = fopen(cxx, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fprintf(f, "#!/bin/sh\ncase \"$1\" in --version) echo slow-cxx 1; exit 0;; esac\n"
+               "n=0; while [ -e %s/pid$n ]; do n=$((n+1)); done; echo $$ > %s/pid$n; sleep 1; exit 1\n",
+            tmpdir, tmpdir);
+    fclose(f);
+    CHECK(chmod(cxx, 0755) == 0);
+    for (int i = 0; i < 2; i++)
+        snprintf(pidfile[i], sizeof pidfile[i], "%s/pid%d", tmpdir, i);
+    const char *old = getenv("CXX");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("CXX", cxx, 1);
+    kb_backend_ctx *x = NULL;
+    char err[256] = "";
+    CHECK_MSG(B->init(NULL, &x, err, sizeof err) == KB_OK, "%s", err);
+    if (saved) setenv("CXX", saved, 1); else unsetenv("CXX");
+    free(saved);
+    if (!x)
+        return;
+    build_job j[2] = { { x, cxx, "", KB_OK }, { x, cxx, "", KB_OK } };
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        snprintf(j[i].out, sizeof j[i].out, "%s/never-%d.so", tmpdir, i);
+    CHECK(pthread_create(&t[0], NULL, build_thread, &j[0]) == 0);
+    int pid0 = pid_from(pidfile[0]);
+    CHECK(pid0 > 0 && proc_state(pid0) != 'T');
+    double us;
+    CHECK(B->timer_start(x) == KB_OK);                       /* the window opens */
+    CHECK_MSG(stopped_becomes(pid0, 1), "state %c", proc_state(pid0));
+    CHECK(pthread_create(&t[1], NULL, build_thread, &j[1]) == 0);
+    /* stopped as it starts: it has no time to write its pid (or, should it have had a
+     * moment, it is stopped right after) */
+    nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+    if (access(pidfile[1], F_OK) == 0)
+        CHECK_MSG(stopped_becomes(pid_from(pidfile[1]), 1), "state %c", proc_state(pid_from(pidfile[1])));
+    CHECK(B->timer_stop(x, &us) == KB_OK);                   /* it closes: both go on */
+    int pid1 = pid_from(pidfile[1]);
+    CHECK(pid1 > 0 && stopped_becomes(pid0, 0) && stopped_becomes(pid1, 0));
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(j[i].st == KB_ERR_COMPILE);   /* the fake exits 1 */
+        unlink(pidfile[i]);
+    }
+    unlink(cxx);
+    B->fini(x);
+}
+
 static void test_many_threads(void)
 {
     /* a million threads without barriers, and a barrier-heavy launch, on 2 workers */
@@ -528,6 +651,7 @@ int main(void)
     RUN(test_segv_caught);
     RUN(test_graph);
     RUN(test_compile_error);
+    RUN(test_builds_pause_in_timing_windows);
     RUN(test_many_threads);
     RUN(test_nvrtc_compiles);
     fixture_end();

@@ -215,6 +215,26 @@ static void test_binary(void)
     unlink(log);
 }
 
+/* A near miss gets "did you mean": commands, options, choices, GPU and model names. */
+static void test_did_you_mean(void)
+{
+    const char *a[] = { "kbench", "rnu", NULL };
+    expect(2, "unknown command 'rnu' - did you mean 'run'?", a);
+    const char *b[] = { "kbench", "run", "suites/smoke.yaml", "--fitler", "gelu", NULL };
+    expect(2, "unknown option '--fitler' - did you mean '--filter'?", b);
+    const char *c[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emx", NULL };
+    expect(2, "got 'emx' - did you mean 'emu'?", c);
+    const char *d[] = { "kbench", "estimate", "suites/smoke.yaml", "--gpu", "h100", NULL };
+    expect(2, "got 'h100' - did you mean 'h100-sxm'?", d);
+    const char *e[] = { "kbench", "model", "tests/data/run_gpu.jsonl", "--model", "llama7b", NULL };
+    expect(2, "--model llama7b: no model of that name - did you mean 'llama-7b-like'? (the models: gpt-style, "
+              "llama-70b-like, llama-7b-like;", e);
+    const char *f[] = { "kbench", "report", "tests/data/run_gpu.jsonl", "--section", "tile", NULL };
+    expect(2, "got 'tile' - did you mean 'tiles'?", f);
+    const char *g[] = { "kbench", "xyzzy", NULL };   /* nothing close: no guess */
+    expect(2, "unknown command 'xyzzy' (kbench --help lists them)", g);
+}
+
 int main(void)
 {
     snprintf(errlog, sizeof errlog, "/tmp/kb_test_opts.%d.log", (int)getpid());
@@ -222,6 +242,7 @@ int main(void)
     RUN(test_every_error);
     RUN(test_help_and_run);
     RUN(test_binary);
+    RUN(test_did_you_mean);
     unlink(errlog);
     TEST_MAIN_END();
 }

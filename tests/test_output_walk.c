@@ -68,6 +68,7 @@ static const fixture fixtures[] = {
     { "run", "--trace", { RUN_ARGS, "--out", records }, 0, { suite, records } },
     { "run", "--dump", { RUN_ARGS, "--out", "/dev/null", "--filter", "gelu" }, 0, { suite } },
     { "run", "--cache-dir", { RUN_ARGS, "--out", "/dev/null" }, 0, { suite } },
+    { "run", "--db", { RUN_ARGS, "--out", records }, 0, { suite, records } },
     { "tune", "--db", { TUNE_ARGS, "--out", "/dev/null" }, 0, { tsuite } },
     { "tune", "--out", { TUNE_ARGS, "--db", tunedb }, 0, { tsuite, tunedb } },
     { "tune", "--resume", { TUNE_ARGS, "--db", tunedb }, 0, { tsuite, tunedb } },

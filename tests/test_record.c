@@ -25,8 +25,8 @@ static const kb_variant toy_variants[] = {
 static const char *const toy_dims[] = { "n" };
 static const char *const toy_forms[] = { "erf", "tanh", NULL };
 static const kb_param toy_params[] = {
-    { "VEC", 4, NULL, 1u << 1, "elements per access", 0, 0 },
-    { "form", 0, toy_forms, 0, "formula", 0, 0 },
+    { "VEC", 4, NULL, 1u << 1, "elements per access", 0, 0, 0 },
+    { "form", 0, toy_forms, 0, "formula", 0, 0, 0 },
 };
 static const kb_family toy = {
     .name = "toy", .source = "toy.cu", .about = "test family",

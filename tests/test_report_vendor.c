@@ -92,7 +92,7 @@ static void test_precision_comparison_with_vendor_rows(void)
     /* fp8e5m2: cuBLASLt skipped, with its reason; no ratio */
     CHECK(strstr(md, "| cublaslt skipped: cuBLASLt has no e5m2 x e5m2 matmul | n/a |"));
     /* attention: one dtype, but a vendor row was planned beside it: the group is kept */
-    CHECK(strstr(md, "### attention 1x32x2048x128 on TEST-GPU") &&
+    CHECK(strstr(md, "### attention 1x32x2048x128, pad 0 on TEST-GPU") &&
           strstr(md, "| cudnn skipped: cuDNN needs a GPU | n/a |"));
     /* the vendor rows are not kbench's best: cublaslt never appears in the case column */
     CHECK(!strstr(md, "| fp16 | gemm/cublaslt"));

@@ -374,7 +374,7 @@ static void test_databases(void)
     CHECK(access(path_of("tt.jsonl"), F_OK) != 0);                     /* refused before any work */
     /* kbench's own results store is not a tuning database either */
     const char *run[] = { "kbench", "run", path_of("tiny.yaml"), "--backend", "emu", "-q", "--out", path_of("st.jsonl"),
-                          NULL };
+                          "--db", path_of("kbench.db"), NULL };
     put(path_of("tiny.yaml"), tiny_suite);
     expect(60, 0, run, NULL, NULL);
     tune[6] = path_of("kbench.db");

@@ -43,7 +43,7 @@ static const kb_variant count_variants[] = {
     { "odd", NULL, KB_DT_BIT(KB_DT_FP32), "refused by valid() for odd n" },
 };
 static const char *const count_dims[] = { "n" };
-static const kb_param count_params[] = { { "B", 1, NULL, 0, "a param to plan twice", 0, 0 } };
+static const kb_param count_params[] = { { "B", 1, NULL, 0, "a param to plan twice", 0, 0, 0 } };
 static const kb_family count_fam = {
     .name = "count", .source = "count.cu", .about = "counts valid()",
     .variants = count_variants, .n_variants = 2, .dims = count_dims, .n_dims = 1,

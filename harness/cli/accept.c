@@ -404,6 +404,10 @@ static int accept_main(void *opts)
         snprintf(suite, sizeof suite, "%s/suites/accept.yaml", kb_data_root());
         r->suite_path = x.o->suite ? x.o->suite : suite;
         r->out_path = x.records.s;
+        static char db[1100];   /* a rank's store beside its records: ranks never share one */
+        const char *slash = strrchr(x.records.s, '/');
+        snprintf(db, sizeof db, "%.*skbench.db", slash ? (int)(slash - x.records.s + 1) : 0, x.records.s);
+        r->db_path = db;
         rc = kb_cmd_run(r);
         /* 0 and 1 (a case failed: the verdict says which) go on to the verdict */
         rc = rc == KB_EXIT_OK || rc == KB_EXIT_WRONG ? -1 : rc;
@@ -429,6 +433,7 @@ static void accept_defaults(void *o)
     ((kb_accept_opts *)o)->check_suites = "auto";
     ((kb_accept_opts *)o)->run.device_index = -1;  /* chosen from the rank unless --device */
     ((kb_accept_opts *)o)->run.quiet = 1;
+    ((kb_accept_opts *)o)->run.brief = 1;   /* its verdict decides; the run summary is counts and paths */
 }
 
 static const kb_opt accept_opts[] = {

@@ -55,8 +55,9 @@ int kb_cmd_devices(const kb_run_opts *o)
     kb_session_opts so;
     if (kb_run_session_opts(o, &so) != 0)
         return KB_EXIT_INPUT;
-    /* devices reports GPUs: without --backend it asks the driver, and says so plainly when there is none */
-    so.backend = strcmp(o->backend, "auto") ? o->backend : "cuda";
+    /* as run does: auto is the GPU when the driver has one, else the emulator with one line
+     * saying why; --backend cuda asks the driver only, and says so plainly when it has none */
+    so.backend = o->backend;
     so.keep_unusable = 1;      /* shown below, not refused */
     kb_session *s;
     kb_sb msg;
@@ -95,8 +96,7 @@ int kb_cmd_devices(const kb_run_opts *o)
     kb_sb_free(&note);
     kb_sb_free(&msg);
     /* measured ceilings, when a ceilings run of this device is in the store */
-    const char *db = getenv("KBENCH_DB");
-    if (!kb_ceilings_print(db && *db ? db : KB_STORE_DEFAULT_PATH, d, stdout))
+    if (!kb_ceilings_print(kb_store_default_path(), d, stdout))
         printf("\n  measured ceilings: none in the store (kbench run suites/ceilings.yaml measures them)\n");
     kb_session_close(s);
     return KB_EXIT_OK;
@@ -109,7 +109,8 @@ static int devices_main(void *o) { return kb_cmd_devices(o); }
 const kb_command kb_command_devices = {
     "devices", "", 0, 0, 0,
     "the device the backend drives, with its properties, peaks and measured ceilings",
-    "  without --backend it asks the CUDA driver and says so plainly, exit 3, when there is none\n",
+    "  without --backend (auto): the GPU the CUDA driver has, else - as kbench run - the CPU emulator, with one\n"
+    "  line saying why; --backend cuda: the GPU only (exit 3, saying why, when there is none)\n",
     devices_opts, (int)(sizeof devices_opts / sizeof devices_opts[0]), sizeof(kb_run_opts), kb_run_opts_defaults,
     devices_main,
 };

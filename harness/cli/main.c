@@ -4,6 +4,7 @@
 #include "cli/console.h"
 #include "cli/opts.h"
 #include "core/kb.h"
+#include "core/suggest.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,21 @@ static const kb_command *find_command(const char *name)
     return NULL;
 }
 
+/* "unknown command 'rnu' - did you mean 'run'? (kbench --help lists them)"; exit 2. */
+static int unknown_command(const char *name)
+{
+    const char *names[64];   /* more than the table holds */
+    int n = kb_n_commands < 64 ? kb_n_commands : 64;
+    for (int i = 0; i < n; i++)
+        names[i] = kb_commands[i]->name;
+    const char *close = kb_suggest(name, names, n);
+    fprintf(stderr, "kbench: unknown command '%s'", name);
+    if (close)
+        fprintf(stderr, " - did you mean '%s'?", close);
+    fprintf(stderr, " (kbench --help lists them)\n");
+    return KB_EXIT_INPUT;
+}
+
 /* kbench help [COMMAND] */
 static int help(int argc, char **argv)
 {
@@ -43,10 +59,8 @@ static int help(int argc, char **argv)
         return KB_EXIT_OK;
     }
     const kb_command *cmd = find_command(argv[2]);
-    if (!cmd) {
-        fprintf(stderr, "kbench: unknown command '%s' (kbench --help lists them)\n", argv[2]);
-        return KB_EXIT_INPUT;
-    }
+    if (!cmd)
+        return unknown_command(argv[2]);
     kb_opts_help(cmd, stdout);
     return KB_EXIT_OK;
 }
@@ -66,9 +80,7 @@ int main(int argc, char **argv)
         return KB_EXIT_OK;
     }
     const kb_command *cmd = find_command(name);
-    if (!cmd) {
-        fprintf(stderr, "kbench: unknown command '%s' (kbench --help lists them)\n", name);
-        return KB_EXIT_INPUT;
-    }
+    if (!cmd)
+        return unknown_command(name);
     return kb_command_main(cmd, argc - 2, argv + 2);
 }

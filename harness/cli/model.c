@@ -1,5 +1,7 @@
 /* model.c - `kbench model` (see model.h): load the run and the description, roll up, write. */
 #include "cli/model.h"
+#include "core/paths.h"
+#include "core/suggest.h"
 
 #include "core/output.h"
 #include "estimate/gpu.h"
@@ -10,6 +12,7 @@
 #include "results/store.h"
 #include "results/store_load.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -55,6 +58,45 @@ static kb_status load_run(const model_opts *o, kb_report_run *run, kb_sb *err)
         kb_sb_printf(err, "; %s", store_err.s);
     kb_sb_free(&store_err);
     return st;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* 1 when --model names a description under data/models/ (not a file path). */
+static int is_model_name(const char *m)
+{
+    size_t n = strlen(m);
+    return !strchr(m, '/') && !(n > 5 && !strcmp(m + n - 5, ".yaml"));
+}
+
+/* "--model llama7b: no model of that name - did you mean 'llama-7b-like'? (the models:
+ * gpt-style, llama-70b-like, llama-7b-like; or a YAML file)" */
+static void unknown_model(const char *name)
+{
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/data/models", kb_data_root());
+    char *names[64];
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < 64) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && !strcmp(e->d_name + len - 5, ".yaml") && (names[n] = strndup(e->d_name, len - 5)))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    const char *close = kb_suggest(name, (const char *const *)names, n);
+    fprintf(stderr, "kbench model: --model %s: no model of that name", name);
+    if (close)
+        fprintf(stderr, " - did you mean '%s'?", close);
+    fprintf(stderr, " (the models:");
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+    fprintf(stderr, "%s; or a YAML file of your own: docs/model-format.md)\n", n ? "" : " none found");
+    for (int i = 0; i < n; i++)
+        free(names[i]);
 }
 
 /* --with-report: the run's HTML report with the roll-up as its last section. */
@@ -185,6 +227,10 @@ static int model_main(void *opts)
     kb_report_run run;
     int rc = KB_EXIT_INPUT;
     kb_model_path(o->model, &path);
+    if (is_model_name(o->model) && access(path.s, F_OK) != 0) {
+        unknown_model(o->model);
+        goto done;
+    }
     if (o->out && (kb_out_not_input(o->out, path.s, "the model description", &err) != KB_OK ||
                    kb_report_run_not_output(o->run, o->results, o->out, "the run", &err) != KB_OK)) {
         rc = kb_opts_fail(&kb_command_model, "--out", "%s", err.s);

@@ -3,6 +3,7 @@
 
 #include "core/kb.h"
 #include "core/output.h"
+#include "core/suggest.h"
 
 #include <errno.h>
 #include <math.h>
@@ -79,7 +80,9 @@ static int parse_choice(const kb_command *cmd, const kb_opt *op, const char *v, 
     kb_sb_init(&list);
     for (int i = 0; op->choices[i]; i++)
         kb_sb_printf(&list, "%s%s", i ? ", " : "", op->choices[i]);
-    int rc = kb_opts_fail(cmd, op->name, "expected one of %s, got '%s'", list.s, v);
+    const char *close = kb_suggest(v, op->choices, -1);
+    int rc = close ? kb_opts_fail(cmd, op->name, "expected one of %s, got '%s' - did you mean '%s'?", list.s, v, close)
+                   : kb_opts_fail(cmd, op->name, "expected one of %s, got '%s'", list.s, v);
     kb_sb_free(&list);
     return rc;
 }
@@ -137,6 +140,24 @@ static const kb_opt *find_opt(const kb_command *cmd, const char *arg, size_t len
     return NULL;
 }
 
+/* "unknown option '--fitler' - did you mean '--filter'?"; 2. */
+static int unknown_option(const kb_command *cmd, const char *arg, size_t len)
+{
+    const char *names[2 * 64];
+    int n = 0;
+    for (int i = 0; i < cmd->n_opts && n + 2 <= (int)(sizeof names / sizeof names[0]); i++) {
+        names[n++] = cmd->opts[i].name;
+        if (cmd->opts[i].alias)
+            names[n++] = cmd->opts[i].alias;
+    }
+    char word[128];
+    snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), arg);
+    const char *close = kb_suggest(word, names, n);
+    if (close)
+        return kb_opts_fail(cmd, NULL, "unknown option '%s' - did you mean '%s'?", word, close);
+    return kb_opts_fail(cmd, NULL, "unknown option '%s'", word);
+}
+
 static int takes_value(const kb_opt *op) { return op->kind != KB_OPT_FLAG && op->kind != KB_OPT_SET; }
 
 /* One option at argv[*i] ("--name", "--name=value", "--name value"). 0, or 2. */
@@ -152,7 +173,7 @@ static int parse_option(const kb_command *cmd, int argc, char **argv, int *i, vo
         op = NULL;
     }
     if (!op)
-        return kb_opts_fail(cmd, NULL, "unknown option '%.*s'", (int)len, arg);
+        return unknown_option(cmd, arg, len);
     if (!takes_value(op)) {
         if (eq)
             return kb_opts_fail(cmd, op->name, "takes no value, got '%s'", eq + 1);

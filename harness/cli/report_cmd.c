@@ -24,14 +24,22 @@ typedef struct {
     const char *format;
     const char *out;
     const char *results;
+    const char **filters;      /* --filter: the cases whose id contains any */
+    int n_filters;
+    const char *section;       /* --section: one part of the report (report_rows.h) */
 } report_opts;
 
-static void report_defaults(void *o) { ((report_opts *)o)->format = "md"; }
+static void report_defaults(void *o)
+{
+    ((report_opts *)o)->format = "md";
+    ((report_opts *)o)->section = "all";
+}
 
 /* What an output file is filled by: the report of a run, or a comparison. */
 typedef struct {
     const kb_report_run *run, *b;
     kb_report_format report;
+    kb_report_section section;
     const kb_cmp_result *cmp;
     double threshold;
     kb_cmp_format cmp_format;
@@ -41,7 +49,7 @@ static kb_status out_write(const out_job *j, FILE *out)
 {
     if (j->cmp)
         return kb_compare_write(j->run, j->b, j->cmp, j->threshold, j->cmp_format, out);
-    return kb_report_write(j->run, j->report, out);
+    return kb_report_write_section(j->run, j->report, j->section, out);
 }
 
 static kb_status out_fill(void *user, FILE *f, kb_sb *err)
@@ -94,6 +102,11 @@ static int report_main(void *opts)
     int rc = out_is_input(&kb_command_report, o->out, o->run, o->results, "the run being reported");
     if (rc >= 0)
         return rc;
+    kb_report_section sec = KB_SECTION_ALL;
+    kb_report_section_parse(o->section, &sec);   /* checked against its choices by cli/opts */
+    if (!kb_report_has_section(f, sec))
+        return kb_opts_fail(&kb_command_report, "--section", "%s has no section '%s' (md and html have every one; "
+                            "csv: all, cases, summary, best)", o->format, o->section);
     kb_report_run run;
     kb_sb err;
     kb_sb_init(&err);
@@ -103,7 +116,12 @@ static int report_main(void *opts)
         return KB_EXIT_INPUT;
     }
     kb_sb_free(&err);
-    out_job job = { .run = &run, .report = f };
+    if (kb_report_run_filter(&run, o->filters, o->n_filters) != KB_OK) {
+        fprintf(stderr, "kbench: --filter matches none of the cases of %s\n", o->run);
+        kb_report_run_free(&run);
+        return KB_EXIT_INPUT;
+    }
+    out_job job = { .run = &run, .report = f, .section = sec };
     rc = write_out(&job, o->out);
     kb_report_run_free(&run);
     return rc;
@@ -116,6 +134,11 @@ static const kb_opt report_opt_rows[] = {
       "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
     { "--results", NULL, KB_OPT_STR, offsetof(report_opts, results), "DIR",
       "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
+    { "--filter", NULL, KB_OPT_LIST, offsetof(report_opts, filters), "TEXT",
+      "only the cases whose id contains TEXT", 0, 0, 0, NULL, offsetof(report_opts, n_filters) },
+    { "--section", NULL, KB_OPT_CHOICE, offsetof(report_opts, section), "NAME",
+      "one part: summary, best, precision, tiles, launch, margins, roofline, cases (default all)", 0, 0, 0,
+      kb_report_section_names, 0 },
 };
 
 const kb_command kb_command_report = {
@@ -139,8 +162,7 @@ typedef struct {
 
 static void query_defaults(void *o)
 {
-    const char *db = getenv("KBENCH_DB");
-    ((query_opts *)o)->db = db && *db ? db : KB_STORE_DEFAULT_PATH;
+    ((query_opts *)o)->db = kb_store_default_path();
 }
 
 /* All of stdin as a string (caller frees), NULL on failure. */

@@ -15,11 +15,14 @@ typedef struct {
     const char **filters;       /* a case runs when its id contains any of them (none: all) */
     int n_filters;
     const char *out_path;       /* JSON Lines file; NULL: results/<suite>-<UTC time>.jsonl (compile: --emit's DIR) */
+    const char *db_path;        /* --db: the results store; NULL: kb_store_default_path() */
     const char *resume_path;    /* continue this JSON Lines file, skipping recorded cases */
     const char *cache_dir;      /* NULL: kb_cache_dir() */
     const char *dump_dir;       /* write inputs/outputs of failing cases as .npy here */
     int full_shapes;            /* run full shapes on the emulator too */
     int quiet;                  /* no per-case rows */
+    int verbose;                /* every skipped row, none folded into a count */
+    int brief;                  /* the closing summary: counts and paths only (accept's runs) */
     int emu_threads;
     int min_samples, max_samples; /* overrides when > 0 */
     double timeout_s;           /* override when > 0 */
@@ -64,6 +67,8 @@ extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
     "compile cache (default $KBENCH_CACHE_DIR, $XDG_CACHE_HOME/kbench, ~/.cache/kbench)", 0, 0, 0, NULL, 0 }
 #define KB_ROW_QUIET { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_run_opts, quiet), NULL, \
     "no per-case rows, only the summary", 0, 0, 0, NULL, 0 }
+#define KB_ROW_VERBOSE { "--verbose", "-v", KB_OPT_FLAG, offsetof(kb_run_opts, verbose), NULL, \
+    "a row for every skipped case (by default a run of them with one reason is one line)", 0, 0, 0, NULL, 0 }
 #define KB_ROW_EMU { "--emu-schedule", NULL, KB_OPT_STR, offsetof(kb_run_opts, emu_schedule), "S", \
     "emulator: lockstep (default), warp-ahead or random[:SEED] - who runs next at each wait", 0, 0, 0, NULL, 0 }, \
     { "--emu-check", NULL, KB_OPT_STR, offsetof(kb_run_opts, emu_check), "race,init", \

@@ -7,6 +7,7 @@
 #include "cli/tune_replay.h"
 #include "cli/tune_run.h"
 #include "core/output.h"
+#include "results/store.h"
 #include "tune/winner.h"
 
 #include <stdio.h>
@@ -103,7 +104,7 @@ static int open_outputs(kb_tune_session *x)
     kb_sb_free(&err);
     if (st != KB_OK)
         return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-    kb_session_store(x->s, x->out_path.s);
+    kb_session_store(x->s, kb_store_default_path(), x->out_path.s);
     return -1;
 }
 

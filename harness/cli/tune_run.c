@@ -96,7 +96,9 @@ static double objective(void *user, int i)
     kb_tune_session *x = pc->x;
     if (kb_interrupted())
         return NAN;
-    if (x->o->time_s > 0 && now_s() - pc->t0_s > x->o->time_s) {
+    /* the first configuration is always evaluated: a choice needs one, and the time before it
+     * (the compile workers taking the problem's modules) is not the search's */
+    if (x->o->time_s > 0 && pc->evals > 0 && now_s() - pc->t0_s > x->o->time_s) {
         pc->out_of_time = 1;
         return NAN;
     }

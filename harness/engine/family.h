@@ -29,6 +29,11 @@ typedef struct {
     int64_t min, max;             /* the values a suite may give an integer param; both 0:
                                    * [0, KB_PARAM_MAX]. Checked at load (file:line:col), so that a
                                    * family's size arithmetic never sees an absurd value. */
+    int problem;                  /* 1: the param changes what is computed (the reference: gemm's
+                                   * layout, alpha, beta; layernorm's kind; gelu's form; attention's
+                                   * causal), not how - cases that differ in it are different
+                                   * problems, never ranked against each other (the run summary,
+                                   * the report). 0: a configuration knob (tiles, BLOCK, VEC, ...) */
 } kb_param;
 
 /* The default range of an integer param: tile sizes, vector widths, stage counts. With

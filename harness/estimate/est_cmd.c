@@ -8,6 +8,8 @@
 #include "results/store.h"
 
 #include <stdio.h>
+#include "core/suggest.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +18,11 @@ kb_status kb_est_setup_target(const char *gpu, const char *peaks_path, const cha
     memset(s, 0, sizeof *s);
     const kb_est_gpu *g = kb_est_gpu_find(gpu);
     if (!g) {
-        kb_sb_printf(err, "--gpu: unknown GPU '%s' (one of:", gpu ? gpu : "");
+        const char *close = kb_suggest(gpu, kb_est_gpu_names, -1);
+        kb_sb_printf(err, "--gpu: unknown GPU '%s'", gpu ? gpu : "");
+        if (close)
+            kb_sb_printf(err, " - did you mean '%s'?", close);
+        kb_sb_printf(err, " (one of:");
         for (int i = 0; kb_est_gpu_names[i]; i++)
             kb_sb_printf(err, " %s", kb_est_gpu_names[i]);
         kb_sb_printf(err, ")");

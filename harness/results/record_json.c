@@ -429,6 +429,7 @@ json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r)
     put(o, "time", jstr(ctx->time), &bad);
     put(o, "case_id", jstr(r->case_id), &bad);
     case_fields(o, r, &bad);
+    put(o, "shape", jstr(ctx->shape), &bad);
     put(o, "backend", jstr(ctx->backend), &bad);
     put(o, "device", device_json(ctx->dev, &bad), &bad);
     put(o, "status", jstr(kb_case_status_name(r->status)), &bad);

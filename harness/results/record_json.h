@@ -8,6 +8,7 @@
  *   "2026-01-31T12:00:00Z"), case_id,
  *   family, variant, dtype, dims {<dim name>: n}, params {<param name>: int or choice
  *   name; only params that apply to the variant}, pad, launch, seed, check_shape,
+ *   shape (the suite's shape preset the dims come from, "qkv_prefill"; null for inline dims),
  *   backend, device {name, uuid, pci_bus_id, sm (the device's own compute capability x10),
  *   emulator, target_sm (the compute capability the kernels were compiled for: --arch,
  *   else sm) and target_arch (its name in the architecture table: "sm_90a", "sm_100"),
@@ -77,6 +78,7 @@ typedef struct {
     const char *time;            /* ISO-8601 UTC (kb_record_time_now) */
     const char *backend;         /* "cuda", "emu" */
     const kb_device_info *dev;   /* NULL: device null */
+    const char *shape;           /* the case's named shape preset ("qkv_prefill"), NULL: inline dims */
 } kb_record_ctx;
 
 /* The current UTC time as "2026-01-31T12:00:00Z". */

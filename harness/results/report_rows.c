@@ -63,6 +63,11 @@ static void fill_row(kb_report_row *r, json_t *rec)
     }
     nget(rec, "wall_ms", &r->wall_ms);
     kb_record_derived(rec, &r->d);
+    r->shape = sget(rec, "shape");
+    double pad = 0;
+    r->pad = nget(rec, "pad", &pad) ? (int)pad : 0;
+    if (!nget(t, "noise", &r->noise))
+        r->noise = NAN;
 }
 
 /* Index of the row's device in run->devs, adding it when new; -1 without a device. */
@@ -121,6 +126,24 @@ void kb_report_run_free(kb_report_run *r)
     free(r->devs);
     free(r->source);
     memset(r, 0, sizeof *r);
+}
+
+const char *const kb_report_section_names[] = {   /* sized by the header: one name per section */
+    "all", "summary", "best", "precision", "tiles", "launch", "margins", "roofline", "cases", NULL,
+};
+const char *const kb_report_section_titles[] = {
+    "Report", "Summary", "Fastest configuration per shape and dtype", "Precision comparison",
+    "Tile sweep per shape", "Graph vs eager", "Verification margins", "Roofline", "All cases",
+};
+
+int kb_report_section_parse(const char *s, kb_report_section *out)
+{
+    for (int i = 0; i < KB_SECTION_COUNT; i++)
+        if (!strcmp(s, kb_report_section_names[i])) {
+            *out = (kb_report_section)i;
+            return 0;
+        }
+    return -1;
 }
 
 /* Records of run id in every *.jsonl of dir. */
@@ -253,6 +276,28 @@ static int precision_family(const char *f)
     return strcmp(f, "gemm") == 0 || strcmp(f, "attention") == 0;
 }
 
+/* 1 when param name of family f changes what is computed (kb_param.problem). */
+static int problem_param(int f, const char *name)
+{
+    int p = f < 0 ? -1 : kb_family_param_find(kb_families[f], name);
+    return p >= 0 && kb_families[f]->params[p].problem;
+}
+
+int kb_report_same_problem_params(const kb_report_row *a, const kb_report_row *b)
+{
+    int f = kb_family_find(a->family);
+    json_t *pa = json_object_get(a->rec, "params"), *pb = json_object_get(b->rec, "params");
+    const char *k;
+    json_t *v;
+    json_object_foreach(pa, k, v)
+        if (problem_param(f, k) && !json_equal(v, json_object_get(pb, k)))
+            return 0;
+    json_object_foreach(pb, k, v)
+        if (problem_param(f, k) && !json_object_get(pa, k))
+            return 0;
+    return 1;
+}
+
 /* 1 when the row's variant computes another operation over its family's dims
  * (kb_family.other_op_variants: attention's decode). */
 static int other_op(const kb_report_row *r, int *variant)
@@ -262,29 +307,23 @@ static int other_op(const kb_report_row *r, int *variant)
     return *variant >= 0 && *variant < 32 && (kb_families[f]->other_op_variants >> *variant & 1u);
 }
 
-/* Rows of such a variant compare only with rows of the same variant and problem params (the
- * lower-case and choice ones: q_len, group, causal), not with the family's operation. */
+/* Rows of such a variant compare only with rows of the same variant (their problem params -
+ * q_len, group, causal - are compared by kb_report_same_problem_params), not with the
+ * family's operation. */
 static int same_operation(const kb_report_row *a, const kb_report_row *b)
 {
     int va, vb, oa = other_op(a, &va), ob = other_op(b, &vb);
-    if (!oa && !ob)
-        return 1;
-    if (va != vb)
-        return 0;
-    json_t *pa = json_object_get(a->rec, "params"), *pb = json_object_get(b->rec, "params"), *x;
-    const char *k;
-    json_object_foreach(pa, k, x)
-        if (!(k[0] >= 'A' && k[0] <= 'Z') && !json_equal(x, json_object_get(pb, k)))
-            return 0;
-    return 1;
+    return (!oa && !ob) || va == vb;
 }
 
-/* Same shape, device, padding and launch mode (and operation): comparable across dtypes. */
+/* Same shape, device, padding, launch mode, problem params (and operation): comparable across
+ * dtypes. */
 static int same_shape(const kb_report_row *a, const kb_report_row *b)
 {
     return a->dev == b->dev && strcmp(a->family, b->family) == 0 && strcmp(a->launch, b->launch) == 0 &&
            json_equal(json_object_get(a->rec, "dims"), json_object_get(b->rec, "dims")) &&
-           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad")) && same_operation(a, b);
+           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad")) &&
+           kb_report_same_problem_params(a, b) && same_operation(a, b);
 }
 
 int kb_report_row_is_vendor(const kb_report_row *row)
@@ -358,6 +397,28 @@ int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **ou
     if (kept == 0) { free(g); g = NULL; }
     *out = g;
     return kept;
+}
+
+void kb_report_precision_title(const kb_report_run *run, const kb_precision_group *g, kb_sb *out)
+{
+    const kb_report_row *f = &run->rows[g->first];
+    int fi = kb_family_find(f->family);
+    kb_sb_printf(out, "%s %s%s", f->family, f->shape, *f->shape ? " " : "");
+    kb_report_dims_text(f, out);
+    kb_sb_printf(out, ", pad %d", f->pad);
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(f->rec, "params"), k, v) {
+        if (!problem_param(fi, k))
+            continue;
+        if (json_is_string(v))
+            kb_sb_printf(out, ", %s=%s", k, json_string_value(v));
+        else if (json_is_integer(v))
+            kb_sb_printf(out, ", %s=%lld", k, (long long)json_integer_value(v));
+    }
+    if (strcmp(f->launch, "eager"))
+        kb_sb_printf(out, ", %s launch", f->launch);
+    kb_sb_printf(out, " on %s", f->dev >= 0 ? run->devs[f->dev].name : "?");
 }
 
 void kb_report_dims_text(const kb_report_row *row, kb_sb *out)

@@ -46,6 +46,9 @@ typedef struct {
     int samples;
     double wall_ms;            /* [ms] 0 when absent */
     kb_derived d;              /* rates (d.have_rates), roofline (d.have_roof) */
+    const char *shape;         /* the shape preset's name; "" for inline dims or an older record */
+    int pad;                   /* [elements] */
+    double noise;              /* relative standard error of the median; NAN when absent */
 } kb_report_row;
 
 typedef struct {
@@ -76,6 +79,28 @@ kb_status kb_report_run_from(json_t **recs, size_t n, const char *source, kb_rep
 
 void kb_report_run_free(kb_report_run *r);
 
+/* The parts of a report, each a section of the HTML page and the markdown (kbench report
+ * --section NAME narrows a report to one): */
+typedef enum {
+    KB_SECTION_ALL = 0,
+    KB_SECTION_SUMMARY,        /* counts by status and skip reason; the best per shape and dtype */
+    KB_SECTION_BEST,           /* every problem's fastest configuration and its margin, listed */
+    KB_SECTION_PRECISION,      /* the precision comparison */
+    KB_SECTION_TILES,          /* per shape, every configuration's time, per dtype and pad */
+    KB_SECTION_LAUNCH,         /* graph vs eager, case by case */
+    KB_SECTION_MARGINS,        /* max error / tolerance per verified case */
+    KB_SECTION_ROOFLINE,       /* GPU devices: the roofline and its ceilings */
+    KB_SECTION_CASES,          /* the full case table */
+    KB_SECTION_COUNT
+} kb_report_section;
+
+/* "all", "summary", "best", "precision", "tiles", "launch", "margins", "roofline", "cases". */
+extern const char *const kb_report_section_names[KB_SECTION_COUNT + 1];   /* NULL-terminated */
+/* Their headings: "Summary", "Fastest configurations", ... */
+extern const char *const kb_report_section_titles[KB_SECTION_COUNT];
+/* 0 with *out set, or -1 for an unknown name. */
+int kb_report_section_parse(const char *s, kb_report_section *out);
+
 /* ---- shared by the writers ---- */
 
 /* Precision comparison: one shape of a GEMM or attention family on one device, the
@@ -104,6 +129,15 @@ int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **ou
 extern const char *const kb_precision_cols[KB_PRECISION_COLS];
 void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
                                char cells[KB_PRECISION_COLS][256]);
+
+/* The heading of a precision group: family, the shape preset and its dims, pad, the
+ * problem params of its rows and the device ("gemm qkv_prefill 48x96x64, pad 0, layout=nt
+ * on NVIDIA H100"), appended to out. */
+void kb_report_precision_title(const kb_report_run *run, const kb_precision_group *g, kb_sb *out);
+
+/* 1 when rows a and b (of one family) agree on every problem param (kb_param.problem:
+ * layout, kind, causal, ...): what they compute is the same. */
+int kb_report_same_problem_params(const kb_report_row *a, const kb_report_row *b);
 
 /* 1 when the row is a vendor library's (its family's variant has no kernel entry). */
 int kb_report_row_is_vendor(const kb_report_row *row);

@@ -146,6 +146,12 @@ static kb_status prepare_all(kb_store *s, kb_sb *err)
     return KB_OK;
 }
 
+const char *kb_store_default_path(void)
+{
+    const char *db = getenv("KBENCH_DB");
+    return db && *db ? db : KB_STORE_DEFAULT_PATH;
+}
+
 kb_status kb_store_open(const char *path, kb_store **out, kb_sb *err)
 {
     *out = NULL;

@@ -32,6 +32,12 @@
 #define KB_STORE_DEFAULT_PATH "results/kbench.db"
 #define KB_STORE_SCHEMA_VERSION 1
 
+/* The one place the results store is, unless a command's --db says otherwise: $KBENCH_DB
+ * when set and not empty, else KB_STORE_DEFAULT_PATH (relative to the working directory).
+ * run and tune write it wherever their records go; query, model, estimate and devices
+ * read it. Never NULL. */
+const char *kb_store_default_path(void);
+
 typedef struct kb_store kb_store;
 
 /* Open (creating it and its tables) the store at path for writing: kbench's own store,

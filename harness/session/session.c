@@ -13,7 +13,6 @@
 #include "session/sink_files.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,27 +214,15 @@ static void load_ceilings(kb_session *s)
         kb_report(KB_REPORT_INFO, "%s", s->peaks.measured_note);
 }
 
-void kb_session_store(kb_session *s, const char *records_path)
+void kb_session_store(kb_session *s, const char *db_path, const char *records_path)
 {
-    struct stat sb;
-    if (stat(records_path, &sb) == 0 && !S_ISREG(sb.st_mode)) {   /* a device or FIFO: no "beside" */
-        kb_report(KB_REPORT_NOTE, "%s is not a file: no results store beside it", records_path);
-        return;
-    }
-    char *dir = strdup(records_path);
-    kb_sb db, note;
-    kb_sb_init(&db);
+    kb_sb note;
     kb_sb_init(&note);
-    if (!dir)   /* not "." instead: the store would silently move */
-        kb_out_of_memory("the records directory", strlen(records_path) + 1);
-    kb_sb_printf(&db, "%s/kbench.db", dirname(dir));
     kb_sink k;
-    if (kb_sink_store_open(db.s, records_path, &k, &note) != KB_OK)
-        kb_report(KB_REPORT_ERROR, "results store %s: %s (JSON Lines records only)", db.s, note.s);
-    else if (kb_session_add_sink(s, k) == KB_OK && (s->store_path = strdup(db.s)))
+    if (kb_sink_store_open(db_path, records_path, &k, &note) != KB_OK)
+        kb_report(KB_REPORT_ERROR, "results store %s: %s (JSON Lines records only)", db_path, note.s);
+    else if (kb_session_add_sink(s, k) == KB_OK && (s->store_path = strdup(db_path)))
         load_ceilings(s);
-    free(dir);
-    kb_sb_free(&db);
     kb_sb_free(&note);
 }
 
@@ -255,17 +242,18 @@ void kb_session_set_run_id(kb_session *s, const char *run_id)
 
 /* The compile workers: -j when given, else the cores (at most 8) for a session that only
  * compiles; for one that measures, the cores but one on a backend with a GPU timer (the
- * host only launches), and 1 on the emulator, whose timings are CPU time that a compiler
- * running beside them would inflate. */
+ * host only launches), and the cores on the emulator, which pauses the builds in flight
+ * while a timing window is open (backend/emu/emu_build.h): modules are built ahead of
+ * the cases while they verify, and no compiler's CPU time lands in a CPU-timed sample. */
 static int default_jobs(const kb_session *s)
 {
     if (s->o.jobs > 0)
         return s->o.jobs;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
-    if (s->o.offline)
+    if (s->o.offline || !(s->dev.caps & KB_CAP_GPU_TIMER))
         return n;
-    return s->dev.caps & KB_CAP_GPU_TIMER ? (n > 1 ? n - 1 : 1) : 1;
+    return n > 1 ? n - 1 : 1;
 }
 
 /* Peaks for the roofline, the flush buffer, overrides, dump and prune. */
@@ -359,6 +347,8 @@ const kb_cases *kb_session_cases(const kb_session *s) { return &s->cases; }
 int kb_session_check_shapes(const kb_session *s) { return kb_walk_check_shapes(s->plan_caps, s->o.full_shapes); }
 
 const char *kb_session_run_id(const kb_session *s) { return s->run_id; }
+
+const char *kb_session_store_path(const kb_session *s) { return s->store_path; }
 
 int kb_session_workers(const kb_session *s) { return s->workers; }
 
@@ -458,7 +448,8 @@ int kb_session_module_id(const kb_session *s, const kb_cases_item *item, kb_sb *
 void kb_session_begin(kb_session *s)
 {
     kb_sink_run run = { s->run_id, s->plan ? s->plan->suite_name : "", kb_session_backend_name(s), &s->dev,
-                        s->target.sm, s->plan ? s->plan->n_cases : 0, &s->cases, kb_session_check_shapes(s) };
+                        s->target.sm, s->plan ? s->plan->n_cases : 0, &s->cases, kb_session_check_shapes(s),
+                        s->plan };
     kb_sinks_open(&s->sinks, &run);
     kb_interrupt_install();
 }
@@ -476,8 +467,10 @@ static int record(kb_session *s, const kb_cases_item *item, const kb_case_result
 {
     char when[32];
     kb_record_time_now(when);
+    int shape = item->it.c->shape_name;
     kb_record_ctx ctx = { .run_id = s->run_id, .suite = s->plan->suite_name, .time = when,
-                          .backend = s->be->name, .dev = &s->dev };
+                          .backend = s->be->name, .dev = &s->dev,
+                          .shape = shape >= 0 && shape < s->plan->n_shape_names ? s->plan->shape_names[shape] : NULL };
     json_t *rec = kb_record_json(&ctx, r);
     kb_sink_case c = { item, r, kb_case_status_name(r->status), rec, s->pipe.dump_err };
     int rc = kb_sinks_record(&s->sinks, &c);

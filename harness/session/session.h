@@ -85,11 +85,12 @@ kb_status kb_session_select(kb_session *s, const char *const *filters, int n_fil
  * failure with err filled ("(--resume)" appended when reading resume failed). */
 kb_status kb_session_records(kb_session *s, const char *path, const char *resume, kb_sb *err);
 
-/* The SQLite store in the folder of records_path (<dir>/kbench.db) as a sink, and from it
- * the device's measured ceilings (once the pipeline has its peaks; reported). When the
- * store cannot be opened, that is reported and the records file stays the only output;
- * records written to a device or FIFO get no store (a note says so). */
-void kb_session_store(kb_session *s, const char *records_path);
+/* The SQLite store at db_path (a command's --db, else kb_store_default_path(): one place
+ * for every run, wherever its records file is) as a sink, its rows pointing at
+ * records_path, and from it the device's measured ceilings (once the pipeline has its
+ * peaks; reported). When the store cannot be opened, that is reported and the records
+ * file stays the only output. */
+void kb_session_store(kb_session *s, const char *db_path, const char *records_path);
 
 /* A Chrome trace at path, written as the run goes (by the output rule, core/output.h).
  * KB_OK, or KB_ERR_INPUT / KB_ERR_SETUP / KB_ERR_OOM with err naming path. */
@@ -103,8 +104,9 @@ void kb_session_set_run_id(kb_session *s, const char *run_id);
 
 /* Assemble the pipeline (once; later calls do nothing): modules and compile workers (-j
  * when given; else, measuring on a GPU timer, the cores but one (at most 8); on the
- * emulator 1, whose CPU timings a compiler beside them would inflate; offline the cores,
- * at most 8), peaks, ceilings, flush, overrides, dump, prune. What cannot be had (no
+ * emulator the cores, at most 8: it pauses the builds in flight during its timing
+ * windows, so none inflates a CPU timing; offline the cores, at most 8), peaks, ceilings,
+ * flush, overrides, dump, prune. What cannot be had (no
  * peaks for the device, no flush buffer) is reported, and the run goes on without it. */
 void kb_session_start(kb_session *s);
 
@@ -160,6 +162,7 @@ const kb_plan *kb_session_plan_of(const kb_session *s);         /* NULL before k
 const kb_cases *kb_session_cases(const kb_session *s);          /* the list of kb_session_select */
 int kb_session_check_shapes(const kb_session *s);               /* the plan holds the check shapes */
 const char *kb_session_run_id(const kb_session *s);
+const char *kb_session_store_path(const kb_session *s);         /* the store a sink writes, NULL: none */
 int kb_session_workers(const kb_session *s);                    /* compile workers running */
 int kb_session_modules_count(const kb_session *s);              /* distinct modules asked for */
 
