@@ -14,6 +14,7 @@
 #include "engine/defines.h"
 #include "engine/family.h"
 #include "engine/modules.h"
+#include "kernels/families.h"
 
 #include <nvrtc.h>
 #include <stdlib.h>

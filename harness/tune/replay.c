@@ -1,6 +1,7 @@
 /* replay.c - recorded spaces from kbench records or a Kernel Tuner cache (replay.h). */
 #include "tune/replay.h"
 
+#include "kernels/families.h"
 #include "results/record.h"
 
 #include <jansson.h>

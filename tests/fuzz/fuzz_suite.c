@@ -6,6 +6,7 @@
  * suites/ and tests/suites/. Inputs that once crashed live in tests/fuzz/regressions/
  * and are replayed by the ordinary test fuzz_regressions (tests/fuzz/replay.c). */
 #include "engine/family.h"
+#include "kernels/families.h"
 #include "suite/walk.h"
 
 #include <stdint.h>
