@@ -270,7 +270,11 @@ static void test_verdict_clocks_and_nothing_ran(void)
         CHECK(v.r[t].status == KB_ACC_SKIP);
         st[t] = v.r[t].status, tt[t] = (kb_acc_test)t;
     }
-    CHECK(v.worst == KB_ACC_SKIP && kb_acc_exit_code(st, tt, KB_ACC_TEST_COUNT) == KB_EXIT_SETUP);
+    /* nothing ran: the verdict is NOT CHECKED (exit 3), never a pass */
+    CHECK(v.worst == KB_ACC_NOT_CHECKED && strstr(v.not_checked, "every test was SKIP") &&
+          kb_acc_exit_code(st, tt, KB_ACC_TEST_COUNT) == KB_EXIT_SETUP);
+    CHECK(!strcmp(kb_acc_status_name(KB_ACC_NOT_CHECKED), "NOT CHECKED") &&
+          kb_acc_status_parse("NOT CHECKED") == KB_ACC_NOT_CHECKED);
     json_decref(a);
 }
 

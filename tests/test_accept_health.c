@@ -193,7 +193,7 @@ static void test_no_nvml_and_json(void)
     kb_acc_verdict v = judged(&h);
     for (int t = KB_ACC_ECC; t <= KB_ACC_PCIE; t++)
         CHECK(v.r[t].status == KB_ACC_SKIP && strstr(v.r[t].reason, "libnvidia-ml.so.1: cannot open"));
-    CHECK(v.worst == KB_ACC_SKIP && exit_code(&v) == KB_EXIT_SETUP);
+    CHECK(v.worst == KB_ACC_NOT_CHECKED && exit_code(&v) == KB_EXIT_SETUP);
 
     h = healthy();
     h.f[KB_H_ECC_UNC_VOLATILE].v = 1;

@@ -199,7 +199,11 @@ static void test_rollup_gpu(void)
      * step = 2 layers x 28 + lm_head 3 = 59 us for 8 tokens */
     CHECK(NEAR(P->layer_us, 28) && NEAR(P->step_us, 59) && P->n_missing == 0);
     CHECK(NEAR(P->us_per_token, 59.0 / 8) && NEAR(P->tokens_per_s, 8 / 59e-6));
-    CHECK(P->have_mfu && NEAR(P->mfu, 100.0 * 2 * 63744 * 8 / (1000e12 * 59e-6)));
+    /* MFU counts the weight matmuls executed: each op with weights, its record's FLOPs (2000
+     * here) x count x layers - qkv 2 x 2000, ffn_up 2 x 2 x 2000, lm_head 2000 */
+    CHECK(P->have_mfu && NEAR(P->mm_flops, 14000) && NEAR(P->mfu, 100.0 * 14000 / (1000e12 * 59e-6)));
+    /* every op found: rates; 11 executions of 1000 B in 59 us */
+    CHECK(P->have_rates && !P->bounds_only && P->have_bw && NEAR(P->bw_util, 100.0 * (11000 / 59e-6 / 1e9) / 2000));
     CHECK(NEAR(P->ops[1].share, 100.0 * 10 / 28) && NEAR(P->ops[3].share, 100.0 * 12 / 28));
     CHECK(NEAR(P->ops[4].share, 100.0 * 3 / 59));
     CHECK(NEAR(P->ops[1].flops, 2000) && NEAR(P->ops[1].bytes, 1000) && NEAR(P->ops[1].pct_roof, 50));
@@ -209,9 +213,9 @@ static void test_rollup_gpu(void)
     CHECK(!D->ops[2].modelled && D->n_modelled == 4 && D->n_missing == 1 && D->ops[0].row < 0);
     CHECK_MSG(strstr(D->ops[0].why, "1 case of layernorm rows=4 cols=64, none ok in bf16") != NULL, "%s",
               D->ops[0].why);
-    CHECK(NEAR(D->layer_us, 5 + 2 * 3) && NEAR(D->step_us, 2 * 11 + 2) && NEAR(D->tokens_per_s, 4 / 24e-6));
-    /* bandwidth: 2 layers x (qkv + 2 ffn_up) x 1000 B + lm_head 1000 B in 24 us, of 2000 GB/s */
-    CHECK(D->have_bw && NEAR(D->bw_util, 100.0 * (7000 / 24e-6 / 1e9) / 2000));
+    /* an op missing: the times are lower bounds, and no rate is given */
+    CHECK(NEAR(D->layer_us, 5 + 2 * 3) && NEAR(D->step_us, 2 * 11 + 2) && NEAR(D->us_per_token, 24.0 / 4));
+    CHECK(D->bounds_only && !D->have_rates && !D->have_mfu && !D->have_bw);
     /* what-if: fp16 qkv 8 us -> prefill 2 x 26 + 3 = 55; fp8 best of mma 5 / cublaslt 6 -> 49 */
     int seen = 0;
     for (int i = 0; i < r->n_whatif; i++) {
@@ -230,15 +234,15 @@ static void test_rollup_gpu(void)
         }
     }
     CHECK(seen == 3 && r->n_whatif == 3);
-    /* decode misses an op: its MFU and bandwidth are upper bounds and say so; prefill's are not */
+    /* decode misses an op: lower bounds, labelled, no MFU; prefill has its MFU */
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     CHECK(kb_model_write(r, KB_MODEL_MD, out) == KB_OK);
     fclose(out);
     char *dec = buf ? strstr(buf, "## decode") : NULL;
-    CHECK(dec && strstr(dec, "MFU at most"));
-    CHECK(dec && strstr(buf, "MFU at most") == strstr(dec, "MFU at most"));
+    CHECK(dec && strstr(dec, "Lower bounds only") && strstr(dec, "model step >= 0.024 ms") && !strstr(dec, "MFU "));
+    CHECK(buf && strstr(buf, "MFU ") && strstr(buf, "MFU ") < dec && !strstr(buf, "at most"));
     free(buf);
     free(r);
     kb_report_run_free(&run);
@@ -283,6 +287,125 @@ static void test_rollup_emulator_and_writers(void)
     }
     free(r);
     kb_report_run_free(&run);
+    kb_model_free(&m);
+}
+
+/* A copy of run whose records fix(rec, user) changed. */
+static void remade(const kb_report_run *run, void (*fix)(json_t *, void *), void *user, kb_report_run *out)
+{
+    json_t **recs = malloc(run->n * sizeof *recs);
+    for (size_t i = 0; i < run->n; i++) {
+        recs[i] = json_deep_copy(run->recs[i]);
+        fix(recs[i], user);
+    }
+    CHECK(kb_report_run_from(recs, run->n, "remade", out) == KB_OK);
+}
+
+static long long dim(json_t *rec, const char *name)
+{
+    return json_integer_value(json_object_get(json_object_get(rec, "dims"), name));
+}
+
+/* GEMMs with their real FLOPs (2 m n k); the prefill qkv (mma bf16 8x192x64, 10 us) faster
+ * than its roofline (130%); the ffn_up rows with max_rel_err 1 at err/tol 0.98 (a near-zero
+ * output within tolerance), every other row at err/tol 0.1. */
+static void fix_rules(json_t *rec, void *emu)
+{
+    const char *fam = json_string_value(json_object_get(rec, "family"));
+    json_t *v = json_object_get(rec, "verify");
+    json_object_set_new(v, "max_err_ratio", json_real(0.1));
+    if (!strcmp(fam, "gemm")) {
+        double f = 2.0 * (double)dim(rec, "m") * (double)dim(rec, "n") * (double)dim(rec, "k");
+        json_object_set_new(json_object_get(rec, "work"), "flops", json_real(f));
+        if (dim(rec, "n") == 128) {
+            json_object_set_new(v, "max_rel_err", json_real(1.0));
+            json_object_set_new(v, "max_err_ratio", json_real(0.98));
+        }
+    }
+    json_t *d = json_object_get(rec, "derived");
+    if (!strcmp(fam, "gemm") && dim(rec, "n") == 192 && dim(rec, "m") == 8 &&
+        json_number_value(json_object_get(json_object_get(rec, "timing"), "median_us")) == 10) {
+        if (*(int *)emu)   /* an emulator row with a roofline block still says nothing */
+            json_object_set_new(rec, "derived", d = json_pack("{s:f, s:f, s:f, s:s}", "tflops", 1.0, "gbps", 1.0,
+                                                               "ai", 2.0, "bound", "memory"));
+        json_object_set_new(d, "pct_roof", json_real(130));
+        json_object_set_new(d, "roof_tflops", json_real(4.0));
+        json_object_set_new(d, "peak_tflops", json_real(1000));
+        json_object_set_new(d, "peak_gbps", json_real(2000));
+    }
+}
+
+static char *md_of(const kb_model_rollup *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK(kb_model_write(r, KB_MODEL_MD, out) == KB_OK);
+    fclose(out);
+    return buf;
+}
+
+/* The rules every roll-up follows (issue 24):
+ *  - MFU counts the weight matmuls executed: the tiny model's prefill runs the LM head for
+ *    its one sequence (m = 1), so 2 x (2 x 8 x 192 x 64 + 2 x 2 x 8 x 128 x 64) + 2 x 100 x 64
+ *    = 930304 FLOPs, not 2 N tokens = 1019904 (before: the LM head charged for all 8 positions);
+ *  - ops missing: no tokens/s, GB/s, MFU or bandwidth utilisation, only the times, labelled as
+ *    lower bounds (before: 2878153 tokens/s from 1 of 12 ops, here decode's "tokens/s" of 3 of 4);
+ *  - a row faster than its roofline is flagged (before: silently used), but not on the
+ *    emulator, where no roofline applies;
+ *  - the what-if's error is err/tol (0.98), not max_rel_err (1, which read as 100%). */
+static void test_rollup_rules(void)
+{
+    kb_model m;
+    kb_report_run gpu, run;
+    if (!load_tiny(&m)) return;
+    make_run(&gpu, 0);
+    int emu = 0;
+    remade(&gpu, fix_rules, &emu, &run);
+    kb_model_rollup *r = malloc(sizeof *r);
+    kb_model_rollup_run(&m, &run, -1, r);
+    json_t *j = kb_model_json(r);
+    json_t *pre = json_object_get(json_object_get(j, "phases"), "prefill");
+    json_t *dec = json_object_get(json_object_get(j, "phases"), "decode");
+    double mfu = json_number_value(json_object_get(pre, "mfu_pct"));
+    CHECK_MSG(NEAR(mfu, 100.0 * 930304 / (1000e12 * 59e-6)), "prefill MFU %.6g%%, want %.6g%% (2N tokens: %.6g%%)", mfu,
+              100.0 * 930304 / (1000e12 * 59e-6), 100.0 * 1019904 / (1000e12 * 59e-6));
+    CHECK(json_is_true(json_object_get(dec, "bounds_only")));
+    const char *rates[] = { "tokens_per_s", "gbps", "mfu_pct", "bw_util_pct" };
+    for (int i = 0; i < 4; i++)
+        CHECK_MSG(json_is_null(json_object_get(dec, rates[i])), "decode %s is not null with an op missing", rates[i]);
+    CHECK(NEAR(json_number_value(json_object_get(dec, "step_us")), 24));
+    json_t *fast = json_object_get(pre, "faster_than_roof");
+    CHECK_MSG(json_array_size(fast) == 1 && !strcmp(json_string_value(json_array_get(fast, 0)), "qkv"),
+              "faster_than_roof: %zu", json_array_size(fast));
+    json_t *w = json_array_get(json_object_get(j, "whatif"), 0);
+    for (size_t i = 0; i < json_array_size(json_object_get(j, "whatif")); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(json_object_get(j, "whatif"), i), "dtype")),
+                    "bf16"))
+            w = json_array_get(json_object_get(j, "whatif"), i);
+    CHECK(NEAR(json_number_value(json_object_get(w, "worst_err_tol")), 0.98));
+    json_decref(j);
+    char *md = md_of(r);
+    char *d = md ? strstr(md, "## decode") : NULL;
+    CHECK(md && d && strstr(md, "**warning**: **qkv** runs at 130% of its datasheet roofline") < d);
+    CHECK(d && strstr(d, "Lower bounds only") && !strstr(d, " tokens/s;"));
+    CHECK(md && strstr(md, "worst err/tol") && strstr(md, "| 0.98 |") && !strstr(md, "max_rel_err"));
+    free(md);
+    kb_report_run_free(&run);
+    kb_report_run_free(&gpu);
+
+    /* the emulator: no roofline, so nothing is said of one */
+    make_run(&gpu, 1);
+    emu = 1;
+    remade(&gpu, fix_rules, &emu, &run);
+    kb_model_rollup_run(&m, &run, -1, r);
+    CHECK(r->emulator && r->ph[0].n_faster_than_roof == 0);
+    md = md_of(r);
+    CHECK(md && !strstr(md, "warning") && !strstr(md, "faster than"));
+    free(md);
+    free(r);
+    kb_report_run_free(&run);
+    kb_report_run_free(&gpu);
     kb_model_free(&m);
 }
 
@@ -527,6 +650,7 @@ int main(void)
     RUN(test_parser_errors);
     RUN(test_rollup_gpu);
     RUN(test_rollup_emulator_and_writers);
+    RUN(test_rollup_rules);
     RUN(test_rollup_estimate);
     RUN(test_shipped_models_decode);
     TEST_MAIN_END();

@@ -4,7 +4,6 @@
 #include "check.h"
 #include "kernels/families.h"
 #include "suite/plan.h"
-#include "tune/export.h"
 #include "session/prune.h"
 #include "tune/replay.h"
 #include "tune/space.h"
@@ -359,18 +358,6 @@ static void test_db(void)
 
 static double replay_objective(void *user, int i) { return ((const kb_tune_replay *)user)->time[i]; }
 
-static void test_problem_parse(void)
-{
-    kb_tune_problem_parts pp;
-    CHECK(kb_tune_problem_parse("gemm(layout=nt,alpha=1,beta=0)/fp16/2048x4096x64/pad1/graph", &pp) == 0);
-    CHECK(strcmp(pp.op, "gemm(layout=nt,alpha=1,beta=0)") == 0 && strcmp(pp.family, "gemm") == 0);
-    CHECK(strcmp(pp.dtype, "fp16") == 0 && pp.n_dims == 3 && pp.dims[0] == 2048 && pp.dims[2] == 64);
-    CHECK(pp.pad == 1 && strcmp(pp.launch, "graph") == 0);
-    CHECK(kb_tune_problem_parse("gelu/fp32/100/pad0/eager", &pp) == 0 && pp.n_dims == 1 && pp.dims[0] == 100);
-    CHECK(kb_tune_problem_parse("gelu/fp32/100", &pp) == -1);
-    CHECK(kb_tune_problem_parse("gelu/fp32/x/pad0/eager", &pp) == -1);
-}
-
 /* A Kernel Tuner cache (2 x 3 space): one failed entry, one absent (failed), the rest
  * timed; written unterminated, as Kernel Tuner leaves a cache it is appending to. */
 static const char kt_cache[] =
@@ -435,7 +422,6 @@ int main(void)
     RUN(test_space);
     RUN(test_space_other_operation);
     RUN(test_db);
-    RUN(test_problem_parse);
     RUN(test_replay_kerneltuner);
     TEST_MAIN_END();
 }

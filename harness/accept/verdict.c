@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const status_names[] = { "PASS", "SKIP", "WARN", "FAIL" };
+static const char *const status_names[] = { "PASS", "SKIP", "WARN", "FAIL", "NOT CHECKED" };
 _Static_assert(sizeof status_names / sizeof status_names[0] == KB_ACC_STATUS_COUNT, "one name per status");
 
 const char *kb_acc_status_name(kb_acc_status s) { return s < KB_ACC_STATUS_COUNT ? status_names[s] : "?"; }
@@ -292,15 +292,28 @@ void kb_acc_evaluate(const kb_acc_spec *s, const kb_peaks *peaks, json_t *record
     kb_acc_verdict_finish(out);
 }
 
+void kb_acc_verdict_not_checked(const char *why, kb_acc_verdict *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->not_checked, sizeof out->not_checked, "%s", why);
+    for (int t = 0; t < KB_ACC_TEST_COUNT; t++)
+        set_reason(&out->r[t], KB_ACC_SKIP, "not checked: %s", why);
+    kb_acc_verdict_finish(out);
+}
+
 void kb_acc_verdict_finish(kb_acc_verdict *out)
 {
-    out->worst = KB_ACC_SKIP;   /* SKIP only when every test was; else the worst of the others */
+    out->worst = KB_ACC_NOT_CHECKED;   /* when no test ran; else the worst of those that did */
     out->gpu_thresholds = 0;
     for (int t = 0; t < KB_ACC_TEST_COUNT; t++) {
         kb_acc_status st = out->r[t].status;
-        if (st != KB_ACC_SKIP && (out->worst == KB_ACC_SKIP || st > out->worst))
+        if (st != KB_ACC_SKIP && (out->worst == KB_ACC_NOT_CHECKED || st > out->worst))
             out->worst = st;
         if (!strcmp(out->r[t].clock, "gpu"))
             out->gpu_thresholds = 1;
     }
+    if (out->worst != KB_ACC_NOT_CHECKED)
+        out->not_checked[0] = 0;
+    else if (!out->not_checked[0])
+        snprintf(out->not_checked, sizeof out->not_checked, "every test was SKIP (each says why): nothing was checked");
 }

@@ -263,7 +263,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         snprintf(c->family, sizeof c->family, "%s", w->family);
         snprintf(c->case_id, sizeof c->case_id, "%s", w->case_id);
         snprintf(c->config, sizeof c->config, "%s", w->config);
-        snprintf(c->params, sizeof c->params, "%s", w->params);
+        kb_tune_choice_from_entry(w, c);   /* the typed problem and configuration */
         c->median_us = w->median_us;
         c->lo_us = ch.lo_us;
         c->hi_us = ch.hi_us;

@@ -61,11 +61,11 @@ int kb_est_command(const kb_est_cmd *o)
     kb_est_setup s;
     kb_est_report_opts ro;
     kb_sb err;
-    kb_sb_init(&err);
     if (!o->gpu) {
         fprintf(stderr, "kbench estimate: --gpu is required (one of: h100-sxm, a100-sxm, ...; kbench estimate -h)\n");
         return KB_EXIT_INPUT;
     }
+    kb_sb_init(&err);
     const char *env = getenv("KBENCH_DB"), *db = o->db_path ? o->db_path : env && *env ? env : KB_STORE_DEFAULT_PATH;
     kb_status st = kb_est_setup_target(o->gpu, o->peaks_path, db, &s, &err);
     if (st == KB_OK)

@@ -155,13 +155,31 @@ static void fill_op(const kb_model_rollup *R, const kb_model_op *op, int ph, int
     double pct = o->have_measured ? o->pct_measured : o->have_roof ? o->pct_roof : 0;
     double dist = o->have_measured || o->have_roof ? 1.0 - fmin(fmax(pct, 0), 100) / 100.0 : 1.0;
     o->score = o->step_us * dist;
+    o->faster_than_roof = !R->emulator && o->have_roof && o->pct_roof > 100.0;
 }
+
+/* The worst err/tol of a row (verify.max_err_ratio), into *worst; whether it had one. */
+static int err_tol(const kb_report_row *row, double *worst)
+{
+    json_t *x = json_object_get(json_object_get(row->rec, "verify"), "max_err_ratio");
+    if (!json_is_number(x))
+        return 0;
+    *worst = fmax(*worst, json_number_value(x));
+    return 1;
+}
+
+/* The largest errors of the ops a what-if found in its dtype. */
+typedef struct {
+    double rel;                /* max_rel_err */
+    double tol;                /* max_err_ratio (err/tol) */
+    int have_tol;
+} worst_err;
 
 /* One phase at dtype dt (ops without a case in dt fall back to the model's dtype when
  * fallback is set). Returns the number of ops found in dt itself; *vendor those of them
- * that are vendor rows, *worst their largest max_rel_err. */
+ * that are vendor rows, *worst their largest errors. */
 static int roll_phase(const kb_model_rollup *R, int ph, int dt, int fallback, kb_model_phase_res *P, int *vendor,
-                      double *worst)
+                      worst_err *worst)
 {
     const kb_model *m = R->m;
     int at = 0;
@@ -180,7 +198,8 @@ static int roll_phase(const kb_model_rollup *R, int ph, int dt, int fallback, kb
         if (i >= 0 && want == dt && op->dtype < 0) {
             at++;
             *vendor += kb_report_row_is_vendor(row_at(R, est, i));
-            if (row_at(R, est, i)->have_err) *worst = fmax(*worst, row_at(R, est, i)->max_rel_err);
+            if (row_at(R, est, i)->have_err) worst->rel = fmax(worst->rel, row_at(R, est, i)->max_rel_err);
+            worst->have_tol |= err_tol(row_at(R, est, i), &worst->tol);
         }
         if (i < 0 && fallback && op->dtype < 0 && dt != m->dtype) i = find_row(R, op, ph, m->dtype, &est);
         if (i < 0) {
@@ -194,6 +213,8 @@ static int roll_phase(const kb_model_rollup *R, int ph, int dt, int fallback, kb
         P->step_us += o->step_us;
         P->flops += o->flops * mult;
         P->bytes += o->bytes * mult;
+        if (op->weights > 0) P->mm_flops += o->flops * mult;   /* a weight matmul, as executed */
+        P->n_faster_than_roof += o->faster_than_roof;
         if (P->focus < 0 || o->score > P->ops[P->focus].score) P->focus = k;
     }
     return at;
@@ -210,14 +231,17 @@ static void phase_figures(const kb_model_rollup *R, int ph, kb_model_phase_res *
                                                                  : o->time_us * (double)R->m->ops[k].count[ph]) / whole
                              : 0;
     }
+    P->bounds_only = P->n_missing > 0;
     if (P->step_us <= 0) return;
     P->us_per_token = P->step_us / P->tokens;
+    if (P->bounds_only) return;   /* a rate from part of the step says nothing of the whole */
+    P->have_rates = 1;
     P->tokens_per_s = P->tokens / (P->step_us * 1e-6);
     P->gbps = P->bytes / (P->step_us * 1e-6) / 1e9;
     if (R->emulator) return;
-    if (R->peak_tflops > 0 && R->n_params > 0) {
+    if (R->peak_tflops > 0 && P->mm_flops > 0) {
         P->have_mfu = 1;
-        P->mfu = 100.0 * 2.0 * R->n_params * P->tokens / (R->peak_tflops * 1e12 * P->step_us * 1e-6);
+        P->mfu = 100.0 * P->mm_flops / (R->peak_tflops * 1e12 * P->step_us * 1e-6);
     }
     if (R->peak_gbps > 0) {
         P->have_bw = 1;
@@ -246,14 +270,18 @@ static void whatif(kb_model_rollup *R)
         if (!P) return;
         memset(w, 0, sizeof *w);
         w->dtype = dt;
+        worst_err worst = { 0, 0, 0 };
         for (int ph = 0; ph < KB_PHASE_COUNT; ph++) {
-            int vendor = 0, at = roll_phase(R, ph, dt, 1, P, &vendor, &w->worst_rel_err);
+            int vendor = 0, at = roll_phase(R, ph, dt, 1, P, &vendor, &worst);
             w->n_at = at > w->n_at ? at : w->n_at;
             w->n_vendor = vendor > w->n_vendor ? vendor : w->n_vendor;
             w->step_us[ph] = P->step_us;
             w->n_missing[ph] = P->n_missing;
         }
         free(P);
+        w->worst_rel_err = worst.rel;
+        w->worst_err_tol = worst.tol;
+        w->have_err_tol = worst.have_tol;
         if (w->n_at > 0) R->n_whatif++;
     }
 }
@@ -309,7 +337,7 @@ static void roll_all(kb_model_rollup *out)
         out->n_params += (double)m->ops[k].weights * (m->ops[k].per_model ? 1.0 : (double)m->layers);
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++) {
         int vendor = 0;
-        double worst = 0;
+        worst_err worst = { 0, 0, 0 };
         roll_phase(out, ph, out->dtype, 0, &out->ph[ph], &vendor, &worst);
         phase_figures(out, ph, &out->ph[ph]);
     }

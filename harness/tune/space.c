@@ -42,7 +42,7 @@ static void param_value(const kb_param *p, int64_t v, kb_sb *b)
         kb_sb_printf(b, "%s=%lld", p->name, (long long)v);
 }
 
-void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b)
+void kb_tune_problem_op(const kb_family *f, const kb_case *c, kb_sb *b)
 {
     kb_sb_clear(b);
     kb_sb_printf(b, "%s", f->name);
@@ -56,7 +56,14 @@ void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b)
         param_value(&f->params[i], c->params[i], b);
         first = 0;
     }
-    kb_sb_printf(b, "%s/%s/", first ? "" : ")", kb_dtype_name(c->dtype));
+    if (!first)
+        kb_sb_printf(b, ")");
+}
+
+void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b)
+{
+    kb_tune_problem_op(f, c, b);
+    kb_sb_printf(b, "/%s/", kb_dtype_name(c->dtype));
     for (int d = 0; d < f->n_dims; d++)
         kb_sb_printf(b, "%s%lld", d ? "x" : "", (long long)c->dims[d]);
     kb_sb_printf(b, "/pad%d/%s", c->pad, kb_launch_name(c->launch));

@@ -62,7 +62,13 @@ char *kb_tune_config_label(const kb_family *f, const kb_case *c);
 /* 1 when param i is in the problem key of a case of variant: a problem param that applies to it. */
 int kb_tune_param_in_key(const kb_family *f, int i, int variant);
 
-/* The problem key of case c of family f into b (cleared first). */
+/* The operation of case c of family f into b (cleared first): the family and the params
+ * that define what is computed, "gemm(layout=nt,alpha=1,beta=0)" - the first part of its
+ * problem key. */
+void kb_tune_problem_op(const kb_family *f, const kb_case *c, kb_sb *b);
+
+/* The problem key of case c of family f into b (cleared first):
+ * "<op>/<dtype>/<dims joined by x>/pad<N>/<launch>". */
 void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b);
 
 /* Build the space of plan p's cases that a walk selected (a session's list:

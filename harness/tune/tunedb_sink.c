@@ -7,7 +7,6 @@
 #include "engine/setup.h"
 #include "tune/space.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,18 +33,39 @@ const char *kb_tunedb_sink_source(kb_tunedb_sink *t, int family, const kb_family
     return h;
 }
 
-/* {"variant": "mma", "BM": 64, ...}: the configuration's variant and config params. */
-static void config_params(const kb_family *f, const kb_case *c, char *out, size_t n)
+/* The configuration of c: its variant and the config params that apply to it, in the
+ * family's order, a choice param with its name. */
+static void config_of(const kb_family *f, const kb_case *c, kb_tune_config_desc *out)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "variant", json_string(f->variants[c->variant].name));
-    for (int i = 0; i < f->n_params; i++)
-        if (kb_tune_param_is_config(f, i) && kb_param_applies(f, i, c->variant))
-            json_object_set_new(o, f->params[i].name, json_integer(c->params[i]));
-    char *s = json_dumps(o, JSON_COMPACT);
-    snprintf(out, n, "%s", s ? s : "{}");
-    free(s);
-    json_decref(o);
+    memset(out, 0, sizeof *out);
+    snprintf(out->variant, sizeof out->variant, "%s", f->variants[c->variant].name);
+    for (int i = 0; i < f->n_params && out->n_params < KB_MAX_PARAMS; i++) {
+        if (!kb_tune_param_is_config(f, i) || !kb_param_applies(f, i, c->variant))
+            continue;
+        kb_tune_param *p = &out->params[out->n_params++];
+        snprintf(p->name, sizeof p->name, "%s", f->params[i].name);
+        p->value = c->params[i];
+        if (f->params[i].choices)
+            snprintf(p->choice, sizeof p->choice, "%s", f->params[i].choices[c->params[i]]);
+    }
+}
+
+/* The problem of c: its operation, dtype, dims, pad and launch. */
+static void problem_of(const kb_family *f, const kb_case *c, kb_tune_problem_desc *out)
+{
+    memset(out, 0, sizeof *out);
+    kb_sb op;
+    kb_sb_init(&op);
+    kb_tune_problem_op(f, c, &op);
+    snprintf(out->op, sizeof out->op, "%s", op.s ? op.s : f->name);
+    kb_sb_free(&op);
+    snprintf(out->family, sizeof out->family, "%s", f->name);
+    snprintf(out->dtype, sizeof out->dtype, "%s", kb_dtype_name(c->dtype));
+    out->n_dims = f->n_dims;
+    for (int d = 0; d < f->n_dims && d < KB_MAX_DIMS; d++)
+        out->dims[d] = c->dims[d];
+    out->pad = c->pad;
+    snprintf(out->launch, sizeof out->launch, "%s", kb_launch_name(c->launch));
 }
 
 void kb_tunedb_entry_of(const kb_cases_item *item, const kb_case_result *r, kb_tune_entry *e)
@@ -58,7 +78,8 @@ void kb_tunedb_entry_of(const kb_cases_item *item, const kb_case_result *r, kb_t
     snprintf(e->case_id, sizeof e->case_id, "%.511s", item->it.id);
     snprintf(e->problem, sizeof e->problem, "%.383s", key.s);
     snprintf(e->config, sizeof e->config, "%.255s", config ? config : "");
-    config_params(r->family, r->c, e->params, sizeof e->params);
+    config_of(r->family, r->c, &e->cfg);
+    problem_of(r->family, r->c, &e->prob);
     snprintf(e->family, sizeof e->family, "%s", r->family->name);
     snprintf(e->status, sizeof e->status, "%s", kb_case_status_name(r->status));
     snprintf(e->reason, sizeof e->reason, "%s", r->reason);
