@@ -287,7 +287,16 @@ static void test_interrupt(void)
     const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db2, "--out", out, "--strategy",
                            "brute", "--min-samples", "3000", "--max-samples", "3000", "--timeout", "30", NULL };
     pid_t pid = spawn_kbench(argv, log_path);
-    sleep(5);
+    /* interrupt once the first configuration is measured (its row shows its cpu_us): a fixed
+     * wait measured none on a loaded machine or in the sanitizer build */
+    for (int tries = 0; tries < 1200; tries++) {
+        char *so_far = slurp(log_path);
+        int measured = so_far && strstr(so_far, "cpu_us");
+        free(so_far);
+        if (measured)
+            break;
+        usleep(100 * 1000);
+    }
     kill(pid, SIGINT);
     CHECK(wait_exit(pid) == 130);
     char *log = slurp(log_path);
