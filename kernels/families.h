@@ -2,7 +2,7 @@
  *
  * A family is kernels/<family>.cu (device code) plus kernels/<family>.c, which defines one
  * `const kb_family kb_family_<name>` (engine/family.h). families.c lists them; adding a family
- * is one line there (docs/architecture.md, "A new family"). The harness never names a family:
+ * is two lines there (docs/architecture.md, "A new family"). The harness never names a family:
  * it plans over this table and reaches a case's family as kb_families[c->family].
  */
 #ifndef KB_FAMILIES_H
