@@ -591,9 +591,9 @@ const kb_family kb_family_attention = {
     .source = "attention.cu",
     .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax "
              "(SIMT, mma), cuDNN; split-KV decode with grouped-query heads",
-    .variants = variants, .n_variants = 6,
-    .dims = dims, .n_dims = 4,
-    .params = params, .n_params = 12,
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = attn_valid,
     .defines = attn_defines,
     .work = attn_work,

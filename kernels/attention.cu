@@ -460,6 +460,7 @@ __device__ __forceinline__ void mma_scores(float sc[MMA_MT][MMA_NT][4], const ui
 __device__ __forceinline__ void mma_mask(float sc[MMA_MT][MMA_NT][4], int kv0, int r0, int s, int lane)
 {
     const int g = lane >> 2, t = lane & 3;
+    (void)g;   /* the row is read only when causal */
 #pragma unroll
     for (int mi = 0; mi < MMA_MT; mi++)
 #pragma unroll

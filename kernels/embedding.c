@@ -10,6 +10,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 #include "stream_model.h"
 
 #include <stdio.h>
@@ -260,9 +261,9 @@ const kb_family kb_family_embedding = {
     .name = "embedding",
     .source = "embedding.cu",
     .about = "embedding lookup: gather table rows by int32 ids (no arithmetic)",
-    .variants = variants, .n_variants = 2,
-    .dims = dims, .n_dims = 3,
-    .params = params, .n_params = (int)(sizeof params / sizeof params[0]),
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = embedding_valid,
     .defines = NULL,
     .work = embedding_work,

@@ -3,6 +3,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 #include "stream_model.h"
 
 #include <math.h>
@@ -218,9 +219,9 @@ const kb_family kb_family_gelu = {
     .name = "gelu",
     .source = "gelu.cu",
     .about = "GELU activation (erf and tanh forms), elementwise",
-    .variants = variants, .n_variants = 2,
-    .dims = dims, .n_dims = 1,
-    .params = params, .n_params = (int)(sizeof params / sizeof params[0]),
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = gelu_valid,
     .defines = NULL,
     .work = gelu_work,

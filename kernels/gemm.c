@@ -91,6 +91,7 @@ static const kb_param params[] = {
                   "wgmma fp8: one (the tensor core accumulates all of K) or two (each k-tile's sum added into an "
                   "f32 accumulator, as DeepGEMM does for long K)" },
 };
+_Static_assert(KB_COUNT(params) == P_COUNT, "a row of params[] for every P_* of gemm_model.h");
 
 /* ---- legality: gemm_valid.c ---- */
 static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
@@ -520,9 +521,9 @@ const kb_family kb_family_gemm = {
     .source = "gemm.cu",
     .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async), cuBLASLt, "
              "Hopper wgmma + TMA (sm_90a)",
-    .variants = variants, .n_variants = 5,
-    .dims = dims, .n_dims = 3,
-    .params = params, .n_params = P_COUNT, .n_id_params = P_GROUP,
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params), .n_id_params = P_GROUP,
     .valid = kb_gemm_valid,
     .defines = gemm_defines,
     .work = gemm_work,

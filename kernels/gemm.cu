@@ -755,7 +755,8 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
      * stored in STEPS pieces of NP, one after each k-step, which frees their registers */
     constexpr int NA = GEMM_ASYNC_A ? 0 : mma_regs<A_ROWS, A_LEN>::N, NB = GEMM_ASYNC_B ? 0 : mma_regs<B_ROWS, B_LEN>::N;
     constexpr int STEPS = BK / MMA_K, NP = (NA + NB + STEPS - 1) / STEPS;
-    uint4 rs[NA + NB > 0 ? NA + NB : 1];
+    uint4 rs[NA + NB > 0 ? NA + NB : 1] = {};   /* every chunk is loaded before it is stored: {} only
+                                                  * tells the host compiler so (-Wmaybe-uninitialized) */
 
     acc_t acc[MT][NTL][4];
 #pragma unroll

@@ -11,6 +11,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 #include "stream_model.h"
 
 #include <math.h>
@@ -518,9 +519,9 @@ const kb_family kb_family_layernorm = {
     .name = "layernorm",
     .source = "layernorm.cu",
     .about = "LayerNorm and RMSNorm forward over rows: block two-pass, warp Welford, vectorised row cache, row in registers (split rows)",
-    .variants = variants, .n_variants = 4,
-    .dims = dims, .n_dims = 2,
-    .params = params, .n_params = 5,
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = layernorm_valid,
     .defines = NULL,
     .work = layernorm_work,

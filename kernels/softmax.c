@@ -10,6 +10,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 #include "stream_model.h"
 
 #include <math.h>
@@ -333,9 +334,9 @@ const kb_family kb_family_softmax = {
     .name = "softmax",
     .source = "softmax.cu",
     .about = "row softmax: naive three-pass vs online single-pass statistics vs row in registers (split rows), fp32 math",
-    .variants = variants, .n_variants = 3,
-    .dims = dims, .n_dims = 2,
-    .params = params, .n_params = 5,
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = softmax_valid,
     .defines = NULL,
     .work = softmax_work,

@@ -25,9 +25,9 @@ static const kb_param fake_gelu_params[] = {
 };
 static const kb_family fake_gelu = {
     .name = "gelu", .source = "gelu.cu", .about = "fake gelu",
-    .variants = fake_gelu_variants, .n_variants = 2,
-    .dims = fake_gelu_dims, .n_dims = 1,
-    .params = fake_gelu_params, .n_params = 3,
+    .variants = fake_gelu_variants, .n_variants = KB_COUNT(fake_gelu_variants),
+    .dims = fake_gelu_dims, .n_dims = KB_COUNT(fake_gelu_dims),
+    .params = fake_gelu_params, .n_params = KB_COUNT(fake_gelu_params),
 };
 
 static const kb_variant fake_gemm_variants[] = {
@@ -43,9 +43,9 @@ static const kb_param fake_gemm_params[] = {
 };
 static const kb_family fake_gemm = {
     .name = "gemm", .source = "gemm.cu", .about = "fake gemm",
-    .variants = fake_gemm_variants, .n_variants = 3,
-    .dims = fake_gemm_dims, .n_dims = 3,
-    .params = fake_gemm_params, .n_params = 3,
+    .variants = fake_gemm_variants, .n_variants = KB_COUNT(fake_gemm_variants),
+    .dims = fake_gemm_dims, .n_dims = KB_COUNT(fake_gemm_dims),
+    .params = fake_gemm_params, .n_params = KB_COUNT(fake_gemm_params),
 };
 
 static const kb_family *const fake_fams[] = { &fake_gelu, &fake_gemm };

@@ -7,7 +7,7 @@
  * three schedules and three seeded bugs in it; tensor-map validation; and NVRTC compiling the
  * same kernels for sm_90a (and refusing them for sm_90). */
 #include "emu_fixture.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <nvrtc.h>

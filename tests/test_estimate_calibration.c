@@ -13,6 +13,7 @@
  * suites/llm.yaml --arch sm_80|sm_90`); occupancy at them is the one the estimate uses. */
 #include "check.h"
 #include "estimate/estimate.h"
+#include "kernels/families.h"
 
 #include <math.h>
 #include <stdio.h>

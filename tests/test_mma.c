@@ -5,7 +5,7 @@
  * are compiled with NVRTC for sm_80, sm_89 and sm_90 and their PTX inspected. */
 #include "backend/backend.h"
 #include "check.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <nvrtc.h>

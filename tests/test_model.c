@@ -11,6 +11,7 @@
  * full-shape case): no op missing, decode attention on the decode variant, and prefill
  * attention never on it. */
 #include "check.h"
+#include "kernels/families.h"
 #include "model/model_estimate.h"
 #include "model/model_json.h"
 #include "model/model_report.h"

@@ -17,6 +17,7 @@
 #include "engine/family.h"
 #include "engine/modules.h"
 #include "gemm_model.h"
+#include "kernels/families.h"
 
 #include <nvrtc.h>
 #include <stdlib.h>

@@ -30,9 +30,9 @@ static const kb_param toy_params[] = {
 };
 static const kb_family toy = {
     .name = "toy", .source = "toy.cu", .about = "test family",
-    .variants = toy_variants, .n_variants = 2,
-    .dims = toy_dims, .n_dims = 1,
-    .params = toy_params, .n_params = 2,
+    .variants = toy_variants, .n_variants = KB_COUNT(toy_variants),
+    .dims = toy_dims, .n_dims = KB_COUNT(toy_dims),
+    .params = toy_params, .n_params = KB_COUNT(toy_params),
 };
 
 static kb_device_info emu_dev(void)

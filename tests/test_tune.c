@@ -2,6 +2,7 @@
  * optima (seeded, budget-bound), the winner beyond the noise, static pruning, the space
  * built from a suite, and the tuning database's keys, resume and staleness. */
 #include "check.h"
+#include "kernels/families.h"
 #include "session/prune.h"
 #include "suite/plan.h"
 #include "tune/space.h"

@@ -5,6 +5,7 @@
 #include "engine/defines.h"
 #include "engine/nvtx.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "engine/cache.h"
 #include "engine/defines.h"
+#include "kernels/families.h"
 
 #include <pthread.h>
 #include <stdio.h>

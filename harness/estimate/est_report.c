@@ -3,6 +3,7 @@
 #include "estimate/est_report.h"
 
 #include "estimate/est_table.h"
+#include "kernels/families.h"
 
 #include <jansson.h>
 #include <math.h>

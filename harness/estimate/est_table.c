@@ -1,6 +1,8 @@
 /* est_table.c - `kbench estimate` as aligned text and CSV (est_table.h). */
 #include "estimate/est_table.h"
 
+#include "kernels/families.h"
+
 #include <stdlib.h>
 #include <string.h>
 

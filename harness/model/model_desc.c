@@ -11,6 +11,7 @@
 #include "core/fsutil.h"
 #include "core/paths.h"
 #include "engine/family.h"
+#include "kernels/families.h"
 #include "suite/expr.h"
 #include "suite/suite_loader.h"
 #include "suite/suite_yaml.h"

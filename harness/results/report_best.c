@@ -2,6 +2,7 @@
 #include "results/report_best.h"
 
 #include "engine/family.h"
+#include "kernels/families.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
 #include "core/output.h"
 #include "core/report.h"
 #include "engine/family.h"
+#include "kernels/families.h"
 #include "results/record.h"
 #include "results/record_json.h"
 

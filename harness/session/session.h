@@ -26,6 +26,7 @@
 #define KB_SESSION_H
 
 #include "engine/case.h"
+#include "kernels/families.h"   /* the registry: `kbench list` shows it */
 #include "session/cases.h"
 #include "session/sink.h"
 

@@ -3,6 +3,7 @@
 
 #include "engine/family.h"
 #include "engine/modules.h"
+#include "kernels/families.h"
 
 #include <string.h>
 

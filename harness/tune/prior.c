@@ -2,6 +2,7 @@
 #include "tune/prior.h"
 
 #include "estimate/est_cmd.h"
+#include "kernels/families.h"
 
 #include <math.h>
 #include <stdlib.h>

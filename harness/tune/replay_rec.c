@@ -1,6 +1,7 @@
 /* replay_rec.c - kbench records as a recorded space (replay_rec.h). */
 #include "tune/replay_rec.h"
 
+#include "kernels/families.h"
 #include "results/record.h"
 #include "tune/replay_build.h"
 

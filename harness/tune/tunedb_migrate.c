@@ -3,6 +3,7 @@
 
 #include "core/report.h"
 #include "engine/family.h"
+#include "kernels/families.h"
 #include "tune/tunedb_key.h"
 #include "tune/tunedb_sql.h"
 

@@ -7,7 +7,7 @@
 
 #include "backend/emu/emu_heap.h"
 #include "core/kb.h"
-#include "kb_emu_abi.h"
+#include "kernels/abi/kb_emu_abi.h"
 
 #include <ffi.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* emu_wgmma.c - wgmma issue, retirement and numerics (see emu_wgmma.h). */
 #include "backend/emu/emu_wgmma.h"
 
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <stdarg.h>
