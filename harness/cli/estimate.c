@@ -2,16 +2,31 @@
  * harness/estimate/est_cmd.h (the walk, the model, the output formats). */
 #include "cli/estimate.h"
 
+#include "core/arch.h"
 #include "estimate/est_cmd.h"
 #include "estimate/est_report.h"
 #include "estimate/gpu.h"
+
+#include <stdio.h>
 
 int kb_cmd_estimate(const kb_estimate_opts *o)
 {
     kb_est_cmd c = { o->run.suite_path, o->gpu, o->run.sm_override, (const char *const *)o->run.filters,
                      o->run.n_filters, o->run.cache_dir, o->run.jobs, o->peaks_path,
                      o->db_path, o->format, o->sort, o->top, o->run.quiet };
-    return kb_est_command(&c);
+    kb_est_summary sum;
+    kb_sb err;
+    kb_sb_init(&err);
+    int rc = kb_est_command(&c, stdout, &sum, &err);
+    if (err.s[0])
+        fprintf(stderr, "kbench estimate: %s\n", err.s);
+    else if (rc == KB_EXIT_OK || rc == KB_EXIT_WRONG)
+        fprintf(stderr,
+                "kbench estimate: %s, %s: %zu cases estimated (static model, not measurements), %zu failed to compile, "
+                "%zu skipped or not modelled\n",
+                o->gpu, kb_arch_name(sum.sm), sum.estimated, sum.compile_errors, sum.not_estimated);
+    kb_sb_free(&err);
+    return rc;
 }
 
 static const kb_opt estimate_opts[] = {
