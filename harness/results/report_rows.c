@@ -567,8 +567,11 @@ void kb_report_precision_cells(const kb_report_run *run, const kb_precision_grou
         snprintf(cells[4], 256, "n/a");
     }
     int have = r->verified && r->have_err;
-    snprintf(cells[5], 256, have ? "%.2g" : "", r->max_abs_err);
-    snprintf(cells[6], 256, have ? "%.2g" : "", r->max_rel_err);
+    cells[5][0] = cells[6][0] = '\0';
+    if (have) {
+        snprintf(cells[5], 256, "%.2g", r->max_abs_err);
+        snprintf(cells[6], 256, "%.2g", r->max_rel_err);
+    }
     vendor_cells(run, r, g->vendor[dtype], cells[7], cells[8]);
 }
 
