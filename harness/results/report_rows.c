@@ -566,9 +566,8 @@ void kb_report_precision_cells(const kb_report_run *run, const kb_precision_grou
     } else {
         snprintf(cells[4], 256, "n/a");
     }
-    int have = r->verified && r->have_err;
     cells[5][0] = cells[6][0] = '\0';
-    if (have) {
+    if (r->verified && r->have_err) {
         snprintf(cells[5], 256, "%.2g", r->max_abs_err);
         snprintf(cells[6], 256, "%.2g", r->max_rel_err);
     }
