@@ -476,7 +476,7 @@ static char proc_state(int pid)
 /* Poll up to 2 s for pid to reach (want 1) or leave (want 0) the stopped state. */
 static int stopped_becomes(int pid, int want)
 {
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 3000; i++) {   /* up to 30 s: a loaded machine or a sanitizer build (state D seen at 2 s) */
         if ((proc_state(pid) == 'T') == want)
             return 1;
         nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
