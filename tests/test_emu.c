@@ -473,11 +473,39 @@ static char proc_state(int pid)
     return p && p[1] == ' ' ? p[2] : '?';
 }
 
-/* Poll up to 2 s for pid to reach (want 1) or leave (want 0) the stopped state. */
+/* Whether the process group pgid is stopped: a member stopped ('T') and none running or
+ * sleeping. A shell stopped while it vforks a child waits for that child uninterruptibly
+ * ('D') until the child, stopped too, execs: the group is stopped all the same. */
+static int group_stopped(int pgid)
+{
+    DIR *d = opendir("/proc");
+    int stopped = 0, going = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[300], buf[512], st;
+        int ppid, pgrp;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %c %d %d", &st, &ppid, &pgrp) != 3 || pgrp != pgid)
+            continue;
+        stopped += st == 'T' || st == 't';
+        going += st == 'R' || st == 'S';
+    }
+    if (d)
+        closedir(d);
+    return stopped > 0 && going == 0;
+}
+
+/* Poll up to 30 s (a loaded machine, a sanitizer build) for pid, the leader of its process
+ * group, to reach (want 1) or leave (want 0) the stopped state. */
 static int stopped_becomes(int pid, int want)
 {
-    for (int i = 0; i < 3000; i++) {   /* up to 30 s: a loaded machine or a sanitizer build (state D seen at 2 s) */
-        if ((proc_state(pid) == 'T') == want)
+    for (int i = 0; i < 3000; i++) {
+        if (want ? proc_state(pid) == 'T' || group_stopped(pid) : proc_state(pid) != 'T')
             return 1;
         nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
     }
