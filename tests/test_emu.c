@@ -514,8 +514,9 @@ static int stopped_becomes(int pid, int want)
 
 /* A compiler in flight is stopped while a timing window is open (timer_start .. timer_stop)
  * and goes on after it; one started while a window is open is stopped at once. The fake
- * compiler writes its pid (its process group's) and sleeps a second: its sleep child
- * belongs to the group and is stopped with it. */
+ * compiler writes its pid (its process group's) and sleeps 5 s (1 s could end before a
+ * loaded machine opened the window): its sleep child belongs to the group and is stopped
+ * with it. */
 static void test_builds_pause_in_timing_windows(void)
 {
     char cxx[512], pidfile[2][512];
@@ -525,7 +526,7 @@ static void test_builds_pause_in_timing_windows(void)
     if (!f)
         return;
     fprintf(f, "#!/bin/sh\ncase \"$1\" in --version) echo slow-cxx 1; exit 0;; esac\n"
-               "n=0; while [ -e %s/pid$n ]; do n=$((n+1)); done; echo $$ > %s/pid$n; sleep 1; exit 1\n",
+               "n=0; while [ -e %s/pid$n ]; do n=$((n+1)); done; echo $$ > %s/pid$n; sleep 5; exit 1\n",
             tmpdir, tmpdir);
     fclose(f);
     CHECK(chmod(cxx, 0755) == 0);
