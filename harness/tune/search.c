@@ -165,18 +165,11 @@ int kb_search_fresh(kb_search *s)
     return -1;
 }
 
-/* Axis a's k design levels into pos[i * n_axes + a]: slot i's point u = (pi(i) + U) / k,
- * pi a random permutation of 0..k-1 and U uniform, taken through the inverse of the axis'
- * distribution of levels over the space (its share of each level, cum[] of n_levels). */
-static void axis_design(kb_search *s, int a, int k, double *cum, int *perm, double *pos)
+/* Axis a's k design levels into pos[i * n_axes + a]: slot i's level is level floor(L x u)
+ * of the axis' L, u = (pi(i) + U) / k, pi a random permutation of 0..k-1 and U uniform. */
+static void axis_design(kb_search *s, int a, int k, int *perm, double *pos)
 {
-    int nl = s->n_levels[a], n = s->v->n;
-    for (int l = 0; l < nl; l++)
-        cum[l] = 0;
-    for (int j = 0; j < n; j++)
-        cum[kb_search_level(s, j, a)] += 1.0 / n;
-    for (int l = 1; l < nl; l++)
-        cum[l] += cum[l - 1];
+    int nl = s->n_levels[a];
     for (int i = 0; i < k; i++)
         perm[i] = i;
     for (int i = k - 1; i > 0; i--) {
@@ -185,25 +178,17 @@ static void axis_design(kb_search *s, int a, int k, double *cum, int *perm, doub
         perm[r] = t;
     }
     for (int i = 0; i < k; i++) {
-        double u = (perm[i] + kb_search_unif(s)) / k;
-        int l = 0;
-        while (l < nl - 1 && cum[l] <= u)
-            l++;
-        pos[(size_t)i * (size_t)s->v->n_axes + (size_t)a] = l;
+        int l = (int)((perm[i] + kb_search_unif(s)) / k * nl);
+        pos[(size_t)i * (size_t)s->v->n_axes + (size_t)a] = l < nl ? l : nl - 1;
     }
 }
 
 int kb_search_lhs(kb_search *s, int k, double *pos)
 {
-    int na = s->v->n_axes, most = 1;
-    for (int a = 0; a < na; a++)
-        most = s->n_levels[a] > most ? s->n_levels[a] : most;
-    double *cum = malloc((size_t)most * sizeof *cum);
-    int *perm = malloc((size_t)(k > 0 ? k : 1) * sizeof *perm);
-    int ok = cum && perm && k >= 1 && s->v->n > 0;
-    for (int a = 0; ok && a < na; a++)
-        axis_design(s, a, k, cum, perm, pos);
-    free(cum);
+    int *perm = k >= 1 ? malloc((size_t)k * sizeof *perm) : NULL;
+    int ok = perm != NULL;
+    for (int a = 0; ok && a < s->v->n_axes; a++)
+        axis_design(s, a, k, perm, pos);
     free(perm);
     return ok ? 0 : -1;
 }

@@ -107,13 +107,13 @@ static inline int kb_search_categorical(const kb_search *s, int a) { return s->v
 
 /* A random configuration not visited yet, or -1. */
 int kb_search_fresh(kb_search *s);
-/* A Latin hypercube of k points (k >= 1) over the space's own distribution of levels, into
- * pos[k * n_axes] (points of the level grid, as kb_search_nearest takes): on each axis the
- * k points take one value from each of k equal shares of the space's configurations
- * ordered by their level on it (McKay, Beckman and Conover 1979), independently permuted
- * per axis - so each level's share of the design is its share of the space, as random
- * sampling's is on average, without its scatter. On a full grid of k levels per axis, a
- * classic Latin hypercube. 0; -1 out of memory or k < 1 (pos untouched). */
+/* A Latin hypercube of k points (k >= 1) over the level grid, into pos[k * n_axes] (points
+ * of the grid, as kb_search_nearest takes): on each axis of L levels the k points take one
+ * value from each of k equal slices of [0, 1), level floor(L x value), the slices
+ * independently permuted per axis (McKay, Beckman and Conover 1979) - each level an equal
+ * share of the design, however many configurations of the space have it (Kernel Tuner's
+ * Bayesian optimisation samples the parameter grid so too, then takes valid
+ * configurations). With k = L, each level exactly once. 0; -1 out of memory or k < 1. */
 int kb_search_lhs(kb_search *s, int k, double *pos);
 /* The unvisited configuration with the best prior, or -1 (no prior, or none left). */
 int kb_search_prior_best(const kb_search *s);
