@@ -362,7 +362,9 @@ static int acquire(gp *g, double best, int want, int *pick)
  * The share is the level's share of the grid, not of the space: a variant with fewer
  * tile params has fewer configurations, no smaller a chance to hold the optimum (the
  * emulator's prefill GEMM: the smem variant is 32 of 485 configurations and the fastest).
- * Kernel Tuner's Bayesian optimisation, after Willemsen et al. 2021, starts so too. */
+ * Kernel Tuner's Bayesian optimisation (after Willemsen et al. 2021) starts from a Latin
+ * hypercube of the parameter grid too; it skips a point outside the restricted space and
+ * draws at random instead, where here the nearest configuration is taken. */
 static void initial(kb_search *s)
 {
     int k = 1, j = kb_search_prior_best(s);

@@ -112,8 +112,9 @@ int kb_search_fresh(kb_search *s);
  * value from each of k equal slices of [0, 1), level floor(L x value), the slices
  * independently permuted per axis (McKay, Beckman and Conover 1979) - each level an equal
  * share of the design, however many configurations of the space have it (Kernel Tuner's
- * Bayesian optimisation samples the parameter grid so too, then takes valid
- * configurations). With k = L, each level exactly once. 0; -1 out of memory or k < 1. */
+ * Bayesian optimisation, kernel_tuner/strategies/bayes_opt.py, draws its initial sample as
+ * a Latin hypercube of the parameter grid too). With k = L, each level exactly once. 0;
+ * -1 out of memory or k < 1. */
 int kb_search_lhs(kb_search *s, int k, double *pos);
 /* The unvisited configuration with the best prior, or -1 (no prior, or none left). */
 int kb_search_prior_best(const kb_search *s);
