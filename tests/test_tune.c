@@ -5,6 +5,7 @@
 #include "kernels/families.h"
 #include "session/prune.h"
 #include "suite/plan.h"
+#include "tune/search.h"
 #include "tune/space.h"
 #include "tune/strategy.h"
 #include "tune/tunedb.h"
@@ -297,6 +298,101 @@ static void test_categorical_and_tiny(void)
     CHECK(kb_tune_search(&o, &bad, land_fn, &l, &t) == KB_ERR_INPUT);
 }
 
+/* A 5 x 5 x 5 grid (an objective that never fails): the tests of the initial design. */
+#define G5 125
+typedef struct {
+    int level[G5 * AX];
+    int seen[G5];
+} grid5;
+
+static void grid5_init(grid5 *g)
+{
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < G5; i++) {
+        g->level[i * AX] = i / 25;
+        g->level[i * AX + 1] = i / 5 % 5;
+        g->level[i * AX + 2] = i % 5;
+    }
+}
+
+static double grid5_fn(void *user, int i)
+{
+    grid5 *g = user;
+    g->seen[i]++;
+    return 1.0 + ((unsigned)i * 2654435761u) % 1000;
+}
+
+/* kb_search_lhs: on each axis of k levels, k points take each level once (a Latin
+ * hypercube); a level most of the space has gets no more than its share of the grid; a
+ * seed repeats the design, another seed permutes it. */
+static void test_latin_hypercube(void)
+{
+    grid5 g;
+    grid5_init(&g);
+    kb_tune_view v = { .n = G5, .n_axes = AX, .level = g.level };
+    double pos[3][5 * AX];
+    for (int r = 0; r < 3; r++) {
+        kb_search s;
+        kb_tune_trace t;
+        CHECK(kb_search_init(&s, &v, grid5_fn, &g, 10, 0, r < 2 ? 9 : 10, &t) == KB_OK);
+        CHECK(kb_search_lhs(&s, 5, pos[r]) == 0 && kb_search_lhs(&s, 0, pos[r]) == -1);
+        kb_search_free(&s);
+        kb_tune_trace_free(&t);
+        for (int a = 0; a < AX; a++) {
+            int hit[5] = { 0 };
+            for (int i = 0; i < 5; i++)
+                hit[(int)pos[r][i * AX + a]]++;
+            for (int l = 0; l < 5; l++)
+                CHECK_MSG(hit[l] == 1, "axis %d level %d taken %d times", a, l, hit[l]);
+        }
+    }
+    CHECK(memcmp(pos[0], pos[1], sizeof pos[0]) == 0 && memcmp(pos[0], pos[2], sizeof pos[0]) != 0);
+    /* axis 0 with level 0 on 3/5 of the space, 1 and 2 on 1/5 each: still 1 or 2 of 5
+     * points each (a level's share of the grid, not of the space) */
+    grid5 h;
+    grid5_init(&h);
+    for (int i = 0; i < G5; i++)
+        h.level[i * AX] = i < 75 ? 0 : i < 100 ? 1 : 2;
+    kb_tune_view vh = { .n = G5, .n_axes = AX, .level = h.level };
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        kb_search s;
+        kb_tune_trace t;
+        CHECK(kb_search_init(&s, &vh, grid5_fn, &h, 10, 0, seed, &t) == KB_OK && kb_search_lhs(&s, 5, pos[0]) == 0);
+        int hit[3] = { 0 };
+        for (int i = 0; i < 5; i++)
+            hit[(int)pos[0][i * AX]]++;
+        for (int l = 0; l < 3; l++)
+            CHECK_MSG(hit[l] == 1 || hit[l] == 2, "level %d taken %d times", l, hit[l]);
+        kb_search_free(&s);
+        kb_tune_trace_free(&t);
+    }
+}
+
+/* bayes begins with its initial design, a Latin hypercube: on the 5 x 5 x 5 grid (3 axes:
+ * 4 points, at least 5) its first 5 evaluations take each level of every axis once, for
+ * every seed; and it never asks a configuration twice. */
+static void test_bayes_initial_design(void)
+{
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        grid5 g;
+        grid5_init(&g);
+        kb_tune_view v = { .n = G5, .n_axes = AX, .level = g.level };
+        kb_tune_search_opts o = { .strategy = KB_TUNE_BAYES, .budget = 30, .seed = seed };
+        kb_tune_trace t;
+        CHECK(kb_tune_search(&o, &v, grid5_fn, &g, &t) == KB_OK && t.evaluations == 30);
+        for (int a = 0; a < AX; a++) {
+            int hit[5] = { 0 };
+            for (int k = 0; k < 5; k++)
+                hit[g.level[t.order[k] * AX + a]]++;
+            for (int l = 0; l < 5; l++)
+                CHECK_MSG(hit[l] == 1, "seed %d axis %d level %d taken %d times", (int)seed, a, l, hit[l]);
+        }
+        for (int i = 0; i < G5; i++)
+            CHECK(g.seen[i] <= 1);
+        kb_tune_trace_free(&t);
+    }
+}
+
 static void test_winner(void)
 {
     kb_tune_result r[] = {
@@ -538,6 +634,8 @@ int main(void)
     RUN(test_time_budget);
     RUN(test_prior_first);
     RUN(test_categorical_and_tiny);
+    RUN(test_latin_hypercube);
+    RUN(test_bayes_initial_design);
     RUN(test_winner);
     RUN(test_prune);
     RUN(test_space);

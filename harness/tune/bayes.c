@@ -351,22 +351,38 @@ static int acquire(gp *g, double best, int want, int *pick)
     return n;
 }
 
-/* The initial design: the prior's best, then random draws - one more than the axes that
- * vary (the fewest points a model of them can stand on), 5 to 10, and at most half the
- * budget. Measured on the landscapes: 20 left the model too few evaluations at 1% of a
- * space; 5 on a skewed 11-axis space let the model's first picks do worse than random. */
+/* The initial design: the prior's best, then a Latin hypercube of the level grid
+ * (kb_search_lhs), each point the nearest unevaluated configuration - one more point than
+ * the axes that vary (the fewest a model of them can stand on), 5 to 10, and at most half
+ * the budget. Measured on the landscapes: 20 left the model too few evaluations at 1% of a
+ * space; 5 on a skewed 11-axis space let the model's first picks do worse than random.
+ * Until the model takes over, bayes is a sampler: random draws can repeat one level of an
+ * axis that decides the time (a tile size, a variant) and miss another, where a Latin
+ * hypercube gives every level its share of the design (McKay, Beckman and Conover 1979).
+ * The share is the level's share of the grid, not of the space: a variant with fewer
+ * tile params has fewer configurations, no smaller a chance to hold the optimum (the
+ * emulator's prefill GEMM: the smem variant is 32 of 485 configurations and the fastest).
+ * Kernel Tuner's Bayesian optimisation (after Willemsen et al. 2021) starts from a Latin
+ * hypercube of the parameter grid too; it skips a point outside the restricted space and
+ * draws at random instead, where here the nearest configuration is taken. */
 static void initial(kb_search *s)
 {
     int k = 1, j = kb_search_prior_best(s);
+    double pos[10 * KB_TUNE_SEARCH_MAX_AXES];
     for (int a = 0; a < s->v->n_axes; a++)
         k += s->n_levels[a] > 1;
     k = k < 5 ? 5 : k > 10 ? 10 : k;
     if (k > kb_search_expected_evals(s) / 2)
         k = kb_search_expected_evals(s) / 2 > 2 ? kb_search_expected_evals(s) / 2 : 2;
-    if (j >= 0)
+    int lhs = kb_search_lhs(s, k, pos) == 0;
+    for (int i = 0; s->t->evaluations < k && !kb_search_done(s); i++) {
+        if (j < 0)   /* the design's points, then (refused ones) random draws */
+            j = lhs && i < k ? kb_search_nearest(s, &pos[(size_t)i * (size_t)s->v->n_axes], 1) : kb_search_fresh(s);
+        if (j < 0)
+            break;
         kb_search_eval(s, j);
-    while (s->t->evaluations < k && !kb_search_done(s) && (j = kb_search_fresh(s)) >= 0)
-        kb_search_eval(s, j);
+        j = -1;
+    }
 }
 
 kb_status kb_search_bayes(kb_search *s)

@@ -165,6 +165,34 @@ int kb_search_fresh(kb_search *s)
     return -1;
 }
 
+/* Axis a's k design levels into pos[i * n_axes + a]: slot i's level is level floor(L x u)
+ * of the axis' L, u = (pi(i) + U) / k, pi a random permutation of 0..k-1 and U uniform. */
+static void axis_design(kb_search *s, int a, int k, int *perm, double *pos)
+{
+    int nl = s->n_levels[a];
+    for (int i = 0; i < k; i++)
+        perm[i] = i;
+    for (int i = k - 1; i > 0; i--) {
+        int r = kb_search_rnd(s, i + 1), t = perm[i];
+        perm[i] = perm[r];
+        perm[r] = t;
+    }
+    for (int i = 0; i < k; i++) {
+        int l = (int)((perm[i] + kb_search_unif(s)) / k * nl);
+        pos[(size_t)i * (size_t)s->v->n_axes + (size_t)a] = l < nl ? l : nl - 1;
+    }
+}
+
+int kb_search_lhs(kb_search *s, int k, double *pos)
+{
+    int *perm = k >= 1 ? malloc((size_t)k * sizeof *perm) : NULL;
+    int ok = perm != NULL;
+    for (int a = 0; ok && a < s->v->n_axes; a++)
+        axis_design(s, a, k, perm, pos);
+    free(perm);
+    return ok ? 0 : -1;
+}
+
 int kb_search_prior_best(const kb_search *s)
 {
     const double *p = s->v->prior;

@@ -107,6 +107,15 @@ static inline int kb_search_categorical(const kb_search *s, int a) { return s->v
 
 /* A random configuration not visited yet, or -1. */
 int kb_search_fresh(kb_search *s);
+/* A Latin hypercube of k points (k >= 1) over the level grid, into pos[k * n_axes] (points
+ * of the grid, as kb_search_nearest takes): on each axis of L levels the k points take one
+ * value from each of k equal slices of [0, 1), level floor(L x value), the slices
+ * independently permuted per axis (McKay, Beckman and Conover 1979) - each level an equal
+ * share of the design, however many configurations of the space have it (Kernel Tuner's
+ * Bayesian optimisation, kernel_tuner/strategies/bayes_opt.py, draws its initial sample as
+ * a Latin hypercube of the parameter grid too). With k = L, each level exactly once. 0;
+ * -1 out of memory or k < 1. */
+int kb_search_lhs(kb_search *s, int k, double *pos);
 /* The unvisited configuration with the best prior, or -1 (no prior, or none left). */
 int kb_search_prior_best(const kb_search *s);
 /* The neighbours of i at the smallest Hamming distance >= min_d there is into s->scratch,
