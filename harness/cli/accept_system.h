@@ -1,0 +1,33 @@
+/* accept_system.h - what `kbench accept --system NAME` measures on this rank (docs/acceptance.md,
+ * "A node"):
+ *   - the collectives across the ranks of the job step (all six ops, fp32 sum at every size
+ *     of the system's sweep, all_reduce also in bf16 and int8), each result verified element
+ *     by element on every rank (collective/coll_bench.h), through the emu transport on
+ *     --backend emu. Each result is one JSON line (schema "kbench-coll") in coll_records.
+ *   - the node's GPU pairs (P2P, NVLink, topology): on the cuda backend through
+ *     backend/cuda/p2p.h where it exists; on the emulator there are no GPUs to pair (SKIP).
+ */
+#ifndef KB_CLI_ACCEPT_SYSTEM_H
+#define KB_CLI_ACCEPT_SYSTEM_H
+
+#include <jansson.h>
+
+#include "accept/sysverdict.h"
+#include "core/identity.h"
+
+/* Measure the collectives of spec s on backend ("emu" or "cuda") as rank id: results into *c
+ * (c->ran = 0 with why when they could not run), one JSON line per result into the new
+ * file coll_records, and the all_reduce sweep (size, time, algbw, busbw per size) appended
+ * to the array sweep. Prints the all_reduce table on rank 0 unless quiet. 0, or an exit code
+ * (KB_EXIT_SETUP: the records file could not be written). */
+int kb_accept_coll_measure(const kb_acc_system *s, const kb_identity *id, const char *backend, const char *coll_records,
+                           int quiet, kb_sys_coll *c, json_t *sweep);
+
+/* The node's GPU pairs on backend: *node (node->n = 0 with why where nothing was read). */
+void kb_accept_node_read(const char *backend, int device_count_hint, kb_sys_node *node);
+
+/* The verdict's "system" block (caller json_decref's): the spec, the records and sweep, the
+ * node's matrices where read. NULL when out of memory. */
+json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records, json_t *sweep, const kb_sys_node *node);
+
+#endif /* KB_CLI_ACCEPT_SYSTEM_H */
