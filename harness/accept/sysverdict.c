@@ -152,8 +152,9 @@ static void judge_nvlink(const kb_acc_system *s, const kb_sys_node *n, kb_acc_re
         if (n->links[i] != s->nvlink_links) {
             r->value = n->links[i];
             snprintf(r->detail, sizeof r->detail, "GPU %d", i);
-            say(r, KB_ACC_FAIL, "GPU %d: %d of %d NVLink links active, the system has %d", i, n->links[i],
-                n->links_max[i], s->nvlink_links);
+            say(r, KB_ACC_FAIL, "GPU %d: %d of %d NVLink links active, the system has %d%s%s%s", i, n->links[i],
+                n->links_max[i], s->nvlink_links, *n->links_down[i] ? " (inactive: link " : "", n->links_down[i],
+                *n->links_down[i] ? ")" : "");
             return;
         }
     say(r, KB_ACC_PASS, "%d GPUs, each with %d active NVLink links", n->n, s->nvlink_links);

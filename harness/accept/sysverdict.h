@@ -54,6 +54,7 @@ typedef struct {
     char links_why[256];
     int links[KB_SYS_MAX_GPUS];              /* active NVLink links per GPU */
     int links_max[KB_SYS_MAX_GPUS];          /* links the GPU has */
+    char links_down[KB_SYS_MAX_GPUS][64];    /* its inactive links ("3, 7"; "" none) */
     int topo_read;                           /* the pair table was read (else topo_why) */
     char topo_why[256];
     kb_sys_pair topo[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];

@@ -79,6 +79,8 @@ json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
     const char *note = v->worst == KB_ACC_NOT_CHECKED ? "NOT CHECKED: nothing was judged, so nothing passed (see "
                                                         "not_checked)"
                        : v->gpu_thresholds ? "GPU thresholds applied"
+                       : strcmp(c->backend, "emu") ? "GPU thresholds were not applied: no test was timed on the GPU; "
+                                                     "the checks that ran are judged"
                                            : "GPU thresholds were not applied: no GPU timing (the emulator's timings "
                                              "are CPU time); correctness and the checks that ran are judged";
     json_t *checks = json_array();

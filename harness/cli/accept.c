@@ -4,6 +4,7 @@
 #include "cli/accept.h"
 
 #include "accept/health.h"
+#include "accept/sysnode.h"
 #include "accept/system.h"
 #include "cli/accept_system.h"
 #include "accept/identity.h"
@@ -147,7 +148,9 @@ static void print_table(const accept_ctx *x, const kb_acc_verdict *v)
         printf("%-17s %-5s %20s %12s  %s\n", kb_acc_test_name((kb_acc_test)t), kb_acc_status_name(r->status), val,
                thr, r->reason);
     }
-    if (!v->gpu_thresholds && v->worst != KB_ACC_NOT_CHECKED)
+    if (!v->gpu_thresholds && v->worst != KB_ACC_NOT_CHECKED && strcmp(x->backend, "emu"))
+        printf("kbench accept: GPU thresholds were not applied: no test was timed on the GPU\n");
+    else if (!v->gpu_thresholds && v->worst != KB_ACC_NOT_CHECKED)
         printf("kbench accept: GPU thresholds were not applied (no GPU timing: %s timings are CPU time)\n",
                x->backend);
     print_verdict_line(v);
@@ -251,7 +254,7 @@ static int judge_system(accept_ctx *x, const kb_acc_system *sys)
         json_decref(sweep);
         return rc;
     }
-    kb_accept_node_read(x->backend, sys->gpus, &node);
+    kb_acc_node_read(x->backend, &node);
     kb_acc_verdict v;
     kb_acc_system_judge(sys, &c, &node, &v);
     json_t *block = kb_accept_system_block(sys, coll, sweep, &node);

@@ -123,20 +123,21 @@ int kb_accept_coll_measure(const kb_acc_system *s, const kb_identity *id, const 
     c->nranks = id->world_size > 0 ? id->world_size : 1;
     c->clock = "cpu";
     c->busy_us_large = -1;
-    if (strcmp(backend, "emu")) {
-        snprintf(c->why, sizeof c->why, "the %s backend's NCCL sweep is not wired into accept yet (the NCCL glue, "
-                 "collective/coll_nccl.h, has run only against its double): run nccl-tests' all_reduce_perf", backend);
-        return 0;
-    }
     uint64_t sizes[KB_COLL_MAX_SIZES];
     char err[1024];
     int ns = kb_coll_sweep_sizes(&s->emu_sweep, sizes, KB_COLL_MAX_SIZES, err, sizeof err);
-    FILE *f = fopen(coll_records, "w");
+    FILE *f = fopen(coll_records, "w");   /* a new name (time and pid): empty when nothing runs */
     if (!f || ns < 0) {
         fprintf(stderr, "kbench accept: %s: %s\n", coll_records, f ? err : "cannot be written");
         if (f)
             fclose(f);
         return KB_EXIT_SETUP;
+    }
+    if (strcmp(backend, "emu")) {
+        fclose(f);
+        snprintf(c->why, sizeof c->why, "the %s backend's NCCL sweep is not wired into accept yet (the NCCL glue, "
+                 "collective/coll_nccl.h, has run only against its double): run nccl-tests' all_reduce_perf", backend);
+        return 0;
     }
     kb_rdv rdv;
     kb_coll_comm *cm = NULL;
@@ -155,17 +156,6 @@ int kb_accept_coll_measure(const kb_acc_system *s, const kb_identity *id, const 
         snprintf(c->why, sizeof c->why, "%s: %.200s", kb_status_name(st), err);
     }
     return 0;
-}
-
-void kb_accept_node_read(const char *backend, int device_count_hint, kb_sys_node *node)
-{
-    (void)device_count_hint;
-    memset(node, 0, sizeof *node);
-    node->clock = "gpu";
-    if (!strcmp(backend, "emu"))
-        snprintf(node->why, sizeof node->why, "emulator: no GPUs, so no GPU pairs, NVLink or topology to read");
-    else
-        snprintf(node->why, sizeof node->why, "the %s backend does not read GPU pairs yet", backend);
 }
 
 static json_t *matrix(const double m[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS], int n)

@@ -4,8 +4,7 @@
  *     of the system's sweep, all_reduce also in bf16 and int8), each result verified element
  *     by element on every rank (collective/coll_bench.h), through the emu transport on
  *     --backend emu. Each result is one JSON line (schema "kbench-coll") in coll_records.
- *   - the node's GPU pairs (P2P, NVLink, topology): on the cuda backend through
- *     backend/cuda/p2p.h where it exists; on the emulator there are no GPUs to pair (SKIP).
+ * The node's GPU pairs (NVLink, topology) are read by accept/sysnode.h.
  */
 #ifndef KB_CLI_ACCEPT_SYSTEM_H
 #define KB_CLI_ACCEPT_SYSTEM_H
@@ -23,11 +22,8 @@
 int kb_accept_coll_measure(const kb_acc_system *s, const kb_identity *id, const char *backend, const char *coll_records,
                            int quiet, kb_sys_coll *c, json_t *sweep);
 
-/* The node's GPU pairs on backend: *node (node->n = 0 with why where nothing was read). */
-void kb_accept_node_read(const char *backend, int device_count_hint, kb_sys_node *node);
-
 /* The verdict's "system" block (caller json_decref's): the spec, the records and sweep, the
- * node's matrices where read. NULL when out of memory. */
+ * node's tables where read. NULL when out of memory. */
 json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records, json_t *sweep, const kb_sys_node *node);
 
 #endif /* KB_CLI_ACCEPT_SYSTEM_H */

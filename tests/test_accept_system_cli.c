@@ -1,0 +1,150 @@
+/* test_accept_system_cli.c - `kbench accept --system` end to end: on the emulator (one rank)
+ * the collectives run and are verified, busbw per size is in the verdict, the GPU pairs are
+ * SKIP; on the driver and NVML doubles (tests/fake_cuda/fake_nvml_topo.c) an HGX H100 node
+ * passes its NVLink and topology tests, and an injected link down and a pair off the NVLink
+ * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit;
+ * a PCIe node judged as an HGX fails its topology, as the generic system it passes; an
+ * unknown system is exit 2 listing the systems. */
+#include "check.h"
+#include "core/kb.h"
+#include "spawn.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *test_of(json_t *v, const char *name)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(v, "tests"), i, t)
+        if (!strcmp(json_string_value(json_object_get(t, "name")), name))
+            return t;
+    return NULL;
+}
+
+static const char *status(json_t *v, const char *name)
+{
+    const char *s = json_string_value(json_object_get(test_of(v, name), "status"));
+    return s ? s : "";
+}
+
+static const char *reason(json_t *v, const char *name)
+{
+    const char *s = json_string_value(json_object_get(test_of(v, name), "reason"));
+    return s ? s : "";
+}
+
+/* kbench accept --system SYSTEM --backend BACKEND into dir with env (NAME, VALUE, ..., NULL)
+ * set for it; *verdict the --json copy (NULL when none). The exit code. */
+static int accept_system(const char *dir, const char *system, const char *backend, const char *const *env,
+                         json_t **verdict)
+{
+    char log[600], json[600], junit[600];
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    unlink(json);
+    for (int i = 0; env && env[i]; i += 2)
+        setenv(env[i], env[i + 1], 1);
+    const char *a[] = { "kbench", "accept", "--system", system, "--backend", backend, "--out-dir", dir, "--json", json,
+                        "--junit", junit, NULL };
+    int rc = run_kbench_within(a, log, 120);
+    for (int i = 0; env && env[i]; i += 2)
+        unsetenv(env[i]);
+    *verdict = json_load_file(json, 0, NULL);
+    if (!*verdict && rc != KB_EXIT_INPUT) {
+        char *text = slurp(log);
+        CHECK_MSG(0, "no verdict (exit %d): %s", rc, text ? text : "");
+        free(text);
+    }
+    return rc;
+}
+
+static char dir[] = "/tmp/kb_accept_system_XXXXXX";
+
+static void test_emu_generic_one_rank(void)
+{
+    json_t *v = NULL;
+    int rc = accept_system(dir, "generic", "emu", NULL, &v);
+    CHECK(rc == 0);
+    CHECK(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "verified element by element"));
+    CHECK(!strcmp(status(v, "allreduce_busbw"), "SKIP") && strstr(reason(v, "allreduce_busbw"), "unknown"));
+    CHECK(!strcmp(status(v, "p2p_bandwidth"), "SKIP") && strstr(reason(v, "p2p_bandwidth"), "emulator"));
+    CHECK(!test_of(v, "correctness") && json_array_size(json_object_get(v, "tests")) == 6);
+    json_t *sys = json_object_get(v, "system");
+    CHECK(json_array_size(json_object_get(sys, "all_reduce")) == 5);   /* 1K .. 256K by 4 */
+    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(v, "spec"), "name")), "generic"));
+    const char *records = json_string_value(json_object_get(sys, "coll_records"));
+    char *text = records ? slurp(records) : NULL;
+    int lines = 0;
+    for (char *p = text; p && (p = strstr(p, "\"schema\":\"kbench-coll\"")); p++)
+        lines++;
+    CHECK_MSG(lines == 40, "%d records", lines);   /* 6 ops x 5 sizes + bf16 and int8 all_reduce */
+    free(text);
+    json_decref(v);
+}
+
+static void test_unknown_system(void)
+{
+    json_t *v = NULL;
+    char log[600];
+    snprintf(log, sizeof log, "%s/log", dir);
+    CHECK(accept_system(dir, "hgx-z9000", "emu", NULL, &v) == KB_EXIT_INPUT && !v);
+    char *text = slurp(log);
+    CHECK(text && strstr(text, "no such system") && strstr(text, "hgx-h100-8"));
+    free(text);
+}
+
+static void test_nvlink_and_topology_on_the_doubles(void)
+{
+    const char *base[] = { "KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), "KBENCH_LIBNVML",
+                           getenv("KBENCH_FAKE_LIBNVML"), NULL };
+    json_t *v = NULL;
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", base, &v) == 0);
+    CHECK(!strcmp(status(v, "nvlink"), "PASS") && !strcmp(status(v, "topology"), "PASS"));
+    CHECK(!strcmp(status(v, "collectives"), "SKIP") && !strcmp(status(v, "p2p_bandwidth"), "SKIP"));
+    json_decref(v);
+    const char *down[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_LINK_DOWN", "3:7",
+                           NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", down, &v) == KB_EXIT_INCORRECT);
+    CHECK(!strcmp(status(v, "nvlink"), "FAIL") && strstr(reason(v, "nvlink"), "GPU 3: 17 of 18") &&
+          strstr(reason(v, "nvlink"), "link 7"));
+    CHECK(!strcmp(status(v, "topology"), "PASS"));
+    json_decref(v);
+    char junit[600];
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    char *x = slurp(junit);
+    CHECK(x && strstr(x, "<failure") && strstr(x, "GPU 3: 17 of 18"));
+    free(x);
+    const char *pair[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_PAIR", "2-5:SYS",
+                           NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", pair, &v) == KB_EXIT_INCORRECT);
+    CHECK(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "GPU 2 - GPU 5: SYS"));
+    json_decref(v);
+    const char *pcie[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_TOPO", "pcie",
+                           "KBENCH_FAKE_NVML_GPUS", "4", NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", pcie, &v) == KB_EXIT_INCORRECT);
+    CHECK(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "4 GPUs found, the system has 8"));
+    json_decref(v);
+    CHECK(accept_system(dir, "generic", "cuda", pcie, &v) == 0);
+    CHECK(!strcmp(status(v, "topology"), "PASS") && !strcmp(status(v, "nvlink"), "PASS"));
+    json_decref(v);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("KBENCH_CACHE_DIR", dir, 1);
+    RUN(test_emu_generic_one_rank);
+    RUN(test_unknown_system);
+    RUN(test_nvlink_and_topology_on_the_doubles);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    TEST_MAIN_END();
+}
