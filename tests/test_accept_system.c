@@ -174,8 +174,9 @@ static kb_sys_node hgx_node(void)
 {
     kb_sys_node n;
     memset(&n, 0, sizeof n);
-    n.n = 8;
+    n.n = n.p2p_n = 8;
     n.links_read = n.topo_read = n.p2p_read = 1;
+    n.p2p_wrong_a = n.p2p_wrong_b = -1;
     n.clock = "gpu";
     for (int i = 0; i < 8; i++) {
         n.links[i] = n.links_max[i] = 18;
@@ -200,6 +201,32 @@ static void test_pairs_and_links_named(void)
     n.bw_uni[2][5] = 195;   /* a pair at half bandwidth */
     kb_acc_system_judge(&s, &c, &n, &v);
     CHECK(v.r[KB_ACC_P2P].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "GPU 2 -> GPU 5"));
+    /* with no floor (generic), the pair is an outlier among the node's NVLink pairs */
+    kb_acc_system g;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_acc_system_load(SYS "generic.yaml", &g, &err) == KB_OK);
+    kb_sb_free(&err);
+    kb_acc_system_judge(&g, &c, &n, &v);
+    CHECK(v.r[KB_ACC_P2P].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "pair outlier: GPU 2 -> GPU 5"));
+    /* a PCIe node: pairs across the sockets (SYS) slower by design are compared among themselves */
+    n = hgx_node();
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            if (i != j) {
+                n.topo[i][j] = (i < 4) == (j < 4) ? KB_PAIR_NODE : KB_PAIR_SYS;
+                n.bw_uni[i][j] = (i < 4) == (j < 4) ? 25 : 18;
+            }
+    kb_acc_system_judge(&g, &c, &n, &v);
+    CHECK_MSG(v.r[KB_ACC_P2P].status == KB_ACC_SKIP, "%s", v.r[KB_ACC_P2P].reason);
+    n.bw_uni[6][1] = 9;   /* one SYS pair at half */
+    kb_acc_system_judge(&g, &c, &n, &v);
+    CHECK(v.r[KB_ACC_P2P].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "GPU 6 -> GPU 1"));
+    n = hgx_node();
+    n.p2p_wrong_a = 4;      /* a copy read back wrong */
+    n.p2p_wrong_b = 1;
+    kb_acc_system_judge(&s, &c, &n, &v);
+    CHECK(v.r[KB_ACC_P2P].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "GPU 4 -> GPU 1: a copy"));
     n = hgx_node();
     n.links[6] = 17;        /* a link down */
     kb_acc_system_judge(&s, &c, &n, &v);

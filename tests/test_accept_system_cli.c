@@ -1,8 +1,9 @@
 /* test_accept_system_cli.c - `kbench accept --system` end to end: on the emulator (one rank)
  * the collectives run and are verified, busbw per size is in the verdict, the GPU pairs are
  * SKIP; on the driver and NVML doubles (tests/fake_cuda/fake_nvml_topo.c) an HGX H100 node
- * passes its NVLink and topology tests, and an injected link down and a pair off the NVLink
- * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit;
+ * passes its NVLink, topology and P2P tests, an injected link down and a pair off the NVLink
+ * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit, and
+ * a pair at half bandwidth (the driver double's copies) FAILs p2p_bandwidth naming it (exit 5);
  * a PCIe node judged as an HGX fails its topology, as the generic system it passes; an
  * unknown system is exit 2 listing the systems. */
 #include "check.h"
@@ -123,6 +124,19 @@ static void test_nvlink_and_topology_on_the_doubles(void)
                            NULL };
     CHECK(accept_system(dir, "hgx-h100-8", "cuda", pair, &v) == KB_EXIT_INCORRECT);
     CHECK(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "GPU 2 - GPU 5: SYS"));
+    json_decref(v);
+    const char *half[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_CUDA_DEVICES", "8",
+                           "KBENCH_P2P_MIB", "1", "KBENCH_FAKE_CUDA_P2P_HALF", "2-5", NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", half, &v) == KB_EXIT_SLOW);
+    CHECK(!strcmp(status(v, "p2p_bandwidth"), "FAIL") && strstr(reason(v, "p2p_bandwidth"), "GPU 2 -> GPU 5") &&
+          strstr(reason(v, "p2p_bandwidth"), "195 GB/s"));
+    json_t *uni = json_object_get(json_object_get(v, "system"), "p2p_uni_gbs");
+    double u01 = json_real_value(json_array_get(json_array_get(uni, 0), 1));
+    CHECK_MSG(json_array_size(uni) == 8 && u01 > 389 && u01 < 391, "%g", u01);   /* the double's 390 GB/s */
+    json_decref(v);
+    half[9] = "";   /* every pair healthy: the floor 380 x 0.85 passes */
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", half, &v) == 0);
+    CHECK(!strcmp(status(v, "p2p_bandwidth"), "PASS"));
     json_decref(v);
     const char *pcie[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_TOPO", "pcie",
                            "KBENCH_FAKE_NVML_GPUS", "4", NULL };

@@ -1,9 +1,11 @@
 /* sysnode.c - the node's GPUs for a system verdict (see sysnode.h). */
 #include "accept/sysnode.h"
 
+#include "backend/cuda/cuda_p2p.h"
 #include "backend/cuda/nvml_topo.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* NVML's node (backend/cuda/nvml_topo.h) as the judge reads it. */
@@ -29,7 +31,44 @@ static void from_nvml(const kb_nvml_node *m, kb_sys_node *node)
     }
 }
 
-void kb_acc_node_read(const char *backend, kb_sys_node *node)
+/* The copy size: KBENCH_P2P_MIB (1..4096), else 256 MiB (nvbandwidth's default is 512 MiB). 0 when
+ * the setting is malformed (why said). */
+static size_t p2p_bytes(kb_sys_node *node)
+{
+    const char *s = getenv("KBENCH_P2P_MIB");
+    char *end = NULL;
+    long mib = s && *s ? strtol(s, &end, 10) : 256;
+    if (s && *s && (*end || mib < 1 || mib > 4096)) {
+        snprintf(node->p2p_why, sizeof node->p2p_why, "KBENCH_P2P_MIB=%.40s: not an integer in [1, 4096]", s);
+        return 0;
+    }
+    return (size_t)mib << 20;
+}
+
+/* The copy-engine matrix (backend/cuda/cuda_p2p.h) into node; NVML's GPU count where it read none. */
+static void read_p2p(kb_sys_node *node)
+{
+    static kb_p2p_matrix p;
+    size_t bytes = p2p_bytes(node);
+    if (!bytes)
+        return;
+    if (kb_cuda_p2p_measure(bytes, 5, &p) != KB_OK) {
+        snprintf(node->p2p_why, sizeof node->p2p_why, "copy-engine matrix: %.220s", p.why);
+        return;
+    }
+    node->p2p_n = p.n < KB_SYS_MAX_GPUS ? p.n : KB_SYS_MAX_GPUS;
+    node->p2p_read = 1;
+    node->p2p_wrong_a = p.wrong_a;
+    node->p2p_wrong_b = p.wrong_b;
+    for (int a = 0; a < node->p2p_n; a++)
+        for (int b = 0; b < node->p2p_n; b++) {
+            node->bw_uni[a][b] = p.uni[a][b];
+            node->bw_bidir[a][b] = p.bidir[a][b];
+            node->lat_us[a][b] = p.lat_us[a][b];
+        }
+}
+
+void kb_acc_node_read(const char *backend, int local_rank, kb_sys_node *node)
 {
     memset(node, 0, sizeof *node);
     node->clock = "gpu";
@@ -40,7 +79,10 @@ void kb_acc_node_read(const char *backend, kb_sys_node *node)
     kb_nvml_node m;
     kb_nvml_node_read(&m);
     from_nvml(&m, node);
-    snprintf(node->p2p_why, sizeof node->p2p_why, "the copy-engine matrix (cuMemcpyPeerAsync per pair) is not "
-             "measured yet: run nvbandwidth -t device_to_device_memcpy_read_ce");
+    if (local_rank > 0)
+        snprintf(node->p2p_why, sizeof node->p2p_why, "measured by the node's local rank 0 (this is local rank %d)",
+                 local_rank);
+    else
+        read_p2p(node);
 }
 

@@ -1,6 +1,8 @@
 /* sysverdict.c - a node's verdict from what one rank measured (see sysverdict.h). */
 #include "accept/sysverdict.h"
 
+#include "accept/fleet_stats.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -110,16 +112,46 @@ static void judge_busbw(const kb_acc_system *s, const kb_sys_coll *c, kb_acc_res
         "busiest rank was %d", c->busy_us_large, c->busiest);
 }
 
+/* A pair whose bandwidth is an outlier among the node's pairs connected the same way (NVLink with
+ * NVLink, SYS with SYS: a PCIe node's pairs across sockets are slower by design): below
+ * median - k x max(1.4826 MAD, 2% of the median), fleet_stats.h's rule, with 3 pairs or more.
+ * 1 with the pair and the bound in *a, *b, *bound, *median; 0 when none. */
+static int pair_outlier(const kb_sys_node *n, int *a, int *b, double *bound, double *median)
+{
+    double x[KB_SYS_MAX_GPUS * KB_SYS_MAX_GPUS];
+    int g = n->p2p_n, by_topo = n->topo_read && n->n == n->p2p_n;
+    for (int i = 0; i < g; i++)
+        for (int j = 0; j < g; j++) {
+            if (i == j)
+                continue;
+            int m = 0;
+            for (int p = 0; p < g; p++)
+                for (int q = 0; q < g; q++)
+                    if (p != q && (!by_topo || n->topo[p][q] == n->topo[i][j]))
+                        x[m++] = n->bw_uni[p][q];
+            kb_fleet_dist d;
+            if (kb_fleet_dist_of(x, m, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR, &d) == 1 &&
+                kb_fleet_is_outlier(&d, n->bw_uni[i][j], 0)) {
+                *a = i;
+                *b = j;
+                *bound = d.low;
+                *median = d.median;
+                return 1;
+            }
+        }
+    return 0;
+}
+
 /* The slowest pair's unidirectional bandwidth (and which pair). */
 static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_result *r)
 {
     if (!n->p2p_read) {
-        say(r, KB_ACC_SKIP, "not measured: %s", n->n ? n->p2p_why : n->why);
+        say(r, KB_ACC_SKIP, "not measured: %s", *n->p2p_why ? n->p2p_why : n->why);
         return;
     }
     int a = -1, b = -1;
-    for (int i = 0; i < n->n; i++)
-        for (int j = 0; j < n->n; j++)
+    for (int i = 0; i < n->p2p_n; i++)
+        for (int j = 0; j < n->p2p_n; j++)
             if (i != j && (a < 0 || n->bw_uni[i][j] < n->bw_uni[a][b])) {
                 a = i;
                 b = j;
@@ -128,11 +160,22 @@ static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_resul
         say(r, KB_ACC_SKIP, "one GPU: no pair to measure");
         return;
     }
+    if (n->p2p_wrong_a >= 0) {
+        snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", n->p2p_wrong_a, n->p2p_wrong_b);
+        say(r, KB_ACC_FAIL, "GPU %d -> GPU %d: a copy read back wrong", n->p2p_wrong_a, n->p2p_wrong_b);
+        return;
+    }
     snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", a, b);
     judge_floor(&s->p2p, s->p2p_unknown, n->clock ? n->clock : "gpu", n->bw_uni[a][b], r);
     size_t len = strlen(r->reason);
     snprintf(r->reason + len, sizeof r->reason - len, "; slowest pair GPU %d -> GPU %d (bidirectional %.4g GB/s)", a,
              b, n->bw_bidir[a][b]);
+    double bound, median;
+    if (r->status != KB_ACC_FAIL && pair_outlier(n, &a, &b, &bound, &median)) {
+        snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", a, b);
+        say(r, KB_ACC_FAIL, "pair outlier: GPU %d -> GPU %d %.4g GB/s below %.4g (median %.4g of the node's pairs "
+            "connected the same way, MAD rule)", a, b, n->bw_uni[a][b], bound, median);
+    }
 }
 
 static void judge_nvlink(const kb_acc_system *s, const kb_sys_node *n, kb_acc_result *r)

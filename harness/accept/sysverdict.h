@@ -15,7 +15,7 @@
  *                    its peers): no threshold, its value is for `kbench fleet`, which flags
  *                    a rank whose peers waited for it (a node outlier)
  *   p2p_bandwidth    the slowest pair's unidirectional copy-engine bandwidth >= ref x fraction,
- *                    the pair named
+ *                    the pair named; FAIL naming the pair whose copy read back wrong
  *   nvlink           every GPU has the system's count of active NVLink links; the GPU and
  *                    its inactive links named
  *   topology         every pair connected as the system says (NVLink for nvswitch, no NVLink
@@ -60,10 +60,12 @@ typedef struct {
     kb_sys_pair topo[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];
     int nv_links[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];   /* NVLink links between a pair */
     int p2p_read;                            /* the bandwidth matrix was measured (else p2p_why) */
+    int p2p_n;                               /* GPUs in it (CUDA's devices; n is NVML's count) */
     char p2p_why[256];
     double bw_uni[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];    /* [GB/s] row -> column, copy engine */
     double bw_bidir[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];  /* [GB/s] both directions at once, summed */
     double lat_us[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];    /* [us] a small copy row -> column */
+    int p2p_wrong_a, p2p_wrong_b;            /* the first pair whose copy read back wrong (only when p2p_read) */
     const char *clock;                       /* "gpu" */
 } kb_sys_node;
 

@@ -254,7 +254,7 @@ static int judge_system(accept_ctx *x, const kb_acc_system *sys)
         json_decref(sweep);
         return rc;
     }
-    kb_acc_node_read(x->backend, &node);
+    kb_acc_node_read(x->backend, x->id.local_rank, &node);
     kb_acc_verdict v;
     kb_acc_system_judge(sys, &c, &node, &v);
     json_t *block = kb_accept_system_block(sys, coll, sweep, &node);

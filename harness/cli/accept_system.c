@@ -187,9 +187,11 @@ json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records,
         json_object_set_new(o, "gpus_found", json_integer(node->n));
         json_object_set_new(o, "topology_matrix", node->topo_read ? topo : (json_decref(topo), json_null()));
         json_object_set_new(o, "nvlink_active", node->links_read ? links : (json_decref(links), json_null()));
-        json_object_set_new(o, "p2p_uni_gbs", node->p2p_read ? matrix(node->bw_uni, node->n) : json_null());
-        json_object_set_new(o, "p2p_bidir_gbs", node->p2p_read ? matrix(node->bw_bidir, node->n) : json_null());
-        json_object_set_new(o, "p2p_latency_us", node->p2p_read ? matrix(node->lat_us, node->n) : json_null());
+    }
+    if (o && node->p2p_read) {
+        json_object_set_new(o, "p2p_uni_gbs", matrix(node->bw_uni, node->p2p_n));
+        json_object_set_new(o, "p2p_bidir_gbs", matrix(node->bw_bidir, node->p2p_n));
+        json_object_set_new(o, "p2p_latency_us", matrix(node->lat_us, node->p2p_n));
     }
     return o;
 }
