@@ -103,6 +103,7 @@ static kb_sys_coll coll_ok(int rank)
     c.clock = "gpu";
     c.rank = rank;
     c.nranks = 8;
+    c.culprits_checked = 1;
     c.n_results = 48;
     c.large_bytes = 8ull << 30;
     c.busbw_large = 470;
@@ -142,6 +143,11 @@ static void test_collectives_name_the_culprit(void)
     kb_acc_status st[] = { v.r[KB_ACC_COLL].status };
     kb_acc_test tt[] = { KB_ACC_COLL };
     CHECK(kb_acc_exit_code(st, tt, 1) == KB_EXIT_INCORRECT);
+    /* through NCCL nobody is named: this rank's output */
+    c.culprits_checked = 0;
+    kb_acc_system_judge(&s, &c, &node, &v);
+    CHECK(v.r[KB_ACC_COLL].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_COLL].reason, "no rank is named"));
+    c.culprits_checked = 1;
     /* wrong with nobody named: the transport, every rank FAILs */
     c.n_suspects = 0;
     kb_acc_system_judge(&s, &c, &node, &v);

@@ -4,7 +4,8 @@
  * passes its NVLink, topology and P2P tests, an injected link down and a pair off the NVLink
  * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit, and
  * a pair at half bandwidth (the driver double's copies) FAILs p2p_bandwidth naming it (exit 5);
- * a PCIe node judged as an HGX fails its topology, as the generic system it passes; an
+ * a PCIe node judged as an HGX fails its topology, as the generic system it passes; the NCCL
+ * sweep on the NCCL double verifies every result and an asynchronous NCCL error is SKIP; an
  * unknown system is exit 2 listing the systems. */
 #include "check.h"
 #include "core/kb.h"
@@ -72,7 +73,7 @@ static void test_emu_generic_one_rank(void)
     int rc = accept_system(dir, "generic", "emu", NULL, &v);
     CHECK(rc == 0);
     CHECK(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "verified element by element"));
-    CHECK(!strcmp(status(v, "allreduce_busbw"), "SKIP") && strstr(reason(v, "allreduce_busbw"), "unknown"));
+    CHECK(!strcmp(status(v, "allreduce_busbw"), "SKIP") && strstr(reason(v, "allreduce_busbw"), "one rank"));
     CHECK(!strcmp(status(v, "p2p_bandwidth"), "SKIP") && strstr(reason(v, "p2p_bandwidth"), "emulator"));
     CHECK(!test_of(v, "correctness") && json_array_size(json_object_get(v, "tests")) == 6);
     json_t *sys = json_object_get(v, "system");
@@ -148,6 +149,46 @@ static void test_nvlink_and_topology_on_the_doubles(void)
     json_decref(v);
 }
 
+/* The NCCL sweep on the driver and NCCL doubles (one rank: the double's one-rank work), a system
+ * spec with a small sweep; an asynchronous NCCL error mid-sweep is SKIP with NCCL's words. */
+static void test_nccl_sweep_on_the_doubles(void)
+{
+    char spec[600];
+    snprintf(spec, sizeof spec, "%s/small.yaml", dir);
+    FILE *f = fopen(spec, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("system: small\ndescription: a test node\ngpus: 0\ntopology: {expect: any, source: test}\n"
+          "nvlink: {unknown: test}\nsweep: {min: 1K, max: 1M, factor: 8}\nthresholds:\n"
+          "  allreduce_busbw: {reference: 100, fraction: 0.5, unit: GB/s, source: test}\n"
+          "  p2p_bandwidth: {unknown: test}\n", f);
+    fclose(f);
+    const char *env[] = { "KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), "KBENCH_LIBNVML", getenv("KBENCH_FAKE_LIBNVML"),
+                          "KBENCH_LIBNCCL", getenv("KBENCH_FAKE_LIBNCCL"), NULL, NULL, NULL };
+    json_t *v = NULL;
+    CHECK(accept_system(dir, spec, "cuda", env, &v) == 0);
+    CHECK_MSG(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "32 collective results"),
+              "%s", reason(v, "collectives"));
+    CHECK(!strcmp(status(v, "allreduce_busbw"), "SKIP") && strstr(reason(v, "allreduce_busbw"), "one rank"));
+    CHECK(!strcmp(status(v, "coll_busy"), "SKIP") && strstr(reason(v, "coll_busy"), "NCCL does not say"));
+    json_t *sys = json_object_get(v, "system");
+    CHECK(json_array_size(json_object_get(sys, "all_reduce")) == 4);   /* 1K, 8K, 64K, 512K */
+    const char *records = json_string_value(json_object_get(sys, "coll_records"));
+    char *text = records ? slurp(records) : NULL;
+    int lines = 0;
+    for (char *p = text; p && (p = strstr(p, "\"clock\":\"gpu\"")); p++)
+        lines++;
+    CHECK_MSG(lines == 32, "%d records on the gpu clock", lines);
+    free(text);
+    json_decref(v);
+    env[6] = "KBENCH_FAKE_NCCL_ASYNC";
+    env[7] = "5";
+    CHECK(accept_system(dir, spec, "cuda", env, &v) == KB_EXIT_SETUP);   /* nothing else ran: NOT CHECKED */
+    CHECK(!strcmp(status(v, "collectives"), "SKIP") && strstr(reason(v, "collectives"), "NCCL"));
+    json_decref(v);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -156,6 +197,7 @@ int main(void)
     RUN(test_emu_generic_one_rank);
     RUN(test_unknown_system);
     RUN(test_nvlink_and_topology_on_the_doubles);
+    RUN(test_nccl_sweep_on_the_doubles);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

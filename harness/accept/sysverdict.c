@@ -47,7 +47,11 @@ static void judge_coll(const kb_sys_coll *c, kb_acc_result *r)
     for (int i = 0, len = 0; i < c->n_suspects && len < (int)sizeof who; i++)
         len += snprintf(who + len, sizeof who - (size_t)len, "%s%d", i ? ", " : "", c->suspects[i]);
     snprintf(r->detail, sizeof r->detail, "%s", c->first_wrong);
-    if (named(c, c->rank))
+    if (!c->culprits_checked)
+        say(r, KB_ACC_FAIL, "%d of %d results wrong on this rank (%lld elements); contributions are not "
+            "cross-checked through NCCL, so no rank is named; first: %s", c->n_wrong, c->n_results,
+            (long long)c->wrong_elements, c->first_wrong);
+    else if (named(c, c->rank))
         say(r, KB_ACC_FAIL, "this rank's contribution was wrong (named by every rank: rank%s %s): %d of %d results "
             "wrong, %lld elements; first: %s", c->n_suspects > 1 ? "s" : "", who, c->n_wrong, c->n_results,
             (long long)c->wrong_elements, c->first_wrong);
@@ -98,6 +102,8 @@ static void judge_busbw(const kb_acc_system *s, const kb_sys_coll *c, kb_acc_res
     snprintf(r->detail, sizeof r->detail, "all_reduce fp32 sum %llu B on %d ranks", (unsigned long long)c->large_bytes,
              c->nranks);
     judge_floor(&s->busbw, s->busbw_unknown, c->clock, c->busbw_large, r);
+    if (c->nranks < 2)
+        say(r, KB_ACC_SKIP, "one rank: busbw is 0 by definition (nccl-tests' factor 2(n-1)/n); run a rank per GPU");
     if (c->n_wrong && r->status == KB_ACC_PASS)
         say(r, KB_ACC_SKIP, "not judged: results were wrong (collectives)");
     snprintf(busy->detail, sizeof busy->detail, "%s", r->detail);

@@ -79,6 +79,7 @@ typedef struct {
     int n_wrong;                             /* results with a wrong element on some rank */
     int64_t wrong_elements;                  /* summed over ranks and results */
     char first_wrong[256];                   /* the first wrong result, in words */
+    int culprits_checked;                    /* 1: contributions cross-checked when wrong (emu); 0: NCCL */
     int n_suspects;                          /* ranks named: wrong contributions, wrong copies' sources */
     int suspects[KB_COLL_MAX_SUSPECTS];
     uint64_t large_bytes;                    /* the sweep's largest all_reduce [bytes] */

@@ -249,7 +249,7 @@ static int judge_system(accept_ctx *x, const kb_acc_system *sys)
     json_t *sweep = json_array();
     kb_sys_coll c;
     kb_sys_node node;
-    int rc = kb_accept_coll_measure(sys, &x->id, x->backend, coll, 0, &c, sweep);
+    int rc = kb_accept_coll_measure(sys, &x->id, x->backend, x->o->run.device_index, coll, 0, &c, sweep);
     if (rc) {
         json_decref(sweep);
         return rc;

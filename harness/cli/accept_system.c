@@ -1,6 +1,7 @@
 /* accept_system.c - the measurements of `kbench accept --system` (see accept_system.h). */
 #include "cli/accept_system.h"
 
+#include "accept/sysnccl.h"
 #include "collective/coll_bench.h"
 #include "collective/rendezvous.h"
 
@@ -62,46 +63,62 @@ static void print_row(const kb_coll_result *r)
            (long long)r->wrong_all);
 }
 
+static void print_head(int nranks, const char *clock)
+{
+    printf("kbench accept: all_reduce on %d ranks (clock %s%s)\n%12s %12s %6s %5s %10s %8s %8s %8s\n", nranks, clock,
+           strcmp(clock, "cpu") ? "" : ": the emu transport, not a GPU", "size (B)", "count", "type", "redop",
+           "time (us)", "algbw", "busbw", "#wrong");
+}
+
+/* Where each result goes: its record, the rank's summary, the all_reduce table and sweep. */
+typedef struct {
+    FILE *f;
+    int show;                   /* print the all_reduce table (rank 0); 2 once its head is out */
+    kb_sys_coll *c;
+    kb_coll_check named;
+    json_t *sweep;
+} taker;
+
+static void take(void *user, const kb_coll_result *r)
+{
+    taker *t = user;
+    record_line(t->f, r, t->c->rank);
+    fold(r, t->c, &t->named);
+    t->c->n_suspects = t->named.n_suspects;
+    memcpy(t->c->suspects, t->named.suspects, sizeof t->c->suspects);
+    if (r->desc.op != KB_COLL_ALL_REDUCE || r->desc.dtype != KB_DT_FP32)
+        return;
+    if (t->show == 1)
+        print_head(r->desc.nranks, r->clock);
+    if (t->show) {
+        t->show = 2;
+        print_row(r);
+    }
+    json_array_append_new(t->sweep, json_pack("{s:I, s:f, s:f, s:f, s:I}", "size_bytes", (json_int_t)r->size_bytes,
+                                              "time_us", r->time_us, "algbw_gbs", r->algbw_gbs, "busbw_gbs",
+                                              r->busbw_gbs, "wrong_all", (json_int_t)r->wrong_all));
+    t->c->large_bytes = r->size_bytes;   /* sizes ascend: the last is the largest */
+    t->c->busbw_large = r->busbw_gbs;
+    t->c->busy_us_large = r->busy_us;
+    t->c->busiest = r->busiest;
+}
+
 /* Every op at every size (fp32 sum), all_reduce also bf16 and int8. KB_OK or the transport's error. */
-static kb_status sweep_all(kb_coll_comm *cm, const uint64_t *sizes, int ns, FILE *f, int show, kb_sys_coll *c,
-                           json_t *sweep)
+static kb_status sweep_all(kb_coll_comm *cm, const uint64_t *sizes, int ns, taker *t)
 {
     static const kb_dtype extra[] = { KB_DT_BF16, KB_DT_INT8 };
-    kb_coll_check named = { 0 };
     kb_status st = KB_OK;
-    if (show)
-        printf("kbench accept: all_reduce on %d ranks (clock cpu: the emu transport, not a GPU)\n%12s %12s %6s %5s "
-               "%10s %8s %8s %8s\n", cm->size, "size (B)", "count", "type", "redop", "time (us)", "algbw", "busbw",
-               "#wrong");
     for (int op = 0; op < KB_COLL_OP_COUNT && st == KB_OK; op++)
         for (int k = 0; k < ns && st == KB_OK; k++)
-            for (int t = -1; t < (op == KB_COLL_ALL_REDUCE ? 2 : 0) && st == KB_OK; t++) {
-                kb_dtype dt = t < 0 ? KB_DT_FP32 : extra[t];
+            for (int dt_i = -1; dt_i < (op == KB_COLL_ALL_REDUCE ? 2 : 0) && st == KB_OK; dt_i++) {
+                kb_dtype dt = dt_i < 0 ? KB_DT_FP32 : extra[dt_i];
                 kb_coll_desc d = { (kb_coll_op)op, dt, KB_REDOP_SUM, cm->size, 0,
                                    kb_coll_count_of_size((kb_coll_op)op, sizes[k], kb_coll_esz(dt), cm->size),
                                    1000u + (unsigned)(op * 64 + k) };
-                if (!d.count)
-                    continue;
                 kb_coll_result r;
-                if ((st = kb_coll_bench(cm, &d, 1, 5, &r)) != KB_OK)
-                    break;
-                record_line(f, &r, cm->rank);
-                fold(&r, c, &named);
-                if (op != KB_COLL_ALL_REDUCE || dt != KB_DT_FP32)
-                    continue;
-                if (show)
-                    print_row(&r);
-                json_array_append_new(sweep, json_pack("{s:I, s:f, s:f, s:f, s:I}", "size_bytes",
-                                                       (json_int_t)r.size_bytes, "time_us", r.time_us, "algbw_gbs",
-                                                       r.algbw_gbs, "busbw_gbs", r.busbw_gbs, "wrong_all",
-                                                       (json_int_t)r.wrong_all));
-                c->large_bytes = r.size_bytes;   /* sizes ascend: the last is the largest */
-                c->busbw_large = r.busbw_gbs;
-                c->busy_us_large = r.busy_us;
-                c->busiest = r.busiest;
+                if (d.count && (st = kb_coll_bench(cm, &d, 1, 5, &r)) == KB_OK)
+                    take(t, &r);
             }
-    c->n_suspects = named.n_suspects;
-    memcpy(c->suspects, named.suspects, sizeof c->suspects);
     return st;
 }
 
@@ -115,8 +132,23 @@ static kb_status open_comm(const kb_identity *id, kb_rdv *rdv, kb_coll_comm **cm
     return kb_coll_comm_init(&o, cm, err, n);
 }
 
-int kb_accept_coll_measure(const kb_acc_system *s, const kb_identity *id, const char *backend, const char *coll_records,
-                           int quiet, kb_sys_coll *c, json_t *sweep)
+/* The sweep through NCCL on the cuda backend (accept/sysnccl.h). */
+static void nccl_measure(const kb_acc_system *s, const kb_identity *id, int device, taker *t)
+{
+    uint64_t sizes[KB_COLL_MAX_SIZES];
+    char why[1024];
+    int ns = kb_coll_sweep_sizes(&s->sweep, sizes, KB_COLL_MAX_SIZES, why, sizeof why);
+    t->c->clock = "gpu";
+    if (ns > 0 && kb_acc_nccl_sweep(id, device, sizes, ns, take, t, why, sizeof why) == 0) {
+        t->c->ran = 1;
+        return;
+    }
+    fprintf(stderr, "kbench accept: rank %d: collectives through NCCL: %s\n", id->rank, why);
+    snprintf(t->c->why, sizeof t->c->why, "NCCL: %.240s", why);
+}
+
+int kb_accept_coll_measure(const kb_acc_system *s, const kb_identity *id, const char *backend, int device,
+                           const char *coll_records, int quiet, kb_sys_coll *c, json_t *sweep)
 {
     memset(c, 0, sizeof *c);
     c->rank = id->rank;
@@ -133,18 +165,19 @@ int kb_accept_coll_measure(const kb_acc_system *s, const kb_identity *id, const 
             fclose(f);
         return KB_EXIT_SETUP;
     }
+    taker t = { f, id->rank == 0 && !quiet, c, { 0 }, sweep };
     if (strcmp(backend, "emu")) {
+        nccl_measure(s, id, device, &t);
         fclose(f);
-        snprintf(c->why, sizeof c->why, "the %s backend's NCCL sweep is not wired into accept yet (the NCCL glue, "
-                 "collective/coll_nccl.h, has run only against its double): run nccl-tests' all_reduce_perf", backend);
         return 0;
     }
+    c->culprits_checked = 1;
     kb_rdv rdv;
     kb_coll_comm *cm = NULL;
     kb_status st = open_comm(id, &rdv, &cm, err, sizeof err);
     if (st == KB_OK) {
         c->nranks = cm->size;
-        st = sweep_all(cm, sizes, ns, f, id->rank == 0 && !quiet, c, sweep);
+        st = sweep_all(cm, sizes, ns, &t);
         if (st != KB_OK)
             snprintf(err, sizeof err, "%s", cm->err);
         kb_coll_comm_free(cm);
