@@ -351,7 +351,7 @@ static void test_verdict_json_and_junit(void)
     snprintf(dev.name, sizeof dev.name, "NVIDIA H100 80GB HBM3");
     snprintf(dev.uuid, sizeof dev.uuid, "GPU-1234");
     dev.caps = KB_CAP_GPU_TIMER;
-    kb_acc_context c = { &id, &dev, "cuda", &s, "name", "r.jsonl", "2026-01-01T00:00:00Z", NULL, 0, NULL };
+    kb_acc_context c = { &id, &dev, "cuda", &s, "name", "r.jsonl", "2026-01-01T00:00:00Z", NULL, 0, NULL, NULL };
     json_t *o = kb_acc_verdict_json(&c, &v);
     CHECK(o && !strcmp(json_string_value(json_object_get(o, "verdict")), "FAIL"));
     CHECK(json_integer_value(json_object_get(o, "exit_code")) == KB_EXIT_SLOW);

@@ -206,7 +206,7 @@ static void test_no_nvml_and_json(void)
     dev.caps = KB_CAP_GPU_TIMER;
     kb_acc_spec s;
     memset(&s, 0, sizeof s);
-    kb_acc_context c = { &id, &dev, "cuda", &s, "--spec", "r.jsonl", "2026-01-01T00:00:00Z", NULL, 0, &h };
+    kb_acc_context c = { &id, &dev, "cuda", &s, "--spec", "r.jsonl", "2026-01-01T00:00:00Z", NULL, 0, &h, NULL };
     json_t *o = kb_acc_verdict_json(&c, &v);
     CHECK(o != NULL);
     json_t *hj = json_object_get(o, "health"), *vals = json_object_get(hj, "values");

@@ -80,7 +80,7 @@ static json_t *verdict_of(const fake_gpu *g, const kb_acc_spec *spec)
     }
     v.gpu_thresholds = 1;
     v.worst = g->wrong ? KB_ACC_FAIL : KB_ACC_PASS;
-    kb_acc_context c = { &id, &dev, "cuda", spec, "name", "records.jsonl", "2026-01-01T00:00:00Z", NULL, 0, NULL };
+    kb_acc_context c = { &id, &dev, "cuda", spec, "name", "records.jsonl", "2026-01-01T00:00:00Z", NULL, 0, NULL, NULL };
     return kb_acc_verdict_json(&c, &v);
 }
 

@@ -353,7 +353,9 @@ static kb_status judge_group(kb_fleet *f, const gpu_key *who, int m_all, const c
 static kb_status judge_tests(kb_fleet *f, const gpu_key *who, int m, const char *host, double *x, int *idx)
 {
     kb_status st = KB_OK;
-    for (int t = KB_ACC_MEM_BW; t <= KB_ACC_LAUNCH && st == KB_OK; t++) {
+    for (int t = 0; t < KB_ACC_TEST_COUNT && st == KB_OK; t++) {
+        if (kb_acc_test_kind((kb_acc_test)t) == KB_ACC_KIND_CHECK)
+            continue;
         const char *name = kb_acc_test_name((kb_acc_test)t);
         int lower = kb_acc_test_kind((kb_acc_test)t) == KB_ACC_KIND_LIMIT;
         for (int c = 0; c < 2 && st == KB_OK; c++)

@@ -1,6 +1,7 @@
 /* fleet_html.c - the fleet verdict as one self-contained HTML page (see fleet_html.h). */
 #include "accept/fleet_html.h"
 
+#include "accept/spec.h"
 #include "results/report_rows.h"
 
 #include <math.h>
@@ -81,7 +82,7 @@ static void chart(FILE *out, json_t *gpus, const char *key, const char *name, js
     const char *clock;
     split_key(key, spec, sizeof spec, &clock);
     axis a = axis_of(gpus, spec, clock, name, d);
-    int lower = !strcmp(name, "launch_latency");
+    int tid = kb_acc_test_parse(name), lower = tid >= 0 && kb_acc_test_kind((kb_acc_test)tid) == KB_ACC_KIND_LIMIT;
     double bound = json_real_value(json_object_get(d, lower ? "high" : "low"));
     fprintf(out, "<h3>%s: ", name);
     kb_report_xml_text(out, key);

@@ -2,6 +2,7 @@
 #include "accept/fleet_md.h"
 
 #include "accept/fleet_stats.h"
+#include "accept/spec.h"
 
 #include <string.h>
 
@@ -80,7 +81,7 @@ static void groups(json_t *g, FILE *out)
     json_t *tests, *d;
     json_object_foreach(g, spec, tests) {
         json_object_foreach(tests, test, d) {
-            int lower = !strcmp(test, "launch_latency");
+            int tid = kb_acc_test_parse(test), lower = tid >= 0 && kb_acc_test_kind((kb_acc_test)tid) == KB_ACC_KIND_LIMIT;
             fprintf(out, "| %s | %s | %lld | %.4g | %.3g | %s %.4g |\n", spec, test,
                     json_integer_value(json_object_get(d, "n")), json_real_value(json_object_get(d, "median")),
                     json_real_value(json_object_get(d, "mad")), lower ? "<=" : ">=",

@@ -31,6 +31,12 @@ static const struct {
     [KB_ACC_ECC] = { "ecc", "", KB_ACC_KIND_CHECK, -1 },
     [KB_ACC_ROW_REMAP] = { "row_remap", "", KB_ACC_KIND_CHECK, -1 },
     [KB_ACC_PCIE] = { "pcie_link", "", KB_ACC_KIND_CHECK, -1 },
+    [KB_ACC_COLL] = { "collectives", "", KB_ACC_KIND_CHECK, -1 },
+    [KB_ACC_BUSBW] = { "allreduce_busbw", "GB/s", KB_ACC_KIND_FLOOR, -1 },
+    [KB_ACC_COLL_BUSY] = { "coll_busy", "us", KB_ACC_KIND_LIMIT, -1 },
+    [KB_ACC_P2P] = { "p2p_bandwidth", "GB/s", KB_ACC_KIND_FLOOR, -1 },
+    [KB_ACC_NVLINK] = { "nvlink", "", KB_ACC_KIND_CHECK, -1 },
+    [KB_ACC_TOPOLOGY] = { "topology", "", KB_ACC_KIND_CHECK, -1 },
 };
 _Static_assert(sizeof tests / sizeof tests[0] == KB_ACC_TEST_COUNT, "one row per kb_acc_test");
 
@@ -38,6 +44,7 @@ const char *kb_acc_test_name(kb_acc_test t) { return tests[t].name; }
 const char *kb_acc_test_unit(kb_acc_test t) { return tests[t].unit; }
 kb_acc_kind kb_acc_test_kind(kb_acc_test t) { return tests[t].kind; }
 int kb_acc_test_dtype(kb_acc_test t) { return tests[t].dtype; }
+int kb_acc_test_is_system(kb_acc_test t) { return t >= KB_ACC_FIRST_SYSTEM; }
 
 int kb_acc_test_parse(const char *name)
 {
@@ -223,7 +230,7 @@ static kb_status load_thresholds(const kb_yctx *y, const yaml_node_t *m, kb_acc_
         kb_yaml_map_pair(y, m, i, &k, &v);
         const char *name = (const char *)k->data.scalar.value;
         int t = kb_acc_test_parse(name);
-        if (t < 0 || kb_acc_test_kind((kb_acc_test)t) == KB_ACC_KIND_CHECK)
+        if (t < 0 || kb_acc_test_kind((kb_acc_test)t) == KB_ACC_KIND_CHECK || kb_acc_test_is_system((kb_acc_test)t))
             return kb_yaml_fail(y, k, "unknown threshold '%s' (expected memory_bandwidth, gemm_fp32, gemm_tf32, "
                                 "gemm_fp16, gemm_bf16, gemm_int8, gemm_fp8 or launch_latency)", name);
         kb_acc_threshold *th = &s->t[t];

@@ -28,8 +28,17 @@ typedef enum {
     KB_ACC_ECC,             /* NVML volatile uncorrectable ECC errors */
     KB_ACC_ROW_REMAP,       /* NVML retired pages / row remapping pending or failed */
     KB_ACC_PCIE,            /* NVML PCIe link generation and width vs maximum */
+    /* the node's tests (`kbench accept --system NAME`, accept/system.h) */
+    KB_ACC_COLL,            /* every collective of the sweep verified element by element */
+    KB_ACC_BUSBW,           /* all_reduce bus bandwidth at the sweep's largest size [GB/s] */
+    KB_ACC_COLL_BUSY,       /* this rank's busy time per all_reduce call at that size [us]: fleet-relative */
+    KB_ACC_P2P,             /* the slowest GPU pair's copy-engine bandwidth [GB/s] */
+    KB_ACC_NVLINK,          /* active NVLink links of each GPU vs the system's count */
+    KB_ACC_TOPOLOGY,        /* the connection of each GPU pair (NVLink, PCIe switch, CPU) vs the system's */
     KB_ACC_TEST_COUNT
 } kb_acc_test;
+
+#define KB_ACC_FIRST_SYSTEM KB_ACC_COLL   /* tests from here on are the node's (--system) */
 
 /* How a test's threshold reads. */
 typedef enum {
@@ -43,6 +52,8 @@ const char *kb_acc_test_unit(kb_acc_test t);   /* "GB/s", "TFLOPS", "TOPS", "us"
 kb_acc_kind kb_acc_test_kind(kb_acc_test t);
 /* The GEMM dtype of a gemm_* test, -1 for the others. */
 int kb_acc_test_dtype(kb_acc_test t);
+/* 1 for the node's tests (KB_ACC_FIRST_SYSTEM and after: `accept --system`), 0 for a GPU's. */
+int kb_acc_test_is_system(kb_acc_test t);
 /* The test of a name; -1 when none. */
 int kb_acc_test_parse(const char *name);
 

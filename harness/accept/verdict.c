@@ -24,8 +24,11 @@ int kb_acc_status_parse(const char *s)
 
 int kb_acc_test_is_health(kb_acc_test t)
 {
-    return t == KB_ACC_CORRECTNESS || t == KB_ACC_ECC || t == KB_ACC_ROW_REMAP || t == KB_ACC_PCIE;
+    return t == KB_ACC_CORRECTNESS || t == KB_ACC_ECC || t == KB_ACC_ROW_REMAP || t == KB_ACC_PCIE ||
+           t == KB_ACC_COLL || t == KB_ACC_NVLINK || t == KB_ACC_TOPOLOGY;
 }
+
+int kb_acc_verdict_has(const kb_acc_verdict *v, kb_acc_test t) { return kb_acc_test_is_system(t) == !!v->system; }
 
 int kb_acc_exit_code(const kb_acc_status *status, const kb_acc_test *test, int n)
 {
@@ -289,6 +292,8 @@ void kb_acc_evaluate(const kb_acc_spec *s, const kb_peaks *peaks, json_t *record
     for (int t = KB_ACC_ECC; t <= KB_ACC_PCIE; t++)
         set_reason(&out->r[t], KB_ACC_SKIP, "%s", "not read: no NVML health reading was judged "
                    "(accept/health.h judges one)");
+    for (int t = KB_ACC_FIRST_SYSTEM; t < KB_ACC_TEST_COUNT; t++)
+        set_reason(&out->r[t], KB_ACC_SKIP, "%s", "a node's test: kbench accept --system NAME runs it");
     kb_acc_verdict_finish(out);
 }
 
@@ -306,6 +311,8 @@ void kb_acc_verdict_finish(kb_acc_verdict *out)
     out->worst = KB_ACC_NOT_CHECKED;   /* when no test ran; else the worst of those that did */
     out->gpu_thresholds = 0;
     for (int t = 0; t < KB_ACC_TEST_COUNT; t++) {
+        if (!kb_acc_verdict_has(out, (kb_acc_test)t))
+            continue;
         kb_acc_status st = out->r[t].status;
         if (st != KB_ACC_SKIP && (out->worst == KB_ACC_NOT_CHECKED || st > out->worst))
             out->worst = st;

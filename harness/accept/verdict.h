@@ -54,6 +54,8 @@ typedef struct {
 
 typedef struct {
     kb_acc_result r[KB_ACC_TEST_COUNT];
+    int system;             /* 1: a node's verdict (accept --system): its tests are the system tests
+                             * (kb_acc_test_is_system); 0: a GPU's, the others. Only these count. */
     int gpu_thresholds;     /* 1 when GPU thresholds were applied (a GPU clock); 0 on the emulator */
     kb_acc_status worst;    /* the worst of the tests that ran (FAIL > WARN > PASS); NOT_CHECKED when none ran */
     char not_checked[768];  /* why nothing was checked ("no usable GPU: ..."); "" otherwise */
@@ -73,6 +75,9 @@ double kb_acc_launch_us(json_t *launch_overhead);
  * device, no toolchain that fits the driver): every test SKIP with why, worst NOT_CHECKED,
  * out->not_checked = why. Nothing ran, so nothing passes. */
 void kb_acc_verdict_not_checked(const char *why, kb_acc_verdict *out);
+
+/* 1 when test t belongs to verdict v (a node's tests or a GPU's, by v->system). */
+int kb_acc_verdict_has(const kb_acc_verdict *v, kb_acc_test t);
 
 /* Recompute out->worst and out->gpu_thresholds from the tests' results (after a test
  * was judged again, e.g. by kb_acc_verdict_health). */

@@ -68,14 +68,19 @@ json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
     json_t *tests = json_array();
     kb_acc_status st[KB_ACC_TEST_COUNT];
     kb_acc_test which[KB_ACC_TEST_COUNT];
+    int n = 0;
     for (int t = 0; t < KB_ACC_TEST_COUNT; t++) {
+        if (!kb_acc_verdict_has(v, (kb_acc_test)t))
+            continue;
         json_array_append_new(tests, test_json((kb_acc_test)t, &v->r[t]));
-        st[t] = v->r[t].status;
-        which[t] = (kb_acc_test)t;
+        st[n] = v->r[t].status;
+        which[n++] = (kb_acc_test)t;
     }
     const char *note = v->worst == KB_ACC_NOT_CHECKED ? "NOT CHECKED: nothing was judged, so nothing passed (see "
                                                         "not_checked)"
                        : v->gpu_thresholds ? "GPU thresholds applied"
+                       : strcmp(c->backend, "emu") ? "GPU thresholds were not applied: no test was timed on the GPU; "
+                                                     "the checks that ran are judged"
                                            : "GPU thresholds were not applied: no GPU timing (the emulator's timings "
                                              "are CPU time); correctness and the checks that ran are judged";
     json_t *checks = json_array();
@@ -88,11 +93,13 @@ json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
                      KB_VERSION, "backend", c->backend, "identity", identity_json(c->id), "gpu", gpu_json(c->dev, c->health),
                      "spec", spec, "gpu_thresholds_applied", v->gpu_thresholds, "note", note, "records",
                      c->records ? c->records : "", "check_records", checks, "verdict", kb_acc_status_name(v->worst),
-                     "exit_code", kb_acc_exit_code(st, which, KB_ACC_TEST_COUNT), "tests", tests);
+                     "exit_code", kb_acc_exit_code(st, which, n), "tests", tests);
     if (o && c->health)
         json_object_set_new(o, "health", health_json(c->health));
     if (o)
         json_object_set_new(o, "not_checked", str_or_null(v->not_checked));
+    if (o && c->system)
+        json_object_set(o, "system", c->system);
     return o;
 }
 

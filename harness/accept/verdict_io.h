@@ -14,6 +14,8 @@
  *   suites' records files, when they ran], verdict (PASS|WARN|FAIL: the worst test
  *   that ran; NOT CHECKED when none ran: exit 3), not_checked (why nothing was checked, null
  *   otherwise: no usable GPU, or every test SKIP), exit_code,
+ *   system (accept --system only: the system spec, the collectives' records, the sweep's
+ *           results per op and size, the P2P matrix and topology where read: accept/system.h),
  *   tests [{name, status, unit, value (null: none), clock "gpu"|"cpu"|"", comparison
  *           ">="|"<="|"", threshold, reference, fraction (null where they do not apply),
  *           source, reason, case}]
@@ -51,6 +53,7 @@ typedef struct {
     const char *const *checks;  /* the kernel check suites' records files (may be NULL) */
     int n_checks;
     const kb_health *health;    /* the NVML health reading (NULL: none) */
+    json_t *system;             /* accept --system: the "system" block (borrowed; NULL: a GPU's verdict) */
 } kb_acc_context;
 
 /* The verdict file's object (caller json_decref's); NULL when out of memory. */

@@ -4,6 +4,9 @@
 #include "cli/accept.h"
 
 #include "accept/health.h"
+#include "accept/sysnode.h"
+#include "accept/system.h"
+#include "cli/accept_system.h"
 #include "accept/identity.h"
 #include "accept/verdict_io.h"
 #include "core/fsutil.h"
@@ -132,6 +135,8 @@ static void print_table(const accept_ctx *x, const kb_acc_verdict *v)
            x->spec.name, x->matched_by);
     printf("%-17s %-5s %20s %12s  %s\n", "test", "", "value", "threshold", "reason");
     for (int t = 0; t < KB_ACC_TEST_COUNT; t++) {
+        if (!kb_acc_verdict_has(v, (kb_acc_test)t))
+            continue;
         const kb_acc_result *r = &v->r[t];
         char val[40] = "-", thr[40] = "-";
         if (r->have_value)
@@ -143,7 +148,9 @@ static void print_table(const accept_ctx *x, const kb_acc_verdict *v)
         printf("%-17s %-5s %20s %12s  %s\n", kb_acc_test_name((kb_acc_test)t), kb_acc_status_name(r->status), val,
                thr, r->reason);
     }
-    if (!v->gpu_thresholds && v->worst != KB_ACC_NOT_CHECKED)
+    if (!v->gpu_thresholds && v->worst != KB_ACC_NOT_CHECKED && strcmp(x->backend, "emu"))
+        printf("kbench accept: GPU thresholds were not applied: no test was timed on the GPU\n");
+    else if (!v->gpu_thresholds && v->worst != KB_ACC_NOT_CHECKED)
         printf("kbench accept: GPU thresholds were not applied (no GPU timing: %s timings are CPU time)\n",
                x->backend);
     print_verdict_line(v);
@@ -218,11 +225,55 @@ static int judge(accept_ctx *x)
     char when[32];
     kb_record_time_now(when);
     kb_acc_context c = { &x->id, &x->dev, x->backend, &x->spec, x->matched_by, x->records.s, when,
-                         (const char *const *)x->checks, x->n_checks, &x->health };
+                         (const char *const *)x->checks, x->n_checks, &x->health, NULL };
     json_t *vj = kb_acc_verdict_json(&c, &v);
     if (!vj)
         return KB_EXIT_SETUP;
     int rc = (int)json_integer_value(json_object_get(vj, "exit_code"));
+    print_table(x, &v);
+    if (write_outputs(x, vj) != KB_OK)
+        rc = rc > KB_EXIT_SETUP ? rc : KB_EXIT_SETUP;
+    json_decref(vj);
+    return rc;
+}
+
+/* `--system`: the node's tests instead of the GPU's - the collectives across the job step's
+ * ranks, the GPU pairs - judged against the system spec (accept/sysverdict.h), written as a
+ * GPU's verdict is (its "spec" the system, a "system" block with the sweep). The exit code. */
+static int judge_system(accept_ctx *x, const kb_acc_system *sys)
+{
+    char coll[1400];
+    const char *slash = strrchr(x->records.s, '/');
+    snprintf(coll, sizeof coll, "%.*scoll-%s.jsonl", slash ? (int)(slash - x->records.s + 1) : 0, x->records.s,
+             x->stamp);
+    json_t *sweep = json_array();
+    kb_sys_coll c;
+    kb_sys_node node;
+    int rc = kb_accept_coll_measure(sys, &x->id, x->backend, x->o->run.device_index, coll, 0, &c, sweep);
+    if (rc) {
+        json_decref(sweep);
+        return rc;
+    }
+    kb_acc_node_read(x->backend, x->id.local_rank, &node);
+    kb_acc_verdict v;
+    kb_acc_system_judge(sys, &c, &node, &v);
+    json_t *block = kb_accept_system_block(sys, coll, sweep, &node);
+    json_decref(sweep);
+    memset(&x->spec, 0, sizeof x->spec);
+    snprintf(x->spec.name, sizeof x->spec.name, "%s", sys->name);
+    snprintf(x->spec.sku, sizeof x->spec.sku, "%.95s", sys->description);
+    snprintf(x->spec.file, sizeof x->spec.file, "%s", sys->file);
+    x->matched_by = "--system";
+    kb_sb_clear(&x->records);
+    kb_sb_printf(&x->records, "%s", coll);
+    char when[32];
+    kb_record_time_now(when);
+    kb_acc_context ctx = { &x->id, &x->dev, x->backend, &x->spec, x->matched_by, coll, when, NULL, 0, NULL, block };
+    json_t *vj = kb_acc_verdict_json(&ctx, &v);
+    json_decref(block);
+    if (!vj)
+        return KB_EXIT_SETUP;
+    rc = (int)json_integer_value(json_object_get(vj, "exit_code"));
     print_table(x, &v);
     if (write_outputs(x, vj) != KB_OK)
         rc = rc > KB_EXIT_SETUP ? rc : KB_EXIT_SETUP;
@@ -350,7 +401,7 @@ static int not_checked(accept_ctx *x)
     char when[32];
     kb_record_time_now(when);
     kb_acc_context c = { &x->id, &x->dev, x->backend ? x->backend : "cuda", &x->spec, "not matched: no usable GPU",
-                         "", when, NULL, 0, NULL };
+                         "", when, NULL, 0, NULL, NULL };
     json_t *vj = kb_acc_verdict_json(&c, &v);
     if (!vj)
         return KB_EXIT_SETUP;
@@ -394,11 +445,26 @@ static int accept_main(void *opts)
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);   /* CUDA's numbering = NVML's */
     kb_run_opts *r = &x.o->run;
     r->device_index = kb_acc_pick_device(r->device_index, getenv("CUDA_VISIBLE_DEVICES"), x.id.local_rank);
-    int rc = device_and_spec(&x);
+    static kb_acc_system sys;
+    int rc = -1;
+    if (x.o->system) {
+        kb_sb msg;
+        kb_sb_init(&msg);
+        kb_status st = kb_acc_system_find(x.o->system, &sys, &msg);
+        if (st != KB_OK) {
+            fprintf(stderr, "kbench accept: %s\n", msg.s);
+            rc = st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+        }
+        kb_sb_free(&msg);
+    }
+    if (rc == -1)
+        rc = device_and_spec(&x);
     if (rc == NOT_CHECKED)
         rc = not_checked(&x);
     if (rc == -1)
         rc = plan_files(&x, 1);
+    if (rc == -1 && x.o->system)
+        rc = judge_system(&x, &sys);
     if (rc == -1) {
         static char suite[1100];
         snprintf(suite, sizeof suite, "%s/suites/accept.yaml", kb_data_root());
@@ -447,6 +513,10 @@ static const kb_opt accept_opts[] = {
       0, NULL, 0 },
     { "--junit", NULL, KB_OPT_OUT, offsetof(kb_accept_opts, junit_path), "FILE", "a copy of the JUnit XML", 0, 0,
       0, NULL, 0 },
+    { "--system", NULL, KB_OPT_STR, offsetof(kb_accept_opts, system), "NAME|FILE",
+      "judge the node instead of the GPU: collectives across the ranks, GPU pairs, NVLink, topology, against a "
+      "system spec (data/acceptance/systems/NAME.yaml: hgx-h100-8, hgx-h200-8, hgx-b200-8, generic)", 0, 0, 0, NULL,
+      0 },
     { "--suite", NULL, KB_OPT_IN, offsetof(kb_accept_opts, suite), "FILE",
       "the cases to run (default suites/accept.yaml)", 0, 0, 0, NULL, 0 },
     { "--check-suites", NULL, KB_OPT_CHOICE, offsetof(kb_accept_opts, check_suites), "auto|yes|no",

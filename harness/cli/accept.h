@@ -22,6 +22,7 @@ typedef struct {
     const char *json_path;      /* --json FILE: a copy of the verdict */
     const char *junit_path;     /* --junit FILE: a copy of the JUnit XML */
     const char *check_suites;   /* --check-suites auto|yes|no: the kernel check suites too */
+    const char *system;         /* --system NAME|FILE: judge the node (accept/system.h) instead of the GPU */
 } kb_accept_opts;
 
 extern const kb_command kb_command_accept;

@@ -73,13 +73,13 @@ CUresult cuGetErrorString(CUresult r, const char **s)
     return CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult cuDeviceGetCount(int *n) { NEED_INIT(); *n = 1; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int *n) { NEED_INIT(); *n = fake_devices(); return CUDA_SUCCESS; }
 CUresult cuDeviceGet(CUdevice *d, int i)
 {
     NEED_INIT();
-    if (i != 0)
+    if (i < 0 || i >= fake_devices())
         return CUDA_ERROR_INVALID_DEVICE;
-    *d = 0;
+    *d = i;
     return CUDA_SUCCESS;
 }
 
@@ -129,6 +129,10 @@ CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
     NEED_INIT();
+    if (d > 0 && d < fake_devices()) {   /* another device of the node (fake_peer.c) */
+        *c = fake_ctx_of(d);
+        return CUDA_SUCCESS;
+    }
     if (d != 0)
         return CUDA_ERROR_INVALID_DEVICE;
     if (primary_refs++ == 0)
@@ -139,6 +143,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 CUresult cuDevicePrimaryCtxRelease(CUdevice d)
 {
     NEED_INIT();
+    if (d > 0 && d < fake_devices())
+        return CUDA_SUCCESS;
     if (d != 0)
         return CUDA_ERROR_INVALID_DEVICE;
     if (primary_refs > 0)
@@ -148,7 +154,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice d)
 CUresult cuCtxSetCurrent(CUcontext c)
 {
     NEED_INIT();
-    if (c && c != (CUcontext)&primary_ctx_obj)
+    if (c && fake_device_of(c) < 0)
         return CUDA_ERROR_INVALID_CONTEXT;
     current = c;
     return CUDA_SUCCESS;

@@ -85,6 +85,11 @@ FAKE_HIDDEN CUresult alloc_add(void *m, size_t n);
  * device because of a tensor map it was given (CUDA_SUCCESS: none) */
 FAKE_HIDDEN CUresult tmap_param_fault(const fake_entry *e, void **params);
 
+/* the node (fake_peer.c): devices counted, the context of device d, the device of a context (-1) */
+FAKE_HIDDEN int fake_devices(void);
+FAKE_HIDDEN CUcontext fake_ctx_of(int d);
+FAKE_HIDDEN int fake_device_of(CUcontext c);
+
 /* the virtual clock */
 FAKE_HIDDEN double gpu(double ns);                 /* a GPU duration under the slowdown */
 FAKE_HIDDEN void host_launch(void);                /* a launch call's host cost */

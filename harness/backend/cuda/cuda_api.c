@@ -53,6 +53,9 @@ static const struct {
     E(FuncSetAttribute, "cuFuncSetAttribute"),
     E(LaunchKernel, "cuLaunchKernel"),
     { "cuLaunchKernelEx", NULL, offsetof(kb_cuda_api, LaunchKernelEx), 1 },   /* CUDA 12.0+: clusters */
+    { "cuDeviceCanAccessPeer", NULL, offsetof(kb_cuda_api, DeviceCanAccessPeer), 1 },   /* peer copies */
+    { "cuCtxEnablePeerAccess", NULL, offsetof(kb_cuda_api, CtxEnablePeerAccess), 1 },
+    { "cuMemcpyPeerAsync", NULL, offsetof(kb_cuda_api, MemcpyPeerAsync), 1 },
     E(StreamBeginCapture, "cuStreamBeginCapture_v2"),
     E(StreamEndCapture, "cuStreamEndCapture"),
     E(GraphInstantiate, "cuGraphInstantiateWithFlags"),

@@ -83,6 +83,12 @@ typedef struct {
                                              CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                                              CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob);
 
+    /* OPTIONAL: peer copies between the node's GPUs (cuda_p2p.h, accept --system) */
+    CUresult (CUDAAPI *DeviceCanAccessPeer)(int *can, CUdevice dev, CUdevice peer);
+    CUresult (CUDAAPI *CtxEnablePeerAccess)(CUcontext peer, unsigned int flags);
+    CUresult (CUDAAPI *MemcpyPeerAsync)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                                        size_t bytes, CUstream stream);
+
     /* host memory the device reads (the blocking kernel's flag) */
     CUresult (CUDAAPI *MemHostAlloc)(void **p, size_t bytes, unsigned int flags);
     CUresult (CUDAAPI *MemHostGetDevicePointer)(CUdeviceptr *d, void *p, unsigned int flags); /* _v2 */

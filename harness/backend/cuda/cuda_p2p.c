@@ -1,0 +1,198 @@
+/* cuda_p2p.c - the copy-engine matrix between the node's GPUs (see cuda_p2p.h). */
+#include "backend/cuda/cuda_p2p.h"
+
+#include "backend/cuda/cuda_api.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CHECK_BYTES 4096
+
+typedef struct {
+    kb_cuda_api api;
+    int n;
+    CUcontext ctx[KB_P2P_MAX_GPUS];
+    CUstream stream[KB_P2P_MAX_GPUS];
+    CUevent start[KB_P2P_MAX_GPUS], stop[KB_P2P_MAX_GPUS];
+    CUdeviceptr buf[KB_P2P_MAX_GPUS];
+    size_t bytes;
+    int reps;
+    char *err;
+    size_t err_n;
+} p2p;
+
+#define CU(x, call) KB_CU_CHECK(&(x)->api, (x)->err, (x)->err_n, call)
+
+/* Device d's context current, its stream, events and buffer made; peer access to every other. */
+static kb_status open_device(p2p *x, int d)
+{
+    CUdevice dev;
+    kb_status st = CU(x, x->api.DeviceGet(&dev, d));
+    if (!st)
+        st = CU(x, x->api.DevicePrimaryCtxRetain(&x->ctx[d], dev));
+    if (!st)
+        st = CU(x, x->api.CtxSetCurrent(x->ctx[d]));
+    if (!st)
+        st = CU(x, x->api.StreamCreate(&x->stream[d], CU_STREAM_NON_BLOCKING));
+    if (!st)
+        st = CU(x, x->api.EventCreate(&x->start[d], CU_EVENT_DEFAULT));
+    if (!st)
+        st = CU(x, x->api.EventCreate(&x->stop[d], CU_EVENT_DEFAULT));
+    if (!st)
+        st = CU(x, x->api.MemAlloc(&x->buf[d], x->bytes));
+    return st;
+}
+
+static kb_status enable_peers(p2p *x, int a, int (*no_peer)[KB_P2P_MAX_GPUS])
+{
+    kb_status st = CU(x, x->api.CtxSetCurrent(x->ctx[a]));
+    for (int b = 0; b < x->n && !st; b++) {
+        int can = 0;
+        if (b == a || (st = CU(x, x->api.DeviceCanAccessPeer(&can, a, b))))
+            continue;
+        no_peer[a][b] = !can;
+        CUresult r = can ? x->api.CtxEnablePeerAccess(x->ctx[b], 0) : CUDA_SUCCESS;
+        if (r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+            st = CU(x, r);
+    }
+    return st;
+}
+
+/* The seconds of reps copies of bytes a -> b queued on a's stream, started from the host at once
+ * with (when b_too) the same b -> a on b's stream; *t_ba gets that one's. */
+static kb_status timed(p2p *x, int a, int b, size_t bytes, int b_too, double *t_ab, double *t_ba)
+{
+    int who[2] = { a, b };
+    kb_status st = KB_OK;
+    for (int k = 0; k <= b_too && !st; k++) {
+        int s = who[k], d = who[1 - k];
+        st = CU(x, x->api.CtxSetCurrent(x->ctx[s]));
+        if (!st)   /* one copy before the window: the path set up */
+            st = CU(x, x->api.MemcpyPeerAsync(x->buf[d], x->ctx[d], x->buf[s], x->ctx[s], bytes, x->stream[s]));
+        if (!st)
+            st = CU(x, x->api.EventRecord(x->start[s], x->stream[s]));
+        for (int i = 0; i < x->reps && !st; i++)
+            st = CU(x, x->api.MemcpyPeerAsync(x->buf[d], x->ctx[d], x->buf[s], x->ctx[s], bytes, x->stream[s]));
+        if (!st)
+            st = CU(x, x->api.EventRecord(x->stop[s], x->stream[s]));
+    }
+    for (int k = 0; k <= b_too && !st; k++) {
+        float ms = 0;
+        int s = who[k];
+        st = CU(x, x->api.EventSynchronize(x->stop[s]));
+        if (!st)
+            st = CU(x, x->api.EventElapsedTime(&ms, x->start[s], x->stop[s]));
+        *(k ? t_ba : t_ab) = ms * 1e-3;
+    }
+    return st;
+}
+
+/* A pattern copied a -> b reads back equal: 1, 0, or -1 on an error (err). */
+static int verified(p2p *x, int a, int b)
+{
+    unsigned char want[CHECK_BYTES], got[CHECK_BYTES];
+    for (int i = 0; i < CHECK_BYTES; i++)
+        want[i] = (unsigned char)(i * 31 + a * 7 + b * 13 + 1);
+    memset(got, 0, sizeof got);
+    kb_status st = CU(x, x->api.CtxSetCurrent(x->ctx[a]));
+    if (!st)
+        st = CU(x, x->api.MemcpyHtoD(x->buf[a], want, CHECK_BYTES));
+    if (!st)
+        st = CU(x, x->api.MemcpyPeerAsync(x->buf[b], x->ctx[b], x->buf[a], x->ctx[a], CHECK_BYTES, x->stream[a]));
+    if (!st)
+        st = CU(x, x->api.StreamSynchronize(x->stream[a]));
+    if (!st)
+        st = CU(x, x->api.CtxSetCurrent(x->ctx[b]));
+    if (!st)
+        st = CU(x, x->api.MemcpyDtoH(got, x->buf[b], CHECK_BYTES));
+    return st ? -1 : !memcmp(want, got, CHECK_BYTES);
+}
+
+static kb_status measure_pair(p2p *x, int a, int b, kb_p2p_matrix *out)
+{
+    double t1 = 0, t2 = 0, tl = 0, unused = 0;
+    int ok = verified(x, a, b);
+    if (ok < 0)
+        return KB_ERR_SETUP;
+    if (!ok && out->wrong_a < 0) {
+        out->wrong_a = a;
+        out->wrong_b = b;
+    }
+    double uni_t = 0;
+    kb_status st = timed(x, a, b, x->bytes, 0, &uni_t, &unused);
+    if (!st)
+        st = timed(x, a, b, x->bytes, 1, &t1, &t2);   /* both ways at once */
+    if (!st)
+        st = timed(x, a, b, 4, 0, &tl, &unused);
+    if (st)
+        return st;
+    double moved = (double)x->bytes * x->reps;
+    out->uni[a][b] = uni_t > 0 ? moved / uni_t / 1e9 : 0;
+    out->bidir[a][b] = t1 > 0 && t2 > 0 ? moved / t1 / 1e9 + moved / t2 / 1e9 : 0;
+    out->lat_us[a][b] = tl / x->reps * 1e6;
+    return KB_OK;
+}
+
+static kb_status run(p2p *x, kb_p2p_matrix *out)
+{
+    kb_status st = KB_OK;
+    for (int d = 0; d < x->n && !st; d++)
+        st = open_device(x, d);
+    for (int a = 0; a < x->n && !st; a++)
+        st = enable_peers(x, a, out->no_peer);
+    for (int a = 0; a < x->n && !st; a++)
+        for (int b = 0; b < x->n && !st; b++)
+            if (a != b && !out->no_peer[a][b])
+                st = measure_pair(x, a, b, out);
+    return st;
+}
+
+static void close_all(p2p *x)
+{
+    for (int d = 0; d < x->n; d++) {
+        if (!x->ctx[d] || x->api.CtxSetCurrent(x->ctx[d]) != CUDA_SUCCESS)
+            continue;
+        if (x->buf[d])
+            x->api.MemFree(x->buf[d]);
+        if (x->start[d])
+            x->api.EventDestroy(x->start[d]);
+        if (x->stop[d])
+            x->api.EventDestroy(x->stop[d]);
+        if (x->stream[d])
+            x->api.StreamDestroy(x->stream[d]);
+        x->api.DevicePrimaryCtxRelease(d);
+    }
+    x->api.CtxSetCurrent(NULL);
+}
+
+kb_status kb_cuda_p2p_measure(size_t bytes, int reps, kb_p2p_matrix *out)
+{
+    static p2p x;   /* large: matrices of handles; one measurement at a time */
+    memset(&x, 0, sizeof x);
+    memset(out, 0, sizeof *out);
+    out->wrong_a = out->wrong_b = -1;
+    x.bytes = bytes < CHECK_BYTES ? CHECK_BYTES : bytes;
+    x.reps = reps < 1 ? 1 : reps;
+    x.err = out->why;
+    x.err_n = sizeof out->why;
+    kb_status st = kb_cuda_api_load(&x.api, out->why, sizeof out->why);
+    if (st)
+        return KB_ERR_SETUP;
+    if (!x.api.DeviceCanAccessPeer || !x.api.CtxEnablePeerAccess || !x.api.MemcpyPeerAsync) {
+        snprintf(out->why, sizeof out->why, "the driver lacks cuDeviceCanAccessPeer/cuCtxEnablePeerAccess/"
+                 "cuMemcpyPeerAsync");
+        kb_cuda_api_unload(&x.api);
+        return KB_ERR_SETUP;
+    }
+    st = CU(&x, x.api.Init(0));
+    if (!st)
+        st = CU(&x, x.api.DeviceGetCount(&x.n));
+    if (!st && x.n > KB_P2P_MAX_GPUS)
+        x.n = KB_P2P_MAX_GPUS;
+    if (!st)
+        st = run(&x, out);
+    close_all(&x);
+    kb_cuda_api_unload(&x.api);
+    out->n = st ? 0 : x.n;
+    return st ? KB_ERR_SETUP : KB_OK;
+}

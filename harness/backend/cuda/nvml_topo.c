@@ -1,0 +1,161 @@
+/* nvml_topo.c - the node's NVLink state and pair table through NVML (see nvml_topo.h).
+ * Types as backend/cuda/nvml.c declares them, from NVIDIA's nvml.h documentation:
+ * nvmlReturn_t int (0 success, 2 invalid argument, 3 not supported), a device an opaque
+ * pointer, nvmlEnableState_t int (1 enabled), nvmlGpuP2PStatus_t int (0 OK),
+ * nvmlGpuP2PCapsIndex_t int (NVML_P2P_CAPS_INDEX_NVLINK = 2), nvmlGpuTopologyLevel_t int
+ * (INTERNAL 0, SINGLE 10, MULTIPLE 20, HOSTBRIDGE 30, NODE 40, SYSTEM 50). */
+#include "backend/cuda/nvml_topo.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int nvml_ret;
+typedef struct nvml_device_st *nvml_device;
+enum { P2P_CAPS_INDEX_NVLINK = 2, P2P_STATUS_OK = 0, NVML_ERR_INVALID_ARGUMENT = 2, NVML_ERR_NOT_SUPPORTED = 3 };
+
+static const char *const path_names[] = { "?", "X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS" };
+_Static_assert(sizeof path_names / sizeof path_names[0] == KB_NVML_PATH_COUNT, "one name per kb_nvml_path");
+
+const char *kb_nvml_path_name(kb_nvml_path p) { return p < KB_NVML_PATH_COUNT ? path_names[p] : "?"; }
+
+typedef struct {
+    nvml_ret (*Init)(void);
+    nvml_ret (*Shutdown)(void);
+    nvml_ret (*Count)(unsigned *);
+    nvml_ret (*ByIndex)(unsigned, nvml_device *);
+    nvml_ret (*LinkState)(nvml_device, unsigned, int *);                 /* OPTIONAL */
+    nvml_ret (*P2P)(nvml_device, nvml_device, int, int *);              /* OPTIONAL */
+    nvml_ret (*Ancestor)(nvml_device, nvml_device, int *);              /* OPTIONAL */
+} topo_api;
+
+static void *sym(void *dl, const char *a, const char *b)
+{
+    void *p = dlsym(dl, a);
+    return p || !b ? p : dlsym(dl, b);
+}
+
+/* NVML's common-ancestor level as nvidia-smi's word. */
+static kb_nvml_path level_path(int level)
+{
+    switch (level) {
+    case 0: case 10: return KB_NVML_PATH_PIX;   /* INTERNAL (one board), SINGLE */
+    case 20: return KB_NVML_PATH_PXB;
+    case 30: return KB_NVML_PATH_PHB;
+    case 40: return KB_NVML_PATH_NODE;
+    case 50: return KB_NVML_PATH_SYS;
+    default: return KB_NVML_PATH_UNKNOWN;
+    }
+}
+
+static void read_links(const topo_api *a, nvml_device *dev, kb_nvml_node *out)
+{
+    if (!a->LinkState) {
+        snprintf(out->links_why, sizeof out->links_why, "nvmlDeviceGetNvLinkState: not exported by this libnvidia-ml");
+        return;
+    }
+    for (int i = 0; i < out->n; i++) {
+        int len = 0;
+        for (unsigned l = 0; l < KB_NVML_MAX_LINKS; l++) {
+            int active = 0;
+            nvml_ret r = a->LinkState(dev[i], l, &active);
+            if (r == NVML_ERR_INVALID_ARGUMENT || r == NVML_ERR_NOT_SUPPORTED)
+                continue;   /* a link this GPU does not have */
+            if (r != 0) {
+                snprintf(out->links_why, sizeof out->links_why, "nvmlDeviceGetNvLinkState(GPU %d, link %u) -> "
+                         "nvmlReturn_t %d", i, l, r);
+                return;
+            }
+            out->links_max[i]++;
+            if (active == 1)
+                out->links[i]++;
+            else if (len < (int)sizeof out->down[i] - 4)
+                len += snprintf(out->down[i] + len, sizeof out->down[i] - (size_t)len, "%s%u", len ? ", " : "", l);
+        }
+    }
+    out->links_read = 1;
+}
+
+static void read_paths(const topo_api *a, nvml_device *dev, kb_nvml_node *out)
+{
+    if (!a->P2P || !a->Ancestor) {
+        snprintf(out->paths_why, sizeof out->paths_why, "nvmlDeviceGetP2PStatus or "
+                 "nvmlDeviceGetTopologyCommonAncestor: not exported by this libnvidia-ml");
+        return;
+    }
+    for (int i = 0; i < out->n; i++)
+        for (int j = 0; j < out->n; j++) {
+            int st = -1, level = -1;
+            if (i == j) {
+                out->path[i][j] = KB_NVML_PATH_SELF;
+                continue;
+            }
+            nvml_ret r = a->P2P(dev[i], dev[j], P2P_CAPS_INDEX_NVLINK, &st);
+            if (r == 0 && st == P2P_STATUS_OK) {
+                out->path[i][j] = KB_NVML_PATH_NVLINK;
+                continue;
+            }
+            r = a->Ancestor(dev[i], dev[j], &level);
+            if (r != 0) {
+                snprintf(out->paths_why, sizeof out->paths_why, "nvmlDeviceGetTopologyCommonAncestor(GPU %d, GPU %d) "
+                         "-> nvmlReturn_t %d", i, j, r);
+                return;
+            }
+            out->path[i][j] = level_path(level);
+        }
+    out->paths_read = 1;
+}
+
+static void read_with(const topo_api *a, kb_nvml_node *out)
+{
+    unsigned count = 0;
+    nvml_ret r = a->Count(&count);
+    if (r != 0 || count == 0) {
+        snprintf(out->why, sizeof out->why, r ? "nvmlDeviceGetCount_v2 -> nvmlReturn_t %d" : "NVML counts no GPU", r);
+        return;
+    }
+    nvml_device dev[KB_NVML_MAX_GPUS];
+    int n = count > KB_NVML_MAX_GPUS ? KB_NVML_MAX_GPUS : (int)count;
+    for (int i = 0; i < n; i++)
+        if ((r = a->ByIndex((unsigned)i, &dev[i])) != 0) {
+            snprintf(out->why, sizeof out->why, "nvmlDeviceGetHandleByIndex_v2(%d) -> nvmlReturn_t %d", i, r);
+            return;
+        }
+    out->n = n;
+    if (count > KB_NVML_MAX_GPUS)
+        snprintf(out->why, sizeof out->why, "NVML counts %u GPUs: the first %d read", count, KB_NVML_MAX_GPUS);
+    read_links(a, dev, out);
+    read_paths(a, dev, out);
+}
+
+void kb_nvml_node_read(kb_nvml_node *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *path = getenv("KBENCH_LIBNVML");
+    if (!path || !*path)
+        path = "libnvidia-ml.so.1";
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        snprintf(out->why, sizeof out->why, "NVML unavailable: %s", dlerror());
+        return;
+    }
+    topo_api a;
+    *(void **)&a.Init = sym(dl, "nvmlInit_v2", "nvmlInit");
+    *(void **)&a.Shutdown = sym(dl, "nvmlShutdown", NULL);
+    *(void **)&a.Count = sym(dl, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+    *(void **)&a.ByIndex = sym(dl, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+    *(void **)&a.LinkState = sym(dl, "nvmlDeviceGetNvLinkState", NULL);
+    *(void **)&a.P2P = sym(dl, "nvmlDeviceGetP2PStatus", NULL);
+    *(void **)&a.Ancestor = sym(dl, "nvmlDeviceGetTopologyCommonAncestor", NULL);
+    if (!a.Init || !a.Shutdown || !a.Count || !a.ByIndex)
+        snprintf(out->why, sizeof out->why, "NVML unavailable: %s lacks nvmlInit_v2/nvmlDeviceGetCount_v2/"
+                 "nvmlDeviceGetHandleByIndex_v2", path);
+    else if (a.Init() != 0)
+        snprintf(out->why, sizeof out->why, "NVML unavailable: nvmlInit_v2 failed");
+    else {
+        read_with(&a, out);
+        a.Shutdown();
+    }
+    dlclose(dl);
+}

@@ -1,0 +1,107 @@
+/* fake_peer.c - the driver double's node of GPUs, for the P2P copy matrix of `kbench accept
+ * --system` (backend/cuda/cuda_p2p.h):
+ *   KBENCH_FAKE_CUDA_DEVICES   devices counted (default 1; at most FAKE_MAX_DEVICES). Device 0's
+ *                              primary context is the double's one; the others' are handles
+ *                              of their own sharing its memory (a unified address space)
+ *   KBENCH_FAKE_CUDA_P2P_GBS   a copy between two devices [GB/s] (default 390)
+ *   KBENCH_FAKE_CUDA_P2P_HALF  "a-b,...": those pairs copy at half that, both ways
+ * Peer access (cuDeviceCanAccessPeer, cuCtxEnablePeerAccess) is allowed between every two
+ * devices; enabling it twice is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, with itself or with
+ * flags CUDA_ERROR_INVALID_VALUE. cuMemcpyPeerAsync checks both contexts, both ranges and that
+ * the current context enabled access to the other side, moves the first FAKE_PEER_MOVED bytes
+ * (a longer copy is timed whole: the double's memory is the host's) and queues n / GB/s. */
+#include "fake_state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_MAX_DEVICES 16
+#define FAKE_PEER_MOVED (1u << 20)
+
+static char peer_ctx_obj[FAKE_MAX_DEVICES];
+static unsigned char enabled[FAKE_MAX_DEVICES][FAKE_MAX_DEVICES];   /* [from][to] */
+
+int fake_devices(void)
+{
+    const char *s = getenv("KBENCH_FAKE_CUDA_DEVICES");
+    int n = s && *s ? atoi(s) : 1;
+    return n < 1 ? 1 : n > FAKE_MAX_DEVICES ? FAKE_MAX_DEVICES : n;
+}
+
+CUcontext fake_ctx_of(int d) { return d == 0 ? (CUcontext)&primary_ctx_obj : (CUcontext)&peer_ctx_obj[d]; }
+
+int fake_device_of(CUcontext c)
+{
+    if (c == (CUcontext)&primary_ctx_obj)
+        return 0;
+    for (int d = 1; d < fake_devices(); d++)
+        if (c == (CUcontext)&peer_ctx_obj[d])
+            return d;
+    return -1;
+}
+
+static int half_pair(int a, int b)
+{
+    const char *s = getenv("KBENCH_FAKE_CUDA_P2P_HALF");
+    while (s && *s) {
+        int x, y;
+        if (sscanf(s, "%d-%d", &x, &y) == 2 && ((x == a && y == b) || (x == b && y == a)))
+            return 1;
+        s = strchr(s, ',');
+        s = s ? s + 1 : NULL;
+    }
+    return 0;
+}
+
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+    NEED_INIT();
+    int n = fake_devices();
+    if (!can || dev < 0 || dev >= n || peer < 0 || peer >= n)
+        return !can ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_DEVICE;
+    *can = dev != peer;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
+{
+    NEED_CTX();
+    int from = fake_device_of(current), to = fake_device_of(peer);
+    if (to < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (flags || from == to)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (enabled[from][to])
+        return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    enabled[from][to] = 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t n,
+                           CUstream h)
+{
+    NEED_CTX();
+    int d = fake_device_of(dst_ctx), s = fake_device_of(src_ctx), me = fake_device_of(current);
+    fstream *st = stream_of(h);
+    if (d < 0 || s < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!st)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!range_ok((uintptr_t)dst, n) || !range_ok((uintptr_t)src, n))
+        return CUDA_ERROR_INVALID_VALUE;
+    int other = me == s ? d : s;
+    if (d != s && !enabled[me][other])
+        return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;   /* the double insists: kbench measures direct copies */
+    const char *g = getenv("KBENCH_FAKE_CUDA_P2P_GBS");
+    double gbs = g && *g ? atof(g) : 390.0;
+    if (half_pair(s, d))
+        gbs /= 2;
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n < FAKE_PEER_MOVED ? n : FAKE_PEER_MOVED);
+    if (st->capturing) {
+        st->cap_ns += gpu((double)n / gbs);
+        return CUDA_SUCCESS;
+    }
+    enqueue(st, gpu((double)n / gbs), NULL);
+    return CUDA_SUCCESS;
+}

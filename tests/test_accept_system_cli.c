@@ -1,0 +1,206 @@
+/* test_accept_system_cli.c - `kbench accept --system` end to end: on the emulator (one rank)
+ * the collectives run and are verified, busbw per size is in the verdict, the GPU pairs are
+ * SKIP; on the driver and NVML doubles (tests/fake_cuda/fake_nvml_topo.c) an HGX H100 node
+ * passes its NVLink, topology and P2P tests, an injected link down and a pair off the NVLink
+ * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit, and
+ * a pair at half bandwidth (the driver double's copies) FAILs p2p_bandwidth naming it (exit 5);
+ * a PCIe node judged as an HGX fails its topology, as the generic system it passes; the NCCL
+ * sweep on the NCCL double verifies every result and an asynchronous NCCL error is SKIP; an
+ * unknown system is exit 2 listing the systems. */
+#include "check.h"
+#include "core/kb.h"
+#include "spawn.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *test_of(json_t *v, const char *name)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(v, "tests"), i, t)
+        if (!strcmp(json_string_value(json_object_get(t, "name")), name))
+            return t;
+    return NULL;
+}
+
+static const char *status(json_t *v, const char *name)
+{
+    const char *s = json_string_value(json_object_get(test_of(v, name), "status"));
+    return s ? s : "";
+}
+
+static const char *reason(json_t *v, const char *name)
+{
+    const char *s = json_string_value(json_object_get(test_of(v, name), "reason"));
+    return s ? s : "";
+}
+
+/* kbench accept --system SYSTEM --backend BACKEND into dir with env (NAME, VALUE, ..., NULL)
+ * set for it; *verdict the --json copy (NULL when none). The exit code. */
+static int accept_system(const char *dir, const char *system, const char *backend, const char *const *env,
+                         json_t **verdict)
+{
+    char log[600], json[600], junit[600];
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    unlink(json);
+    for (int i = 0; env && env[i]; i += 2)
+        setenv(env[i], env[i + 1], 1);
+    const char *a[] = { "kbench", "accept", "--system", system, "--backend", backend, "--out-dir", dir, "--json", json,
+                        "--junit", junit, NULL };
+    int rc = run_kbench_within(a, log, 120);
+    for (int i = 0; env && env[i]; i += 2)
+        unsetenv(env[i]);
+    *verdict = json_load_file(json, 0, NULL);
+    if (!*verdict && rc != KB_EXIT_INPUT) {
+        char *text = slurp(log);
+        CHECK_MSG(0, "no verdict (exit %d): %s", rc, text ? text : "");
+        free(text);
+    }
+    return rc;
+}
+
+static char dir[] = "/tmp/kb_accept_system_XXXXXX";
+
+static void test_emu_generic_one_rank(void)
+{
+    json_t *v = NULL;
+    int rc = accept_system(dir, "generic", "emu", NULL, &v);
+    CHECK(rc == 0);
+    CHECK(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "verified element by element"));
+    CHECK(!strcmp(status(v, "allreduce_busbw"), "SKIP") && strstr(reason(v, "allreduce_busbw"), "one rank"));
+    CHECK(!strcmp(status(v, "p2p_bandwidth"), "SKIP") && strstr(reason(v, "p2p_bandwidth"), "emulator"));
+    CHECK(!test_of(v, "correctness") && json_array_size(json_object_get(v, "tests")) == 6);
+    json_t *sys = json_object_get(v, "system");
+    CHECK(json_array_size(json_object_get(sys, "all_reduce")) == 5);   /* 1K .. 256K by 4 */
+    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(v, "spec"), "name")), "generic"));
+    const char *records = json_string_value(json_object_get(sys, "coll_records"));
+    char *text = records ? slurp(records) : NULL;
+    int lines = 0;
+    for (char *p = text; p && (p = strstr(p, "\"schema\":\"kbench-coll\"")); p++)
+        lines++;
+    CHECK_MSG(lines == 40, "%d records", lines);   /* 6 ops x 5 sizes + bf16 and int8 all_reduce */
+    free(text);
+    json_decref(v);
+}
+
+static void test_unknown_system(void)
+{
+    json_t *v = NULL;
+    char log[600];
+    snprintf(log, sizeof log, "%s/log", dir);
+    CHECK(accept_system(dir, "hgx-z9000", "emu", NULL, &v) == KB_EXIT_INPUT && !v);
+    char *text = slurp(log);
+    CHECK(text && strstr(text, "no such system") && strstr(text, "hgx-h100-8"));
+    free(text);
+}
+
+static void test_nvlink_and_topology_on_the_doubles(void)
+{
+    const char *base[] = { "KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), "KBENCH_LIBNVML",
+                           getenv("KBENCH_FAKE_LIBNVML"), NULL };
+    json_t *v = NULL;
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", base, &v) == 0);
+    CHECK(!strcmp(status(v, "nvlink"), "PASS") && !strcmp(status(v, "topology"), "PASS"));
+    CHECK(!strcmp(status(v, "collectives"), "SKIP") && !strcmp(status(v, "p2p_bandwidth"), "SKIP"));
+    json_decref(v);
+    const char *down[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_LINK_DOWN", "3:7",
+                           NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", down, &v) == KB_EXIT_INCORRECT);
+    CHECK(!strcmp(status(v, "nvlink"), "FAIL") && strstr(reason(v, "nvlink"), "GPU 3: 17 of 18") &&
+          strstr(reason(v, "nvlink"), "link 7"));
+    CHECK(!strcmp(status(v, "topology"), "PASS"));
+    json_decref(v);
+    char junit[600];
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    char *x = slurp(junit);
+    CHECK(x && strstr(x, "<failure") && strstr(x, "GPU 3: 17 of 18"));
+    free(x);
+    const char *pair[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_PAIR", "2-5:SYS",
+                           NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", pair, &v) == KB_EXIT_INCORRECT);
+    CHECK(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "GPU 2 - GPU 5: SYS"));
+    json_decref(v);
+    const char *half[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_CUDA_DEVICES", "8",
+                           "KBENCH_P2P_MIB", "1", "KBENCH_FAKE_CUDA_P2P_HALF", "2-5", NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", half, &v) == KB_EXIT_SLOW);
+    CHECK(!strcmp(status(v, "p2p_bandwidth"), "FAIL") && strstr(reason(v, "p2p_bandwidth"), "GPU 2 -> GPU 5") &&
+          strstr(reason(v, "p2p_bandwidth"), "195 GB/s"));
+    json_t *uni = json_object_get(json_object_get(v, "system"), "p2p_uni_gbs");
+    double u01 = json_real_value(json_array_get(json_array_get(uni, 0), 1));
+    CHECK_MSG(json_array_size(uni) == 8 && u01 > 389 && u01 < 391, "%g", u01);   /* the double's 390 GB/s */
+    json_decref(v);
+    half[9] = "";   /* every pair healthy: the floor 380 x 0.85 passes */
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", half, &v) == 0);
+    CHECK(!strcmp(status(v, "p2p_bandwidth"), "PASS"));
+    json_decref(v);
+    const char *pcie[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_TOPO", "pcie",
+                           "KBENCH_FAKE_NVML_GPUS", "4", NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", pcie, &v) == KB_EXIT_INCORRECT);
+    CHECK(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "4 GPUs found, the system has 8"));
+    json_decref(v);
+    CHECK(accept_system(dir, "generic", "cuda", pcie, &v) == 0);
+    CHECK(!strcmp(status(v, "topology"), "PASS") && !strcmp(status(v, "nvlink"), "PASS"));
+    json_decref(v);
+}
+
+/* The NCCL sweep on the driver and NCCL doubles (one rank: the double's one-rank work), a system
+ * spec with a small sweep; an asynchronous NCCL error mid-sweep is SKIP with NCCL's words. */
+static void test_nccl_sweep_on_the_doubles(void)
+{
+    char spec[600];
+    snprintf(spec, sizeof spec, "%s/small.yaml", dir);
+    FILE *f = fopen(spec, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("system: small\ndescription: a test node\ngpus: 0\ntopology: {expect: any, source: test}\n"
+          "nvlink: {unknown: test}\nsweep: {min: 1K, max: 1M, factor: 8}\nthresholds:\n"
+          "  allreduce_busbw: {reference: 100, fraction: 0.5, unit: GB/s, source: test}\n"
+          "  p2p_bandwidth: {unknown: test}\n", f);
+    fclose(f);
+    const char *env[] = { "KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), "KBENCH_LIBNVML", getenv("KBENCH_FAKE_LIBNVML"),
+                          "KBENCH_LIBNCCL", getenv("KBENCH_FAKE_LIBNCCL"), NULL, NULL, NULL };
+    json_t *v = NULL;
+    CHECK(accept_system(dir, spec, "cuda", env, &v) == 0);
+    CHECK_MSG(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "32 collective results"),
+              "%s", reason(v, "collectives"));
+    CHECK(!strcmp(status(v, "allreduce_busbw"), "SKIP") && strstr(reason(v, "allreduce_busbw"), "one rank"));
+    CHECK(!strcmp(status(v, "coll_busy"), "SKIP") && strstr(reason(v, "coll_busy"), "NCCL does not say"));
+    json_t *sys = json_object_get(v, "system");
+    CHECK(json_array_size(json_object_get(sys, "all_reduce")) == 4);   /* 1K, 8K, 64K, 512K */
+    const char *records = json_string_value(json_object_get(sys, "coll_records"));
+    char *text = records ? slurp(records) : NULL;
+    int lines = 0;
+    for (char *p = text; p && (p = strstr(p, "\"clock\":\"gpu\"")); p++)
+        lines++;
+    CHECK_MSG(lines == 32, "%d records on the gpu clock", lines);
+    free(text);
+    json_decref(v);
+    env[6] = "KBENCH_FAKE_NCCL_ASYNC";
+    env[7] = "5";
+    CHECK(accept_system(dir, spec, "cuda", env, &v) == KB_EXIT_SETUP);   /* nothing else ran: NOT CHECKED */
+    CHECK(!strcmp(status(v, "collectives"), "SKIP") && strstr(reason(v, "collectives"), "NCCL"));
+    json_decref(v);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("KBENCH_CACHE_DIR", dir, 1);
+    RUN(test_emu_generic_one_rank);
+    RUN(test_unknown_system);
+    RUN(test_nvlink_and_topology_on_the_doubles);
+    RUN(test_nccl_sweep_on_the_doubles);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    TEST_MAIN_END();
+}

@@ -1,0 +1,47 @@
+/* test_cuda_p2p.c - the copy-engine matrix (backend/cuda/cuda_p2p.h) on the driver double
+ * (tests/fake_cuda/fake_peer.c): every ordered pair measured one way and both ways at the
+ * double's rate, a pair set to half named by its rate, 4-byte copies' latency, the copies
+ * verified (the double refuses a copy between two devices without peer access, so a matrix
+ * measured shows the module enabled it), and
+ * no driver is a setup error with the reason. */
+#include "backend/cuda/cuda_p2p.h"
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_matrix_on_the_double(void)
+{
+    static kb_p2p_matrix m;
+    setenv("KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), 1);
+    setenv("KBENCH_FAKE_CUDA_DEVICES", "4", 1);
+    setenv("KBENCH_FAKE_CUDA_P2P_HALF", "1-3", 1);
+    kb_status st = kb_cuda_p2p_measure(1 << 20, 3, &m);
+    CHECK_MSG(st == KB_OK, "%s", m.why);
+    CHECK(m.n == 4 && m.wrong_a == -1);
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) {
+            if (a == b)
+                continue;
+            double want = (a == 1 && b == 3) || (a == 3 && b == 1) ? 195 : 390;
+            CHECK_MSG(fabs(m.uni[a][b] - want) < 1, "%d -> %d: %g", a, b, m.uni[a][b]);
+            CHECK_MSG(fabs(m.bidir[a][b] - 2 * want) < 2, "%d <-> %d: %g", a, b, m.bidir[a][b]);
+            CHECK(m.lat_us[a][b] > 0 && m.lat_us[a][b] < 1);
+            CHECK(!m.no_peer[a][b]);
+        }
+    unsetenv("KBENCH_FAKE_CUDA_DEVICES");
+    unsetenv("KBENCH_FAKE_CUDA_P2P_HALF");
+    st = kb_cuda_p2p_measure(1 << 20, 3, &m);   /* one device: nothing to pair */
+    CHECK(st == KB_OK && m.n == 1);
+    setenv("KBENCH_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    st = kb_cuda_p2p_measure(1 << 20, 3, &m);
+    CHECK(st == KB_ERR_SETUP && m.n == 0 && strstr(m.why, "libcuda"));
+    unsetenv("KBENCH_LIBCUDA");
+}
+
+int main(void)
+{
+    RUN(test_matrix_on_the_double);
+    TEST_MAIN_END();
+}
