@@ -52,7 +52,6 @@ static const struct {
     E(FuncGetAttribute, "cuFuncGetAttribute"),
     E(FuncSetAttribute, "cuFuncSetAttribute"),
     E(LaunchKernel, "cuLaunchKernel"),
-    { "cuLaunchKernelEx", NULL, offsetof(kb_cuda_api, LaunchKernelEx), 1 },   /* CUDA 12.0+: clusters */
     E(StreamBeginCapture, "cuStreamBeginCapture_v2"),
     E(StreamEndCapture, "cuStreamEndCapture"),
     E(GraphInstantiate, "cuGraphInstantiateWithFlags"),
