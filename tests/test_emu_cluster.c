@@ -59,6 +59,43 @@ static void check_remote_mbar(kb_backend_ctx *x, kb_module *m, unsigned clusters
     B->free(x, d);
 }
 
+/* cluster_tma_mc over clusters clusters of size CTAs: every CTA holds its cluster's rows, the
+ * rows past the tensor's end (rows_short) zeros. Returns the launch status. */
+static kb_status run_mc(kb_backend_ctx *x, kb_module *m, unsigned clusters, unsigned size, unsigned rows_short, int bug)
+{
+    unsigned rows = clusters * size * 8 - rows_short, nb = clusters * size;
+    float *h = malloc((size_t)rows * 32 * sizeof *h), *out = malloc((size_t)nb * size * 256 * sizeof *out);
+    for (unsigned i = 0; i < rows * 32; i++)
+        h[i] = (float)(i + 1);
+    kb_dptr g = dalloc(x, (size_t)rows * 32 * sizeof *h), o = dalloc(x, (size_t)nb * size * 256 * sizeof *out);
+    B->upload(x, g, h, (size_t)rows * 32 * sizeof *h);
+    kb_tmap_desc d = { .dtype = KB_TMAP_F32, .rank = 2, .base = g, .dims = { 32, rows }, .strides = { 128 },
+                       .box = { 32, 8 }, .swizzle = KB_TMAP_SWIZZLE_NONE };
+    kb_arg a[3];
+    char err[256];
+    CHECK_MSG(kb_backend_tmap_encode(B, x, &d, &a[0], err, sizeof err) == KB_OK, "%s", err);
+    a[1] = kb_arg_ptr(o);
+    a[2] = kb_arg_i32(bug);
+    kb_geom geo = { { nb, 1, 1 }, { 64, 1, 1 }, size * 1024, { size, 1, 1 } };
+    kb_status st = B->launch(x, m, "cluster_tma_mc", &geo, a, 3);
+    if (st == KB_OK) {
+        B->download(x, out, o, (size_t)nb * size * 256 * sizeof *out);
+        unsigned bad = 0;
+        for (unsigned b = 0; b < nb; b++)
+            for (unsigned i = 0; i < size * 256; i++) {
+                unsigned row = b / size * size * 8 + i / 32;
+                float want = row < rows ? (float)(row * 32 + i % 32 + 1) : 0.0f;
+                bad += out[(size_t)b * size * 256 + i] != want;
+            }
+        CHECK_MSG(bad == 0, "multicast %u x %u (%u rows short): %u values wrong", clusters, size, rows_short, bad);
+    }
+    B->free(x, g);
+    B->free(x, o);
+    free(h);
+    free(out);
+    return st;
+}
+
 /* The correct kernels under each schedule: lockstep, warp-ahead, random (two seeds). */
 static void test_clusters_run(void)
 {
@@ -78,6 +115,8 @@ static void test_clusters_run(void)
             check_dsmem(x, m, 4, 2, 2, 2);
             check_remote_mbar(x, m, 3, 2);
             check_remote_mbar(x, m, 2, 8);
+            CHECK_MSG(run_mc(x, m, 2, 2, 0, 0) == KB_OK, "%s", B->last_error(x));
+            CHECK_MSG(run_mc(x, m, 3, 4, 5, 0) == KB_OK, "%s", B->last_error(x));   /* a partial last box */
             B->unload(x, m);
         }
         B->fini(x);
@@ -128,6 +167,12 @@ static void test_cluster_rules(void)
                 "CTA exited", NULL);
     expect_fail(X, m, "cluster_fault", 2, 2, "segmentation fault", "in block (1,0,0) thread (5,0,0)");
     expect_fail(X, m, "cluster_dsmem", 3, 2, "invalid cluster (2,1,1) for grid (3,1,1)", NULL);
+    CHECK(run_mc(X, m, 1, 2, 0, 1) == KB_ERR_FAULT);
+    CHECK_MSG(contains(B->last_error(X), "ctaMask 0x7: a bit names a CTA outside the cluster"), "%s", B->last_error(X));
+    CHECK(run_mc(X, m, 1, 2, 0, 2) == KB_ERR_FAULT);
+    /* caught by rank 0's multicast or by rank 1's own wait, whichever the schedule runs first */
+    CHECK_MSG(contains(B->last_error(X), "mbarrier use before init") && contains(B->last_error(X), "(1,0,0)") ==
+              !contains(B->last_error(X), "CTA rank 1's mbarrier"), "%s", B->last_error(X));
     expect_fail(X, m, "cluster_dsmem", 16, 16, "at most 8 blocks", NULL);
     /* the launch after a failed one runs */
     check_dsmem(X, m, 2, 1, 2, 1);
@@ -179,7 +224,8 @@ static void test_nvrtc_ptx(void)
         nvrtcGetPTX(p, ptx);
         const char *need[] = { "%cluster_ctarank", "%cluster_nctarank", "%cluster_ctaid.x", "%clusterid.y",
                                "barrier.cluster.arrive", "barrier.cluster.wait", "mapa.u64",
-                               "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64" };
+                               "mapa.shared::cluster.u32", "mbarrier.arrive.release.cluster.shared::cluster.b64",
+                               ".multicast::cluster" };
         for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
             CHECK_MSG(strstr(ptx, need[i]), "no '%s' in the PTX", need[i]);
         free(ptx);

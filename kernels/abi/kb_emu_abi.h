@@ -181,6 +181,11 @@ typedef struct kb_emu_rt {
      * breaks fail the launch. */
     void (*cluster_barrier)(kb_emu_thread *t, int wait);
     void *(*mapa)(kb_emu_thread *t, const void *addr, unsigned rank);
+    /* cp.async.bulk.tensor tile load with .multicast::cluster: as tma_load, the box landing at
+     * smem's offset in every CTA of the cluster whose rank bit is set in cta_mask, each
+     * completing its bytes on its own mbarrier at bar's offset. */
+    void (*tma_load_multicast)(kb_emu_thread *t, void *smem, const void *tmap, const int *coords, void *bar,
+                               unsigned cta_mask);
 } kb_emu_rt;
 
 #endif /* KB_EMU_ABI_H */

@@ -139,3 +139,31 @@ extern "C" __global__ void cluster_fault(int *out)
     kb_cluster_sync();
     out[threadIdx.x] = 1;
 }
+
+/* TMA multicast: rank r of cluster c loads the 8-row box at row (c * n + r) * 8 of a 32-column
+ * fp32 tensor into shared offset r * 1024 of every CTA of `mask`; each CTA expects n boxes on
+ * its own mbarrier, waits, and copies its n * 1024 bytes to out + block * n * 256.
+ * bug 1: a mask bit outside the cluster; bug 2: rank 1 never initialises its mbarrier. */
+extern "C" __global__ void cluster_tma_mc(const __grid_constant__ kb_tmap tm, float *out, int bug)
+{
+    KB_SHARED(uint64_t, bar, [1]);
+    KB_DYN_SHARED(unsigned char, smem);
+    unsigned rank = kb_cluster_ctarank(), n = kb_cluster_nctarank();
+    unsigned short mask = (unsigned short)((1u << n) - 1u);
+    if (bug == 1)
+        mask = (unsigned short)(mask | 1u << n);
+    if (threadIdx.x == 0 && !(bug == 2 && rank == 1)) {
+        kb_mbar_init(&bar[0], 1);
+        kb_fence_proxy_async();
+    }
+    kb_cluster_sync();                                   /* every CTA's barrier initialised */
+    if (threadIdx.x == 0) {
+        kb_mbar_arrive_expect_tx(&bar[0], n * 1024u);
+        kb_tma_load_mc(smem + rank * 1024u, &tm, &bar[0], mask, 0, (int)((kb_clusterid_x() * n + rank) * 8u));
+    }
+    kb_mbar_wait_parity(&bar[0], 0);
+    const float *s = (const float *)smem;
+    for (unsigned i = threadIdx.x; i < n * 256u; i += blockDim.x)
+        out[(size_t)blockIdx.x * n * 256u + i] = s[i];
+    kb_cluster_sync();                                   /* no CTA exits while a multicast may reach it */
+}

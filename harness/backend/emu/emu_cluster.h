@@ -21,7 +21,7 @@
  *     expect_tx and complete_tx take a shared::cluster address: 9.7.13.15);
  *   - an access to a peer's shared memory after that CTA exited: its shared memory is
  *     poisoned (0xFF) when its last thread exits, and an mbarrier operation on it fails.
- * Not modelled: TMA multicast; --emu-check's race and init tracking of loads and stores to a
+ * TMA multicast lives in emu_sm90.c (kb_emu_rt_tma_load_multicast). Not modelled: --emu-check's race and init tracking of loads and stores to a
  * peer's shared memory (they reach it, unchecked).
  */
 #ifndef KB_EMU_CLUSTER_H

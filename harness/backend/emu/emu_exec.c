@@ -64,6 +64,7 @@ static const kb_emu_rt emu_rt = {
     .wgmma_wait = kb_emu_rt_wgmma_wait,
     .cluster_barrier = kb_emu_rt_cluster_barrier,
     .mapa = kb_emu_rt_mapa,
+    .tma_load_multicast = kb_emu_rt_tma_load_multicast,
 };
 
 const kb_emu_rt *kb_emu_exec_rt(void) { return &emu_rt; }

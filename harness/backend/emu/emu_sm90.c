@@ -244,6 +244,35 @@ void kb_emu_rt_tma_load(kb_emu_thread *p, void *smem, const void *tmap, const in
     sm90_state *s = get(p);
     kb_emu_tma_load(&s->tma, &s->mbar, T_, smem, tmap, coords, bar);
 }
+/* cp.async.bulk.tensor ... .multicast::cluster (PTX ISA 9.7.9.25.5.1): the box lands at the same
+ * shared offset of every CTA of ctaMask, each completing its bytes on its own mbarrier at bar's
+ * offset. Every CTA of the mask must have initialised that mbarrier (use before init otherwise)
+ * and not have exited. */
+void kb_emu_rt_tma_load_multicast(kb_emu_thread *p, void *smem, const void *tmap, const int *coords, void *bar,
+                                  unsigned mask)
+{
+    kb_emu_thr *t = T_;
+    kb_emu_worker *w = t->w;
+    unsigned n = w->cl ? w->cl->n : 1;
+    const char *op = "cp.async.bulk.tensor .multicast::cluster";
+    if (!mask || (n < 16 && mask >> n))
+        kb_emu_thread_failf(t, "%s with ctaMask 0x%x: %s (the cluster has %u CTAs, ranks 0..%u)", op, mask,
+                            mask ? "a bit names a CTA outside the cluster" : "no CTA", n, n - 1);
+    kb_emu_cluster_owner(t, smem, 1, op);   /* smem and bar: this CTA's shared memory */
+    long off = (unsigned char *)smem - w->smem, boff = (unsigned char *)bar - w->smem;
+    for (unsigned r = 0; r < n; r++) {
+        if (!(mask >> r & 1u))
+            continue;
+        kb_emu_worker *o = w->cl ? w->cl->cta[r] : w;
+        void *dbar = o->smem + boff;
+        kb_emu_mbars *mb = mbars_of(t, dbar, 1, op);   /* a peer's: use before init, exited */
+        sm90_state *s = o == w ? get(p) : o->ext_state;
+        o->ext_live = 1;
+        s->dirty = 1;
+        kb_emu_tma_load(&s->tma, mb, t, o->smem + off, tmap, coords, dbar);
+    }
+}
+
 void kb_emu_rt_tma_store(kb_emu_thread *p, const void *tmap, const void *smem, const int *coords)
 {
     sm90_state *s = get(p);
