@@ -33,7 +33,8 @@ static void check_dsmem(kb_backend_ctx *x, kb_module *m, unsigned gx, unsigned g
                 const int *o = out + 8 * (((size_t)by * gx + bx) * 64 + t);
                 unsigned kx = bx % cx, ky = by % cy, rank = kx + ky * cx, next = (rank + 1) % size;
                 int ok = o[0] == (int)rank && o[1] == (int)size && o[2] == (int)kx && o[3] == (int)ky &&
-                         o[4] == (int)(bx / cx) && o[5] == (int)(by / cy) && o[6] == (int)(1000 * next + t);
+                         o[4] == (int)(bx / cx) && o[5] == (int)(by / cy) && o[6] == (int)(1000 * next + t) &&
+                         o[7] == (int)(1000 * rank + (t + 1) % 64);
                 if (!ok && bad++ == 0)
                     CHECK_MSG(0, "%ux%u in %ux%u: block (%u,%u) thread %u: rank %d n %d ctaid %d,%d id %d,%d read %d",
                               gx, gy, cx, cy, bx, by, t, o[0], o[1], o[2], o[3], o[4], o[5], o[6]);
@@ -96,12 +97,15 @@ static kb_status run_mc(kb_backend_ctx *x, kb_module *m, unsigned clusters, unsi
     return st;
 }
 
-/* The correct kernels under each schedule: lockstep, warp-ahead, random (two seeds). */
+/* The correct kernels under each schedule: lockstep, warp-ahead, random (two seeds), and a
+ * checked build under random:3. */
 static void test_clusters_run(void)
 {
-    const char *sched[] = { "lockstep", "warp-ahead", "random:1", "random:7" };
-    for (int s = 0; s < 4; s++) {
-        kb_backend_opts o = { .emu_threads = 2, .emu_schedule = sched[s] };
+    const char *sched[] = { "lockstep", "warp-ahead", "random:1", "random:7", "random:3" };
+    for (int s = 0; s < 5; s++) {
+        /* the last: a checked build (race and init checks; the sm_90 proxy tables of every CTA) */
+        kb_backend_opts o = { .emu_threads = 2, .emu_schedule = sched[s],
+                              .emu_checks = s == 4 ? KB_EMU_CHECK_RACE | KB_EMU_CHECK_INIT : 0 };
         kb_backend_ctx *x = NULL;
         char err[512];
         CHECK_MSG(B->init(&o, &x, err, sizeof err) == KB_OK, "%s", err);

@@ -6,7 +6,8 @@
 
 /* Per thread: out[8 * g + 0..7] = rank, nctarank, cluster_ctaid x/y, clusterid x/y, then the
  * value the thread read from the next CTA's shared memory (rank + 1 mod n) at its own index,
- * which that CTA wrote as 1000 * its rank + tid; g = the block's linear index * threads + tid. */
+ * which that CTA wrote as 1000 * its rank + tid, and what its own CTA's next thread wrote;
+ * g = the block's linear index * threads + tid. */
 extern "C" __global__ void cluster_dsmem(int *out)
 {
     KB_SHARED(int, buf, [256]);
@@ -14,7 +15,7 @@ extern "C" __global__ void cluster_dsmem(int *out)
     buf[tid] = (int)(1000 * rank + tid);
     kb_cluster_sync();                                   /* every CTA's buf written */
     const int *peer = kb_mapa(buf, (rank + 1) % n);
-    int v = peer[tid];
+    int v = peer[tid], mine = buf[(tid + 1) % blockDim.x];   /* another thread's write: ordered by the barrier */
     kb_cluster_sync();                                   /* no CTA exits while a peer reads it */
     size_t g = ((size_t)blockIdx.x + (size_t)blockIdx.y * gridDim.x) * blockDim.x + tid;
     int *o = out + 8 * g;
@@ -25,7 +26,7 @@ extern "C" __global__ void cluster_dsmem(int *out)
     o[4] = (int)kb_clusterid_x();
     o[5] = (int)kb_clusterid_y();
     o[6] = v;
-    o[7] = 0;
+    o[7] = mine;
 }
 
 /* Every CTA but rank 0 writes 100 + its rank into rank 0's slots[rank] through mapa and arrives

@@ -98,6 +98,8 @@ static void maybe_complete(kb_emu_cluster *cl)
     s->pending = s->live;
     for (unsigned r = 0; r < cl->n; r++) {
         kb_emu_worker *c = cl->cta[r];
+        if (c->sink->checks && c->shadow.cells)
+            kb_emu_shadow_barrier(&c->shadow);   /* --emu-check: the barrier orders what it synchronised */
         for (unsigned k = 0; k < c->n; k++)
             if (c->thr[k].state == KB_EMU_T_WAIT_EXT && c->thr[k].wait_kind == KB_EMU_WAIT_CLUSTER)
                 kb_emu_block_wake(c, k);
