@@ -120,7 +120,8 @@ static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n
     const int64_t *p = c->params;
     if (!kb_arch_has(t->sm, KB_PATH_WGMMA))
         REFUSE("gemm/wgmma is built on wgmma.mma_async and setmaxnreg, which only sm_90a has (PTX ISA 9.7.15); the "
-               "target is %s: use --arch sm_90a", kb_arch_name(t->sm));
+               "target is %s (a 9.0 GPU compiles for sm_90a by default; on the emulator or offline use --arch sm_90a)",
+               kb_arch_name(t->sm));
     if (t->caps && !kb_valid_tma(t, why, n))   /* caps 0: offline (compile, estimate) */
         return 0;
     if (p[P_LAYOUT] != L_NT)

@@ -11,6 +11,9 @@
  *   KB_HAS_TMA        cp.async.bulk(.tensor), mbarrier expect_tx/try_wait, fence.proxy.async,
  *                     elect.sync, bar.sync with a count    - sm_90 and later (PTX ISA 9.7.9.25,
  *                     9.7.13.15, 9.7.13.4, 9.7.13.1)
+ *   KB_HAS_CLUSTER    thread block clusters: barrier.cluster, mapa, %cluster_* registers,
+ *                     shared::cluster mbarrier arrive - sm_90 and later (PTX ISA 9.7.13.2,
+ *                     9.7.9.21; kb_cluster.h)
  *   KB_HAS_WGMMA      wgmma.mma_async and its fence/commit/wait - sm_90a only (PTX ISA 9.7.15:
  *                     "requires sm_90a"; sm_100a replaced it with tcgen05)
  *   KB_HAS_SETMAXNREG setmaxnreg.inc/dec                    - sm_90a (PTX ISA 9.7.19.5), and the
@@ -48,6 +51,7 @@
 #endif
 
 #define KB_HAS_TMA (KB_ARCH >= 90)
+#define KB_HAS_CLUSTER (KB_ARCH >= 90)
 #define KB_HAS_WGMMA (KB_ARCH == 90 && KB_ARCH_SPECIFIC)
 #define KB_HAS_SETMAXNREG (KB_ARCH_SPECIFIC && (KB_ARCH == 90 || KB_ARCH == 100))
 

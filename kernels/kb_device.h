@@ -174,6 +174,7 @@ template <int N, class T> __device__ __forceinline__ void kb_store_vec(T *p, con
 #include "kb_mbarrier.h"
 #include "kb_tma.h"
 #include "kb_sync90.h"
+#include "kb_cluster.h"
 #include "kb_wgmma.h"
 
 #endif /* KB_DEVICE_H */

@@ -12,6 +12,10 @@
  *   kb_tma_load(smem, &tm, bar, c0[, c1 .. c4])   global -> shared, box of the map's rank;
  *        the bytes complete on mbarrier bar (complete_tx); smem 128-byte aligned, 1024 for
  *        the 128B swizzle. Wait for the barrier's phase before reading smem.
+ *   kb_tma_load_mc(smem, &tm, bar, mask, c0[, c1 .. c4])   the same with .multicast::cluster
+ *        (sm_90, a cluster launch): the box lands at smem's offset in every CTA of the cluster
+ *        whose rank bit is set in the 16-bit mask, completing on each one's mbarrier at bar's
+ *        offset (CUTLASS's SM90_TMA_LOAD_MULTICAST). Each of those CTAs must expect the bytes.
  *   kb_tma_store(&tm, smem, c0[, c1 .. c4])       shared -> global, in this thread's open
  *        bulk async-group. Make the shared writes visible first: kb_fence_proxy_async().
  *   kb_bulk_commit()                              close the thread's open bulk group
@@ -69,6 +73,22 @@ KB_TMA_STORE_(4, "%2, %3, %4, %5", int c0, int c1, int c2, int c3)
 KB_TMA_STORE_(5, "%2, %3, %4, %5, %6", int c0, int c1, int c2, int c3, int c4)
 #undef KB_TMA_LOAD_
 #undef KB_TMA_STORE_
+#define KB_TMA_LOAD_MC_(rank, coords, mask, ...)                                                        \
+    KB_TMA_NEEDS_ __device__ __forceinline__ void kb_tma_load_mc(void *smem, const kb_tmap *tm, uint64_t *bar, \
+                                                                 unsigned short mask_, __VA_ARGS__)     \
+    {                                                                                                  \
+        KB_TMA_CHECK_("cp.async.bulk.tensor .multicast::cluster");                                     \
+        asm volatile("cp.async.bulk.tensor." #rank "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" \
+                     ".multicast::cluster [%0], [%1, {" coords "}], [%2], " mask ";\n"                 \
+                     ::"r"(kb_smem_u32_(smem)), "l"(tm), "r"(kb_smem_u32_(bar)), KB_TMA_OPS_##rank,    \
+                     "h"(mask_) : "memory");                                                           \
+    }
+KB_TMA_LOAD_MC_(1, "%3", "%4", int c0)
+KB_TMA_LOAD_MC_(2, "%3, %4", "%5", int c0, int c1)
+KB_TMA_LOAD_MC_(3, "%3, %4, %5", "%6", int c0, int c1, int c2)
+KB_TMA_LOAD_MC_(4, "%3, %4, %5, %6", "%7", int c0, int c1, int c2, int c3)
+KB_TMA_LOAD_MC_(5, "%3, %4, %5, %6, %7", "%8", int c0, int c1, int c2, int c3, int c4)
+#undef KB_TMA_LOAD_MC_
 
 KB_TMA_NEEDS_ __device__ __forceinline__ void kb_bulk_commit(void)
 {
@@ -124,6 +144,20 @@ KB_TMA_STORE_(2, int c0, int c1)
 KB_TMA_STORE_(3, int c0, int c1, int c2)
 KB_TMA_STORE_(4, int c0, int c1, int c2, int c3)
 KB_TMA_STORE_(5, int c0, int c1, int c2, int c3, int c4)
+#define KB_TMA_LOAD_MC_(rank, ...)                                                                \
+    KB_TMA_NEEDS_ inline void kb_tma_load_mc(void *smem, const kb_tmap *tm, uint64_t *bar, unsigned short mask_, \
+                                             __VA_ARGS__)                                        \
+    {                                                                                            \
+        KB_TMA_CHECK_("cp.async.bulk.tensor .multicast::cluster");                               \
+        const int c[5] = { KB_TMA_C_##rank };                                                    \
+        kb_emu_rt_->tma_load_multicast(kb_emu_self_, smem, tm->map, c, bar, mask_);              \
+    }
+KB_TMA_LOAD_MC_(1, int c0)
+KB_TMA_LOAD_MC_(2, int c0, int c1)
+KB_TMA_LOAD_MC_(3, int c0, int c1, int c2)
+KB_TMA_LOAD_MC_(4, int c0, int c1, int c2, int c3)
+KB_TMA_LOAD_MC_(5, int c0, int c1, int c2, int c3, int c4)
+#undef KB_TMA_LOAD_MC_
 #undef KB_TMA_LOAD_
 #undef KB_TMA_STORE_
 

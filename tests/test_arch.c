@@ -133,6 +133,32 @@ static void test_runs_on(void)
     CHECK_MSG(strstr(why, "no architecture of code 1089"), "%s", why);
 }
 
+/* The default targets of a device, best first: sm_90a on exactly 9.0 (wgmma needs it), plain
+ * targets elsewhere (no tcgen05/block-scale kernel makes sm_100a or sm_120a worth it), older
+ * minors after the device's own, nothing for a device below the table. */
+static void test_defaults(void)
+{
+    static const struct { int cc, n, want[4]; } cases[] = {
+        { 90, 2, { 90 + KB_ARCH_SPECIFIC, 90 } },
+        { 89, 3, { 89, 86, 80 } },
+        { 87, 2, { 86, 80 } },
+        { 100, 1, { 100 } },
+        { 103, 2, { 103, 100 } },
+        { 121, 2, { 121, 120 } },
+        { 75, 0, { 0 } },
+        { 130, 0, { 0 } },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int got[KB_ARCH_COUNT] = { 0 };
+        int n = kb_arch_defaults(cases[i].cc, got, KB_ARCH_COUNT);
+        CHECK_MSG(n == cases[i].n, "cc %d: %d defaults", cases[i].cc, n);
+        for (int k = 0; k < n && k < 4; k++)
+            CHECK_MSG(got[k] == cases[i].want[k], "cc %d: default %d is %s", cases[i].cc, k, kb_arch_name(got[k]));
+    }
+    int one[1];
+    CHECK(kb_arch_defaults(90, one, 1) == 1 && one[0] == 90 + KB_ARCH_SPECIFIC);   /* n bounds the output */
+}
+
 static void test_defines_and_list(void)
 {
     char a[32], s[32];
@@ -193,6 +219,7 @@ int main(void)
     RUN(test_paths);
     RUN(test_lookups);
     RUN(test_runs_on);
+    RUN(test_defaults);
     RUN(test_defines_and_list);
     RUN(test_list_filtered);
     RUN(test_estimate_rows_agree);

@@ -129,6 +129,48 @@ static void test_a_target_refused_on_another_device(void)
     unsetenv("KBENCH_LIBCUDA");
 }
 
+/* Without --arch a device compiles for its default (kb_arch_defaults): sm_90a on exactly 9.0,
+ * so gemm/wgmma runs on an H100 without a flag; the plain target on 8.9 and 10.0; on a device
+ * newer than the NVRTC's newest architecture the newest older target that loads there and
+ * NVRTC compiles (12.1 with an NVRTC that stops at 12.0: sm_120), and none at all on 10.0 with
+ * one that stops at 9.0 (the toolchain is unusable; `devices` says why). */
+static void test_default_target(void)
+{
+    const char *lib = getenv("KBENCH_FAKE_LIBCUDA"), *nvrtc = getenv("KBENCH_FAKE_LIBNVRTC");
+    CHECK_MSG(lib && nvrtc, "KBENCH_FAKE_LIBCUDA / KBENCH_FAKE_LIBNVRTC do not name the doubles");
+    if (!lib || !nvrtc)
+        return;
+    setenv("KBENCH_LIBCUDA", lib, 1);
+    setenv("KBENCH_LIBNVRTC", nvrtc, 1);
+    setenv("KBENCH_FAKE_NVRTC_ARCHS", "80,86,89,90,100,120", 1);
+    static const struct { const char *cc, *line, *absent; } cases[] = {
+        { "90", "compiled for   sm_90a", NULL },
+        { "89", "arch           sm_89 (compute capability 8.9)", "compiled for" },
+        { "100", "arch           sm_100 (compute capability 10.0)", "compiled for" },
+        { "121", "compiled for   sm_120", NULL },
+    };
+    const char *a[] = { "kbench", "devices", "--backend", "cuda", NULL };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv("KBENCH_FAKE_CUDA_ARCH", cases[i].cc, 1);
+        char *out;
+        CHECK_MSG(run(a, &out) == 0, "cc %s:\n%s", cases[i].cc, out);
+        CHECK_MSG(strstr(out, cases[i].line) && !strstr(out, "DOES NOT FIT"), "cc %s: want '%s' in:\n%s",
+                  cases[i].cc, cases[i].line, out);
+        CHECK_MSG(!cases[i].absent || !strstr(out, cases[i].absent), "cc %s:\n%s", cases[i].cc, out);
+        free(out);
+    }
+    unsetenv("KBENCH_FAKE_NVRTC_ARCHS");   /* CUDA 12.4's list: up to 9.0 */
+    setenv("KBENCH_FAKE_CUDA_ARCH", "90", 1);
+    const char *nb[] = { "compiled for   sm_90a", NULL };
+    expect(0, a, nb);
+    setenv("KBENCH_FAKE_CUDA_ARCH", "100", 1);
+    const char *nc[] = { "DOES NOT FIT: NVRTC 12.4", "cannot compile for sm_100", NULL };
+    expect(0, a, nc);
+    unsetenv("KBENCH_FAKE_CUDA_ARCH");
+    unsetenv("KBENCH_LIBNVRTC");
+    unsetenv("KBENCH_LIBCUDA");
+}
+
 /* The emulator emulates the architecture --arch names: its name and limits, and the
  * modules it builds for sm_90a, sm_100 and sm_120a run and verify. */
 static void test_emulated_arch(void)
@@ -254,6 +296,7 @@ int main(void)
     RUN(test_arch_names);
     RUN(test_nvrtc_list_at_run_time);
     RUN(test_a_target_refused_on_another_device);
+    RUN(test_default_target);
     RUN(test_emulated_arch);
     RUN(test_estimate_targets);
     RUN(test_emit_ptx_and_cubin);

@@ -268,7 +268,7 @@ static void test_shared_limit(void)
 
 /* The emulator emulates the architecture of the table --arch names (core/arch.h): its cc as
  * the device's, the a-target kept, its shared-memory limit, and the gating defines in every
- * module it builds. A cluster launch is refused: the emulator does not model clusters yet. */
+ * module it builds. A cluster launch runs; a grid not a multiple of the cluster is refused. */
 static void test_emulated_arch_and_clusters(void)
 {
     kb_device_info d;
@@ -293,14 +293,18 @@ static void test_emulated_arch_and_clusters(void)
     CHECK(out[0] == 121.0f && out[31] == 121.0f);
     CHECK(launch(x, m, "gate", 1, 1, 1, 32, 1, 1, 100 * 1024, a, 1) == KB_ERR_LAUNCH);
     CHECK_MSG(contains(B->last_error(x), "sm_120a allows 101376"), "%s", B->last_error(x));
+    /* a cluster launch runs (test_emu_cluster has the model); captured, it replays */
     kb_geom g = { { 4, 1, 1 }, { 32, 1, 1 }, 0, { 2, 1, 1 } };
+    CHECK_MSG(B->launch(x, m, "gate", &g, a, 1) == KB_OK, "%s", B->last_error(x));
+    g.grid[0] = 3;   /* not a multiple of the cluster */
     CHECK(B->launch(x, m, "gate", &g, a, 1) == KB_ERR_LAUNCH);
-    CHECK_MSG(contains(B->last_error(x), "2x1x1 thread block cluster launch: the emulator does not model clusters"),
-              "%s", B->last_error(x));
-    CHECK(B->graph_begin(x) == KB_OK);   /* refused at capture too: its replay could not run it */
-    CHECK(B->launch(x, m, "gate", &g, a, 1) == KB_ERR_LAUNCH);
+    CHECK_MSG(contains(B->last_error(x), "invalid cluster (2,1,1) for grid (3,1,1)"), "%s", B->last_error(x));
+    g.grid[0] = 4;
+    CHECK(B->graph_begin(x) == KB_OK);
+    CHECK(B->launch(x, m, "gate", &g, a, 1) == KB_OK);
     kb_graph *gr = NULL;
     CHECK(B->graph_end(x, &gr) == KB_OK);
+    CHECK(gr && B->graph_launch(x, gr) == KB_OK);
     if (gr)
         B->graph_free(x, gr);
     B->free(x, dp);
@@ -653,7 +657,9 @@ static void test_nvrtc_compiles(void)
         size_t len = strlen(de->d_name);
         if (len < 4 || strcmp(de->d_name + len - 3, ".cu") != 0)
             continue;
-        if (strstr(de->d_name, "sm90"))   /* sm_90a kernels: test_emu_sm90 compiles them for their arch */
+        /* sm_90(a) kernels: test_emu_sm90 and test_emu_cluster compile them for their arch (and
+         * for sm_80 kb_arch.h's static_asserts refuse them) */
+        if (strstr(de->d_name, "sm90") || strstr(de->d_name, "cluster"))
             continue;
         char path[512];
         snprintf(path, sizeof path, "%s/%s", TEST_KERNELS_DIR, de->d_name);

@@ -232,7 +232,14 @@ static CUresult launch_cluster(unsigned gx, unsigned cx, unsigned bx, unsigned s
 /* The cluster rules of fake_cuda.h, each broken once. */
 static void test_cluster_rules(void)
 {
+    char why[256];
+    int drv = 0;
+    CHECK(api.DriverGetVersion(&drv) == CUDA_SUCCESS);
+    CHECK_MSG(kb_cuda_api_resolve(&api, drv, "cuLaunchKernelEx", 11080, &api.LaunchKernelEx, why, sizeof why) == 0,
+              "%s", why);
     CHECK(api.LaunchKernelEx != NULL);
+    if (!api.LaunchKernelEx)
+        return;
     setenv("KBENCH_FAKE_CUDA_SMS", "32", 1);
     CHECK(launch_cluster(4, 2, 32, 0) == CUDA_SUCCESS);
     CHECK(launch_cluster(8, 8, 32, 0) == CUDA_SUCCESS);                        /* the portable size */

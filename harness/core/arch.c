@@ -128,6 +128,19 @@ int kb_arch_runs_on(int code, int device_cc, char *why, size_t n)
     return 0;
 }
 
+int kb_arch_defaults(int cc, int *out, int n)
+{
+    char why[8];
+    int k = 0;
+    for (int i = 0; i < kb_n_archs && k < n; i++)
+        if (kb_archs[i].specific && kb_archs[i].cc == cc && (kb_archs[i].paths & KB_ARCH_DEFAULT_SPECIFIC))
+            out[k++] = kb_archs[i].code;
+    for (int i = kb_n_archs - 1; i >= 0 && k < n; i--)
+        if (!kb_archs[i].specific && kb_arch_runs_on(kb_archs[i].code, cc, why, sizeof why))
+            out[k++] = kb_archs[i].code;
+    return k;
+}
+
 int kb_arch_runs_any(int cc)
 {
     char why[8];

@@ -37,6 +37,12 @@ enum {
     KB_PATH_COUNT    = 8
 };
 
+/* The paths that make an `a` target the default on a device of exactly its compute capability
+ * (kb_arch_defaults): those kbench has kernels for. wgmma (gemm/wgmma) is; tcgen05 and the
+ * block-scaled mma.sync have no kbench kernel yet, so a 10.x or 12.x device keeps its plain
+ * target (an `a` default there would change every record's target and gain no kernel). */
+#define KB_ARCH_DEFAULT_SPECIFIC (KB_PATH_WGMMA)
+
 /* One architecture. Limits: CUDA Programming Guide (CUDA 13) 5.1 "Compute Capabilities",
  * Tables 30 and 31; the same values as NVIDIA CCCL's cuda/__device/arch_traits.h. */
 typedef struct {
@@ -89,6 +95,14 @@ const char *kb_arch_path_name(unsigned p);
  * why filled, e.g. "a CUBIN for sm_90a runs only on compute capability 9.0 exactly; this
  * device is 10.0 (sm_100): use --arch sm_100 or leave --arch out". Pure. */
 int kb_arch_runs_on(int code, int device_cc, char *why, size_t n);
+
+/* The targets a device of compute capability cc x10 defaults to without --arch, best first,
+ * into out[0..n): the `a` target of exactly cc when it has a path of KB_ARCH_DEFAULT_SPECIFIC
+ * (sm_90a on 9.0: kbench's wgmma kernels need it, and an `a` CUBIN loads on exactly that cc,
+ * which the device is), then every plain target that loads on it, newest first (an 8.7
+ * device: sm_86, sm_80). The caller takes the first its compiler supports. Returns the
+ * count written (0: kbench has no target for cc). Pure. */
+int kb_arch_defaults(int cc, int *out, int n);
 
 /* 1 when some plain target of the table loads on a device of compute capability cc x10
  * (its own, or an older minor of its major: 8.7 runs sm_86), else 0. Pure. */

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#define KB_EMU_ABI_VERSION 4u
+#define KB_EMU_ABI_VERSION 5u
 #define KB_EMU_WARP_SIZE 32
 /* kb_emu_rt.access kinds: an atomic writes (the bytes are initialised) but synchronises,
  * so it is never half of a race */
@@ -39,6 +39,14 @@ typedef struct kb_emu_block {
     kb_emu_dim3 grid_dim;
     unsigned char *dyn_shared;   /* the launch's dynamic shared memory, 16-byte aligned */
     size_t dyn_shared_bytes;     /* [bytes] */
+    /* thread block clusters (PTX ISA 10.x special registers); a launch without clusters is
+     * one of 1x1x1 clusters */
+    kb_emu_dim3 cluster_ctaid;   /* %cluster_ctaid: this CTA's position in its cluster */
+    kb_emu_dim3 cluster_nctaid;  /* %cluster_nctaid: the cluster's shape in CTAs */
+    kb_emu_dim3 cluster_id;      /* %clusterid: the cluster's position in the grid */
+    kb_emu_dim3 ncluster;        /* %nclusterid: clusters in the grid */
+    unsigned cluster_rank;       /* %cluster_ctarank: x fastest */
+    unsigned cluster_size;       /* %cluster_nctarank */
 } kb_emu_block;
 
 /* One emulated thread, as a module sees it. The runtime embeds it at the start of
@@ -165,6 +173,19 @@ typedef struct kb_emu_rt {
     void (*wgmma)(kb_emu_thread *t, const kb_emu_wgmma_op *op);
     void (*wgmma_commit)(kb_emu_thread *t);
     void (*wgmma_wait)(kb_emu_thread *t, int n);
+    /* ---- thread block clusters (harness/backend/emu/emu_cluster.h; kernels/kb_cluster.h) ----
+     * barrier.cluster.arrive (wait = 0) / barrier.cluster.wait (wait = 1); mapa: the address
+     * of addr's offset (addr in this CTA's shared memory) in the shared memory of the CTA of
+     * rank `rank` of the cluster. The mbarrier slots above take such an address for the
+     * operations the ISA allows on shared::cluster (arrive, expect_tx, complete_tx). Rule
+     * breaks fail the launch. */
+    void (*cluster_barrier)(kb_emu_thread *t, int wait);
+    void *(*mapa)(kb_emu_thread *t, const void *addr, unsigned rank);
+    /* cp.async.bulk.tensor tile load with .multicast::cluster: as tma_load, the box landing at
+     * smem's offset in every CTA of the cluster whose rank bit is set in cta_mask, each
+     * completing its bytes on its own mbarrier at bar's offset. */
+    void (*tma_load_multicast)(kb_emu_thread *t, void *smem, const void *tmap, const int *coords, void *bar,
+                               unsigned cta_mask);
 } kb_emu_rt;
 
 #endif /* KB_EMU_ABI_H */

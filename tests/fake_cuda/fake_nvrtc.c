@@ -1,9 +1,11 @@
 /* fake_nvrtc.c - an NVRTC double (CMake target kbench_fake_nvrtc, build/fake-nvrtc/
  * libnvrtc.so.12) for the run-time architecture list: it says it is NVRTC 12.4 and lists
  * the compute capabilities CUDA 12.4's NVRTC supports (nvrtcGetSupportedArchs: 50 ... 90,
- * no Blackwell), so `kbench compile --arch sm_100` must be refused with that list. It
- * compiles nothing: every program fails with NVRTC_ERROR_COMPILATION and says so in its log. */
+ * no Blackwell), so `kbench compile --arch sm_100` must be refused with that list.
+ * KBENCH_FAKE_NVRTC_ARCHS ("80,90,100,120": at most 32, comma-separated) replaces the list, for
+ * a device newer than the NVRTC's newest architecture. It compiles nothing: every program fails with NVRTC_ERROR_COMPILATION and says so in its log. */
 #include <nvrtc.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -23,15 +25,35 @@ EXPORT nvrtcResult nvrtcVersion(int *major, int *minor)
     return NVRTC_SUCCESS;
 }
 
+/* The list: KBENCH_FAKE_NVRTC_ARCHS's, else CUDA 12.4's; its count. */
+static int list(int out[32])
+{
+    const char *env = getenv("KBENCH_FAKE_NVRTC_ARCHS");
+    int n = 0;
+    if (!env || !*env) {
+        memcpy(out, archs, sizeof archs);
+        return (int)(sizeof archs / sizeof archs[0]);
+    }
+    for (char *end; *env && n < 32; env = *end ? end + 1 : end) {
+        long v = strtol(env, &end, 10);
+        if (end == env)
+            break;   /* not a number: the list ends here */
+        out[n++] = (int)v;
+    }
+    return n;
+}
+
 EXPORT nvrtcResult nvrtcGetNumSupportedArchs(int *n)
 {
-    *n = (int)(sizeof archs / sizeof archs[0]);
+    int v[32];
+    *n = list(v);
     return NVRTC_SUCCESS;
 }
 
 EXPORT nvrtcResult nvrtcGetSupportedArchs(int *out)
 {
-    memcpy(out, archs, sizeof archs);
+    int v[32];
+    memcpy(out, v, sizeof v[0] * (size_t)list(v));
     return NVRTC_SUCCESS;
 }
 

@@ -18,6 +18,7 @@
 #include "backend/cuda/cuda_build.h"
 #include "backend/cuda/cuda_ctx.h"
 #include "backend/cuda/cuda_graph.h"
+#include "backend/cuda/cuda_target.h"
 #include "backend/cuda/cuda_tmap.h"
 #include "backend/cuda/cuda_vendor.h"
 #include "core/fsutil.h"
@@ -67,34 +68,7 @@ static void cuda_fini(kb_backend_ctx *x)
     free(x);
 }
 
-/* The architecture kernels are compiled for: --arch when given, else the newest plain
- * target of the table whose CUBIN loads on the device (its own cc, or an older minor for a
- * cc the table lacks, e.g. sm_86 for an 8.7 device). Refused before any case, with the
- * reason, when the CUBIN would not load here (an `a` target of another cc, a newer major)
- * or when kbench has no target for the device. */
-static kb_status choose_target(kb_backend_ctx *x, int sm_override)
-{
-    kb_device_info *d = &x->info;
-    char why[512];
-    if (sm_override > 0) {
-        if (!kb_arch_runs_on(sm_override, d->sm, why, sizeof why)) {
-            set_err(x, "--arch %s: %s", kb_arch_name(sm_override), why);
-            return KB_ERR_INPUT;
-        }
-        d->target_sm = sm_override;
-        return KB_OK;
-    }
-    for (int i = kb_n_archs - 1; i >= 0; i--)
-        if (!kb_archs[i].specific && kb_arch_runs_on(kb_archs[i].code, d->sm, why, sizeof why)) {
-            d->target_sm = kb_archs[i].code;
-            return KB_OK;
-        }
-    set_err(x, "%s is compute capability %d.%d: kbench has no architecture whose CUBIN loads on it (%s)", d->name,
-            d->sm / 10, d->sm % 10, kb_arch_list(why, sizeof why, NULL, NULL));
-    return KB_ERR_SETUP;
-}
-
-static kb_status query_info(kb_backend_ctx *x, int sm_override)
+static kb_status query_info(kb_backend_ctx *x)
 {
     kb_device_info *d = &x->info;
     kb_status st;
@@ -127,40 +101,20 @@ static kb_status query_info(kb_backend_ctx *x, int sm_override)
     d->sm = major * 10 + minor;   /* peaks, devices and records keep the device's own */
     d->caps = kb_backend_cuda.caps;
     d->driver_version = x->driver_version;
-    return choose_target(x, sm_override);
-}
-
-/* Choose the NVRTC this driver can load CUBINs of; when none fits the device is still
- * described (kbench devices shows why) but marked unusable, and run stops with exit 3. */
-static void choose_nvrtc(kb_backend_ctx *x)
-{
-    kb_device_info *d = &x->info;
-    char note[sizeof d->toolchain_note - 64];
-    if (kb_nvrtc_lib_select(x->driver_version, note, sizeof note) == KB_OK) {
-        snprintf(d->toolchain_note, sizeof d->toolchain_note, "%s; its CUBINs load on this driver", note);
-        return;
-    }
-    d->toolchain_unusable = 1;
-    snprintf(d->toolchain_note, sizeof d->toolchain_note, "%s", note);
-}
-
-/* --arch (or the device's own target) must be one the chosen NVRTC compiles for, read at
- * run time (nvrtcGetSupportedArchs): --arch otherwise is KB_ERR_INPUT with NVRTC's list; the
- * device's own otherwise leaves the device described but its toolchain unusable (run stops
- * with exit 3 and the note, `kbench devices` shows it). */
-static kb_status check_nvrtc_arch(kb_backend_ctx *x, int sm_override)
-{
-    char why[768];
-    kb_device_info *d = &x->info;
-    if (d->toolchain_unusable || kb_nvrtc_supports(d->target_sm, why, sizeof why) != 0)
-        return KB_OK;   /* no usable NVRTC: run stops with the toolchain note instead */
-    if (sm_override) {
-        set_err(x, "--arch %s: %s", kb_arch_name(d->target_sm), why);
-        return KB_ERR_INPUT;
-    }
-    d->toolchain_unusable = 1;
-    snprintf(d->toolchain_note, sizeof d->toolchain_note, "%.400s (the device's own architecture)", why);
     return KB_OK;
+}
+
+/* The CUDA version that introduced cuLaunchKernelEx (Driver API 11.8, "Execution Control"). */
+#define KB_LAUNCH_EX_SINCE 11080
+
+/* cuLaunchKernelEx through the driver's entry-point table (cuGetProcAddress), as the TMA
+ * encode is: a symbol kbench linked or dlsym'ed eagerly would make it fail to load on a
+ * driver that predates it; this way only the cluster launch is refused there, saying why. */
+static void open_cluster_launch(kb_backend_ctx *x)
+{
+    x->cluster_why[0] = 0;
+    kb_cuda_api_resolve(&x->api, x->driver_version, "cuLaunchKernelEx", KB_LAUNCH_EX_SINCE, &x->api.LaunchKernelEx,
+                        x->cluster_why, sizeof x->cluster_why);
 }
 
 static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
@@ -219,13 +173,13 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
         goto fail;
     if ((st = CU(x, x->api.EventCreate(&x->ev_stop, CU_EVENT_DEFAULT))) != KB_OK)
         goto fail;
-    if ((st = query_info(x, o->sm_override)) != KB_OK)
+    if ((st = query_info(x)) != KB_OK)
         goto fail;
-    choose_nvrtc(x);
-    if ((st = check_nvrtc_arch(x, o->sm_override)) != KB_OK)
+    if ((st = kb_cuda_choose_target(x, o->sm_override)) != KB_OK)
         goto fail;
     kb_cuda_vendor_open(x);   /* optional: a library that does not load drops its cap */
     kb_cuda_tmap_open(x);     /* optional: no TMA on this device or driver drops KB_CAP_TMA */
+    open_cluster_launch(x);   /* optional: without it a cluster launch is refused, saying why */
     /* CUDA's and NVML's PCI bus ids agree; the UUID is the fallback */
     if (!(x->nvml = kb_nvml_open(x->info.pci_bus_id, x->info.uuid))) {
         set_err(x, "cuda: out of memory");
@@ -400,7 +354,7 @@ static kb_status as_launch(kb_status st)
 }
 
 /* A launch in thread block clusters: cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
- * (Driver API, CUDA 12.0+). Refused here, with the reason, where the device has no clusters
+ * (Driver API, CUDA 11.8+). Refused here, with the reason, where the device has no clusters
  * (compute capability < 9.0), the driver has no cuLaunchKernelEx, or the cluster is larger
  * than the portable size (kbench never opts in to non-portable sizes); the driver checks
  * the rest (grid a multiple of the cluster, resources per cluster). */
@@ -419,8 +373,7 @@ static kb_status launch_cluster(kb_backend_ctx *x, CUfunction fn, const kb_geom 
         return KB_ERR_LAUNCH;
     }
     if (!x->api.LaunchKernelEx) {
-        set_err(x, "cuda: a cluster launch needs cuLaunchKernelEx, which this driver (CUDA %d.%d) lacks: it needs a "
-                "CUDA 12.0 or newer driver", x->driver_version / 1000, x->driver_version % 1000 / 10);
+        set_err(x, "cuda: driver too old for cluster launch: %s", x->cluster_why);
         return KB_ERR_LAUNCH;
     }
     CUlaunchAttribute attr;

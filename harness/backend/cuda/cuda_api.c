@@ -52,7 +52,6 @@ static const struct {
     E(FuncGetAttribute, "cuFuncGetAttribute"),
     E(FuncSetAttribute, "cuFuncSetAttribute"),
     E(LaunchKernel, "cuLaunchKernel"),
-    { "cuLaunchKernelEx", NULL, offsetof(kb_cuda_api, LaunchKernelEx), 1 },   /* CUDA 12.0+: clusters */
     { "cuDeviceCanAccessPeer", NULL, offsetof(kb_cuda_api, DeviceCanAccessPeer), 1 },   /* peer copies */
     { "cuCtxEnablePeerAccess", NULL, offsetof(kb_cuda_api, CtxEnablePeerAccess), 1 },
     { "cuMemcpyPeerAsync", NULL, offsetof(kb_cuda_api, MemcpyPeerAsync), 1 },

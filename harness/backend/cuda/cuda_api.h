@@ -60,8 +60,6 @@ typedef struct {
     CUresult (CUDAAPI *LaunchKernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                                      unsigned bx, unsigned by, unsigned bz, unsigned shmem_bytes,
                                      CUstream stream, void **params, void **extra);
-    /* OPTIONAL: NULL on a driver older than CUDA 12.0; the launch with a cluster needs it */
-    CUresult (CUDAAPI *LaunchKernelEx)(const CUlaunchConfig *config, CUfunction fn, void **params, void **extra);
 
     CUresult (CUDAAPI *StreamBeginCapture)(CUstream stream, CUstreamCaptureMode mode); /* _v2 */
     CUresult (CUDAAPI *StreamEndCapture)(CUstream stream, CUgraph *graph);
@@ -76,6 +74,10 @@ typedef struct {
      * older driver. What is resolved through it (below) is NULL until kb_cuda_api_resolve. */
     CUresult (CUDAAPI *GetProcAddress)(const char *symbol, void **pfn, int cuda_version, cuuint64_t flags,
                                        CUdriverProcAddressQueryResult *status);
+    /* OPTIONAL, through GetProcAddress (CUDA 11.8+ entry point; a 12.0+ driver's table): the
+     * launch with a cluster (backend_cuda.c). Never linked nor dlsym'ed: kbench loads on a
+     * driver that predates it and refuses only the cluster launch, with the reason. */
+    CUresult (CUDAAPI *LaunchKernelEx)(const CUlaunchConfig *config, CUfunction fn, void **params, void **extra);
     /* OPTIONAL, through GetProcAddress (CUDA 12.0+): tensor maps for TMA (cuda_tmap.c) */
     CUresult (CUDAAPI *TensorMapEncodeTiled)(CUtensorMap *map, CUtensorMapDataType dtype, cuuint32_t rank,
                                              void *address, const cuuint64_t *dims, const cuuint64_t *strides,

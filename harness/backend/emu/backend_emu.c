@@ -388,6 +388,7 @@ static kb_status launch_now(kb_backend_ctx *x, kb_module *m, const char *entry, 
         .grid = { g->grid[0], g->grid[1], g->grid[2] },
         .block = { g->block[0], g->block[1], g->block[2] },
         .dyn_shmem_bytes = g->shmem_bytes,
+        .cluster = { g->cluster[0], g->cluster[1], g->cluster[2] },
         .sm90_user = m->sm90_user,
     };
     prepare_direct(x, args, nargs, map_ptr, &l.direct);
@@ -428,10 +429,6 @@ static kb_status record_launch(kb_backend_ctx *x, kb_module *m, const char *entr
 static kb_status emu_launch(kb_backend_ctx *x, kb_module *m, const char *entry, const kb_geom *g,
                             const kb_arg *args, int nargs)
 {
-    if (kb_geom_cluster_blocks(g) > 1)   /* refused before capture too: the replay could not run it */
-        return fail(x, KB_ERR_LAUNCH, "emu: %s: a %ux%ux%u thread block cluster launch: the emulator does not "
-                    "model clusters (distributed shared memory, cluster barriers) yet", entry, g->cluster[0],
-                    g->cluster[1], g->cluster[2]);
     if (x->capture)
         return record_launch(x, m, entry, g, args, nargs);
     return launch_now(x, m, entry, g, args, nargs);

@@ -51,6 +51,8 @@ kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sin
 
 void kb_emu_worker_fini(kb_emu_worker *w)
 {
+    if (w->cl_fini)
+        w->cl_fini(w);
     if (w->ext && w->ext->fini)
         w->ext->fini(w);
     kb_emu_async_fini(&w->async);
@@ -126,6 +128,7 @@ void kb_emu_block_abandon(kb_emu_worker *w)
 /* ---- running threads ---- */
 static void enter_thread(kb_emu_worker *w, kb_emu_thr *t)
 {
+    w->entered++;
     *w->slot = &t->pub;
     w->cur_thr = t;
     t->state = KB_EMU_T_RUNNING;
@@ -240,7 +243,7 @@ static void dispatch(kb_emu_worker *w, kb_emu_ctx *from)
         w->cur = t->fiber;
         if (&t->fiber->ctx != from)   /* a thread that yielded may be the next to run: it just goes on */
             kb_emu_fiber_switch(from, &t->fiber->ctx);
-    } else {
+    } else if (from != &w->sched) {   /* (a resume with nothing to run is already there) */
         kb_emu_fiber_switch(from, &w->sched);   /* block over, stuck, or out of stacks */
     }
 }
@@ -260,6 +263,8 @@ static void runner_main(void *arg)
         call_entry(l);
         if (w->ext_live && w->ext->thread_exit)
             w->ext->thread_exit(w, t);
+        if (w->cl)
+            w->cl_exit(w, t);
         t->state = KB_EMU_T_DONE;
         w->n_done++;
     }
@@ -270,7 +275,7 @@ static void runner_main(void *arg)
     abort(); /* a finished runner is restarted, never resumed */
 }
 
-static void report_stuck(kb_emu_worker *w)
+void kb_emu_block_report_stuck(kb_emu_worker *w)
 {
     const kb_emu_dim3 *b = &w->blk.block_idx;
     if (w->ext_live && w->ext->report_stuck && w->ext->report_stuck(w))
@@ -312,11 +317,27 @@ static int start_checks(kb_emu_worker *w)
     return 0;
 }
 
-int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
+/* The cluster special registers of the block at blk->block_idx (PTX ISA 10: %cluster_ctaid,
+ * %cluster_nctaid, %clusterid, %nclusterid, %cluster_ctarank x fastest, %cluster_nctarank). */
+static void cluster_coords(const kb_emu_launch *l, kb_emu_block *blk)
+{
+    unsigned cx = l->cluster[0] ? l->cluster[0] : 1, cy = l->cluster[1] ? l->cluster[1] : 1;
+    unsigned cz = l->cluster[2] ? l->cluster[2] : 1;
+    const kb_emu_dim3 *b = &blk->block_idx;
+    blk->cluster_nctaid = (kb_emu_dim3){ cx, cy, cz };
+    blk->cluster_ctaid = (kb_emu_dim3){ b->x % cx, b->y % cy, b->z % cz };
+    blk->cluster_id = (kb_emu_dim3){ b->x / cx, b->y / cy, b->z / cz };
+    blk->ncluster = (kb_emu_dim3){ l->grid[0] / cx, l->grid[1] / cy, l->grid[2] / cz };
+    blk->cluster_rank = blk->cluster_ctaid.x + blk->cluster_ctaid.y * cx + blk->cluster_ctaid.z * cx * cy;
+    blk->cluster_size = cx * cy * cz;
+}
+
+int kb_emu_block_start(kb_emu_worker *w, uint64_t b)
 {
     const kb_emu_launch *l = w->l;
     uint64_t gx = l->grid[0], gy = l->grid[1];
     w->blk.block_idx = (kb_emu_dim3){ (unsigned)(b % gx), (unsigned)(b / gx % gy), (unsigned)(b / (gx * gy)) };
+    cluster_coords(l, &w->blk);
     for (unsigned i = 0; i < w->n; i++)
         w->thr[i].state = KB_EMU_T_UNSTARTED;
     w->next_unstarted = w->n_done = w->n_wait_block = 0;
@@ -332,7 +353,18 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
     w->smem_used = l->dyn_shmem_bytes;
     w->n_decl = 0;
     w->aborted = 0;
+    return 0;
+}
 
+void kb_emu_block_resume(kb_emu_worker *w)
+{
+    dispatch(w, &w->sched);
+}
+
+int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
+{
+    if (kb_emu_block_start(w, b) != 0)
+        return -1;
     w->in_fiber = 1;
     dispatch(w, &w->sched);   /* the block runs until nothing more can run */
     w->in_fiber = 0;
@@ -346,7 +378,7 @@ int kb_emu_block_run(kb_emu_worker *w, uint64_t b)
         return -1;
     }
     if (w->n_done != w->n) {   /* nothing can run, yet threads wait: they never will */
-        report_stuck(w);
+        kb_emu_block_report_stuck(w);
         kb_emu_block_abandon(w);
         return -1;
     }

@@ -30,6 +30,7 @@ typedef enum { KB_EMU_T_UNSTARTED, KB_EMU_T_RUNNING, KB_EMU_T_WAIT_BLOCK, KB_EMU
                KB_EMU_T_DONE } kb_emu_tstate;
 
 typedef struct kb_emu_worker kb_emu_worker;
+struct kb_emu_cluster;
 
 typedef struct {
     kb_emu_thread pub;            /* first: the module holds a pointer to it */
@@ -100,6 +101,11 @@ struct kb_emu_worker {
     kb_emu_async async;           /* the block's pending cp.async copies */
     kb_emu_shadow shadow;         /* --emu-check: who accessed shared memory, allocated on first use */
     kb_emu_wgx wgx[KB_EMU_MAX_THREADS / 128]; /* warpgroup rendezvous */
+    uint64_t entered;             /* threads started or resumed so far (progress, for a cluster) */
+    struct kb_emu_cluster *cl;    /* the cluster this CTA runs in, or NULL (emu_cluster.h) */
+    void *cl_store;               /* the peers this worker runs its cluster's other CTAs on */
+    void (*cl_exit)(kb_emu_worker *w, kb_emu_thr *t);   /* with cl: a thread of this CTA exited */
+    void (*cl_fini)(kb_emu_worker *w);                  /* with cl_store: free it (worker_fini) */
     const kb_emu_ext *ext;        /* the sm_90 machinery, once a kernel used it (emu_sm90.c) */
     void *ext_state;
     int ext_live;                 /* this block used it: the hooks run */
@@ -128,6 +134,14 @@ void kb_emu_worker_end(kb_emu_worker *w);
 /* Run block number b (linear, x fastest). 0 when it completed; -1 when it failed
  * (the error is recorded in the engine, which then stops the launch). */
 int kb_emu_block_run(kb_emu_worker *w, uint64_t b);
+/* The same in steps, for the CTAs of a cluster taking turns on one OS thread (emu_cluster.c):
+ * start lays block b out (0, or -1 with the launch failed); resume runs its threads until
+ * none can run (the scheduler's own context is the caller's); the block is over when
+ * w->n_done == w->n, failed when w->aborted. report_stuck fails the launch naming what the
+ * waiting threads wait for (the block is stuck). */
+int kb_emu_block_start(kb_emu_worker *w, uint64_t b);
+void kb_emu_block_resume(kb_emu_worker *w);
+void kb_emu_block_report_stuck(kb_emu_worker *w);
 /* Forget every fiber of the current block (after a fault): all stacks become free. */
 void kb_emu_block_abandon(kb_emu_worker *w);
 

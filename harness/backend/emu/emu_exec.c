@@ -2,6 +2,7 @@
  * The per-block scheduler and the runtime table live in emu_block.c. */
 #include "backend/emu/emu_exec.h"
 #include "backend/emu/emu_block.h"
+#include "backend/emu/emu_cluster.h"
 #include "backend/emu/emu_memrt.h"
 #include "backend/emu/emu_sm90.h"
 
@@ -28,7 +29,8 @@ struct kb_emu_exec {
     int quit;
 
     const kb_emu_launch *l;         /* the current launch */
-    uint64_t n_blocks;
+    uint64_t n_blocks;              /* blocks, or clusters when cluster */
+    int cluster;                    /* the launch runs clusters of more than one block */
     uint64_t next_block;            /* atomic */
 };
 
@@ -60,6 +62,9 @@ static const kb_emu_rt emu_rt = {
     .wgmma = kb_emu_rt_wgmma,
     .wgmma_commit = kb_emu_rt_wgmma_commit,
     .wgmma_wait = kb_emu_rt_wgmma_wait,
+    .cluster_barrier = kb_emu_rt_cluster_barrier,
+    .mapa = kb_emu_rt_mapa,
+    .tma_load_multicast = kb_emu_rt_tma_load_multicast,
 };
 
 const kb_emu_rt *kb_emu_exec_rt(void) { return &emu_rt; }
@@ -131,6 +136,7 @@ static void install_signals(void)
 
 static void report_signal(kb_emu_worker *w)
 {
+    w = kb_emu_cluster_running(w);   /* in a cluster: the CTA whose thread faulted */
     const kb_emu_dim3 *b = &w->blk.block_idx;
     const kb_emu_dim3 *t = w->cur_thr ? &w->cur_thr->pub.thread_idx : &w->blk.block_dim;
     const char *what = w->sig == SIGBUS   ? "bus error (SIGBUS)"
@@ -160,23 +166,29 @@ static void run_blocks(kb_emu_worker *w)
         uint64_t b = __atomic_fetch_add(&e->next_block, 1, __ATOMIC_RELAXED);
         if (b >= e->n_blocks)
             return;
-        if (kb_emu_block_run(w, b) != 0)
+        /* with clusters, b numbers a cluster, whose CTAs run together on this worker */
+        if ((e->cluster ? kb_emu_cluster_run(w, b) : kb_emu_block_run(w, b)) != 0)
             return;                 /* the error is recorded; stop is set */
     }
 }
+
+/* A cluster's peer begins a launch as its worker did (kb_emu_cluster_begin). */
+static kb_status sm90_begin_recording(kb_emu_worker *peer) { return kb_emu_sm90_begin(peer, 1); }
+static kb_status sm90_begin_plain(kb_emu_worker *peer) { return kb_emu_sm90_begin(peer, 0); }
 
 static void worker_run(kb_emu_worker *w, const kb_emu_launch *l)
 {
     kb_emu_worker_begin(w, l);
     /* a checked launch of a module using the async proxy records generic shared writes */
-    if (kb_emu_sm90_begin(w, l->sm90_user && w->sink->checks) != KB_OK)
-        kb_emu_sink_fail(w->sink, KB_ERR_OOM, "emu: out of memory for the fence.proxy.async check");
+    if (kb_emu_sm90_begin(w, l->sm90_user && w->sink->checks) != KB_OK ||
+        kb_emu_cluster_begin(w, l->sm90_user && w->sink->checks ? sm90_begin_recording : sm90_begin_plain) != KB_OK)
+        kb_emu_sink_fail(w->sink, KB_ERR_OOM, "emu: out of memory for the fence.proxy.async check or a cluster's CTAs");
     else if (sigsetjmp(w->jb, 1) == 0) {
         run_blocks(w);
     } else {                        /* a kernel thread faulted: on_fault_signal jumped here */
         w->in_fiber = 0;
         report_signal(w);
-        kb_emu_block_abandon(w);
+        kb_emu_cluster_abandon(w);
     }
     kb_emu_worker_end(w);
 }
@@ -297,6 +309,19 @@ static kb_status check_geometry(const kb_emu_exec *e, const kb_emu_launch *l, ch
         snprintf(err, errlen, "invalid grid (%u,%u,%u): at most (2^31-1,65535,65535)", g[0], g[1], g[2]);
         return KB_ERR_LAUNCH;
     }
+    unsigned n = kb_emu_cluster_blocks(l), c[3] = { l->cluster[0] ? l->cluster[0] : 1,
+                                                    l->cluster[1] ? l->cluster[1] : 1, l->cluster[2] ? l->cluster[2] : 1 };
+    if (n > 1 && (n > KB_EMU_MAX_CLUSTER || g[0] % c[0] || g[1] % c[1] || g[2] % c[2])) {
+        snprintf(err, errlen, "invalid cluster (%u,%u,%u) for grid (%u,%u,%u): at most %d blocks (the portable size) "
+                 "and the grid a multiple of the cluster in every dimension", c[0], c[1], c[2], g[0], g[1], g[2],
+                 KB_EMU_MAX_CLUSTER);
+        return KB_ERR_LAUNCH;
+    }
+    if (n > 1 && !kb_arch_has(e->sink.sm, KB_PATH_CLUSTER)) {
+        snprintf(err, errlen, "a %ux%ux%u cluster launch needs thread block clusters (sm_90 or newer); the emulated "
+                 "arch is %s", c[0], c[1], c[2], kb_arch_name(e->sink.sm));
+        return KB_ERR_LAUNCH;
+    }
     if (l->dyn_shmem_bytes > e->sink.shmem_limit_bytes) {
         snprintf(err, errlen, "%zu bytes of dynamic shared memory asked, %s allows %zu per block",
                  l->dyn_shmem_bytes, kb_arch_name(e->sink.sm), e->sink.shmem_limit_bytes);
@@ -312,6 +337,9 @@ kb_status kb_emu_exec_run(kb_emu_exec *e, const kb_emu_launch *l, char *err, siz
         return st;
     e->l = l;
     e->n_blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+    e->cluster = kb_emu_cluster_blocks(l) > 1;
+    if (e->cluster)
+        e->n_blocks /= kb_emu_cluster_blocks(l);
     e->next_block = 0;
     e->sink.stop = 0;
     e->sink.st = KB_OK;

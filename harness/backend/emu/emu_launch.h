@@ -40,6 +40,7 @@ typedef struct {
     unsigned grid[3];                    /* blocks */
     unsigned block[3];                   /* threads per block */
     size_t dyn_shmem_bytes;              /* [bytes] */
+    unsigned cluster[3];                 /* blocks per thread block cluster (0 or 1: none) */
     int sm90_user;                       /* the module uses the async proxy (TMA stores, wgmma) */
 } kb_emu_launch;
 

@@ -7,9 +7,10 @@
 
 #define MARKER 0x4b424d4200000000ull   /* "KBMB" | index: what a live barrier's 8 bytes hold */
 
-int kb_emu_mbars_init(kb_emu_mbars *m)
+int kb_emu_mbars_init(kb_emu_mbars *m, kb_emu_worker *owner)
 {
     memset(m, 0, sizeof *m);
+    m->owner = owner;
     m->seen = calloc((size_t)KB_EMU_MAX_THREADS * KB_EMU_MAX_MBARS, sizeof *m->seen);
     return m->seen ? 0 : -1;
 }
@@ -28,10 +29,10 @@ void kb_emu_mbars_reset(kb_emu_mbars *m)
     m->changes = 0;
 }
 
-/* The shared-memory offset of an 8-byte barrier, or the launch fails. */
-static uint32_t bar_offset(kb_emu_thr *t, const void *bar, const char *op)
+/* The shared-memory offset of an 8-byte barrier of m's CTA, or the launch fails (t acting). */
+static uint32_t bar_offset(const kb_emu_mbars *m, kb_emu_thr *t, const void *bar, const char *op)
 {
-    const kb_emu_worker *w = t->w;
+    const kb_emu_worker *w = m->owner;
     const unsigned char *p = bar;
     if (p < w->smem || p + 8 > w->smem + w->sink->shmem_limit_bytes)
         kb_emu_thread_failf(t, "%s: the mbarrier at %p is not in shared memory (PTX ISA 9.7.13.15: an mbarrier object lives in "
@@ -52,7 +53,7 @@ static int slot_of(const kb_emu_mbars *m, uint32_t off)
 
 unsigned kb_emu_mbar_find(kb_emu_mbars *m, kb_emu_thr *t, const void *bar, const char *op)
 {
-    uint32_t off = bar_offset(t, bar, op);
+    uint32_t off = bar_offset(m, t, bar, op);
     int i = slot_of(m, off);
     if (i < 0 || !m->v[i].live)
         kb_emu_thread_failf(t, "mbarrier use before init: %s on shared offset %u, which no mbarrier.init of this block "
@@ -68,7 +69,7 @@ unsigned kb_emu_mbar_find(kb_emu_mbars *m, kb_emu_thr *t, const void *bar, const
 
 void kb_emu_mbar_init(kb_emu_mbars *m, kb_emu_thr *t, void *bar, unsigned count)
 {
-    uint32_t off = bar_offset(t, bar, "mbarrier.init");
+    uint32_t off = bar_offset(m, t, bar, "mbarrier.init");
     int i = slot_of(m, off);
     if (count < 1 || count > KB_EMU_MBAR_MAX)
         kb_emu_thread_failf(t, "mbarrier.init count %u out of range: the expected arrival count is 1..2^20-1 (PTX ISA "
@@ -144,7 +145,7 @@ uint64_t kb_emu_mbar_arrive(kb_emu_mbars *m, kb_emu_thr *t, void *bar, unsigned 
              (unsigned long long)b->phase);
     uint64_t state = b->phase;
     b->pending -= count;
-    maybe_complete(m, t->w, i);
+    maybe_complete(m, m->owner, i);
     return state;
 }
 
@@ -154,7 +155,7 @@ void kb_emu_mbar_tx(kb_emu_mbars *m, kb_emu_thr *t, unsigned i, int sign, unsign
         kb_emu_thread_failf(who, "%s of %u bytes: a transaction count is at most 2^20-1 (PTX ISA 9.7.13.15.1)",
              sign > 0 ? "mbarrier.expect_tx" : "complete_tx", bytes);
     add_tx(m, who, i, sign > 0 ? (int64_t)bytes : -(int64_t)bytes, sign > 0 ? "expect_tx" : "complete_tx");
-    maybe_complete(m, who->w, i);
+    maybe_complete(m, m->owner, i);
     (void)t;
 }
 

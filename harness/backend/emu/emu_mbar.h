@@ -38,10 +38,12 @@ typedef struct {
     uint64_t *seen;                   /* [KB_EMU_MAX_THREADS][KB_EMU_MAX_MBARS]: per thread and
                                        * barrier, 2 + the last phase a wait saw complete; 0 none */
     uint64_t changes;                 /* state changes in this block (progress, for the report) */
+    kb_emu_worker *owner;             /* the CTA whose shared memory holds them: a peer of the cluster
+                                       * may arrive on them (shared::cluster), its waiters wake here */
 } kb_emu_mbars;
 
-/* Tables; 0, or -1 out of memory. */
-int kb_emu_mbars_init(kb_emu_mbars *m);
+/* Tables of owner's barriers; 0, or -1 out of memory. */
+int kb_emu_mbars_init(kb_emu_mbars *m, kb_emu_worker *owner);
 void kb_emu_mbars_fini(kb_emu_mbars *m);
 /* A new block: no barrier is live. */
 void kb_emu_mbars_reset(kb_emu_mbars *m);

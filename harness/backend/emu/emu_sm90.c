@@ -1,6 +1,7 @@
 /* emu_sm90.c - the sm_90 machinery's runtime slots and scheduler extension (see emu_sm90.h). */
 #include "backend/emu/emu_sm90.h"
 
+#include "backend/emu/emu_cluster.h"
 #include "backend/emu/emu_mbar.h"
 #include "backend/emu/emu_proxy.h"
 #include "backend/emu/emu_sync90.h"
@@ -119,7 +120,7 @@ static sm90_state *alloc_state(kb_emu_worker *w)
     size_t arena = w->sink->shmem_limit_bytes;
     if (!s)
         return NULL;
-    if (kb_emu_mbars_init(&s->mbar) || kb_emu_tma_init(&s->tma, arena) || kb_emu_wg_init(&s->wg, arena)) {
+    if (kb_emu_mbars_init(&s->mbar, w) || kb_emu_tma_init(&s->tma, arena) || kb_emu_wg_init(&s->wg, arena)) {
         kb_emu_wg_fini(&s->wg);
         kb_emu_tma_fini(&s->tma);
         kb_emu_mbars_fini(&s->mbar);
@@ -194,29 +195,84 @@ void kb_emu_sm90_check_read(kb_emu_thr *t, uint32_t off, unsigned bytes)
         }
 }
 
+/* The mbarriers an operation of thread t on bar acts on: its own CTA's, or - for the operations
+ * PTX allows on a shared::cluster address (arrive, expect_tx, complete_tx: 9.7.13.15) - a
+ * peer's of the cluster, reached through mapa. remote = 0: a peer's barrier fails the launch. */
+static kb_emu_mbars *mbars_of(kb_emu_thr *t, void *bar, int remote, const char *op)
+{
+    kb_emu_worker *o = kb_emu_cluster_owner(t, bar, 8, op);
+    if (o == t->w)
+        return &get(&t->pub)->mbar;
+    if (!remote)
+        kb_emu_thread_failf(t, "%s on CTA rank %u's mbarrier: this operation takes a shared::cta address only, a "
+                            "barrier of this CTA (PTX ISA 9.7.13.15: only arrive, expect_tx and complete_tx reach a "
+                            "peer's mbarrier, through shared::cluster)", op, o->blk.cluster_rank);
+    if (!o->ext_state)
+        kb_emu_thread_failf(t, "mbarrier use before init: %s on CTA rank %u's mbarrier at shared offset %ld, which no "
+                            "mbarrier.init of that CTA initialised (PTX ISA 9.7.13.15.9)", op, o->blk.cluster_rank,
+                            (long)((unsigned char *)bar - o->smem));
+    return &((sm90_state *)o->ext_state)->mbar;
+}
+
 /* ---- the runtime slots ---- */
 #define T_ ((kb_emu_thr *)p)
-void kb_emu_rt_mbar_init(kb_emu_thread *p, void *bar, unsigned count) { kb_emu_mbar_init(&get(p)->mbar, T_, bar, count); }
-void kb_emu_rt_mbar_inval(kb_emu_thread *p, void *bar) { kb_emu_mbar_inval(&get(p)->mbar, T_, bar); }
+void kb_emu_rt_mbar_init(kb_emu_thread *p, void *bar, unsigned count)
+{
+    kb_emu_mbar_init(mbars_of(T_, bar, 0, "mbarrier.init"), T_, bar, count);
+}
+void kb_emu_rt_mbar_inval(kb_emu_thread *p, void *bar)
+{
+    kb_emu_mbar_inval(mbars_of(T_, bar, 0, "mbarrier.inval"), T_, bar);
+}
 unsigned long long kb_emu_rt_mbar_arrive(kb_emu_thread *p, void *bar, unsigned count, unsigned tx_bytes)
 {
-    return kb_emu_mbar_arrive(&get(p)->mbar, T_, bar, count, tx_bytes);
+    return kb_emu_mbar_arrive(mbars_of(T_, bar, 1, "mbarrier.arrive"), T_, bar, count, tx_bytes);
 }
 void kb_emu_rt_mbar_tx(kb_emu_thread *p, void *bar, int sign, unsigned bytes)
 {
-    sm90_state *s = get(p);
-    unsigned i = kb_emu_mbar_find(&s->mbar, T_, bar, sign > 0 ? "mbarrier.expect_tx" : "mbarrier.complete_tx");
-    kb_emu_mbar_tx(&s->mbar, T_, i, sign, bytes, T_);
+    const char *op = sign > 0 ? "mbarrier.expect_tx" : "mbarrier.complete_tx";
+    kb_emu_mbars *m = mbars_of(T_, bar, 1, op);
+    kb_emu_mbar_tx(m, T_, kb_emu_mbar_find(m, T_, bar, op), sign, bytes, T_);
 }
 int kb_emu_rt_mbar_wait(kb_emu_thread *p, void *bar, int how, unsigned long long arg)
 {
-    return kb_emu_mbar_wait(&get(p)->mbar, T_, bar, how, arg);
+    return kb_emu_mbar_wait(mbars_of(T_, bar, 0, how & KB_EMU_MBAR_TRY ? "mbarrier.try_wait" : "mbarrier.test_wait"),
+                            T_, bar, how, arg);
 }
 void kb_emu_rt_tma_load(kb_emu_thread *p, void *smem, const void *tmap, const int *coords, void *bar)
 {
     sm90_state *s = get(p);
     kb_emu_tma_load(&s->tma, &s->mbar, T_, smem, tmap, coords, bar);
 }
+/* cp.async.bulk.tensor ... .multicast::cluster (PTX ISA 9.7.9.25.5.1): the box lands at the same
+ * shared offset of every CTA of ctaMask, each completing its bytes on its own mbarrier at bar's
+ * offset. Every CTA of the mask must have initialised that mbarrier (use before init otherwise)
+ * and not have exited. */
+void kb_emu_rt_tma_load_multicast(kb_emu_thread *p, void *smem, const void *tmap, const int *coords, void *bar,
+                                  unsigned mask)
+{
+    kb_emu_thr *t = T_;
+    kb_emu_worker *w = t->w;
+    unsigned n = w->cl ? w->cl->n : 1;
+    const char *op = "cp.async.bulk.tensor .multicast::cluster";
+    if (!mask || (n < 16 && mask >> n))
+        kb_emu_thread_failf(t, "%s with ctaMask 0x%x: %s (the cluster has %u CTAs, ranks 0..%u)", op, mask,
+                            mask ? "a bit names a CTA outside the cluster" : "no CTA", n, n - 1);
+    kb_emu_cluster_owner(t, smem, 1, op);   /* smem and bar: this CTA's shared memory */
+    long off = (unsigned char *)smem - w->smem, boff = (unsigned char *)bar - w->smem;
+    for (unsigned r = 0; r < n; r++) {
+        if (!(mask >> r & 1u))
+            continue;
+        kb_emu_worker *o = w->cl ? w->cl->cta[r] : w;
+        void *dbar = o->smem + boff;
+        kb_emu_mbars *mb = mbars_of(t, dbar, 1, op);   /* a peer's: use before init, exited */
+        sm90_state *s = o == w ? get(p) : o->ext_state;
+        o->ext_live = 1;
+        s->dirty = 1;
+        kb_emu_tma_load(&s->tma, mb, t, o->smem + off, tmap, coords, dbar);
+    }
+}
+
 void kb_emu_rt_tma_store(kb_emu_thread *p, const void *tmap, const void *smem, const int *coords)
 {
     sm90_state *s = get(p);

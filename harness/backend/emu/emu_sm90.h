@@ -19,6 +19,8 @@ unsigned long long kb_emu_rt_mbar_arrive(kb_emu_thread *p, void *bar, unsigned c
 void kb_emu_rt_mbar_tx(kb_emu_thread *p, void *bar, int sign, unsigned bytes);
 int kb_emu_rt_mbar_wait(kb_emu_thread *p, void *bar, int how, unsigned long long arg);
 void kb_emu_rt_tma_load(kb_emu_thread *p, void *smem, const void *tmap, const int *coords, void *bar);
+void kb_emu_rt_tma_load_multicast(kb_emu_thread *p, void *smem, const void *tmap, const int *coords, void *bar,
+                                  unsigned mask);
 void kb_emu_rt_tma_store(kb_emu_thread *p, const void *tmap, const void *smem, const int *coords);
 void kb_emu_rt_bulk_commit(kb_emu_thread *p);
 void kb_emu_rt_bulk_wait(kb_emu_thread *p, int n, int read_only);

@@ -40,10 +40,9 @@ void kb_emu_tma_fini(kb_emu_tma *m)
 }
 
 /* The map, the box's shared offset and size, with the alignment rules; fails the launch. */
-static uint32_t check_box(kb_emu_thr *t, const void *tmap, const void *smem, kb_emu_tmap *map, uint32_t *bytes,
-                          const char *op)
+static uint32_t check_box(kb_emu_thr *t, kb_emu_worker *w, const void *tmap, const void *smem, kb_emu_tmap *map,
+                          uint32_t *bytes, const char *op)
 {
-    kb_emu_worker *w = t->w;
     if (!tmap || kb_emu_tmap_decode(tmap, map) != 0)
         kb_emu_thread_failf(t, "%s: the tensor map is not one kb_backend_tmap_encode made (corrupt, or not a tensor map)", op);
     uint64_t n = map->elem_bytes;
@@ -140,8 +139,9 @@ static kb_emu_tma_op *new_op(kb_emu_tma *m, kb_emu_thr *t, uint32_t bytes)
 void kb_emu_tma_load(kb_emu_tma *m, kb_emu_mbars *mb, kb_emu_thr *t, void *smem, const void *tmap,
                      const int *coords, void *bar)
 {
+    kb_emu_worker *dst = mb->owner;   /* t's CTA, or a CTA of its cluster a multicast reaches */
     kb_emu_tmap map;
-    uint32_t bytes, off = check_box(t, tmap, smem, &map, &bytes, "cp.async.bulk.tensor (load)");
+    uint32_t bytes, off = check_box(t, dst, tmap, smem, &map, &bytes, "cp.async.bulk.tensor (load)");
     unsigned b = kb_emu_mbar_find(mb, t, bar, "cp.async.bulk.tensor (load)");
     for (uint32_t c = 0; c < bytes; c += 16) {
         uint32_t ph = kb_emu_swizzle(off + c, map.swizzle_bytes);
@@ -158,7 +158,7 @@ void kb_emu_tma_load(kb_emu_tma *m, kb_emu_mbars *mb, kb_emu_thr *t, void *smem,
     each_element(&map, coords, gather, &ctx);
     for (uint32_t c = 0; c < bytes; c += 16) {
         uint32_t ph = kb_emu_swizzle(off + c, map.swizzle_bytes);
-        memset(t->w->smem + ph, 0xff, 16);       /* poison until it lands */
+        memset(dst->smem + ph, 0xff, 16);        /* poison until it lands */
         m->pending[ph / 16]++;
     }
     m->loads++;
@@ -192,7 +192,7 @@ void kb_emu_tma_store(kb_emu_tma *m, const kb_emu_proxy *proxy, kb_emu_thr *t, c
                       const int *coords)
 {
     kb_emu_tmap map;
-    uint32_t bytes, off = check_box(t, tmap, smem, &map, &bytes, "cp.async.bulk.tensor (store)"), where;
+    uint32_t bytes, off = check_box(t, t->w, tmap, smem, &map, &bytes, "cp.async.bulk.tensor (store)"), where;
     unsigned writer;
     for (uint32_t c = 0; c < bytes; c += 16) {
         uint32_t ph = kb_emu_swizzle(off + c, map.swizzle_bytes);

@@ -72,7 +72,10 @@ static inline uint32_t kb_emu_swizzle(uint32_t a, unsigned span)
 }
 
 /* The instructions, on behalf of thread t (failing the launch on a broken rule). proxy may be
- * NULL (no generic writes recorded). */
+ * NULL (no generic writes recorded). A load lands in the CTA whose tables m and mb are
+ * (mb->owner): t's own, or for a multicast each CTA of the mask in turn, smem and bar then
+ * addresses in that CTA's shared memory; it is landed by that CTA's scheduler and a rule it
+ * breaks then is reported by that CTA's thread of t's index. */
 void kb_emu_tma_load(kb_emu_tma *m, kb_emu_mbars *mb, kb_emu_thr *t, void *smem, const void *tmap,
                      const int *coords, void *bar);
 void kb_emu_tma_store(kb_emu_tma *m, const kb_emu_proxy *proxy, kb_emu_thr *t, const void *tmap, const void *smem,
