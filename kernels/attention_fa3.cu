@@ -168,13 +168,13 @@ __device__ __forceinline__ void fa_softmax(float (&sc)[BKV / 2], float (&m)[2], 
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         alpha[h] = m[h] == -INFINITY ? 0.0f : exp2f((m[h] - mx) * sl2);
         m[h] = mx;
-        const float mb = mx * sl2;
+        const float mb = mx == -INFINITY ? 0.0f : mx * sl2;   /* a row with no key yet: p = 0, not NaN */
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < BKV / 8; i++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                const float p = exp2f(sc[4 * i + 2 * h + e] * sl2 - mb);
+                const float p = exp2f(fmaf(sc[4 * i + 2 * h + e], sl2, -mb));   /* one FFMA per score */
                 sc[4 * i + 2 * h + e] = p;
                 sum += p;
             }
