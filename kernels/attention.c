@@ -668,9 +668,11 @@ static int attn_path(const kb_case *c, int sm, kb_path *out)
     return kb_path_set(out, "fma", KB_DT_FP32, 0);
 }
 
-/* The traffic hook: decode's model is its own (attention_decode_model.c). */
+/* The traffic hook: decode's model is its own (attention_decode_model.c), fa3's too (attention_fa3.c). */
 static int attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
 {
+    if (c->variant == V_FA3)
+        return kb_attn_fa3_traffic(c, g, t);
     return c->variant == V_DECODE ? kb_dec_traffic(c, g, t) : kb_attn_traffic(c, g, t);
 }
 

@@ -1,8 +1,10 @@
 /* attention_fa3.c - host side of attention/fa3 (see attention_fa3.h). */
 #include "attention_fa3.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Consumer registers: O (d/2), S (BKV/2) and P (BKV/4) fragment words per thread, within the
  * 240 registers setmaxnreg gives a consumer, leaving 40 for addresses, the softmax state and
@@ -91,4 +93,49 @@ kb_geom kb_attn_fa3_geom(const kb_case *c)
     kb_geom g = { { (unsigned)((s + KB_FA3_BM - 1) / KB_FA3_BM), (unsigned)(c->dims[D_B] * c->dims[D_H]), 1 },
                   { KB_FA3_THREADS, 1, 1 }, (size_t)kb_attn_fa3_smem(c), { 1, 1, 1 } };
     return g;
+}
+
+/* fa3 (attention_fa3.cu), counted as attn_mma's tiles at BQ = 128: per K/V tile and block the
+ * TMA writes K and V to shared memory once, and each of the two consumer warpgroups reads its
+ * 64 Q rows and K for S, V for P V (wgmma operands from shared memory; P from registers);
+ * both products on the wgmma path over whole tiles; per score an FFMA and ex2, the max and
+ * the row sum, the rescale of O (d/BKV FMULs per score), compare/select on masked tiles; P
+ * converted to 16-bit. serial_pipes 0: the two consumer warpgroups' ping-pong and each one's
+ * softmax of tile j under its P V of tile j-1 overlap the softmax with the products (FA3
+ * 3.1-3.2), so the limit is the slowest pipe, and the products run at the wgmma GEMM
+ * efficiency. Instructions per tile and consumer warp (8): 3 per wgmma (descriptor and issue),
+ * per thread-score max, FFMA, ex2, FADD, half a pack (x 4.5), the rescale d/2, 40 of waits,
+ * barriers and loop; the producer warp 2 d/64 TMA copies + 8. STAGES tiles in flight per
+ * block. Causal blocks uneven as attn_mma's (no persistent longest-first scheduler). */
+int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *t)
+{
+    kb_case cc = *c0;
+    const kb_case *c = &cc;
+    cc.params[P_BQ] = KB_FA3_BM;
+    double bh = (double)(c->dims[D_B] * c->dims[D_H]), s = (double)c->dims[D_S], d = (double)c->dims[D_D];
+    double bkv = (double)c->params[P_BKV], esz = (double)kb_dtype_size(c->dtype), bm = KB_FA3_BM;
+    double tiles, masked, kv_bytes = 2.0 * bkv * d * esz;
+    kb_attn_tile_counts(c, &tiles, &masked);
+    double masked_frac = tiles > 0 ? masked / tiles : 0.0;
+    tiles *= bh;
+    memset(t, 0, sizeof *t);
+    t->blocks = (int64_t)(bh * ceil(s / bm));
+    t->threads = KB_FA3_THREADS;
+    t->dyn_smem_bytes = kb_attn_fa3_smem(c);
+    t->launches = 1;
+    t->tensor_path = KB_TENSOR_WGMMA;
+    t->serial_pipes = 0;
+    t->imbalance = kb_attn_causal_imbalance(c, bh, g ? g->sms : 0);
+    t->mma_flops = tiles * 2.0 * (2.0 * bm * bkv * d);
+    t->sfu_ops = tiles * bm * (bkv + 1.0);                             /* ex2 per score, + the row's rescale */
+    t->simt_flops = tiles * bm * bkv * kb_attn_softmax_per_score(c, masked_frac, g);
+    t->cvt_ops = tiles * bm * bkv / 2.0 + bh * s * d / 2.0;           /* P packed to 16-bit; O once */
+    t->smem_bytes = tiles * (kv_bytes + 2.0 * (bm / 2.0 * d * esz + kv_bytes)) + 2.0 * bh * s * d * esz;
+    double wgmmas = d / 16.0 + bkv / 16.0, per_thread_scores = bkv / 2.0;
+    t->warp_insts = tiles * (8.0 * (3.0 * wgmmas + 4.5 * per_thread_scores + d / 2.0 + 40.0) + 2.0 * d / 64.0 + 8.0);
+    t->l2_bytes = tiles * kv_bytes + 2.0 * bh * s * d * esz;
+    t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */
+    t->write_bytes = bh * s * d * esz;
+    t->inflight_bytes = (double)c->params[P_STAGES] * kv_bytes / t->threads;
+    return 1;
 }

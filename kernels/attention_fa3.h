@@ -36,4 +36,9 @@ kb_status kb_attn_fa3_maps(kb_run *r, kb_dptr q, kb_dptr k, kb_dptr v, kb_dptr o
 /* The launch: ceil(s / 128) x (b*h) blocks of 384 threads, kb_attn_fa3_smem bytes. */
 kb_geom kb_attn_fa3_geom(const kb_case *c);
 
+/* The traffic hook for fa3 (engine/traffic.h; docs/estimate.md): attn_mma's tile counts at
+ * BQ = 128, both products on the wgmma path, the softmax overlapped with them (serial_pipes 0).
+ * Returns 1 (modelled). */
+int kb_attn_fa3_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t);
+
 #endif

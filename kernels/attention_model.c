@@ -1,7 +1,6 @@
 /* attention_model.c - the attention family's launch geometry and its traffic model for
  * `kbench estimate` (docs/estimate.md). */
 #include "attention_model.h"
-#include "attention_fa3.h"
 
 #include "engine/peaks.h"
 #include "kernels/families.h"
@@ -191,57 +190,19 @@ static double mma_simt_per_score(const kb_case *c, double masked_frac, double cm
  * (serial_pipes: a warp's softmax needs its first product and feeds its second; FA3's
  * ping-pong exists to overlap them);
  * one K/V tile in flight (double buffer); causal blocks uneven (causal_imbalance). */
-/* fa3 (attention_fa3.cu), counted as attn_mma's tiles at BQ = 128: per K/V tile and block the
- * TMA writes K and V to shared memory once, and each of the two consumer warpgroups reads its
- * 64 Q rows and K for S, V for P V (wgmma operands from shared memory; P from registers);
- * both products on the wgmma path over whole tiles; per score an FFMA and ex2, the max and
- * the row sum, the rescale of O (d/BKV FMULs per score), compare/select on masked tiles; P
- * converted to 16-bit. serial_pipes 0: the two consumer warpgroups' ping-pong and each one's
- * softmax of tile j under its P V of tile j-1 overlap the softmax with the products (FA3
- * 3.1-3.2), so the limit is the slowest pipe, and the products run at the wgmma GEMM
- * efficiency. Instructions per tile and consumer warp (8): 3 per wgmma (descriptor and issue),
- * per thread-score max, FFMA, ex2, FADD, half a pack (x 4.5), the rescale d/2, 40 of waits,
- * barriers and loop; the producer warp 2 d/64 TMA copies + 8. STAGES tiles in flight per
- * block. Causal blocks uneven as attn_mma's (no persistent longest-first scheduler). */
-static int fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *t)
+void kb_attn_tile_counts(const kb_case *c, double *tiles, double *masked) { kv_tiles_per_head(c, tiles, masked); }
+
+double kb_attn_causal_imbalance(const kb_case *c, double bh, int sms) { return causal_imbalance(c, bh, sms); }
+
+double kb_attn_softmax_per_score(const kb_case *c, double masked_frac, const kb_traffic_gpu *g)
 {
-    kb_case cc = *c0;
-    const kb_case *c = &cc;
-    cc.params[P_BQ] = KB_FA3_BM;
-    double bh = (double)(c->dims[D_B] * c->dims[D_H]), s = (double)c->dims[D_S], d = (double)c->dims[D_D];
-    double bkv = (double)c->params[P_BKV], esz = (double)kb_dtype_size(c->dtype), bm = KB_FA3_BM;
-    double tiles, masked, kv_bytes = 2.0 * bkv * d * esz, cmp = cmp_cost(g);
-    kv_tiles_per_head(c, &tiles, &masked);
-    double masked_frac = tiles > 0 ? masked / tiles : 0.0;
-    tiles *= bh;
-    memset(t, 0, sizeof *t);
-    t->blocks = (int64_t)(bh * ceil(s / bm));
-    t->threads = KB_FA3_THREADS;
-    t->dyn_smem_bytes = kb_attn_fa3_smem(c);
-    t->launches = 1;
-    t->tensor_path = KB_TENSOR_WGMMA;
-    t->serial_pipes = 0;
-    t->imbalance = causal_imbalance(c, bh, g ? g->sms : 0);
-    t->mma_flops = tiles * 2.0 * (2.0 * bm * bkv * d);
-    t->sfu_ops = tiles * bm * (bkv + 1.0);                             /* ex2 per score, + the row's rescale */
-    t->simt_flops = tiles * bm * bkv * mma_simt_per_score(c, masked_frac, cmp);
-    t->cvt_ops = tiles * bm * bkv / 2.0 + bh * s * d / 2.0;           /* P packed to 16-bit; O once */
-    t->smem_bytes = tiles * (kv_bytes + 2.0 * (bm / 2.0 * d * esz + kv_bytes)) + 2.0 * bh * s * d * esz;
-    double wgmmas = d / 16.0 + bkv / 16.0, per_thread_scores = bkv / 2.0;
-    t->warp_insts = tiles * (8.0 * (3.0 * wgmmas + 4.5 * per_thread_scores + d / 2.0 + 40.0) + 2.0 * d / 64.0 + 8.0);
-    t->l2_bytes = tiles * kv_bytes + 2.0 * bh * s * d * esz;
-    t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */
-    t->write_bytes = bh * s * d * esz;
-    t->inflight_bytes = (double)c->params[P_STAGES] * kv_bytes / t->threads;
-    return 1;
+    return mma_simt_per_score(c, masked_frac, cmp_cost(g));
 }
 
 int kb_attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
 {
     if (c->variant == V_CUDNN)
         return 0;   /* cuDNN's kernels: the work model only */
-    if (c->variant == V_FA3)
-        return fa3_traffic(c, g, t);
     if (c->variant == V_NAIVE)
         return naive_traffic(c, t);
     double bh = (double)(c->dims[D_B] * c->dims[D_H]), s = (double)c->dims[D_S], d = (double)c->dims[D_D];
