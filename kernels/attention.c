@@ -13,6 +13,7 @@
 #include "engine/verify.h"
 #include "attention_decode.h"
 #include "attention_decode_model.h"
+#include "attention_fa3.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,13 +49,18 @@ static const kb_variant variants[] = {
     [V_DECODE] = { "decode", "attn_decode", MMA_DTYPES,
                    "split-KV flash-decoding: q_len <= 16 rows against a long KV cache, a KV head's GQA group in one "
                    "block (K/V read once), key warps and splits merged by log-sum-exp (mma.sync, cp.async ring)" },
+    [V_FA3] = { "fa3", "attn_fa3", MMA_DTYPES,
+                "sm_90a, FlashAttention-3's structure: TMA K/V ring with mbarriers, a producer and two ping-ponging "
+                "consumer warpgroups (setmaxnreg), wgmma Q K^T from shared memory and P V with P in registers" },
 };
 
 static const char *const causal_choices[] = { "no", "yes", NULL };
+static const char *const lse_choices[] = { "no", "yes", NULL };
 static const char *const dims[] = { "b", "h", "s", "d" };
 
 #define FUSED_ONLY (1u << V_FUSED)
 #define FUSED_MMA ((1u << V_FUSED) | (1u << V_MMA) | (1u << V_FA2))
+#define FA3_ONLY (1u << V_FA3)
 #define DECODE_ONLY (1u << V_DECODE)
 static const kb_param params[] = {
     [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0,
@@ -62,7 +68,8 @@ static const kb_param params[] = {
                    .problem = 1 },
     [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
     [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp, fa2: 32 per warp)" },
-    [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma, fa2: multiple of 16)" },
+    [P_BKV] = { "BKV", 32, NULL, FUSED_MMA | FA3_ONLY,
+                "key/value rows per shared-memory tile (mma, fa2, fa3: multiple of 16; fa3: the wgmma N of QK^T)" },
     [P_KC] = { "KC", 8, NULL, FUSED_ONLY, "keys per register chunk (online-softmax step; divides BKV)" },
     [P_TPR] = { "TPR", 4, NULL, FUSED_ONLY, "lanes per query row, splitting the head dim (power of two <= 32)" },
     [P_RQ] = { "RQ", 1, NULL, FUSED_ONLY, "query rows per thread (register blocking: a K/V element feeds RQ rows)" },
@@ -78,7 +85,11 @@ static const kb_param params[] = {
     [P_WARPS] = { "WARPS", 4, NULL, DECODE_ONLY,
                   "warps per block (1, 2, 4, 8): row warps for the group's rows x key warps (16 keys of each tile)", 1,
                   8 },
-    [P_STAGES] = { "STAGES", 2, NULL, DECODE_ONLY, "K/V tiles in the cp.async ring (2..4)", 2, 4 },
+    [P_STAGES] = { "STAGES", 2, NULL, DECODE_ONLY | FA3_ONLY, "K/V tiles in the cp.async (fa3: TMA) ring (2..4)", 2,
+                   4 },
+    [P_LSE] = { "lse", LSE_NO, lse_choices, FA3_ONLY,
+                "yes: also write each row's log-sum-exp m*scale + ln(l) as fp32 [b, h, s] (what a backward pass reads)",
+                .problem = 1 },
 };
 
 /* Elements per 16-byte K/V load of the fused kernel. */
@@ -211,6 +222,8 @@ static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
     }
     if (c->variant == V_DECODE)
         return kb_attn_decode_valid(c, t, why, n);
+    if (c->variant == V_FA3)
+        return kb_attn_fa3_valid(c, t, why, n);
     if (bh > 65535) {
         snprintf(why, n, "b*h=%lld: one (batch, head) per grid.y, limited to 65535", (long long)bh);
         return 0;
@@ -230,6 +243,10 @@ static void attn_defines(const kb_case *c, kb_sb *out)
 {
     if (c->variant == V_DECODE) {
         kb_attn_decode_defines(c, out);
+        return;
+    }
+    if (c->variant == V_FA3) {
+        kb_attn_fa3_defines(c, out);
         return;
     }
     /* each tiled kernel is compiled only into its own variant's modules; naive modules
@@ -278,6 +295,7 @@ typedef struct {
     int64_t n;          /* elements of each of Q, K, V, O */
     int64_t *rows;      /* [n_rows] flattened (bh*s + i) query rows the reference covers */
     int64_t n_rows;
+    int64_t n_rows_all; /* b*h*s */
     float *want;        /* [n_rows * d] reference rows */
     float *got;         /* [n_rows * d] the same rows of the downloaded output */
     float *o_f32;       /* [n] downloaded output, dequantised */
@@ -285,6 +303,9 @@ typedef struct {
     float *q, *k, *v;   /* [b,h,s,d] the inputs as the kernel reads them, for --dump */
     float *rows_f;      /* [n_rows] the checked rows (b*h*s flattened) as float, for --dump */
     kb_vendor_plan *plan; /* cudnn: the planned SDPA graph */
+    kb_arg maps[4];     /* fa3: the tensor maps of Q, K, V, O */
+    kb_dptr d_lse;      /* fa3 with lse: fp32 [b,h,s] log-sum-exp; else 0 */
+    float *lse_want, *lse_got, *lse_all; /* [n_rows] reference and downloaded, [b*h*s] downloaded */
 } attn_state;
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -325,9 +346,10 @@ static kb_status pick_rows(attn_state *st, int64_t total_rows, int64_t s, int64_
     return KB_OK;
 }
 
-/* One output row in double: softmax over the kept keys of q.k * scale, times V. */
+/* One output row in double: softmax over the kept keys of q.k * scale, times V; its
+ * log-sum-exp (natural log of the sum of exp of the scaled scores) in *lse. */
 static void ref_row(const float *q, const float *k, const float *v, int64_t s, int64_t d, int64_t i, int causal,
-                    double *p, float *out)
+                    double *p, float *out, float *lse)
 {
     int64_t nk = causal ? i + 1 : s;
     double scale = 1.0 / sqrt((double)d), mx = -INFINITY, sum = 0.0;
@@ -349,6 +371,7 @@ static void ref_row(const float *q, const float *k, const float *v, int64_t s, i
             acc += p[j] * (double)v[j * d + c];
         out[c] = (float)(acc / sum);
     }
+    *lse = (float)(mx + log(sum));
 }
 
 /* Quantise n uniform values in [lo, hi) plus bias (and bias4 more in every fourth row of d
@@ -365,6 +388,33 @@ static kb_status make_input(kb_run *r, kb_rng *rng, float lo, float hi, float bi
     return kb_run_upload(r, dst, h_io, (size_t)n * kb_dtype_size(dt));
 }
 
+/* fa3's adversarial rows (as attention_decode.c's): every third query row has q[0] = 64 and
+ * channel 0 of every K row ramps from -16 to +16 along the sequence, so those rows' scores
+ * rise by 2 x 64 x 16 / sqrt(d) along the keys (256 at d = 64, 181 at 128, 128 at 256: more
+ * than 80 in the exponent) and every K/V tile raises the running max: an O not rescaled when
+ * the max moves is wrong by orders of magnitude. Other rows' q[0] in [-2, 2] only tilts
+ * their softmax by at most 64 / sqrt(d). The values are exact in fp16 and bf16 up to the
+ * ramp's rounding, which the reference sees too. */
+static kb_status make_adversarial(kb_run *r, attn_state *a, float *fq, float *fk)
+{
+    const kb_case *c = r->c;
+    int64_t s = c->dims[D_S], d = c->dims[D_D], rows = a->n_rows_all;
+    for (int64_t i = 0; i < rows; i++) {
+        if (i % 3 == 0)
+            fq[i * d] = 64.0f;
+        fk[i * d] = s > 1 ? -16.0f + 32.0f * (float)(i % s) / (float)(s - 1) : 16.0f;
+    }
+    kb_dtype dt = c->dtype;
+    kb_status st;
+    kb_host_from_f32(dt, fq, a->h_io, a->n);
+    kb_host_to_f32(dt, a->h_io, fq, a->n);
+    if ((st = kb_run_upload(r, a->d_q, a->h_io, (size_t)a->n * kb_dtype_size(dt))) != KB_OK)
+        return st;
+    kb_host_from_f32(dt, fk, a->h_io, a->n);
+    kb_host_to_f32(dt, a->h_io, fk, a->n);
+    return kb_run_upload(r, a->d_k, a->h_io, (size_t)a->n * kb_dtype_size(dt));
+}
+
 static void state_free(attn_state *s)
 {
     if (!s)
@@ -378,6 +428,9 @@ static void state_free(attn_state *s)
     free(s->k);
     free(s->v);
     free(s->rows_f);
+    free(s->lse_want);
+    free(s->lse_got);
+    free(s->lse_all);
     free(s);
 }
 
@@ -420,6 +473,7 @@ static kb_status attn_setup(kb_run *r, void **state)
     if (!a)
         return kb_run_fail(r, KB_ERR_OOM, "host allocation of the attention state");
     a->n = n;
+    a->n_rows_all = bh * s;
     fq = malloc((size_t)n * sizeof(float));
     fk = malloc((size_t)n * sizeof(float));
     fv = malloc((size_t)n * sizeof(float));
@@ -432,7 +486,10 @@ static kb_status attn_setup(kb_run *r, void **state)
     }
     a->want = malloc((size_t)(a->n_rows * d) * sizeof(float));
     a->got = malloc((size_t)(a->n_rows * d) * sizeof(float));
-    if (!a->want || !a->got) {
+    a->lse_want = malloc((size_t)a->n_rows * sizeof(float));
+    a->lse_got = malloc((size_t)a->n_rows * sizeof(float));
+    a->lse_all = malloc((size_t)(bh * s) * sizeof(float));
+    if (!a->want || !a->got || !a->lse_want || !a->lse_got || !a->lse_all) {
         kb_run_fail(r, KB_ERR_OOM, "host allocation of %lld reference rows", (long long)a->n_rows);
         goto fail;
     }
@@ -442,6 +499,11 @@ static kb_status attn_setup(kb_run *r, void **state)
         (st = kb_run_alloc(r, (size_t)n * esz, &a->d_o)) != KB_OK)
         goto fail;
     if (c->variant == V_NAIVE && (st = kb_run_alloc(r, (size_t)(bh * s * s) * sizeof(float), &a->d_s)) != KB_OK)
+        goto fail;
+    if (c->variant == V_FA3 && c->params[P_LSE] == LSE_YES &&
+        (st = kb_run_alloc(r, (size_t)(bh * s) * sizeof(float), &a->d_lse)) != KB_OK)
+        goto fail;
+    if (c->variant == V_FA3 && (st = kb_attn_fa3_maps(r, a->d_q, a->d_k, a->d_v, a->d_o, a->maps)) != KB_OK)
         goto fail;
 
     /* Q and K span [-2, 2], so scores q.k/sqrt(d) have a standard deviation near 1.3 and
@@ -455,6 +517,8 @@ static kb_status attn_setup(kb_run *r, void **state)
         (st = make_input(r, &rng, -2.0f, 2.0f, 2.0f, 0.0f, d, n, a->h_io, fk, a->d_k)) != KB_OK ||
         (st = make_input(r, &rng, -1.0f, 1.0f, 0.0f, 0.0f, d, n, a->h_io, fv, a->d_v)) != KB_OK)
         goto fail;
+    if (c->variant == V_FA3 && (st = make_adversarial(r, a, fq, fk)) != KB_OK)
+        goto fail;
     if (c->variant == V_CUDNN && (st = plan_cudnn(r, a)) != KB_OK)
         goto fail;
 
@@ -462,7 +526,7 @@ static kb_status attn_setup(kb_run *r, void **state)
     for (int64_t k = 0; k < a->n_rows; k++) {
         int64_t row = a->rows[k], head = row / s, i = row % s;
         const float *base_k = fk + head * s * d, *base_v = fv + head * s * d;
-        ref_row(fq + row * d, base_k, base_v, s, d, i, causal, p, a->want + k * d);
+        ref_row(fq + row * d, base_k, base_v, s, d, i, causal, p, a->want + k * d, a->lse_want + k);
     }
     free(p);
     expose_inputs(r, a, fq, fk, fv);
@@ -489,6 +553,12 @@ static kb_status attn_enqueue(kb_run *r, void *state)
         return kb_attn_decode_enqueue(r, state);
     if (c->variant == V_CUDNN)
         return kb_run_vendor_run(r, a->plan);
+    if (c->variant == V_FA3) {
+        kb_geom g = kb_attn_fa3_geom(c);
+        kb_arg args[] = { a->maps[0], a->maps[1], a->maps[2], a->maps[3], kb_arg_ptr(a->d_lse),
+                          kb_arg_i32((int32_t)s), kb_arg_f32(scale) };
+        return kb_run_launch(r, r->f->variants[V_FA3].entry, &g, args, 7);
+    }
     if (c->variant != V_NAIVE) {
         int64_t bq = c->params[P_BQ];
         unsigned threads = (unsigned)kb_attn_threads(c);
@@ -528,8 +598,22 @@ static void attn_tolerance(const kb_case *c, double *atol, double *rtol)
     int64_t s = c->dims[D_S], d = c->dims[D_D];
     kb_tolerance(c->dtype, 1, &a1, &r1);
     kb_tolerance(KB_DT_FP32, s > d ? s : d, &a2, &r2);
-    *atol = a1 + a2 + (kb_attn_is_mma(c) || c->variant == V_CUDNN ? kb_dtype_unit_roundoff(c->dtype) : 0.0);
+    *atol = a1 + a2 + (kb_attn_is_mma(c) || c->variant == V_CUDNN || c->variant == V_FA3
+                           ? kb_dtype_unit_roundoff(c->dtype) : 0.0);
     *rtol = r1 + r2;
+}
+
+/* fa3 with lse: the checked rows' log-sum-exp, compared after O (its indices follow O's). */
+static kb_status check_lse(kb_run *r, attn_state *a, kb_verify *v)
+{
+    kb_status st = kb_run_download(r, a->lse_all, a->d_lse, (size_t)a->n_rows_all * sizeof(float));
+    if (st != KB_OK)
+        return st;
+    for (int64_t k = 0; k < a->n_rows; k++)
+        a->lse_got[k] = a->lse_all[a->rows[k]];
+    kb_verify_f32(v, a->lse_got, a->lse_want, a->n_rows);
+    kb_run_expose(r, "lse", a->lse_got, &a->n_rows, 1);
+    return KB_OK;
 }
 
 static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
@@ -550,6 +634,8 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
     attn_tolerance(c, &atol, &rtol);
     kb_verify_init(v, atol, rtol);
     kb_verify_f32(v, a->got, a->want, a->n_rows * d);
+    if (a->d_lse && (st = check_lse(r, a, v)) != KB_OK)
+        return st;
     /* for --dump: the checked rows of O (every row at emulator sizes) and their reference */
     int64_t shape[2] = { a->n_rows, d };
     kb_run_expose(r, "out", a->got, shape, 2);
@@ -575,14 +661,18 @@ static int attn_path(const kb_case *c, int sm, kb_path *out)
 {
     if (c->variant == V_CUDNN)
         return 0;
+    if (c->variant == V_FA3)
+        return kb_path_set(out, "wgmma", c->dtype, 0);
     if (kb_attn_is_mma(c) || c->variant == V_DECODE)
         return kb_path_set(out, "mma", c->dtype, 0);
     return kb_path_set(out, "fma", KB_DT_FP32, 0);
 }
 
-/* The traffic hook: decode's model is its own (attention_decode_model.c). */
+/* The traffic hook: decode's model is its own (attention_decode_model.c), fa3's too (attention_fa3.c). */
 static int attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
 {
+    if (c->variant == V_FA3)
+        return kb_attn_fa3_traffic(c, g, t);
     return c->variant == V_DECODE ? kb_dec_traffic(c, g, t) : kb_attn_traffic(c, g, t);
 }
 

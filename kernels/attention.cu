@@ -45,6 +45,9 @@
  *           grouped-query heads sharing K/V reads, the splits combined by their log-sum-exp
  *           (kernels/attention_decode.cu, included below when ATTN_DECODE is defined: its own
  *           file keeps this one readable; the family keeps one source).
+ *   fa3     sm_90a, FlashAttention-3's structure: TMA K/V ring with mbarriers, a producer and two
+ *           consumer warpgroups that ping-pong on named barriers, wgmma for both products with P
+ *           in registers (kernels/attention_fa3.cu, included below when ATTN_FA3 is defined).
  * exp is __expf in the fused variant (FlashAttention's exp2f fast path), exp2f in attn_mma.
  *
  * Defines (from the harness): KB_T storage type; KB_DTYPE_<X>; CAUSAL (CAUSAL_NO |
@@ -694,3 +697,7 @@ attn_mma(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *__r
 /* ================================ decode ================================ */
 
 #include "attention_decode.cu"   /* empty unless ATTN_DECODE */
+
+/* ================================ fa3 (sm_90a) ================================ */
+
+#include "attention_fa3.cu"      /* empty unless ATTN_FA3 */

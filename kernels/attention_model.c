@@ -190,6 +190,15 @@ static double mma_simt_per_score(const kb_case *c, double masked_frac, double cm
  * (serial_pipes: a warp's softmax needs its first product and feeds its second; FA3's
  * ping-pong exists to overlap them);
  * one K/V tile in flight (double buffer); causal blocks uneven (causal_imbalance). */
+void kb_attn_tile_counts(const kb_case *c, double *tiles, double *masked) { kv_tiles_per_head(c, tiles, masked); }
+
+double kb_attn_causal_imbalance(const kb_case *c, double bh, int sms) { return causal_imbalance(c, bh, sms); }
+
+double kb_attn_softmax_per_score(const kb_case *c, double masked_frac, const kb_traffic_gpu *g)
+{
+    return mma_simt_per_score(c, masked_frac, cmp_cost(g));
+}
+
 int kb_attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
 {
     if (c->variant == V_CUDNN)

@@ -27,4 +27,12 @@ int64_t kb_attn_shmem_bytes(const kb_case *c);
  * bytes, tensor or FP32 work, instructions per K/V tile (docs/estimate.md). */
 int kb_attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t);
 
+/* For attention_fa3.c's model, attn_mma's counts at the case's BQ and BKV: the K/V tiles all
+ * blocks of one head visit and of them those masked (causal diagonal or past s); the busiest
+ * SM's work over equal blocks' for causal (>= 1); the FP32 softmax work per score (FMA-slot
+ * flops; compare at its rate on g's architecture, 2 when g is NULL). */
+void kb_attn_tile_counts(const kb_case *c, double *tiles, double *masked);
+double kb_attn_causal_imbalance(const kb_case *c, double bh, int sms);
+double kb_attn_softmax_per_score(const kb_case *c, double masked_frac, const kb_traffic_gpu *g);
+
 #endif

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "engine/exec.h"
 #include "engine/verify.h"
+#include "attention_fa3.h"
 #include "kernels/families.h"
 
 #include <math.h>
@@ -14,7 +15,8 @@
 extern const kb_family kb_family_attention;
 static const kb_family *F = &kb_family_attention;
 
-enum { P_CAUSAL, P_BLOCK, P_BQ, P_BKV, P_KC, P_TPR, P_RQ };   /* the family's param order */
+/* the family's param and variant order: attention_model.h, attention_decode_model.h,
+ * attention_fa3.h (test_registered checks names against them) */
 
 /* ---- a fake backend: device memory is host memory, launches are recorded ---- */
 #define MAX_LAUNCH 4
@@ -107,9 +109,10 @@ static int valid_says(const kb_case *c, const kb_target *t, const char *needle)
 static void test_registered(void)
 {
     CHECK(kb_family_find("attention") >= 0);
-    CHECK(F->n_variants == 6 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
+    CHECK(F->n_variants == 7 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
           !strcmp(F->variants[2].name, "mma") && !strcmp(F->variants[3].name, "cudnn") &&
-          !strcmp(F->variants[4].name, "fa2") && !strcmp(F->variants[5].name, "decode"));
+          !strcmp(F->variants[4].name, "fa2") && !strcmp(F->variants[5].name, "decode") &&
+          !strcmp(F->variants[6].name, "fa3"));
     /* decode's host side has its own test: tests/test_attention_decode.c */
     /* fa2 is attn_mma at 32 rows per warp: same kernel, same dtypes, same params */
     CHECK(!strcmp(F->variants[4].entry, "attn_mma") && F->variants[4].dtypes == F->variants[2].dtypes);
@@ -121,6 +124,53 @@ static void test_registered(void)
     CHECK(kb_param_applies(F, P_BQ, 2) && kb_param_applies(F, P_BKV, 2) && !kb_param_applies(F, P_TPR, 2));
     CHECK(F->n_dims == 4 && !strcmp(F->dims[2], "s") && !strcmp(F->dims[3], "d"));
     CHECK(kb_family_param_find(F, "KC") == P_KC && kb_family_param_find(F, "causal") == P_CAUSAL);
+    CHECK(kb_family_param_find(F, "BQ") == P_BQ && kb_family_param_find(F, "RQ") == P_RQ &&
+          kb_family_param_find(F, "STAGES") == P_STAGES && kb_family_param_find(F, "lse") == P_LSE);
+}
+
+/* fa3 (sm_90a): its own entry, fp16/bf16, BKV, STAGES and lse apply (BQ does not: 128 rows
+ * per block); refused off sm_90a and outside its head dims, tile rule and register budget with
+ * the reason; its defines, smem, launch and traffic model. */
+static void test_fa3_host(void)
+{
+    const kb_target h100a = { 1090, 0, 227 * 1024 };
+    CHECK(V_FA3 == kb_family_variant_find(F, "fa3") && !strcmp(F->variants[V_FA3].entry, "attn_fa3"));
+    CHECK(F->variants[V_FA3].dtypes == F->variants[V_MMA].dtypes);
+    CHECK(kb_param_applies(F, P_BKV, V_FA3) && kb_param_applies(F, P_STAGES, V_FA3) && kb_param_applies(F, P_LSE, V_FA3));
+    CHECK(!kb_param_applies(F, P_BQ, V_FA3) && !kb_param_applies(F, P_LSE, V_FA2) && kb_param_applies(F, P_CAUSAL, V_FA3));
+    kb_case c = make_case("fa3", KB_DT_BF16, 1, 32, 2048, 128, CAUSAL_YES);
+    c.params[P_BKV] = 128, c.params[P_STAGES] = 2;
+    char why[512];
+    CHECK(F->valid(&c, &h100a, why, sizeof why) == 1);
+    CHECK(valid_says(&c, &sm90, "use --arch sm_90a"));
+    CHECK(kb_attn_fa3_smem(&c) == 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 7);
+    kb_geom g = kb_attn_fa3_geom(&c);
+    CHECK(g.grid[0] == 16 && g.grid[1] == 32 && g.block[0] == 384 && g.shmem_bytes == (size_t)kb_attn_fa3_smem(&c));
+    kb_sb b;
+    kb_sb_init(&b);
+    F->defines(&c, &b);
+    CHECK(strstr(b.s, "ATTN_FA3=1") && strstr(b.s, "HEAD_D=128") && !strstr(b.s, "ATTN_MMA"));
+    kb_sb_free(&b);
+    c.dims[3] = 96;
+    CHECK(valid_says(&c, &h100a, "head dims 64, 128 and 256"));
+    c.dims[3] = 256;   /* 128 + 64 + 32 fragment words: over the consumer's budget */
+    CHECK(valid_says(&c, &h100a, "fragment words per consumer thread"));
+    c.params[P_BKV] = 64;
+    CHECK(F->valid(&c, &h100a, why, sizeof why) == 1);
+    c.dims[3] = 128, c.params[P_BKV] = 40;
+    CHECK(valid_says(&c, &h100a, "multiple of 16"));
+    c.params[P_BKV] = 128, c.params[P_STAGES] = 4;   /* 1024 + 32768 + 262144 bytes */
+    CHECK(valid_says(&c, &h100a, "bytes of shared memory"));
+    /* the model: whole tiles on the wgmma path, the softmax overlapped, an ex2 per score */
+    c.params[P_STAGES] = 2;
+    kb_traffic tr;
+    kb_traffic_gpu gpu = { 90, 0, 50e6, 132 };
+    CHECK(F->traffic(&c, &gpu, &tr) == 1);
+    double tiles = 32.0 * (16.0 * 17.0 / 2.0);   /* causal, BQ = BKV = 128: 1 + 2 + ... + 16 per head */
+    CHECK(tr.tensor_path == KB_TENSOR_WGMMA && tr.serial_pipes == 0 && tr.blocks == 16 * 32 && tr.threads == 384);
+    CHECK(fabs(tr.mma_flops - tiles * 4.0 * 128 * 128 * 128) < 1.0);
+    CHECK(fabs(tr.sfu_ops - tiles * 128.0 * 129.0) < 1.0);
+    CHECK(tr.imbalance > 1.0);
 }
 
 static void test_work_model(void)
@@ -543,6 +593,7 @@ static void test_large_shape_samples_rows(void)
 int main(void)
 {
     RUN(test_registered);
+    RUN(test_fa3_host);
     RUN(test_work_model);
     RUN(test_valid_reasons);
     RUN(test_defines_per_variant);

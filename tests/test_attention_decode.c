@@ -12,6 +12,7 @@
 #include "engine/verify.h"
 #include "attention_decode.h"
 #include "attention_decode_model.h"
+#include "attention_fa3.h"
 #include "kernels/families.h"
 
 #include <math.h>
@@ -128,8 +129,8 @@ static void test_registered_and_ids(void)
     for (int i = 0; i < 5; i++) {
         int p = kb_family_param_find(F, names[i]);
         CHECK_MSG(p == P_QLEN + i, "%s at %d", names[i], p);
-        for (int v = 0; v < F->n_variants; v++)   /* decode's alone: the other variants' ids are unchanged */
-            CHECK(kb_param_applies(F, p, v) == (v == V_DECODE));
+        for (int v = 0; v < F->n_variants; v++)   /* decode's (STAGES fa3's too): other variants' ids unchanged */
+            CHECK(kb_param_applies(F, p, v) == (v == V_DECODE || (p == P_STAGES && v == V_FA3)));
     }
     CHECK(kb_param_applies(F, P_CAUSAL, V_DECODE) && !kb_param_applies(F, P_BQ, V_DECODE) &&
           !kb_param_applies(F, P_BKV, V_DECODE));

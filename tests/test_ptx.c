@@ -9,7 +9,9 @@
  * one ex2 per score; attn_fused's 16-byte shared loads, as many at RQ > 1 as at RQ = 1
  * (register blocking); attn_decode's mma.sync and ldmatrix per tile, 16-byte copies and stores,
  * and its combine's 16-byte loads and stores; gemm_wgmma on sm_90a (wgmma.mma_async per k-tile,
- * TMA loads and stores, mbarrier waits, setmaxnreg, no mma.sync) and its refusal on sm_90. */
+ * TMA loads and stores, mbarrier waits, setmaxnreg, no mma.sync) and its refusal on sm_90;
+ * attn_fa3 on sm_90a (wgmma Q K^T from shared memory, P V with A in registers, TMA, named
+ * barriers with an id, setmaxnreg) and its refusal on sm_90. */
 #include "check.h"
 #include "core/arch.h"
 #include "core/fsutil.h"
@@ -211,6 +213,7 @@ static void test_gemm_mma(void)
 }
 
 static char *entry_of(const char *ptx, const char *name);
+static int count_after(const char *ptx, const char *what, const char *prev);
 
 /* gemm_wgmma at sm_90a, BM 128 x BN 128, BK of 128 bytes (one 128B-swizzled box per operand
  * and stage), 4 stages: the k-tile body is unrolled and the loop over k-tiles is not, so the
@@ -248,6 +251,56 @@ static void check_gemm_wgmma(kb_dtype dt)
     char *plain = ptx_of(&c, 90);
     CHECK_MSG(plain == NULL, "gemm wgmma %s compiled for sm_90 (no wgmma there)", dn);
     free(plain);
+}
+
+/* attention fa3 at sm_90a, d 64, 128-key tiles, causal: the consumer's loop body holds
+ * S = Q K^T once as d/16 wgmma m64n128k16 from descriptors and P V as BKV/16 wgmma m64n64k16
+ * with A in registers ({%r..}); the TMA loads of Q, K and V (rank 3) and the O store; the
+ * named barriers with an id and a count (ping-pong bar.sync and bar.arrive, the epilogue's
+ * bar.sync); both setmaxnreg; one ex2 per score after an FFMA (scale * log2 e folded in); no
+ * mma.sync, no local memory. On sm_90 the module does not compile (wgmma needs sm_90a). */
+static void check_attn_fa3(kb_dtype dt)
+{
+    kb_case c = make("attention", "fa3", dt);
+    set_param(&c, "causal", 1);
+    set_param(&c, "BKV", 128);
+    set_param(&c, "STAGES", 2);
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 64;
+    const char *dn = kb_dtype_name(dt);
+    char *ptx = ptx_of(&c, 90 + KB_ARCH_SPECIFIC), *p = ptx ? entry_of(ptx, "attn_fa3") : NULL;
+    CHECK_MSG(p != NULL, "attention fa3 %s sm_90a does not compile to an entry attn_fa3", dn);
+    if (p) {
+        CHECK_MSG(count(p, "wgmma.mma_async.sync.aligned.m64n128k16") == 4 &&
+                  count(p, "wgmma.mma_async.sync.aligned.m64n64k16") == 8, "attention fa3 %s: %d m64n128k16 (Q K^T), "
+                  "%d m64n64k16 (P V)", dn, count(p, "wgmma.mma_async.sync.aligned.m64n128k16"),
+                  count(p, "wgmma.mma_async.sync.aligned.m64n64k16"));
+        const char *pv = strstr(p, "wgmma.mma_async.sync.aligned.m64n64k16");
+        const char *a = pv ? strstr(pv, "}, {%r") : NULL, *eol = pv ? strchr(pv, '\n') : NULL;
+        CHECK_MSG(a != NULL && a < eol, "attention fa3 %s: P V's A operand is not a register list (the RS form)", dn);
+        CHECK_MSG(count(p, "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 3 &&
+                  count(p, "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group") == 1,
+                  "attention fa3 %s: %d TMA tensor copies", dn, count(p, "cp.async.bulk.tensor"));
+        CHECK_MSG(count(p, "bar.sync %r") >= 2 && count(p, "bar.arrive %r") >= 1,
+                  "attention fa3 %s: %d bar.sync and %d bar.arrive with a barrier id and count", dn,
+                  count(p, "bar.sync %r"), count(p, "bar.arrive %r"));
+        CHECK_MSG(count(p, "setmaxnreg.dec.sync.aligned.u32 24") == 1 && count(p, "setmaxnreg.inc.sync.aligned.u32 240") == 1,
+                  "attention fa3 %s: setmaxnreg missing", dn);
+        CHECK_MSG(count_after(p, "ex2.approx", "fma.rn.f32") >= 64, "attention fa3 %s: %d ex2 after an FFMA, want >= 64",
+                  dn, count_after(p, "ex2.approx", "fma.rn.f32"));
+        CHECK_MSG(count(p, "mma.sync") == 0 && count(p, ".local") == 0, "attention fa3 %s: %d mma.sync, %d .local", dn,
+                  count(p, "mma.sync"), count(p, ".local"));
+    }
+    free(p);
+    free(ptx);
+    char *plain = ptx_of(&c, 90);
+    CHECK_MSG(plain == NULL, "attention fa3 %s compiled for sm_90 (no wgmma there)", dn);
+    free(plain);
+}
+
+static void test_attn_fa3(void)
+{
+    check_attn_fa3(KB_DT_FP16);
+    check_attn_fa3(KB_DT_BF16);
 }
 
 static void test_gemm_wgmma(void)
@@ -509,6 +562,7 @@ int main(void)
     RUN(test_gemm_wgmma);
     RUN(test_attn_mma);
     RUN(test_attn_decode);
+    RUN(test_attn_fa3);
     RUN(test_vec_variants);
     TEST_MAIN_END();
 }

@@ -1,0 +1,141 @@
+/* attention_fa3.c - host side of attention/fa3 (see attention_fa3.h). */
+#include "attention_fa3.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Consumer registers: O (d/2), S (BKV/2) and P (BKV/4) fragment words per thread, within the
+ * 240 registers setmaxnreg gives a consumer, leaving 40 for addresses, the softmax state and
+ * loop counters. Same bound as the kernel's static_assert. */
+#define FA3_MAX_FRAG_WORDS 200
+
+/* The reason a case is refused, for `return refuse(...)`. */
+static int refuse(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int refuse(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+int64_t kb_attn_fa3_smem(const kb_case *c)
+{
+    int64_t d = c->dims[D_D], bkv = c->params[P_BKV], st = c->params[P_STAGES];
+    return 1024 + KB_FA3_BM * d * 2 + 2 * st * bkv * d * 2 + 8 * (1 + 3 * st);
+}
+
+int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    int64_t d = c->dims[D_D], bkv = c->params[P_BKV], st = c->params[P_STAGES];
+    int64_t bh = c->dims[D_B] * c->dims[D_H], s = c->dims[D_S];
+    if (!kb_arch_has(t->sm, KB_PATH_WGMMA)) {
+        snprintf(why, n, "attention/fa3 is built on wgmma.mma_async and setmaxnreg, which only sm_90a has (PTX ISA "
+                 "9.7.15); the target is %s: use --arch sm_90a", kb_arch_name(t->sm));
+        return 0;
+    }
+    if (d != 64 && d != 128 && d != 256)
+        return refuse(why, n, "d=%lld: fa3 takes head dims 64, 128 and 256 (whole 128-byte TMA boxes of the head "
+                      "dim, and the wgmma N of P V)", (long long)d);
+    if (bkv < 16 || bkv > 256 || bkv % 16)
+        return refuse(why, n, "BKV=%lld: the keys per tile are the wgmma N of Q K^T and 16-key k-steps of P V: a "
+                      "multiple of 16 in [16, 256]", (long long)bkv);
+    if (st < 2 || st > 4)
+        return refuse(why, n, "STAGES=%lld: the K/V ring holds 2 to 4 tiles", (long long)st);
+    if (d / 2 + bkv / 2 + bkv / 4 > FA3_MAX_FRAG_WORDS)
+        return refuse(why, n, "d/2 + BKV/2 + BKV/4 = %lld fragment words per consumer thread (O, S, P) exceed %d of "
+                      "the 240 registers setmaxnreg gives a consumer warpgroup: lower BKV",
+                      (long long)(d / 2 + bkv / 2 + bkv / 4), FA3_MAX_FRAG_WORDS);
+    if (kb_attn_fa3_smem(c) > t->max_shmem_per_block) {
+        snprintf(why, n, "the Q tile and %lld K/V stages need %lld bytes of shared memory, over the %d-byte limit of %s",
+                 (long long)st, (long long)kb_attn_fa3_smem(c), t->max_shmem_per_block, kb_arch_name(t->sm));
+        return 0;
+    }
+    if (bh > 65535 || s > 2147483647LL)
+        return refuse(why, n, "b*h=%lld, s=%lld: one (batch, head) per grid.y (at most 65535), s a 32-bit int",
+                      (long long)bh, (long long)s);
+    return 1;
+}
+
+void kb_attn_fa3_defines(const kb_case *c, kb_sb *out)
+{
+    kb_sb_printf(out, "ATTN_FA3=1\nHEAD_D=%lld\n", (long long)c->dims[D_D]);   /* BKV, STAGES, LSE: params */
+}
+
+static kb_status one_map(kb_run *r, kb_dptr base, uint32_t rows, const char *what, kb_arg *out)
+{
+    const kb_case *c = r->c;
+    uint64_t d = (uint64_t)c->dims[D_D], s = (uint64_t)c->dims[D_S], bh = (uint64_t)(c->dims[D_B] * c->dims[D_H]);
+    kb_tmap_desc m = { .dtype = c->dtype == KB_DT_FP16 ? KB_TMAP_F16 : KB_TMAP_BF16, .rank = 3, .base = base,
+                       .dims = { d, s, bh }, .strides = { d * 2, s * d * 2 }, .box = { 64, rows, 1 },
+                       .swizzle = KB_TMAP_SWIZZLE_128B };
+    char err[512];
+    kb_status st = kb_backend_tmap_encode(r->be, r->bx, &m, out, err, sizeof err);
+    return st == KB_OK ? KB_OK : kb_run_fail(r, st, "attention/fa3: the tensor map of %s: %s", what, err);
+}
+
+kb_status kb_attn_fa3_maps(kb_run *r, kb_dptr q, kb_dptr k, kb_dptr v, kb_dptr o, kb_arg out[4])
+{
+    uint32_t bkv = (uint32_t)r->c->params[P_BKV];
+    kb_status st;
+    if ((st = one_map(r, q, KB_FA3_BM, "Q", &out[0])) || (st = one_map(r, k, bkv, "K", &out[1])) ||
+        (st = one_map(r, v, bkv, "V", &out[2])) || (st = one_map(r, o, KB_FA3_BM / 2, "O", &out[3])))
+        return st;
+    return KB_OK;
+}
+
+kb_geom kb_attn_fa3_geom(const kb_case *c)
+{
+    int64_t s = c->dims[D_S];
+    kb_geom g = { { (unsigned)((s + KB_FA3_BM - 1) / KB_FA3_BM), (unsigned)(c->dims[D_B] * c->dims[D_H]), 1 },
+                  { KB_FA3_THREADS, 1, 1 }, (size_t)kb_attn_fa3_smem(c), { 1, 1, 1 } };
+    return g;
+}
+
+/* fa3 (attention_fa3.cu), counted as attn_mma's tiles at BQ = 128: per K/V tile and block the
+ * TMA writes K and V to shared memory once, and each of the two consumer warpgroups reads its
+ * 64 Q rows and K for S, V for P V (wgmma operands from shared memory; P from registers);
+ * both products on the wgmma path over whole tiles; per score an FFMA and ex2, the max and
+ * the row sum, the rescale of O (d/BKV FMULs per score), compare/select on masked tiles; P
+ * converted to 16-bit. serial_pipes 0: the two consumer warpgroups' ping-pong and each one's
+ * softmax of tile j under its P V of tile j-1 overlap the softmax with the products (FA3
+ * 3.1-3.2), so the limit is the slowest pipe, and the products run at the wgmma GEMM
+ * efficiency. Instructions per tile and consumer warp (8): 3 per wgmma (descriptor and issue),
+ * per thread-score max, FFMA, ex2, FADD, half a pack (x 4.5), the rescale d/2, 40 of waits,
+ * barriers and loop; the producer warp 2 d/64 TMA copies + 8. STAGES tiles in flight per
+ * block. Causal blocks uneven as attn_mma's (no persistent longest-first scheduler). */
+int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *t)
+{
+    kb_case cc = *c0;
+    const kb_case *c = &cc;
+    cc.params[P_BQ] = KB_FA3_BM;
+    double bh = (double)(c->dims[D_B] * c->dims[D_H]), s = (double)c->dims[D_S], d = (double)c->dims[D_D];
+    double bkv = (double)c->params[P_BKV], esz = (double)kb_dtype_size(c->dtype), bm = KB_FA3_BM;
+    double tiles, masked, kv_bytes = 2.0 * bkv * d * esz;
+    kb_attn_tile_counts(c, &tiles, &masked);
+    double masked_frac = tiles > 0 ? masked / tiles : 0.0;
+    tiles *= bh;
+    memset(t, 0, sizeof *t);
+    t->blocks = (int64_t)(bh * ceil(s / bm));
+    t->threads = KB_FA3_THREADS;
+    t->dyn_smem_bytes = kb_attn_fa3_smem(c);
+    t->launches = 1;
+    t->tensor_path = KB_TENSOR_WGMMA;
+    t->serial_pipes = 0;
+    t->imbalance = kb_attn_causal_imbalance(c, bh, g ? g->sms : 0);
+    t->mma_flops = tiles * 2.0 * (2.0 * bm * bkv * d);
+    t->sfu_ops = tiles * bm * (bkv + 1.0);                             /* ex2 per score, + the row's rescale */
+    t->simt_flops = tiles * bm * bkv * kb_attn_softmax_per_score(c, masked_frac, g);
+    t->cvt_ops = tiles * bm * bkv / 2.0 + bh * s * d / 2.0;           /* P packed to 16-bit; O once */
+    t->smem_bytes = tiles * (kv_bytes + 2.0 * (bm / 2.0 * d * esz + kv_bytes)) + 2.0 * bh * s * d * esz;
+    double wgmmas = d / 16.0 + bkv / 16.0, per_thread_scores = bkv / 2.0;
+    t->warp_insts = tiles * (8.0 * (3.0 * wgmmas + 4.5 * per_thread_scores + d / 2.0 + 40.0) + 2.0 * d / 64.0 + 8.0);
+    t->l2_bytes = tiles * kv_bytes + 2.0 * bh * s * d * esz;
+    t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */
+    t->write_bytes = bh * s * d * esz;
+    t->inflight_bytes = (double)c->params[P_STAGES] * kv_bytes / t->threads;
+    return 1;
+}

@@ -1,0 +1,44 @@
+/* attention_fa3.h - host side of attention/fa3 (attention_fa3.c), FlashAttention-3's forward
+ * structure on sm_90a: legality, defines, shared memory, TMA tensor maps and the launch. The
+ * kernel: attention_fa3.cu. Q, K, V, O are the family's dense [b, h, s, d]. */
+#ifndef KB_ATTENTION_FA3_H
+#define KB_ATTENTION_FA3_H
+
+#include "attention_decode_model.h"
+#include "engine/exec.h"
+
+/* The variant and its param, after attention_decode_model.h's (V_DECODE, P_STAGES). */
+enum { V_FA3 = V_DECODE + 1 };
+enum { P_LSE = P_STAGES + 1 };
+enum { LSE_NO, LSE_YES };
+
+#define KB_FA3_BM 128        /* query rows per block: 64 per consumer warpgroup */
+#define KB_FA3_THREADS 384   /* a producer and two consumer warpgroups */
+
+/* 1 when case c may run on target t, else 0 with the reason in why (n bytes): sm_90a, head
+ * dim 64/128/256, BKV a multiple of 16 in [16, 256], the consumers' fragments within their
+ * 240 registers, shared memory within the target's limit, b*h <= 65535. */
+int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n);
+
+/* The kernel's defines beyond the params' own (BKV, STAGES, LSE): ATTN_FA3, HEAD_D. */
+void kb_attn_fa3_defines(const kb_case *c, kb_sb *out);
+
+/* Dynamic shared memory [bytes]: 1024 of alignment slack, the 128 x d Q tile, STAGES K and V
+ * tiles of BKV x d, and 1 + 3 STAGES mbarriers (8 bytes each). */
+int64_t kb_attn_fa3_smem(const kb_case *c);
+
+/* The four tensor maps (Q, K, V, O: the kernel's argument order) of case r->c over the
+ * buffers q, k, v, o: rank 3 {d, s, b*h}, 64-element (128-byte) boxes of the head dim with
+ * the 128-byte swizzle; Q 128 rows, K and V BKV rows, O 64 rows per box. KB_OK, or the
+ * backend's status with the message in the case. */
+kb_status kb_attn_fa3_maps(kb_run *r, kb_dptr q, kb_dptr k, kb_dptr v, kb_dptr o, kb_arg out[4]);
+
+/* The launch: ceil(s / 128) x (b*h) blocks of 384 threads, kb_attn_fa3_smem bytes. */
+kb_geom kb_attn_fa3_geom(const kb_case *c);
+
+/* The traffic hook for fa3 (engine/traffic.h; docs/estimate.md): attn_mma's tile counts at
+ * BQ = 128, both products on the wgmma path, the softmax overlapped with them (serial_pipes 0).
+ * Returns 1 (modelled). */
+int kb_attn_fa3_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t);
+
+#endif
