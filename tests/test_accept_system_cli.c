@@ -5,7 +5,7 @@
  * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit, and
  * a pair at half bandwidth (the driver double's copies) FAILs p2p_bandwidth naming it (exit 5);
  * a PCIe node judged as an HGX fails its topology, as the generic system it passes; the NCCL
- * sweep on the NCCL double verifies every result and an asynchronous NCCL error is SKIP; an
+ * sweep on the NCCL double verifies every result, eager and captured into a graph, and an asynchronous NCCL error is SKIP; an
  * unknown system is exit 2 listing the systems. */
 #include "check.h"
 #include "core/kb.h"
@@ -168,7 +168,7 @@ static void test_nccl_sweep_on_the_doubles(void)
                           "KBENCH_LIBNCCL", getenv("KBENCH_FAKE_LIBNCCL"), NULL, NULL, NULL };
     json_t *v = NULL;
     CHECK(accept_system(dir, spec, "cuda", env, &v) == 0);
-    CHECK_MSG(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "32 collective results"),
+    CHECK_MSG(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "64 collective results"),
               "%s", reason(v, "collectives"));
     CHECK(!strcmp(status(v, "allreduce_busbw"), "SKIP") && strstr(reason(v, "allreduce_busbw"), "one rank"));
     CHECK(!strcmp(status(v, "coll_busy"), "SKIP") && strstr(reason(v, "coll_busy"), "NCCL does not say"));
@@ -176,10 +176,12 @@ static void test_nccl_sweep_on_the_doubles(void)
     CHECK(json_array_size(json_object_get(sys, "all_reduce")) == 4);   /* 1K, 8K, 64K, 512K */
     const char *records = json_string_value(json_object_get(sys, "coll_records"));
     char *text = records ? slurp(records) : NULL;
-    int lines = 0;
+    int lines = 0, graphs = 0;
     for (char *p = text; p && (p = strstr(p, "\"clock\":\"gpu\"")); p++)
         lines++;
-    CHECK_MSG(lines == 32, "%d records on the gpu clock", lines);
+    for (char *p = text; p && (p = strstr(p, "\"wrong_all\":0,")); p++)   /* verified: graph and eager */
+        graphs += strstr(p, "\"launch\":\"graph\"") && strstr(p, "\"launch\":\"graph\"") < strchr(p, '\n');
+    CHECK_MSG(lines == 64 && graphs == 32, "%d records on the gpu clock, %d graphs verified", lines, graphs);
     free(text);
     json_decref(v);
     env[6] = "KBENCH_FAKE_NCCL_ASYNC";
