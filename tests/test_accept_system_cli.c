@@ -5,8 +5,8 @@
  * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit, and
  * a pair at half bandwidth (the driver double's copies) FAILs p2p_bandwidth naming it (exit 5);
  * a PCIe node judged as an HGX fails its topology, as the generic system it passes; the NCCL
- * sweep on the NCCL double verifies every result, eager and captured into a graph, and an asynchronous NCCL error is SKIP; an
- * unknown system is exit 2 listing the systems. */
+ * sweep on the NCCL double verifies every result, eager and captured into a graph, and an
+ * asynchronous NCCL error is SKIP; an unknown system is exit 2 listing the systems. */
 #include "check.h"
 #include "core/kb.h"
 #include "spawn.h"
