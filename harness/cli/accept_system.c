@@ -212,14 +212,21 @@ json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records,
         json_t *topo = json_array(), *links = json_array();
         for (int i = 0; i < node->n; i++) {
             json_t *row = json_array();
-            for (int j = 0; j < node->n; j++)
-                json_array_append_new(row, json_string(kb_sys_pair_name(node->topo[i][j])));
+            for (int j = 0; j < node->n; j++) {
+                char cell[16];   /* nvidia-smi topo -m's NV<n> when the links were counted, else NV */
+                snprintf(cell, sizeof cell, "%s", kb_sys_pair_name(node->topo[i][j]));
+                if (node->topo[i][j] == KB_PAIR_NV && node->nv_counts_read && node->nv_links[i][j] > 0)
+                    snprintf(cell, sizeof cell, "NV%d", node->nv_links[i][j]);
+                json_array_append_new(row, json_string(cell));
+            }
             json_array_append_new(topo, row);
             json_array_append_new(links, json_integer(node->links[i]));
         }
         json_object_set_new(o, "gpus_found", json_integer(node->n));
         json_object_set_new(o, "topology_matrix", node->topo_read ? topo : (json_decref(topo), json_null()));
         json_object_set_new(o, "nvlink_active", node->links_read ? links : (json_decref(links), json_null()));
+        if (!node->nv_counts_read)
+            json_object_set_new(o, "nvlink_pairs_why", json_string(node->nv_counts_why));
     }
     if (o && node->p2p_read) {
         json_object_set_new(o, "p2p_uni_gbs", matrix(node->bw_uni, node->p2p_n));
