@@ -5,8 +5,8 @@
  * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit, and
  * a pair at half bandwidth (the driver double's copies) FAILs p2p_bandwidth naming it (exit 5);
  * a PCIe node judged as an HGX fails its topology, as the generic system it passes; the NCCL
- * sweep on the NCCL double verifies every result and an asynchronous NCCL error is SKIP; an
- * unknown system is exit 2 listing the systems. */
+ * sweep on the NCCL double verifies every result, eager and captured into a graph, and an
+ * asynchronous NCCL error is SKIP; an unknown system is exit 2 listing the systems. */
 #include "check.h"
 #include "core/kb.h"
 #include "spawn.h"
@@ -100,6 +100,39 @@ static void test_unknown_system(void)
     free(text);
 }
 
+/* The topology table's cell (a, b) in verdict v ("NV18", "SYS" ...), "" when absent. */
+static const char *cell(json_t *v, int a, int b)
+{
+    json_t *m = json_object_get(json_object_get(v, "system"), "topology_matrix");
+    const char *s = json_string_value(json_array_get(json_array_get(m, (size_t)a), (size_t)b));
+    return s ? s : "";
+}
+
+/* NV<n> per pair from NVML's remote ends: NVSwitch links (the fewer of the two GPUs'), a link
+ * down on one GPU, and GPU-to-GPU bridges matched by PCI address. */
+static void test_nvlink_counts_on_the_doubles(void)
+{
+    const char *env[] = { "KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), "KBENCH_LIBNVML",
+                          getenv("KBENCH_FAKE_LIBNVML"), NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+    json_t *v = NULL;
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", env, &v) == 0);
+    CHECK_MSG(!strcmp(cell(v, 0, 1), "NV18") && !strcmp(cell(v, 7, 6), "NV18") && !strcmp(cell(v, 2, 2), "X"),
+              "%s %s", cell(v, 0, 1), cell(v, 7, 6));
+    json_decref(v);
+    env[4] = "KBENCH_FAKE_NVML_LINK_DOWN", env[5] = "3:7,3:8";
+    accept_system(dir, "hgx-h100-8", "cuda", env, &v);
+    CHECK_MSG(!strcmp(cell(v, 3, 5), "NV16") && !strcmp(cell(v, 5, 3), "NV16") && !strcmp(cell(v, 0, 1), "NV18"),
+              "%s %s %s", cell(v, 3, 5), cell(v, 5, 3), cell(v, 0, 1));
+    json_decref(v);
+    env[4] = "KBENCH_FAKE_NVML_TOPO", env[5] = "mesh", env[6] = "KBENCH_FAKE_NVML_GPUS", env[7] = "4";
+    env[8] = "KBENCH_FAKE_NVML_BRIDGES", env[9] = "0-1:2,1-2:1,0-2:3";
+    accept_system(dir, "generic", "cuda", env, &v);
+    CHECK_MSG(!strcmp(cell(v, 0, 1), "NV2") && !strcmp(cell(v, 1, 0), "NV2") && !strcmp(cell(v, 1, 2), "NV1") &&
+              !strcmp(cell(v, 2, 0), "NV3") && !strcmp(cell(v, 0, 3), "SYS") && !strcmp(cell(v, 2, 3), "NODE"),
+              "%s %s %s %s %s", cell(v, 0, 1), cell(v, 1, 0), cell(v, 1, 2), cell(v, 2, 0), cell(v, 0, 3));
+    json_decref(v);
+}
+
 static void test_nvlink_and_topology_on_the_doubles(void)
 {
     const char *base[] = { "KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), "KBENCH_LIBNVML",
@@ -168,7 +201,7 @@ static void test_nccl_sweep_on_the_doubles(void)
                           "KBENCH_LIBNCCL", getenv("KBENCH_FAKE_LIBNCCL"), NULL, NULL, NULL };
     json_t *v = NULL;
     CHECK(accept_system(dir, spec, "cuda", env, &v) == 0);
-    CHECK_MSG(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "32 collective results"),
+    CHECK_MSG(!strcmp(status(v, "collectives"), "PASS") && strstr(reason(v, "collectives"), "64 collective results"),
               "%s", reason(v, "collectives"));
     CHECK(!strcmp(status(v, "allreduce_busbw"), "SKIP") && strstr(reason(v, "allreduce_busbw"), "one rank"));
     CHECK(!strcmp(status(v, "coll_busy"), "SKIP") && strstr(reason(v, "coll_busy"), "NCCL does not say"));
@@ -176,10 +209,12 @@ static void test_nccl_sweep_on_the_doubles(void)
     CHECK(json_array_size(json_object_get(sys, "all_reduce")) == 4);   /* 1K, 8K, 64K, 512K */
     const char *records = json_string_value(json_object_get(sys, "coll_records"));
     char *text = records ? slurp(records) : NULL;
-    int lines = 0;
+    int lines = 0, graphs = 0;
     for (char *p = text; p && (p = strstr(p, "\"clock\":\"gpu\"")); p++)
         lines++;
-    CHECK_MSG(lines == 32, "%d records on the gpu clock", lines);
+    for (char *p = text; p && (p = strstr(p, "\"wrong_all\":0,")); p++)   /* verified: graph and eager */
+        graphs += strstr(p, "\"launch\":\"graph\"") && strstr(p, "\"launch\":\"graph\"") < strchr(p, '\n');
+    CHECK_MSG(lines == 64 && graphs == 32, "%d records on the gpu clock, %d graphs verified", lines, graphs);
     free(text);
     json_decref(v);
     env[6] = "KBENCH_FAKE_NCCL_ASYNC";
@@ -197,6 +232,7 @@ int main(void)
     RUN(test_emu_generic_one_rank);
     RUN(test_unknown_system);
     RUN(test_nvlink_and_topology_on_the_doubles);
+    RUN(test_nvlink_counts_on_the_doubles);
     RUN(test_nccl_sweep_on_the_doubles);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -4,7 +4,10 @@
  * checked), the id handed out by the rendezvous to forked ranks, the fallback for an NCCL
  * without ncclAlltoAll; and the contract's negative side - each breach the double reports
  * (call order, use after destroy, streams, groups, ranks, async errors) and the glue never
- * committing one. */
+ * committing one; graph capture on the driver double (a captured call moves nothing until its
+ * graph is launched, then at every launch; a capture of another stream, a synchronisation inside
+ * a capture, send/recv captured before any ran, not relaxed: each refused and counted). */
+#include "backend/cuda/cuda_api.h"
 #include "check.h"
 #include "collective/coll_nccl.h"
 #include "collective/rendezvous.h"
@@ -286,6 +289,124 @@ static void test_id_through_rendezvous(void)
     rmdir(dir);
 }
 
+
+/* Graph capture, with the driver double loaded (the NCCL double asks it about the stream). */
+typedef struct { kb_cuda_api cu; kb_nccl_api a; CUcontext ctx; CUdevice dev; CUstream s, other; } cap_env;
+
+static int cap_open(cap_env *e)
+{
+    char err[512];
+    setenv("KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), 1);
+    if (kb_cuda_api_load(&e->cu, err, sizeof err) != KB_OK || load("KBENCH_FAKE_LIBNCCL", &e->a) != 0)
+        return -1;
+    return e->cu.Init(0) || e->cu.DeviceGet(&e->dev, 0) || e->cu.DevicePrimaryCtxRetain(&e->ctx, e->dev) ||
+                   e->cu.CtxSetCurrent(e->ctx) || e->cu.StreamCreate(&e->s, CU_STREAM_NON_BLOCKING) ||
+                   e->cu.StreamCreate(&e->other, CU_STREAM_NON_BLOCKING)
+               ? -1
+               : 0;
+}
+
+static int zero(cap_env *e, CUdeviceptr p)
+{
+    return e->cu.MemsetD8Async(p, 0, 64, e->s) || e->cu.StreamSynchronize(e->s);
+}
+
+/* recv == the 16 floats 1..16 (the one-rank result). */
+static int holds_input(cap_env *e, CUdeviceptr recv)
+{
+    float h[16];
+    if (e->cu.MemcpyDtoH(h, recv, sizeof h))
+        return 0;
+    for (int i = 0; i < 16; i++)
+        if (h[i] != (float)(i + 1))
+            return 0;
+    return 1;
+}
+
+/* Capture one call (all_reduce, or a send/recv pair) on e->s in mode m; its graph, or NULL. */
+static CUgraphExec cap_one(cap_env *e, ncclComm_t c, int p2p, CUstreamCaptureMode m, CUdeviceptr send,
+                           CUdeviceptr recv, ncclResult_t *r)
+{
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    void *sp = (void *)(uintptr_t)send, *rp = (void *)(uintptr_t)recv;
+    cudaStream_t s = (cudaStream_t)e->s;
+    if (e->cu.StreamBeginCapture(e->s, m))
+        return NULL;
+    if (!p2p)
+        *r = e->a.AllReduce(sp, rp, 16, ncclFloat32, ncclSum, c, s);
+    else {
+        e->a.GroupStart();
+        *r = e->a.Send(sp, 16, ncclFloat32, 0, c, s);
+        ncclResult_t r2 = e->a.Recv(rp, 16, ncclFloat32, 0, c, s);
+        *r = *r ? *r : r2;
+        ncclResult_t r3 = e->a.GroupEnd();
+        *r = *r ? *r : r3;
+    }
+    if (e->cu.StreamEndCapture(e->s, &g) == CUDA_SUCCESS && *r == ncclSuccess)
+        e->cu.GraphInstantiate(&x, g, 0);
+    if (g)
+        e->cu.GraphDestroy(g);
+    return x;
+}
+
+static void test_capture_contract(void)
+{
+    static cap_env e;
+    CHECK(cap_open(&e) == 0);
+    if (!e.s)
+        return;
+    float in[16];
+    for (int i = 0; i < 16; i++)
+        in[i] = (float)(i + 1);
+    CUdeviceptr send = 0, recv = 0;
+    CHECK(!e.cu.MemAlloc(&send, 64) && !e.cu.MemAlloc(&recv, 64) && !e.cu.MemcpyHtoD(send, in, 64));
+    ncclUniqueId id;
+    ncclComm_t c, c2;
+    ncclResult_t r = ncclInternalError;
+    CHECK(e.a.GetUniqueId(&id) == ncclSuccess && e.a.CommInitRank(&c, 1, id, 0) == ncclSuccess);
+    CHECK(e.a.CommInitRank(&c2, 1, id, 0) == ncclSuccess);
+    long v0 = violations();
+    /* the captured call moves nothing until its graph is launched, then at every launch */
+    CHECK(!zero(&e, recv));
+    CUgraphExec x = cap_one(&e, c, 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, send, recv, &r);
+    CHECK(x != NULL && r == ncclSuccess && !holds_input(&e, recv));
+    for (int launch = 0; launch < 2 && x; launch++) {
+        CHECK(!zero(&e, recv) && !e.cu.GraphLaunch(x, e.s) && !e.cu.StreamSynchronize(e.s));
+        CHECK_MSG(holds_input(&e, recv), "launch %d", launch);
+    }
+    if (x)
+        e.cu.GraphExecDestroy(x);
+    CHECK(violations() == v0);
+    /* a capture of a stream other than the communicator's (bound to e.s above) */
+    CHECK(!e.cu.StreamBeginCapture(e.other, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CHECK(e.a.AllReduce((void *)(uintptr_t)send, (void *)(uintptr_t)recv, 16, ncclFloat32, ncclSum, c,
+                        (cudaStream_t)e.other) == ncclInvalidUsage);
+    CUgraph g = NULL;
+    CHECK(!e.cu.StreamEndCapture(e.other, &g) && g);
+    e.cu.GraphDestroy(g);
+    /* a synchronisation inside the capture: the driver refuses it and the capture is invalid */
+    CHECK(!e.cu.StreamBeginCapture(e.s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CHECK(e.cu.StreamSynchronize(e.s) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(e.a.AllReduce((void *)(uintptr_t)send, (void *)(uintptr_t)recv, 16, ncclFloat32, ncclSum, c,
+                        (cudaStream_t)e.s) == ncclUnhandledCudaError);
+    CHECK(e.cu.StreamEndCapture(e.s, &g) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CHECK(violations() - v0 == 2);
+    /* send/recv captured before any ran on c2: refused unless relaxed; relaxed, it runs */
+    CHECK(cap_one(&e, c2, 1, CU_STREAM_CAPTURE_MODE_GLOBAL, send, recv, &r) == NULL && r == ncclInvalidUsage);
+    CHECK(violations() - v0 == 4);   /* the send and the receive */
+    CHECK(!zero(&e, recv));
+    x = cap_one(&e, c2, 1, CU_STREAM_CAPTURE_MODE_RELAXED, send, recv, &r);
+    CHECK(x && r == ncclSuccess && !holds_input(&e, recv) && !e.cu.GraphLaunch(x, e.s) && holds_input(&e, recv));
+    if (x)
+        e.cu.GraphExecDestroy(x);
+    CHECK(violations() - v0 == 4);
+    CHECK(e.a.CommDestroy(c) == ncclSuccess && e.a.CommDestroy(c2) == ncclSuccess);
+    e.cu.MemFree(send);
+    e.cu.MemFree(recv);
+    unsetenv("KBENCH_LIBCUDA");
+}
+
 int main(void)
 {
     if (!getenv("KBENCH_FAKE_LIBNCCL") || !getenv("KBENCH_FAKE_LIBNCCL_OLD")) {
@@ -300,5 +421,6 @@ int main(void)
     RUN(test_double_refuses_breaches);
     RUN(test_async_error_aborts);
     RUN(test_id_through_rendezvous);
+    RUN(test_capture_contract);
     TEST_MAIN_END();
 }

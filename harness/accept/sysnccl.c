@@ -21,6 +21,7 @@ typedef struct {
     kb_nccl_comm comm;
     char *why;
     size_t n;
+    int graphs;         /* 1: the graph axis runs (NCCL >= 2.9 on a CUDA >= 11.3 driver) */
 } nccl_run;
 
 #define CU(x, call) KB_CU_CHECK(&(x)->cu, (x)->why, (x)->n, call)
@@ -51,6 +52,17 @@ static kb_status open_cuda(nccl_run *x, int device)
     return st;
 }
 
+/* 1 when NCCL's calls can be captured: NCCL >= 2.9 on a driver of CUDA >= 11.3 ("Using NCCL
+ * with CUDA Graphs"); else 0, said once on stderr. kb_nccl_gate's 2.10 floor implies the first. */
+static int graph_axis(int version, int driver)
+{
+    if (version >= 20900 && driver >= 11030)
+        return 1;
+    fprintf(stderr, "kbench accept: the collectives' graph axis is skipped: NCCL %d on a CUDA %d.%d driver "
+                    "(capture needs NCCL >= 2.9 and CUDA >= 11.3)\n", version, driver / 1000, driver % 1000 / 10);
+    return 0;
+}
+
 /* NCCL loaded, gated, and this rank's communicator joined. */
 static kb_status open_nccl(nccl_run *x, const kb_identity *id)
 {
@@ -63,6 +75,7 @@ static kb_status open_nccl(nccl_run *x, const kb_identity *id)
     x->cu.DriverGetVersion(&driver);
     if (kb_nccl_gate(version, driver, from_toolkit ? CUDA_VERSION / 1000 : 0, x->why, x->n) != 0)
         return KB_ERR_SETUP;
+    x->graphs = graph_axis(version, driver);
     kb_rdv rdv;
     ncclUniqueId uid;
     if (kb_rdv_setup(env_get, NULL, id, &rdv, x->why, x->n) != 0)
@@ -72,8 +85,57 @@ static kb_status open_nccl(nccl_run *x, const kb_identity *id)
     return kb_nccl_comm_init(&x->nc, &uid, rdv.rank, rdv.size, (cudaStream_t)x->stream, &x->comm, x->why, x->n);
 }
 
-/* One size: upload, warm up, time, read back, verify; *r filled. */
-static kb_status one(nccl_run *x, const kb_coll_desc *d, char *host_send, char *host_recv, kb_coll_result *r)
+/* The graph of one call d on the communicator's stream (NCCL >= 2.9 captures its calls:
+ * "Using NCCL with CUDA Graphs"). Thread-local mode: this thread's unsafe calls would end the
+ * capture, and nothing synchronises inside it (a driver refuses a capturing stream's sync).
+ * The capture is always ended, so a failed call leaves no stream capturing. */
+static kb_status capture(nccl_run *x, const kb_coll_desc *d, CUdeviceptr send, CUdeviceptr recv, CUgraphExec *exec)
+{
+    CUgraph g = NULL;
+    kb_status st = CU(x, x->cu.StreamBeginCapture(x->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    if (st)
+        return st;
+    st = kb_nccl_run(&x->comm, d, (void *)(uintptr_t)send, (void *)(uintptr_t)recv, x->why, x->n);
+    kb_status end = CU(x, x->cu.StreamEndCapture(x->stream, &g));
+    if (!st)
+        st = end;
+    if (!st)
+        st = CU(x, x->cu.GraphInstantiate(exec, g, 0));
+    if (g)
+        x->cu.GraphDestroy(g);
+    return st;
+}
+
+/* One warm-up and ITERS calls between the events: launched (eager), or the captured call's
+ * graph launched (graph, time per launch). *ms is the time between the events. */
+static kb_status timed(nccl_run *x, const kb_coll_desc *d, int graph, CUdeviceptr send, CUdeviceptr recv, float *ms)
+{
+    CUgraphExec exec = NULL;
+    kb_status st = graph ? capture(x, d, send, recv, &exec) : KB_OK;
+    for (int i = 0; i <= ITERS && !st; i++) {
+        if (i == 1)
+            st = CU(x, x->cu.EventRecord(x->start, x->stream));
+        if (!st && graph)
+            st = CU(x, x->cu.GraphLaunch(exec, x->stream));
+        else if (!st)
+            st = kb_nccl_run(&x->comm, d, (void *)(uintptr_t)send, (void *)(uintptr_t)recv, x->why, x->n);
+    }
+    if (!st && graph)
+        st = kb_nccl_poll(&x->comm, x->why, x->n);   /* an asynchronous error during the launches */
+    if (!st)
+        st = CU(x, x->cu.EventRecord(x->stop, x->stream));
+    if (!st)
+        st = CU(x, x->cu.EventSynchronize(x->stop));
+    if (!st)
+        st = CU(x, x->cu.EventElapsedTime(ms, x->start, x->stop));
+    if (exec)
+        x->cu.GraphExecDestroy(exec);
+    return st;
+}
+
+/* One size, eager or graph: upload, poison, warm up, time, read back, verify; *r filled. */
+static kb_status one(nccl_run *x, const kb_coll_desc *d, int graph, char *host_send, char *host_recv,
+                     kb_coll_result *r)
 {
     kb_coll_counts cn;
     kb_coll_counts_of(d->op, d->count, d->nranks, &cn);
@@ -84,6 +146,7 @@ static kb_status one(nccl_run *x, const kb_coll_desc *d, char *host_send, char *
     r->warmup = 1;
     r->iters = ITERS;
     r->clock = "gpu";
+    r->launch = graph ? "graph" : "eager";
     r->busy_us = r->busy_us_max = -1;   /* NCCL does not say how long a rank waited */
     r->size_bytes = kb_coll_size_bytes(&cn, esz);
     kb_coll_fill(d, x->comm.rank, host_send);
@@ -94,19 +157,9 @@ static kb_status one(nccl_run *x, const kb_coll_desc *d, char *host_send, char *
         st = CU(x, x->cu.MemcpyHtoD(send, host_send, sb));
     if (!st)
         st = CU(x, x->cu.MemsetD8Async(recv, 0xFF, rb, x->stream));   /* poison: NaN / -1 unless written */
-    if (!st)
-        st = kb_nccl_run(&x->comm, d, (void *)(uintptr_t)send, (void *)(uintptr_t)recv, x->why, x->n);
-    if (!st)
-        st = CU(x, x->cu.EventRecord(x->start, x->stream));
-    for (int i = 0; i < ITERS && !st; i++)
-        st = kb_nccl_run(&x->comm, d, (void *)(uintptr_t)send, (void *)(uintptr_t)recv, x->why, x->n);
-    if (!st)
-        st = CU(x, x->cu.EventRecord(x->stop, x->stream));
     float ms = 0;
     if (!st)
-        st = CU(x, x->cu.EventSynchronize(x->stop));
-    if (!st)
-        st = CU(x, x->cu.EventElapsedTime(&ms, x->start, x->stop));
+        st = timed(x, d, graph, send, recv, &ms);
     if (!st)
         st = CU(x, x->cu.StreamSynchronize(x->stream));
     if (!st)
@@ -125,6 +178,9 @@ static kb_status one(nccl_run *x, const kb_coll_desc *d, char *host_send, char *
     return st;
 }
 
+/* Every op at every size (fp32 sum; all_reduce also bf16 and int8), eager then, when the
+ * graph axis is open, captured: the eager call has run before its capture (NCCL connects
+ * send/recv peers lazily, which a capture that is not relaxed would refuse). */
 static kb_status sweep(nccl_run *x, const uint64_t *sizes, int ns, kb_acc_coll_sink sink, void *user)
 {
     static const kb_dtype extra[] = { KB_DT_BF16, KB_DT_INT8 };
@@ -141,8 +197,9 @@ static kb_status sweep(nccl_run *x, const uint64_t *sizes, int ns, kb_acc_coll_s
                                    kb_coll_count_of_size((kb_coll_op)op, sizes[k], kb_coll_esz(dt), x->comm.size),
                                    1000u + (unsigned)(op * 64 + k) };
                 kb_coll_result r;
-                if (d.count && !(st = one(x, &d, hs, hr, &r)))
-                    sink(user, &r);
+                for (int graph = 0; graph <= x->graphs && d.count && !st; graph++)
+                    if (!(st = one(x, &d, graph, hs, hr, &r)))
+                        sink(user, &r);
             }
     free(hs);
     free(hr);

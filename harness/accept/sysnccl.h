@@ -5,8 +5,10 @@
  * rendezvous (collective/rendezvous.h), then per op and size: inputs generated on the host
  * (collective/coll_data.h) and uploaded, one warm-up call, `iters` calls between two events
  * (this rank's mean time per call, nccl-tests' BenchTime without the average over the ranks),
- * the output read back and verified element by element. On cuda a wrong result is this rank's
- * output: contributions are not cross-checked, so no culprit is named. */
+ * the output read back and verified element by element; then (NCCL >= 2.9, CUDA >= 11.3) the
+ * same call captured into a CUDA graph on that stream, timed per cuGraphLaunch and verified
+ * (the result's launch "graph"). On cuda a wrong result is this rank's output: contributions
+ * are not cross-checked, so no culprit is named. */
 #ifndef KB_ACCEPT_SYSNCCL_H
 #define KB_ACCEPT_SYSNCCL_H
 
@@ -16,7 +18,8 @@
 /* Where each result goes (the caller records, prints and folds it). */
 typedef void (*kb_acc_coll_sink)(void *user, const kb_coll_result *r);
 
-/* Run every op at every size of sizes[0..ns) (fp32 sum; all_reduce also bf16 and int8) on CUDA
+/* Run every op at every size of sizes[0..ns) (fp32 sum; all_reduce also bf16 and int8), eager
+ * and, when capture is supported, as a graph, on CUDA
  * device `device` as rank id. 0 when the sweep ran (each result through sink); -1 with why when
  * it could not (no driver or NCCL, NCCL gated out, a rendezvous or NCCL error: named). */
 int kb_acc_nccl_sweep(const kb_identity *id, int device, const uint64_t *sizes, int ns, kb_acc_coll_sink sink,

@@ -18,6 +18,8 @@ static void from_nvml(const kb_nvml_node *m, kb_sys_node *node)
     snprintf(node->why, sizeof node->why, "%.255s", m->why);
     node->links_read = m->links_read;
     snprintf(node->links_why, sizeof node->links_why, "%s", m->links_why);
+    node->nv_counts_read = m->counts_read;
+    snprintf(node->nv_counts_why, sizeof node->nv_counts_why, "%s", m->counts_why);
     node->topo_read = m->paths_read;
     snprintf(node->topo_why, sizeof node->topo_why, "%s", m->paths_why);
     for (int i = 0; i < node->n; i++) {
@@ -26,7 +28,7 @@ static void from_nvml(const kb_nvml_node *m, kb_sys_node *node)
         snprintf(node->links_down[i], sizeof node->links_down[i], "%s", m->down[i]);
         for (int j = 0; j < node->n; j++) {
             node->topo[i][j] = pairs[m->path[i][j]];
-            node->nv_links[i][j] = m->path[i][j] == KB_NVML_PATH_NVLINK ? m->links[i] : 0;
+            node->nv_links[i][j] = m->counts_read ? m->nv_links[i][j] : 0;
         }
     }
 }

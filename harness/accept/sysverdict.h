@@ -58,7 +58,9 @@ typedef struct {
     int topo_read;                           /* the pair table was read (else topo_why) */
     char topo_why[256];
     kb_sys_pair topo[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];
-    int nv_links[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];   /* NVLink links between a pair */
+    int nv_counts_read;                      /* nv_links read from NVML (else nv_counts_why) */
+    char nv_counts_why[256];
+    int nv_links[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];   /* active NVLink links between a pair (NV<n>) */
     int p2p_read;                            /* the bandwidth matrix was measured (else p2p_why) */
     int p2p_n;                               /* GPUs in it (CUDA's devices; n is NVML's count) */
     char p2p_why[256];

@@ -23,7 +23,7 @@ static void record_line(FILE *f, const kb_coll_result *r, int rank)
     for (int i = 0; i < r->n_suspects; i++)
         json_array_append_new(sus, json_integer(r->suspects[i]));
     json_t *o = json_pack("{s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:i, s:I, s:I, s:i, s:i, s:f, s:f, s:f, s:f, s:f, "
-                          "s:f, s:i, s:I, s:I, s:f, s:f, s:o, s:s}",
+                          "s:f, s:i, s:I, s:I, s:f, s:f, s:o, s:s, s:s}",
                           "schema", "kbench-coll", "schema_version", 1, "rank", rank, "nranks", r->desc.nranks, "op",
                           kb_coll_op_name(r->desc.op), "dtype", kb_dtype_name(r->desc.dtype), "redop",
                           kb_coll_redop_name(r->desc.redop), "root", r->desc.root, "count", (json_int_t)r->desc.count,
@@ -32,7 +32,7 @@ static void record_line(FILE *f, const kb_coll_result *r, int rank)
                           r->busbw_gbs, "busy_us", r->busy_us, "busy_us_max", r->busy_us_max, "busiest", r->busiest,
                           "wrong", (json_int_t)r->check.wrong, "wrong_all", (json_int_t)r->wrong_all, "max_err",
                           isfinite(r->check.max_err) ? r->check.max_err : -1.0, "tol", r->check.max_tol, "suspects",
-                          sus, "clock", r->clock);
+                          sus, "clock", r->clock, "launch", r->launch ? r->launch : "eager");
     if (o) {
         json_dumpf(o, f, JSON_COMPACT);
         fputc('\n', f);
@@ -86,8 +86,8 @@ static void take(void *user, const kb_coll_result *r)
     fold(r, t->c, &t->named);
     t->c->n_suspects = t->named.n_suspects;
     memcpy(t->c->suspects, t->named.suspects, sizeof t->c->suspects);
-    if (r->desc.op != KB_COLL_ALL_REDUCE || r->desc.dtype != KB_DT_FP32)
-        return;
+    if (r->desc.op != KB_COLL_ALL_REDUCE || r->desc.dtype != KB_DT_FP32 || (r->launch && strcmp(r->launch, "eager")))
+        return;   /* the table, the sweep and the busbw floor: eager calls, as nccl-tests' default */
     if (t->show == 1)
         print_head(r->desc.nranks, r->clock);
     if (t->show) {
@@ -212,14 +212,21 @@ json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records,
         json_t *topo = json_array(), *links = json_array();
         for (int i = 0; i < node->n; i++) {
             json_t *row = json_array();
-            for (int j = 0; j < node->n; j++)
-                json_array_append_new(row, json_string(kb_sys_pair_name(node->topo[i][j])));
+            for (int j = 0; j < node->n; j++) {
+                char cell[16];   /* nvidia-smi topo -m's NV<n> when the links were counted, else NV */
+                snprintf(cell, sizeof cell, "%s", kb_sys_pair_name(node->topo[i][j]));
+                if (node->topo[i][j] == KB_PAIR_NV && node->nv_counts_read && node->nv_links[i][j] > 0)
+                    snprintf(cell, sizeof cell, "NV%d", node->nv_links[i][j]);
+                json_array_append_new(row, json_string(cell));
+            }
             json_array_append_new(topo, row);
             json_array_append_new(links, json_integer(node->links[i]));
         }
         json_object_set_new(o, "gpus_found", json_integer(node->n));
         json_object_set_new(o, "topology_matrix", node->topo_read ? topo : (json_decref(topo), json_null()));
         json_object_set_new(o, "nvlink_active", node->links_read ? links : (json_decref(links), json_null()));
+        if (!node->nv_counts_read)
+            json_object_set_new(o, "nvlink_pairs_why", json_string(node->nv_counts_why));
     }
     if (o && node->p2p_read) {
         json_object_set_new(o, "p2p_uni_gbs", matrix(node->bw_uni, node->p2p_n));

@@ -106,6 +106,7 @@ kb_status kb_coll_bench(kb_coll_comm *c, const kb_coll_desc *d, int warmup, int 
     out->warmup = warmup;
     out->iters = iters < 1 ? 1 : iters;
     out->clock = "cpu";
+    out->launch = "eager";   /* the emu transport is host calls: there is no launch to capture */
     kb_coll_counts cn;
     kb_coll_counts_of(d->op, d->count, d->nranks, &cn);
     size_t esz = kb_coll_esz(d->dtype), sb = cn.send_count * esz, rb = cn.recv_count * esz;

@@ -35,6 +35,8 @@ typedef struct {
     int n_suspects;             /* ranks named by any rank: wrong copies' sources, corrupt contributions */
     int suspects[KB_COLL_MAX_SUSPECTS];
     const char *clock;          /* "cpu" */
+    const char *launch;         /* "eager" (each call launched), or "graph" (cuda: one call captured
+                                 * into a CUDA graph, time per cuGraphLaunch) */
 } kb_coll_result;
 
 /* Run d (d->nranks == c->size; every rank passes the same d) warmup + iters times and

@@ -285,12 +285,15 @@ CUresult cuStreamBeginCapture(CUstream h, CUstreamCaptureMode m)
     fstream *s = stream_of(h);
     if (!s || s == &legacy)
         return s ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_ERROR_INVALID_HANDLE;
-    (void)m;
+    if ((unsigned)m > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
     if (s->capturing)
         return CUDA_ERROR_ILLEGAL_STATE;
     s->capturing = 1;
+    s->cap_mode = (int)m;
     s->invalidated = 0;
     s->cap_ns = 0;
+    s->n_host = 0;
     return CUDA_SUCCESS;
 }
 
@@ -308,6 +311,9 @@ CUresult cuStreamEndCapture(CUstream h, CUgraph *g)
     if (!gr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     gr->gpu_ns = s->cap_ns;
+    gr->n_host = s->n_host;
+    memcpy(gr->host_fn, s->host_fn, sizeof gr->host_fn);
+    memcpy(gr->host_data, s->host_data, sizeof gr->host_data);
     *g = (CUgraph)gr;
     return CUDA_SUCCESS;
 }
@@ -321,7 +327,7 @@ CUresult cuGraphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long f)
     fexec *x = obj_new(K_EXEC, sizeof *x);
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    x->gpu_ns = ((fgraph *)g)->gpu_ns;
+    x->g = *(fgraph *)g;
     *e = (CUgraphExec)x;
     return CUDA_SUCCESS;
 }
@@ -349,8 +355,10 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream h)
     fexec *x = (fexec *)e;
     if (++launches == fault_at())
         fault_pending = CUDA_ERROR_ILLEGAL_ADDRESS;
-    enqueue(s, x->gpu_ns + (x->uploaded ? 0 : gpu(FAKE_UPLOAD_NS)), NULL);
+    enqueue(s, x->g.gpu_ns + (x->uploaded ? 0 : gpu(FAKE_UPLOAD_NS)), NULL);
     x->uploaded = 1;
+    for (int i = 0; i < x->g.n_host; i++)
+        x->g.host_fn[i](x->g.host_data[i]);   /* the double's work is done when it is enqueued */
     return CUDA_SUCCESS;
 }
 
@@ -370,4 +378,48 @@ CUresult cuGraphDestroy(CUgraph g)
         return CUDA_ERROR_INVALID_HANDLE;
     obj_free(g);
     return CUDA_SUCCESS;
+}
+
+/* A host function: run now (the double's stream work is done when enqueued), or, while the
+ * stream captures, a node of the graph, run at each cuGraphLaunch. */
+CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *data)
+{
+    NEED_CTX();
+    fstream *s = stream_of(h);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!s->capturing) {
+        fn(data);
+        enqueue(s, 0, NULL);
+        return CUDA_SUCCESS;
+    }
+    if (s->n_host == FAKE_HOST_NODES)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->host_fn[s->n_host] = fn;
+    s->host_data[s->n_host++] = data;
+    s->cap_ns += gpu(FAKE_GRAPH_NODE_NS);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status)
+{
+    NEED_CTX();
+    fstream *s = stream_of(h);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!status)
+        return CUDA_ERROR_INVALID_VALUE;
+    *status = !s->capturing ? CU_STREAM_CAPTURE_STATUS_NONE
+              : s->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return CUDA_SUCCESS;
+}
+
+/* Test hook for the NCCL double: the mode of h's capture under way, -1 when it does not capture. */
+int fakeCudaCaptureMode(CUstream h);
+int fakeCudaCaptureMode(CUstream h)
+{
+    fstream *s = stream_of(h);
+    return s && s->capturing ? s->cap_mode : -1;
 }

@@ -35,6 +35,8 @@
 #include <nccl.h>
 #pragma GCC diagnostic pop
 
+#include <cuda.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,7 @@
 struct ncclComm {
     int made, alive, nranks, rank, async_err;
     cudaStream_t stream;     /* bound by the first collective */
+    int p2p_done;            /* a send/recv group has run outside a capture */
     int sends, recvs;        /* in the open group */
 };
 typedef struct { struct ncclComm *comm; int send; void *buf; size_t bytes; } p2p;
@@ -76,6 +79,31 @@ EXPORT int fakeNcclLiveComms(void)
     for (int i = 0; i < n_comms; i++)
         k += comms[i].alive;
     return k;
+}
+
+/* An entry of the driver double when the process has loaded it (KBENCH_LIBCUDA), else NULL:
+ * a real NCCL reaches the driver through the CUDA runtime. */
+static void *driver_entry(const char *name)
+{
+    const char *path = getenv("KBENCH_LIBCUDA");
+    void *lib = path && *path ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    void *f = lib ? dlsym(lib, name) : NULL;
+    if (lib)
+        dlclose(lib);   /* NOLOAD took a reference; the library stays loaded */
+    return f;
+}
+
+/* The capture mode of stream s (CUstreamCaptureMode), -1 when it does not capture (or no
+ * driver double is loaded), -2 when its capture was invalidated. */
+static int capture_mode(cudaStream_t s)
+{
+    int (*mode)(CUstream) = (int (*)(CUstream))driver_entry("fakeCudaCaptureMode");
+    CUresult (*is)(CUstream, CUstreamCaptureStatus *) =
+        (CUresult(*)(CUstream, CUstreamCaptureStatus *))driver_entry("cuStreamIsCapturing");
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!mode || !is || !s || is((CUstream)s, &st) != CUDA_SUCCESS || st == CU_STREAM_CAPTURE_STATUS_NONE)
+        return -1;
+    return st == CU_STREAM_CAPTURE_STATUS_INVALIDATED ? -2 : mode((CUstream)s);
 }
 
 /* A breach: counted, the reason kept for ncclGetLastError. */
@@ -137,8 +165,17 @@ static ncclResult_t coll_check(struct ncclComm **out, ncclComm_t comm, ncclDataT
         return breach(ncclInvalidArgument, "root or peer outside [0, nranks)");
     if (!stream)
         return breach(ncclInvalidUsage, "the legacy NULL stream: kbench enqueues on the backend's stream");
+    int mode = capture_mode(stream);
+    if (mode == -2)
+        return breach(ncclUnhandledCudaError, "the capture of the stream was invalidated (a synchronisation in it)");
+    if (mode >= 0 && c->stream && c->stream != stream)
+        return breach(ncclInvalidUsage, "a capture of a stream other than the communicator's");
     if (c->stream && c->stream != stream)
         return breach(ncclInvalidUsage, "a second stream on one communicator");
+    int point_to_point = !strcmp(entry, "ncclSend") || !strcmp(entry, "ncclRecv");
+    if (mode >= 0 && mode != CU_STREAM_CAPTURE_MODE_RELAXED && point_to_point && !c->p2p_done)
+        return breach(ncclInvalidUsage, "send/recv captured, not in relaxed mode, before any ran on the communicator "
+                                        "(NCCL's 'Using NCCL with CUDA Graphs', capture modes)");
     c->stream = stream;
     const char *n = getenv("KBENCH_FAKE_NCCL_ASYNC");
     if (n && *n && calls == atol(n)) {
@@ -266,11 +303,32 @@ EXPORT const char *ncclGetLastError(ncclComm_t comm)
 
 /* ---- collectives: with one rank, the one-rank result ---- */
 
+typedef struct { void *dst; const void *src; size_t bytes; } copy_job;
+
+static void CUDA_CB run_copy(void *user)
+{
+    copy_job *j = user;
+    memmove(j->dst, j->src, j->bytes);
+}
+
+/* recv = send with one rank: now, or, on a capturing stream, a host node of the graph (the
+ * double's stand-in for NCCL's kernel), so only a launched graph moves the data. */
 static ncclResult_t one_rank_copy(struct ncclComm *c, void *recv, const void *send, size_t bytes)
 {
-    if (c->nranks == 1 && bytes && recv != send)
+    static copy_job jobs[4096];   /* a graph's jobs live as long as it may be launched */
+    static unsigned next;
+    if (c->nranks != 1 || !bytes || recv == send)
+        return ncclSuccess;
+    if (capture_mode(c->stream) < 0) {
         memmove(recv, send, bytes);
-    return ncclSuccess;
+        return ncclSuccess;
+    }
+    CUresult (*host_func)(CUstream, CUhostFn, void *) = (CUresult(*)(CUstream, CUhostFn, void *))driver_entry(
+        "cuLaunchHostFunc");
+    copy_job *j = &jobs[next++ % 4096];
+    *j = (copy_job){ recv, send, bytes };
+    return host_func && host_func((CUstream)c->stream, run_copy, j) == CUDA_SUCCESS ? ncclSuccess
+                                                                                     : ncclUnhandledCudaError;
 }
 
 EXPORT ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t t, ncclRedOp_t op,
@@ -371,8 +429,11 @@ EXPORT ncclResult_t ncclGroupEnd(void)
                 break;
             }
     }
-    for (int i = 0; i < n_p2p; i++)
+    for (int i = 0; i < n_p2p; i++) {
         pending[i].comm->sends = pending[i].comm->recvs = 0;
+        if (capture_mode(pending[i].comm->stream) < 0)
+            pending[i].comm->p2p_done = 1;
+    }
     n_p2p = 0;
     return r;
 }

@@ -298,8 +298,12 @@ EXPORT int nvmlDeviceGetSerial(nvml_device d, char *serial, unsigned length)
 }
 
 /* nvmlPciInfo_t: busIdLegacy[16], domain, bus, device, pciDeviceId, pciSubSystemId, busId[32] */
+__attribute__((visibility("hidden"))) int fake_topo_pci(const void *d, void *pci);   /* fake_nvml_topo.c */
+
 EXPORT int nvmlDeviceGetPciInfo_v3(nvml_device d, void *pci)
 {
+    if (fake_topo_pci(d, pci) == 0)
+        return 0;   /* a GPU of the node */
     int r = check(d, "nvmlDeviceGetPciInfo_v3");
     if (r != 0)
         return r;

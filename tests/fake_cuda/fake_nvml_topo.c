@@ -2,15 +2,22 @@
  * the GPUs, their NVLink links and each pair's path, for `kbench accept --system` on the cuda
  * backend (backend/cuda/nvml_topo.h), with faults to inject:
  *   KBENCH_FAKE_NVML_GPUS       GPUs counted (default 8)
- *   KBENCH_FAKE_NVML_TOPO       nvswitch (default: every pair NVLink, as an HGX board) or pcie (no
- *                               NVLink: nvmlDeviceGetNvLinkState NOT_SUPPORTED)
+ *   KBENCH_FAKE_NVML_TOPO       nvswitch (default: every pair NVLink, as an HGX board: each link's
+ *                               remote end an NVSwitch), pcie (no NVLink: nvmlDeviceGetNvLinkState
+ *                               NOT_SUPPORTED) or mesh (GPU-to-GPU links, KBENCH_FAKE_NVML_BRIDGES)
+ *   KBENCH_FAKE_NVML_BRIDGES    mesh: "a-b:k,...": k links between GPUs a and b (each GPU's links
+ *                               numbered in the list's order; a pair with none is not NVLink)
  *   KBENCH_FAKE_NVML_NVLINKS    links per GPU under nvswitch (default 18)
  *   KBENCH_FAKE_NVML_LINK_DOWN  "gpu:link,...": those links inactive (isActive 0), e.g. "3:7"
  *   KBENCH_FAKE_NVML_PAIR       "a-b:PATH,...": that pair is not NVLink but PIX, PXB, PHB, NODE or SYS
  *                               (nvmlDeviceGetP2PStatus NVLink NOT_SUPPORTED, the common ancestor that)
  * Without NVLink, the common ancestor of a pair is NODE in one half of the GPUs, SYS across the
  * halves (two CPU sockets). Levels as nvml.h: SINGLE 10, MULTIPLE 20, HOSTBRIDGE 30, NODE 40,
- * SYSTEM 50; nvmlGpuP2PStatus_t 0 OK, 5 NOT_SUPPORTED; P2P index 2 NVLINK. */
+ * SYSTEM 50; nvmlGpuP2PStatus_t 0 OK, 5 NOT_SUPPORTED; P2P index 2 NVLINK. Each GPU's PCI
+ * address is 0000:(0x10 + 8 i):00.0 (nvmlDeviceGetPciInfo_v3 of fake_nvml.c asks fake_topo_pci),
+ * an NVSwitch's 0000:(0xA0 + link % 4):00.0; nvmlDeviceGetNvLinkRemoteDeviceType says GPU (0) or
+ * SWITCH (2), nvmlDeviceGetNvLinkRemotePciInfo_v2 the remote end's address. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +25,16 @@
 typedef struct fake_nvml_device *nvml_device;
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_GPUS 16
+#define KBENCH_MESH_MAX_LINKS 18
 
 int nvmlDeviceGetCount_v2(unsigned *n);
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, nvml_device *d);
 int nvmlDeviceGetNvLinkState(nvml_device d, unsigned link, int *active);
 int nvmlDeviceGetP2PStatus(nvml_device a, nvml_device b, int index, int *status);
 int nvmlDeviceGetTopologyCommonAncestor(nvml_device a, nvml_device b, int *level);
+int nvmlDeviceGetNvLinkRemoteDeviceType(nvml_device d, unsigned link, int *type);
+int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml_device d, unsigned link, void *pci);
+__attribute__((visibility("hidden"))) int fake_topo_pci(const void *d, void *pci);
 
 static char gpu_obj[MAX_GPUS];
 
@@ -65,6 +76,53 @@ static int pair_override(int a, int b)
     return 0;
 }
 
+static int mesh(void)
+{
+    const char *s = getenv("KBENCH_FAKE_NVML_TOPO");
+    return s && !strcmp(s, "mesh");
+}
+
+/* mesh: the peer of GPU g's link `link` (-1: no such link); *total = g's links. */
+static int mesh_peer(int g, unsigned link, unsigned *total)
+{
+    const char *s = getenv("KBENCH_FAKE_NVML_BRIDGES");
+    int peer = -1;
+    *total = 0;
+    while (s && *s) {
+        int x, y;
+        unsigned k;
+        if (sscanf(s, "%d-%d:%u", &x, &y, &k) == 3 && (x == g || y == g) && x != y) {
+            if (link >= *total && link < *total + k)
+                peer = x == g ? y : x;
+            *total += k;
+        }
+        s = strchr(s, ',');
+        s = s ? s + 1 : NULL;
+    }
+    return peer;
+}
+
+/* nvmlPciInfo_t (_v3): busIdLegacy[16], domain, bus, device, pciDeviceId, pciSubSystemId, busId[32] */
+static void put_pci(unsigned bus, void *pci)
+{
+    struct { char legacy[16]; unsigned domain, bus, device, id, subsystem; char bus_id[32]; } p;
+    memset(&p, 0, sizeof p);
+    p.bus = bus;
+    snprintf(p.legacy, sizeof p.legacy, "0000:%02X:00.0", bus);
+    snprintf(p.bus_id, sizeof p.bus_id, "00000000:%02X:00.0", bus);
+    p.id = 0x233010deu;
+    memcpy(pci, &p, sizeof p);
+}
+
+int fake_topo_pci(const void *d, void *pci)
+{
+    int g = gpu_of((nvml_device)(uintptr_t)d);
+    if (g < 0 || !pci)
+        return -1;
+    put_pci(0x10u + 8u * (unsigned)g, pci);
+    return 0;
+}
+
 static int link_down(int gpu, unsigned link)
 {
     const char *s = getenv("KBENCH_FAKE_NVML_LINK_DOWN");
@@ -102,7 +160,9 @@ EXPORT int nvmlDeviceGetNvLinkState(nvml_device d, unsigned link, int *active)
     unsigned links = s && *s ? (unsigned)atoi(s) : 18;
     if (g < 0 || !active)
         return 2;
-    if (!nvswitch())
+    if (mesh())
+        mesh_peer(g, link, &links);
+    else if (!nvswitch())
         return 3;
     if (link >= links)
         return 2;
@@ -115,7 +175,39 @@ EXPORT int nvmlDeviceGetP2PStatus(nvml_device a, nvml_device b, int index, int *
     int x = gpu_of(a), y = gpu_of(b);
     if (x < 0 || y < 0 || !status)
         return 2;
-    *status = index == 2 && nvswitch() && x != y && !pair_override(x, y) ? 0 : 5;
+    unsigned total = 0;
+    int bridged = 0;
+    for (unsigned l = 0; mesh() && l < KBENCH_MESH_MAX_LINKS; l++)
+        bridged |= mesh_peer(x, l, &total) == y;
+    *status = index == 2 && (nvswitch() || bridged) && x != y && !pair_override(x, y) ? 0 : 5;
+    return 0;
+}
+
+EXPORT int nvmlDeviceGetNvLinkRemoteDeviceType(nvml_device d, unsigned link, int *type)
+{
+    unsigned total = 0;
+    int g = gpu_of(d);
+    if (g < 0 || !type)
+        return 2;
+    if (mesh())
+        return mesh_peer(g, link, &total) < 0 ? 2 : (*type = 0, 0);
+    if (!nvswitch())
+        return 3;
+    *type = 2;
+    return 0;
+}
+
+EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml_device d, unsigned link, void *pci)
+{
+    unsigned total = 0;
+    int g = gpu_of(d), peer = g >= 0 && mesh() ? mesh_peer(g, link, &total) : -1;
+    if (g < 0 || !pci)
+        return 2;
+    if (mesh() && peer < 0)
+        return 2;
+    if (!mesh() && !nvswitch())
+        return 3;
+    put_pci(peer >= 0 ? 0x10u + 8u * (unsigned)peer : 0xA0u + link % 4, pci);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #define FAKE_HIDDEN __attribute__((visibility("hidden")))
 #define OPTIN_SMEM 232448          /* [bytes] the opt-in shared memory limit per block */
 #define MAX_ALLOCS 65536
+#define FAKE_HOST_NODES 64        /* host-function nodes one capture may hold */
 
 enum { K_CTX = 1, K_STREAM, K_EVENT, K_MODULE, K_FUNC, K_GRAPH, K_EXEC };
 
@@ -29,6 +30,10 @@ typedef struct {
     op pending[FAKE_QUEUE_DEPTH]; /* queued behind the blocking kernel */
     int n_pending;
     int capturing, invalidated;
+    int cap_mode;           /* the CUstreamCaptureMode of the capture under way */
+    int n_host;             /* host-function nodes captured (cuLaunchHostFunc) */
+    CUhostFn host_fn[FAKE_HOST_NODES];
+    void *host_data[FAKE_HOST_NODES];
     int non_blocking;       /* CU_STREAM_NON_BLOCKING: the legacy stream does not wait for it */
     double cap_ns;          /* captured GPU time */
 } fstream;
@@ -40,8 +45,13 @@ typedef struct {
     int max_dyn;            /* MAX_DYNAMIC_SHARED_SIZE_BYTES now */
     int nonportable;        /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
 } ffunc;
-typedef struct { double gpu_ns; } fgraph;
-typedef struct { double gpu_ns; int uploaded; } fexec;
+typedef struct {
+    double gpu_ns;
+    int n_host;             /* host-function nodes, run in order at every launch */
+    CUhostFn host_fn[FAKE_HOST_NODES];
+    void *host_data[FAKE_HOST_NODES];
+} fgraph;
+typedef struct { fgraph g; int uploaded; } fexec;
 
 /* settings (fake_cuda.h) */
 FAKE_HIDDEN int arch(void);

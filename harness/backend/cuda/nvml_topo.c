@@ -28,7 +28,18 @@ typedef struct {
     nvml_ret (*LinkState)(nvml_device, unsigned, int *);                 /* OPTIONAL */
     nvml_ret (*P2P)(nvml_device, nvml_device, int, int *);              /* OPTIONAL */
     nvml_ret (*Ancestor)(nvml_device, nvml_device, int *);              /* OPTIONAL */
+    nvml_ret (*Pci)(nvml_device, void *);                                /* OPTIONAL nvmlPciInfo_t */
+    nvml_ret (*RemotePci)(nvml_device, unsigned, void *);                /* OPTIONAL */
+    nvml_ret (*RemoteType)(nvml_device, unsigned, int *);               /* OPTIONAL */
 } topo_api;
+
+/* nvmlPciInfo_t (nvml.h, _v3 layout): the fields a PCI address is matched on. */
+typedef struct {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+} pci_info;
+enum { REMOTE_GPU = 0, REMOTE_SWITCH = 2 };   /* nvmlIntNvLinkDeviceType_t */
 
 static void *sym(void *dl, const char *a, const char *b)
 {
@@ -107,6 +118,71 @@ static void read_paths(const topo_api *a, nvml_device *dev, kb_nvml_node *out)
     out->paths_read = 1;
 }
 
+/* The GPU whose PCI address is p's, or -1. */
+static int gpu_at(const pci_info *gpus, int n, const pci_info *p)
+{
+    for (int j = 0; j < n; j++)
+        if (gpus[j].domain == p->domain && gpus[j].bus == p->bus && gpus[j].device == p->device)
+            return j;
+    return -1;
+}
+
+/* GPU i's active links: to a switch (*sw), or counted per peer GPU in out->nv_links[i]. 0, or
+ * -1 with counts_why. */
+static int count_links(const topo_api *a, nvml_device d, int i, const pci_info *gpus, int *sw, kb_nvml_node *out)
+{
+    for (unsigned l = 0; l < KB_NVML_MAX_LINKS; l++) {
+        int active = 0, type = REMOTE_GPU;
+        pci_info p;
+        if (a->LinkState(d, l, &active) != 0 || active != 1)
+            continue;   /* absent or down: not a link between GPUs */
+        nvml_ret r = a->RemoteType ? a->RemoteType(d, l, &type) : 0;
+        if (r == 0 && type == REMOTE_SWITCH) {
+            (*sw)++;
+            continue;
+        }
+        memset(&p, 0, sizeof p);
+        if (r == 0 && type == REMOTE_GPU)
+            r = a->RemotePci(d, l, &p);
+        if (r != 0) {
+            snprintf(out->counts_why, sizeof out->counts_why, "nvmlDeviceGetNvLinkRemote%s(GPU %d, link %u) -> "
+                     "nvmlReturn_t %d", type == REMOTE_GPU ? "PciInfo_v2" : "DeviceType", i, l, r);
+            return -1;
+        }
+        int j = type == REMOTE_GPU ? gpu_at(gpus, out->n, &p) : -1;
+        if (j >= 0 && j != i)
+            out->nv_links[i][j]++;
+    }
+    return 0;
+}
+
+static void read_counts(const topo_api *a, nvml_device *dev, kb_nvml_node *out)
+{
+    pci_info gpus[KB_NVML_MAX_GPUS];
+    int sw[KB_NVML_MAX_GPUS] = { 0 };
+    if (!a->LinkState || !a->Pci || !a->RemotePci) {
+        snprintf(out->counts_why, sizeof out->counts_why, "nvmlDeviceGetNvLinkState, nvmlDeviceGetPciInfo_v3 or "
+                 "nvmlDeviceGetNvLinkRemotePciInfo_v2: not exported by this libnvidia-ml");
+        return;
+    }
+    for (int i = 0; i < out->n; i++) {
+        nvml_ret r = a->Pci(dev[i], &gpus[i]);
+        if (r != 0) {
+            snprintf(out->counts_why, sizeof out->counts_why, "nvmlDeviceGetPciInfo_v3(GPU %d) -> nvmlReturn_t %d",
+                     i, r);
+            return;
+        }
+    }
+    for (int i = 0; i < out->n; i++)
+        if (count_links(a, dev[i], i, gpus, &sw[i], out) != 0)
+            return;
+    for (int i = 0; i < out->n; i++)
+        for (int j = 0; j < out->n; j++)
+            if (i != j && sw[i] && sw[j])
+                out->nv_links[i][j] += sw[i] < sw[j] ? sw[i] : sw[j];
+    out->counts_read = 1;
+}
+
 static void read_with(const topo_api *a, kb_nvml_node *out)
 {
     unsigned count = 0;
@@ -127,6 +203,7 @@ static void read_with(const topo_api *a, kb_nvml_node *out)
         snprintf(out->why, sizeof out->why, "NVML counts %u GPUs: the first %d read", count, KB_NVML_MAX_GPUS);
     read_links(a, dev, out);
     read_paths(a, dev, out);
+    read_counts(a, dev, out);
 }
 
 void kb_nvml_node_read(kb_nvml_node *out)
@@ -148,6 +225,9 @@ void kb_nvml_node_read(kb_nvml_node *out)
     *(void **)&a.LinkState = sym(dl, "nvmlDeviceGetNvLinkState", NULL);
     *(void **)&a.P2P = sym(dl, "nvmlDeviceGetP2PStatus", NULL);
     *(void **)&a.Ancestor = sym(dl, "nvmlDeviceGetTopologyCommonAncestor", NULL);
+    *(void **)&a.Pci = sym(dl, "nvmlDeviceGetPciInfo_v3", NULL);   /* the _v3 layout only */
+    *(void **)&a.RemotePci = sym(dl, "nvmlDeviceGetNvLinkRemotePciInfo_v2", NULL);
+    *(void **)&a.RemoteType = sym(dl, "nvmlDeviceGetNvLinkRemoteDeviceType", NULL);
     if (!a.Init || !a.Shutdown || !a.Count || !a.ByIndex)
         snprintf(out->why, sizeof out->why, "NVML unavailable: %s lacks nvmlInit_v2/nvmlDeviceGetCount_v2/"
                  "nvmlDeviceGetHandleByIndex_v2", path);

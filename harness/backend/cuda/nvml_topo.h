@@ -8,7 +8,13 @@
  *   - each pair as `nvidia-smi topo -m` shows it: NVLink when nvmlDeviceGetP2PStatus(a, b,
  *     NVML_P2P_CAPS_INDEX_NVLINK) is NVML_P2P_STATUS_OK, else the PCIe path from
  *     nvmlDeviceGetTopologyCommonAncestor (SINGLE = PIX, MULTIPLE = PXB, HOSTBRIDGE = PHB,
- *     NODE, SYSTEM = SYS).
+ *     NODE, SYSTEM = SYS);
+ *   - the NVLink links between each pair (nvidia-smi topo -m's NV<n>): per active link of a GPU
+ *     the remote end (nvmlDeviceGetNvLinkRemoteDeviceType: GPU, IBMNPU, SWITCH) and, for a GPU,
+ *     its PCI address (nvmlDeviceGetNvLinkRemotePciInfo_v2) matched to the peer's
+ *     (nvmlDeviceGetPciInfo_v3: domain, bus, device), as NVIDIA's go-gpuallocator counts them;
+ *     links to an NVSwitch reach every GPU with switch links, so a pair of such GPUs counts the
+ *     fewer of their two switch-link counts (kbench's rule: an HGX H100 pair is NV18).
  * libnvidia-ml.so.1 is dlopen'ed as backend/cuda/nvml.h does ($KBENCH_LIBNVML names another).
  */
 #ifndef KB_NVML_TOPO_H
@@ -36,6 +42,9 @@ typedef struct {
     int paths_read;                               /* the pair table read (else paths_why) */
     char paths_why[256];
     kb_nvml_path path[KB_NVML_MAX_GPUS][KB_NVML_MAX_GPUS];
+    int counts_read;                              /* the link counts read (else counts_why) */
+    char counts_why[256];
+    int nv_links[KB_NVML_MAX_GPUS][KB_NVML_MAX_GPUS]; /* active NVLink links between a pair (0 on the diagonal) */
 } kb_nvml_node;
 
 /* Read the node into *out (out->n = 0 with why when NVML cannot be loaded or counts no GPU;
