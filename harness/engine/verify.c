@@ -75,6 +75,9 @@ double kb_dtype_unit_roundoff(kb_dtype dt)
     case KB_DT_BF16: return ldexp(1.0, -8);
     case KB_DT_FP8E4M3: return ldexp(1.0, -4);
     case KB_DT_FP8E5M2: return ldexp(1.0, -3);
+    case KB_DT_FP6E2M3: return ldexp(1.0, -4);
+    case KB_DT_FP6E3M2: return ldexp(1.0, -3);
+    case KB_DT_FP4E2M1: return ldexp(1.0, -2);
     default: return 0.0;                      /* int8: exact integer arithmetic */
     }
 }
@@ -103,6 +106,9 @@ void kb_host_to_f32(kb_dtype dt, const void *src, float *dst, int64_t n)
         case KB_DT_INT8: dst[i] = (float)s8[i]; break;
         case KB_DT_FP8E4M3: dst[i] = kb_e4m3_bits_to_f32(b[i]); break;
         case KB_DT_FP8E5M2: dst[i] = kb_e5m2_bits_to_f32(b[i]); break;
+        case KB_DT_FP6E2M3: dst[i] = kb_e2m3_bits_to_f32(b[i]); break;
+        case KB_DT_FP6E3M2: dst[i] = kb_e3m2_bits_to_f32(b[i]); break;
+        case KB_DT_FP4E2M1: dst[i] = kb_e2m1_bits_to_f32(b[i]); break;
         default: dst[i] = NAN; break;
         }
     }
@@ -133,6 +139,9 @@ void kb_host_from_f32(kb_dtype dt, const float *src, void *dst, int64_t n)
         case KB_DT_INT8: s8[i] = f32_to_s8_sat(src[i]); break;
         case KB_DT_FP8E4M3: b[i] = kb_f32_to_e4m3_bits(src[i]); break;
         case KB_DT_FP8E5M2: b[i] = kb_f32_to_e5m2_bits(src[i]); break;
+        case KB_DT_FP6E2M3: b[i] = kb_f32_to_e2m3_bits(src[i]); break;
+        case KB_DT_FP6E3M2: b[i] = kb_f32_to_e3m2_bits(src[i]); break;
+        case KB_DT_FP4E2M1: b[i] = kb_f32_to_e2m1_bits(src[i]); break;
         default: break;
         }
     }

@@ -40,7 +40,7 @@ static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0 && v->
  * D's rounding), softmax and layernorm (fp32 statistics plus the output's rounding).
  *
  *   u     unit roundoff of the dtype of the inputs/output: fp32 2^-24; tf32 and fp16
- *         2^-11; bf16 2^-8; fp8 e4m3 2^-4; e5m2 2^-3.
+ *         2^-11; bf16 2^-8; fp8 e4m3 2^-4; e5m2 2^-3; fp6 e2m3 2^-4, e3m2 2^-3; fp4 2^-2.
  *   rtol  = 4u:  the output's own rounding (at most u relative) plus a few roundings
  *         of intermediates kept in the dtype.
  *   atol  = 2u * sqrt(K) for a reduction of K terms (K = 1 for elementwise ops): a
@@ -64,9 +64,10 @@ void kb_tolerance(kb_dtype dt, int64_t reduction_len, double *atol, double *rtol
 double kb_dtype_unit_roundoff(kb_dtype dt);
 
 /* Host conversions of n elements between a dtype's storage and float.
- * to_f32: fp16/bf16/fp8 decoded exactly; tf32 is fp32 storage (copied); int8 widened.
+ * to_f32: fp16/bf16/fp8/fp6/fp4 decoded exactly (fp6, fp4: the low 6 / 4 bits of each
+ * byte); tf32 is fp32 storage (copied); int8 widened.
  * from_f32: round to nearest even (kernels/kb_convert.h: fp16/bf16 overflow to inf,
- * fp8 saturates to the largest finite value); tf32 rounded with kb_f32_round_tf32 (as
+ * fp8, fp6 and fp4 saturate to the largest finite value, fp6/fp4 take NaN as +max); tf32 rounded with kb_f32_round_tf32 (as
  * the tensor cores' cvt.rna does); int8 saturating round-to-nearest-even, NaN -> 0 (as
  * cvt.rni.sat.s8.f32). src and dst must not overlap. */
 void kb_host_to_f32(kb_dtype dt, const void *src, float *dst, int64_t n);
