@@ -66,6 +66,33 @@ void kb_verify_f32_scaled(kb_verify *v, const float *got, const float *want, con
     v->n += n;
 }
 
+void kb_accuracy_init(kb_accuracy *a) { memset(a, 0, sizeof *a); }
+
+void kb_accuracy_add(kb_accuracy *a, const float *got, const double *truth, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], t = truth[i], e = fabs(g - t);
+        if (!isfinite(g) || !isfinite(t))
+            continue;
+        a->se += e * e;
+        a->st += t * t;
+        a->max_e = e > a->max_e ? e : a->max_e;
+        a->max_t = fabs(t) > a->max_t ? fabs(t) : a->max_t;
+        a->n++;
+    }
+}
+
+/* num / den for error ratios: 0 / 0 is no error, x / 0 an infinite one. */
+static double ratio(double num, double den) { return den > 0 ? num / den : num > 0 ? INFINITY : 0.0; }
+
+void kb_accuracy_finish(const kb_accuracy *a, kb_verify *v)
+{
+    v->acc_n = a->n;
+    v->acc_rel_fro = sqrt(ratio(a->se, a->st));
+    v->acc_max_rel = ratio(a->max_e, a->max_t);
+    v->acc_snr_db = a->se > 0 ? (a->st > 0 ? 10.0 * log10(a->st / a->se) : -INFINITY) : INFINITY;
+}
+
 double kb_dtype_unit_roundoff(kb_dtype dt)
 {
     switch (dt) {

@@ -31,6 +31,22 @@ void kb_verify_f32_scaled(kb_verify *v, const float *got, const float *want, con
  * Each changed byte counts in guard_bad; a case with any is wrong. */
 void kb_verify_guard(kb_verify *v, const unsigned char *bytes, size_t n, unsigned char sentinel, int64_t off);
 
+/* Accuracy of an output against the fp64 result of the unquantised inputs (family.h
+ * kb_verify acc_*): running sums over chunks, then kb_accuracy_finish. */
+typedef struct {
+    double se, st;             /* sum (got - true)^2, sum true^2 */
+    double max_e, max_t;       /* max |got - true|, max |true| */
+    int64_t n;                 /* elements where got and true are both finite */
+} kb_accuracy;
+
+void kb_accuracy_init(kb_accuracy *a);
+/* n more elements: got (the output, as float) against truth. Non-finite pairs are skipped. */
+void kb_accuracy_add(kb_accuracy *a, const float *got, const double *truth, int64_t n);
+/* v's acc_n, acc_rel_fro (0 when true and got are all zero, INFINITY when only true is),
+ * acc_max_rel (likewise) and acc_snr_db (INFINITY when exact, -INFINITY when true is all
+ * zero and got is not). Leaves v's verification fields alone. */
+void kb_accuracy_finish(const kb_accuracy *a, kb_verify *v);
+
 /* 1 when every compared element passed and no padding was written. */
 static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0 && v->guard_bad == 0; }
 
