@@ -265,6 +265,35 @@ static void test_conversions(void)
     B->free(X, dp), B->free(X, dout), B->free(X, di);
 }
 
+/* fp6 / fp4 codes widen to f16 exactly, and the scale codes decode as kb_convert.h says. */
+static void test_lowp_conversions(void)
+{
+    uint32_t out[768];
+    kb_dptr dout = 0;
+    CHECK(B->alloc(X, sizeof out, &dout) == KB_OK);
+    kb_arg args[] = { kb_arg_ptr(dout) };
+    if (launch_warp("cvt_lowp", args, 1) == KB_OK) {
+        B->download(X, out, dout, sizeof out);
+        int bad = 0;
+        for (int i = 0; i < 192; i++)
+            for (int h = 0; h < 2; h++) {
+                uint8_t code = (uint8_t)((i + h) % 64);
+                float want = i < 64 ? kb_e2m3_bits_to_f32(code) : i < 128 ? kb_e3m2_bits_to_f32(code)
+                           : kb_e2m1_bits_to_f32(code & 15);
+                float got = kb_f16_bits_to_f32((uint16_t)(out[i] >> (16 * h)));
+                bad += got != want || signbit(got) != signbit(want);
+            }
+        for (int c = 0; c < 256; c++) {
+            float e8, e4, w8 = kb_ue8m0_to_f32((uint8_t)c), w4 = kb_ue4m3_to_f32((uint8_t)c);
+            memcpy(&e8, &out[256 + c], 4);
+            memcpy(&e4, &out[512 + c], 4);
+            bad += !(e8 == w8 || (isnan(e8) && isnan(w8))) + !(e4 == w4 || (isnan(e4) && isnan(w4)));
+        }
+        CHECK_MSG(bad == 0, "%d fp6/fp4/scale codes converted wrong", bad);
+    }
+    B->free(X, dout);
+}
+
 /* ---- block-scaled mma.sync (sm_120a), shape by shape ---- */
 
 typedef enum { BS_E4M3, BS_E5M2, BS_E2M3, BS_E3M2, BS_E2M1 } bs_elem;
@@ -494,6 +523,7 @@ int main(void)
         RUN(test_ldmatrix);
         RUN(test_cp_async_zero_fill);
         RUN(test_conversions);
+        RUN(test_lowp_conversions);
         B->unload(X, M);
     }
     if (M120) {

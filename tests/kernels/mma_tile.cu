@@ -71,6 +71,20 @@ extern "C" __global__ void cvt_fp8x2(const uint16_t *in, uint32_t *out, int n)
 }
 #endif
 
+/* out[i] for the code pair in[i] (both bytes i % 64 and i % 64 + 1): the f16x2 widening of
+ * e2m3 (i < 64), e3m2 (i < 128), e2m1 (i < 192); then the decoded UE8M0 (i - 192 as the code,
+ * in bits) and UE4M3 for i >= 192 in out[256 + ...]. */
+extern "C" __global__ void cvt_lowp(uint32_t *out)
+{
+    for (int i = (int)threadIdx.x; i < 256; i += (int)blockDim.x) {
+        const uint32_t c = (uint32_t)(i % 64) | (uint32_t)((i + 1) % 64) << 8;
+        out[i] = i < 64 ? kb_cvt_f16x2_lowp<2, 3, 1>(c) : i < 128 ? kb_cvt_f16x2_lowp<3, 2, 3>(c)
+               : kb_cvt_f16x2_lowp<2, 1, 1>(c & 0x0f0fu);
+        out[256 + i] = __float_as_uint(kb_ue8m0_to_float((uint32_t)i));
+        out[512 + i] = __float_as_uint(kb_ue4m3_to_float((uint32_t)i));
+    }
+}
+
 extern "C" __global__ void cvt_tf32(const uint32_t *in, uint32_t *out, int n)
 {
     for (int i = (int)threadIdx.x; i < n; i += (int)blockDim.x)
