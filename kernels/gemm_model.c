@@ -9,7 +9,6 @@ typedef struct {
     int beta;
 } dims_t;
 
-static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
 
 kb_gemm_geo kb_gemm_geo_of(const kb_case *c)
 {
@@ -24,7 +23,7 @@ kb_gemm_geo kb_gemm_geo_of(const kb_case *c)
     g.a_rows = g.a_t ? g.k : g.m;
     g.b_rows = g.b_t ? g.n : g.k;
     g.esz = kb_dtype_size(c->dtype);
-    g.osz = c->dtype == KB_DT_INT8 ? 4 : is_fp8(c->dtype) ? 2 : g.esz;   /* int32; fp8: bf16 C/D */
+    g.osz = c->dtype == KB_DT_INT8 ? 4 : kb_gemm_lowp(c->dtype) ? 2 : g.esz;   /* int32; fp8/6/4: bf16 C/D */
     return g;
 }
 
@@ -149,7 +148,7 @@ static double mma_warp_insts(const kb_case *c, const dims_t *d, int sm, int asyn
 {
     const int64_t *p = c->params;
     double mt = (double)(p[P_WM] / 16), ntl = (double)(p[P_WN] / 8), steps = mma_k_steps(c, d);
-    int widened = is_fp8(c->dtype) && sm >= 90;
+    int widened = kb_gemm_sub8(c->dtype) || (kb_gemm_lowp(c->dtype) && sm >= 90);
     double gather = d->esz == 4 ? 4 : 16;              /* scalar shared loads per fragment without ldmatrix */
     double a_ld = !d->a_t || d->esz == 2 ? mt : mt * gather;
     double b_ld = d->b_t || d->esz == 2 ? ntl / 2 : ntl / 2 * gather;

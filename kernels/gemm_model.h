@@ -7,12 +7,20 @@
 
 enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };
 enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET, P_GROUP, P_SPLITK, P_COUNT };
+       P_BUDGET, P_GROUP, P_SPLITK, P_SCALE, P_DIST, P_COUNT };
 enum { L_NN, L_NT, L_TN, L_TT };
 enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
 
+/* fp8, fp6 and fp4: scaled operands, C and D in bf16. */
+static inline int kb_gemm_lowp(kb_dtype d)
+{
+    return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2 || d == KB_DT_FP6E2M3 || d == KB_DT_FP6E3M2 || d == KB_DT_FP4E2M1;
+}
+/* fp6 and fp4: one code per byte; no mma.sync below sm_120a, so kbench's kernels widen them to f16. */
+static inline int kb_gemm_sub8(kb_dtype d) { return d == KB_DT_FP6E2M3 || d == KB_DT_FP6E3M2 || d == KB_DT_FP4E2M1; }
+
 /* The stored operands of case c: layout, leading dimensions with the pad axis, element
- * sizes (C/D: int32 for int8, bf16 for fp8). One rule for the family and its model. */
+ * sizes (C/D: int32 for int8, bf16 for fp8/fp6/fp4). One rule for the family and its model. */
 typedef struct {
     int64_t m, n, k;
     int a_t, b_t;            /* A stored K x M, B stored N x K */

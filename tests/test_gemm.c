@@ -11,7 +11,7 @@
 
 enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };   /* variant order in gemm.c */
 enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET, P_GROUP, P_SPLITK };
+       P_BUDGET, P_GROUP, P_SPLITK, P_SCALE, P_DIST };
 enum { L_NN, L_NT, L_TN, L_TT };
 
 static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_t n, int64_t k, int pad)
@@ -24,7 +24,7 @@ static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_
 
 static void test_descriptor(void)
 {
-    CHECK(fam->n_variants == 4 && fam->n_dims == 3 && fam->n_params == 17);
+    CHECK(fam->n_variants == 4 && fam->n_dims == 3 && fam->n_params == 19);
     CHECK(!strcmp(fam->variants[V_CUBLASLT].name, "cublaslt") && fam->variants[V_CUBLASLT].entry == NULL);
     CHECK(kb_param_applies(fam, P_ALGO, V_CUBLASLT) && !kb_param_applies(fam, P_ALGO, V_MMA) &&
           !kb_param_applies(fam, P_BM, V_CUBLASLT) && kb_param_applies(fam, P_LAYOUT, V_CUBLASLT));
