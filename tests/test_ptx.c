@@ -20,8 +20,9 @@
 
 static const int archs[] = { 80, 89, 90 };
 
-/* The PTX of case c's module for compute_<sm>, malloc'ed; NULL (and a message) on failure. */
-static char *ptx_of(const kb_case *c, int sm)
+/* The PTX of case c's module for NVRTC architecture arch ("compute_90", "sm_120a"), with one
+ * extra define (or NULL), malloc'ed; NULL (and a message) on failure. */
+static char *ptx_of_arch(const kb_case *c, const char *arch_name, const char *extra)
 {
     const kb_family *f = kb_families[c->family];
     char path[1024];
@@ -39,8 +40,8 @@ static char *ptx_of(const kb_case *c, int sm)
     const char *d[64];
     int nd = kb_defines_split(defs.s, d, 64);
     const char *opts[80];
-    char arch[32], inc[1100], cuda[1100];
-    snprintf(arch, sizeof arch, "--gpu-architecture=compute_%d", sm);
+    char arch[64], inc[1100], cuda[1100], ex[128];
+    snprintf(arch, sizeof arch, "--gpu-architecture=%s", arch_name);
     snprintf(inc, sizeof inc, "-I%s", kb_kernels_dir());
     snprintf(cuda, sizeof cuda, "-I%.*s", (int)strcspn(KB_CUDA_INCLUDE_DIR, ";"), KB_CUDA_INCLUDE_DIR);
     int no = 0;
@@ -50,6 +51,10 @@ static char *ptx_of(const kb_case *c, int sm)
         dd[i] = malloc(strlen(d[i]) + 3);
         sprintf(dd[i], "-D%s", d[i]);
         opts[no++] = dd[i];
+    }
+    if (extra) {
+        snprintf(ex, sizeof ex, "-D%s", extra);
+        opts[no++] = ex;
     }
     nvrtcProgram prog;
     char *ptx = NULL;
@@ -65,7 +70,7 @@ static char *ptx_of(const kb_case *c, int sm)
             nvrtcGetProgramLogSize(prog, &ll);
             char *log = malloc(ll + 1);
             nvrtcGetProgramLog(prog, log);
-            fprintf(stderr, "compute_%d: %s\n", sm, log);
+            fprintf(stderr, "%s: %s\n", arch_name, log);
             free(log);
         }
         nvrtcDestroyProgram(&prog);
@@ -76,6 +81,14 @@ static char *ptx_of(const kb_case *c, int sm)
     kb_sb_free(&opt);
     free(src);
     return ptx;
+}
+
+/* The PTX of case c's module for compute_<sm>. */
+static char *ptx_of(const kb_case *c, int sm)
+{
+    char arch[32];
+    snprintf(arch, sizeof arch, "compute_%d", sm);
+    return ptx_of_arch(c, arch, NULL);
 }
 
 /* Occurrences of needle in the PTX. */
@@ -358,11 +371,42 @@ static void test_count16(void)
     CHECK(count_after(ex, "ex2.approx", "fma.rn.f32") == 1 && count_after(ex, "ex2.approx", "mul.f32") == 1);
 }
 
+/* sm_120a: gemm_mma's scaled recipes on the block-scaled mma.sync, assembled by ptxas (a
+ * CUBIN was built) without local memory: mx through kind::mxf8f6f4 (fp8, fp6, fp4), nv through
+ * kind::mxf4nvf4 scale_vec::4X; the same case for sm_90 has none (the dequantising path). */
+static void test_gemm_block_scaled_sm120a(void)
+{
+    static const struct { kb_dtype dt; int recipe; const char *want; } cs[] = {
+        { KB_DT_FP8E4M3, 4, "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0" },
+        { KB_DT_FP6E3M2, 4, "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0" },
+        { KB_DT_FP4E2M1, 4, "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0" },
+        { KB_DT_FP4E2M1, 5, "kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3" },
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kb_case c = make("gemm", "mma", cs[i].dt);
+        set_param(&c, "layout", 1);   /* nt */
+        set_param(&c, "scale", cs[i].recipe);
+        set_param(&c, "BK", 64);
+        char *ptx = ptx_of_arch(&c, "sm_120a", "KB_ARCH_SPECIFIC=1");
+        CHECK_MSG(ptx != NULL, "gemm %s scale=%d does not compile for sm_120a", kb_dtype_name(cs[i].dt), cs[i].recipe);
+        if (ptx) {
+            CHECK_MSG(strstr(ptx, cs[i].want) != NULL, "%s: no %s", kb_dtype_name(cs[i].dt), cs[i].want);
+            CHECK_MSG(!strstr(ptx, ".local"), "%s scale=%d: local memory on sm_120a", kb_dtype_name(cs[i].dt),
+                      cs[i].recipe);
+            free(ptx);
+        }
+        ptx = ptx_of(&c, 90);
+        CHECK(ptx && !strstr(ptx, "block_scale"));
+        free(ptx);
+    }
+}
+
 int main(void)
 {
     RUN(test_count16);
     RUN(test_gemm_mma);
     RUN(test_attn_mma);
     RUN(test_vec_variants);
+    RUN(test_gemm_block_scaled_sm120a);
     TEST_MAIN_END();
 }
