@@ -161,11 +161,13 @@ static void test_load_and_groups(void)
     int n = kb_report_precision_groups(&run, &g);
     CHECK(n == 2);
     if (n == 2) {
-        for (int d = 0; d < KB_DT_COUNT; d++) CHECK(g[0].rows[d] >= 0);      /* gemm: every dtype */
+        /* gemm: every dtype of the run (per tensor: its records predate recipes) */
+        for (int d = 0; d <= KB_DT_FP8E5M2; d++) CHECK(g[0].rows[d][KB_RECIPE_TENSOR] >= 0);
+        CHECK(g[0].rows[KB_DT_FP4E2M1][KB_RECIPE_NV] < 0 && g[0].rows[KB_DT_FP8E4M3][KB_RECIPE_MX] < 0);
         /* the fastest fp16 GEMM is the tiled one, not the naive one */
-        CHECK(strstr(run.rows[g[0].rows[KB_DT_FP16]].case_id, "wmma") != NULL);
-        CHECK(strcmp(run.rows[g[1].first].family, "attention") == 0);
-        CHECK(g[1].rows[KB_DT_FP16] >= 0 && g[1].rows[KB_DT_BF16] >= 0 && g[1].rows[KB_DT_INT8] < 0);
+        CHECK(strstr(run.rows[g[0].rows[KB_DT_FP16][KB_RECIPE_TENSOR]].case_id, "wmma") != NULL);
+        CHECK(strcmp(run.rows[g[1].first].family, "attention") == 0 && !strcmp(run.rows[g[1].first].dist, "uniform"));
+        CHECK(g[1].rows[KB_DT_FP16][0] >= 0 && g[1].rows[KB_DT_BF16][0] >= 0 && g[1].rows[KB_DT_INT8][0] < 0);
         kb_sb dims;
         kb_sb_init(&dims);
         kb_report_dims_text(&run.rows[g[0].first], &dims);
@@ -223,8 +225,10 @@ static void test_markdown(void)
     CHECK(strstr(md, "| gemm/wmma(BM=128,BN=128,BK=32)/bf16/4096x4096x4096/pad0/eager | ok | ok / 0.085 | 193.4 (gpu) | 710.8 |"));
     CHECK(strstr(md, "| compute |") && strstr(md, "| memory |"));
     CHECK(strstr(md, "**fault**: " FAULT_REASON) != NULL);
-    CHECK(strstr(md, "## Precision comparison") && strstr(md, "### gemm 4096x4096x4096 on TEST-GPU"));
-    CHECK(strstr(md, "| int8 | gemm/wmma(BM=128,BN=128,BK=32)/int8/4096x4096x4096/pad0/eager | 105.2 (gpu) | 1306 | 1.814x |"));
+    CHECK(strstr(md, "## Precision comparison") && strstr(md, "### gemm 4096x4096x4096, dist=uniform on TEST-GPU"));
+    /* speed-up over the group's bf16 row (193.4 us); no accuracy block in these records: empty cells */
+    CHECK_MSG(strstr(md, "| int8 | tensor | gemm/wmma(BM=128,BN=128,BK=32)/int8/4096x4096x4096/pad0/eager | 105.2 (gpu) | "
+                         "1306 | 1.837x |  |  |  |"), "%s", strstr(md, "## Precision"));
     CHECK(strstr(md, "Emulator") == NULL);
     free(md);
 
@@ -274,25 +278,26 @@ static void test_csv(void)
     if (!csv) return;
     CHECK(strncmp(csv, "run_id,device,case,family,variant,dtype,launch,status,verified,max_abs_err,max_rel_err,"
                        "median_us,clock,tflops,gbps,ai,roof_tflops,pct_roof,bound,samples,cv,reason,pct_measured,"
-                       "measured_roof_tflops,path,pct_path,path_tflops,path_source\r\n", 211) == 0);
+                       "measured_roof_tflops,path,pct_path,path_tflops,path_source,recipe,dist,acc_rel_fro,acc_snr_db,"
+                       "acc_max_rel\r\n", 283) == 0);
     char field[256];
     /* row 4 is the bf16 GEMM (header is row 0); its id has commas, so it was quoted */
-    CHECK(csv_records(csv, 28, 4, 2, field, sizeof field) == 20);
+    CHECK(csv_records(csv, 33, 4, 2, field, sizeof field) == 20);
     CHECK(strcmp(field, "gemm/wmma(BM=128,BN=128,BK=32)/bf16/4096x4096x4096/pad0/eager") == 0);
-    csv_records(csv, 28, 4, 18, field, sizeof field);
+    csv_records(csv, 33, 4, 18, field, sizeof field);
     CHECK(strcmp(field, "compute") == 0);
     /* a reason with quotes comes back intact (the fault is row 16) */
-    csv_records(csv, 28, 16, 21, field, sizeof field);
+    csv_records(csv, 33, 16, 21, field, sizeof field);
     CHECK_MSG(strcmp(field, FAULT_REASON) == 0, "got %s", field);
-    csv_records(csv, 28, 16, 11, field, sizeof field);
+    csv_records(csv, 33, 16, 11, field, sizeof field);
     CHECK(field[0] == 0);                                        /* no median for a fault */
     free(csv);
 
     csv = render(RUN_EMU, KB_REPORT_CSV);
     if (!csv) return;
-    CHECK(csv_records(csv, 28, 1, 12, field, sizeof field) == 8);
+    CHECK(csv_records(csv, 33, 1, 12, field, sizeof field) == 8);
     CHECK(strcmp(field, "cpu") == 0);
-    csv_records(csv, 28, 1, 17, field, sizeof field);
+    csv_records(csv, 33, 1, 17, field, sizeof field);
     CHECK(field[0] == 0);                                        /* no %roof on the emulator */
     free(csv);
 }

@@ -23,6 +23,7 @@ typedef struct {
     const char *format;
     const char *out;
     const char *results;
+    int precision;             /* only the precision comparison */
 } report_opts;
 
 static void report_defaults(void *o) { ((report_opts *)o)->format = "md"; }
@@ -31,6 +32,7 @@ static void report_defaults(void *o) { ((report_opts *)o)->format = "md"; }
 typedef struct {
     const kb_report_run *run, *b;
     kb_report_format report;
+    int precision;
     const kb_cmp_result *cmp;
     double threshold;
     kb_cmp_format cmp_format;
@@ -40,6 +42,8 @@ static kb_status out_write(const out_job *j, FILE *out)
 {
     if (j->cmp)
         return kb_compare_write(j->run, j->b, j->cmp, j->threshold, j->cmp_format, out);
+    if (j->precision)
+        return kb_report_write_precision(j->run, j->report, out);
     return kb_report_write(j->run, j->report, out);
 }
 
@@ -92,6 +96,9 @@ static int report_main(void *opts)
     if (kb_report_format_parse(o->format, &f) != 0)
         return kb_opts_fail(&kb_command_report, "--format", "expected one of md, csv, html, gbench-json, junit, trace, "
                             "got '%s'", o->format);
+    if (o->precision && f != KB_REPORT_MD && f != KB_REPORT_HTML && f != KB_REPORT_CSV)
+        return kb_opts_fail(&kb_command_report, "--precision", "the precision table comes as md, html or csv, not '%s'",
+                            o->format);
     if (o->out && same_file(o->out, o->run))
         return kb_opts_fail(&kb_command_report, "--out", "%s is the run being reported; the report would replace "
                             "its records", o->out);
@@ -104,7 +111,7 @@ static int report_main(void *opts)
         return KB_EXIT_INPUT;
     }
     kb_sb_free(&err);
-    out_job job = { .run = &run, .report = f };
+    out_job job = { .run = &run, .report = f, .precision = o->precision };
     int rc = write_out(&job, o->out);
     kb_report_run_free(&run);
     return rc;
@@ -117,6 +124,9 @@ static const kb_opt report_opt_rows[] = {
       "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
     { "--results", NULL, KB_OPT_STR, offsetof(report_opts, results), "DIR",
       "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
+    { "--precision", NULL, KB_OPT_FLAG, offsetof(report_opts, precision), NULL,
+      "only the precision table: per shape and input distribution, dtype and scaling recipe -> time, TFLOPS, "
+      "speed-up vs bf16, accuracy (md, html or csv)", 0, 0, 0, NULL, 0 },
 };
 
 const kb_command kb_command_report = {

@@ -36,5 +36,15 @@ kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *ou
     }
 }
 
+kb_status kb_report_write_precision(const kb_report_run *run, kb_report_format f, FILE *out)
+{
+    switch (f) {
+    case KB_REPORT_MD: return kb_report_md_precision(run, out);
+    case KB_REPORT_CSV: return kb_report_csv_precision(run, out);
+    case KB_REPORT_HTML: return kb_report_html_precision(run, out);
+    default: return KB_ERR_INPUT;
+    }
+}
+
 /* ---- shared pieces ---- */
 

@@ -24,4 +24,9 @@ int kb_report_format_parse(const char *s, kb_report_format *out);
 /* Write the run in format f. KB_ERR_IO when the stream fails. */
 kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *out);
 
+/* Write only the run's precision comparison (per shape and input distribution: dtype and
+ * recipe -> time, TFLOPS, speed-up vs bf16, accuracy) in format f: md, html or csv;
+ * KB_ERR_INPUT for another format (nothing written), KB_ERR_IO when the stream fails. */
+kb_status kb_report_write_precision(const kb_report_run *run, kb_report_format f, FILE *out);
+
 #endif /* KB_REPORT_H */

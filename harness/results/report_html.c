@@ -133,63 +133,63 @@ static void device_section(FILE *out, const kb_report_run *run, int dev)
     fputs("</tbody></table></div>\n", out);
 }
 
+static void precision_row(FILE *out, const kb_report_run *run, const kb_precision_group *g, int d, int rc)
+{
+    char cells[KB_PRECISION_COLS][256];
+    kb_report_precision_cells(run, g, d, rc, cells);
+    fputs("<tr>", out);
+    for (int c = 0; c < KB_PRECISION_COLS; c++) {
+        if (c < 3 || c == 9)
+            td_text(out, cells[c]);   /* left-aligned text columns */
+        else {
+            fputs("<td>", out);
+            text(out, cells[c]);
+            fputs("</td>", out);
+        }
+    }
+    fputs("</tr>\n", out);
+}
+
 static void precision_section(FILE *out, const kb_report_run *run)
 {
     kb_precision_group *g;
     int n = kb_report_precision_groups(run, &g);
     if (n <= 0)
         return;
-    fputs("<h2>Precision comparison</h2>\n<p>The fastest ok kbench case of each dtype per shape; speed-up over fp16; "
-          "error is the largest difference from the double-precision reference; the vendor library's row of the same "
-          "shape and dtype (cuBLASLt, cuDNN) and kbench's speed relative to it.</p>\n", out);
+    fputs("<h2>Precision comparison</h2>\n<p>", out);
+    text(out, KB_PRECISION_NOTE);
+    fputs("</p>\n", out);
     for (int k = 0; k < n; k++) {
-        const kb_report_row *f = &run->rows[g[k].first];
-        kb_sb dims;
-        kb_sb_init(&dims);
-        kb_report_dims_text(f, &dims);
+        kb_sb title;
+        kb_sb_init(&title);
+        kb_report_precision_title(run, &g[k], &title);
         fputs("<h3>", out);
-        text(out, f->family);
-        fputc(' ', out);
-        text(out, dims.s);
-        fputs(" on ", out);
-        text(out, f->dev >= 0 ? run->devs[f->dev].name : "?");
+        text(out, title.s);
         fputs("</h3>\n", out);
-        kb_sb_free(&dims);
+        kb_sb_free(&title);
         kb_report_chart_precision(run, &g[k], out);
         fputs("<div class=\"scroll\"><table>\n<tr>", out);
         for (int c = 0; c < KB_PRECISION_COLS; c++)
             fprintf(out, "<th>%s</th>", kb_precision_cols[c]);
         fputs("</tr>\n", out);
-        for (int d = 0; d < KB_DT_COUNT; d++) {
-            if (g[k].rows[d] < 0)
-                continue;
-            char cells[KB_PRECISION_COLS][256];
-            kb_report_precision_cells(run, &g[k], d, cells);
-            fputs("<tr>", out);
-            for (int c = 0; c < KB_PRECISION_COLS; c++) {
-                if (c < 2 || c == 7)
-                    td_text(out, cells[c]);   /* left-aligned text columns */
-                else {
-                    fputs("<td>", out);
-                    text(out, cells[c]);
-                    fputs("</td>", out);
-                }
-            }
-            fputs("</tr>\n", out);
-        }
+        for (int d = 0; d < KB_DT_COUNT; d++)
+            for (int rc = 0; rc < KB_RECIPE_COUNT; rc++)
+                if (g[k].rows[d][rc] >= 0)
+                    precision_row(out, run, &g[k], d, rc);
         fputs("</table></div>\n", out);
     }
     free(g);
 }
 
-kb_status kb_report_html(const kb_report_run *run, FILE *out)
+/* The page's head and title line, up to the first section. */
+static void page_start(FILE *out, const kb_report_run *run, const char *what)
 {
     kb_sb sum;
     kb_sb_init(&sum);
     kb_report_summary(run, &sum);
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>kbench report: ", out);
+    fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>kbench %s: ", what);
     text(out, run->run_id);
-    fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>kbench report: ", style);
+    fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>kbench %s: ", style, what);
     text(out, *run->run_id ? run->run_id : "(no run id)");
     fputs("</h1>\n<p>source: <code>", out);
     text(out, run->source);
@@ -199,6 +199,32 @@ kb_status kb_report_html(const kb_report_run *run, FILE *out)
     text(out, sum.s);
     fputs("</p>\n", out);
     kb_sb_free(&sum);
+}
+
+kb_status kb_report_html_precision(const kb_report_run *run, FILE *out)
+{
+    page_start(out, run, "precision table");
+    for (int d = 0; d < run->n_devs; d++)
+        if (run->devs[d].emulator) {
+            fputs("<p class=\"note\"><strong>", out);
+            text(out, KB_REPORT_EMU_NOTE);
+            fputs("</strong></p>\n", out);
+            break;
+        }
+    kb_precision_group *g;
+    int n = kb_report_precision_groups(run, &g);
+    free(g);
+    if (n <= 0)
+        fputs("<p>No precision comparison: no GEMM or attention shape of this run has two or more precisions that "
+              "ran (or a vendor row beside one).</p>\n", out);
+    precision_section(out, run);
+    fputs("</body>\n</html>\n", out);
+    return ferror(out) ? KB_ERR_IO : KB_OK;
+}
+
+kb_status kb_report_html(const kb_report_run *run, FILE *out)
+{
+    page_start(out, run, "report");
     for (int d = 0; d < run->n_devs; d++)
         device_section(out, run, d);
     for (size_t i = 0; i < run->n; i++)

@@ -7,4 +7,8 @@
 /* Write run to out. KB_ERR_IO when the stream fails. */
 kb_status kb_report_html(const kb_report_run *run, FILE *out);
 
+/* A page with only the precision comparison (kbench report RUN --html --precision): the same
+ * bar chart and table per shape and input distribution. KB_ERR_IO when the stream fails. */
+kb_status kb_report_html_precision(const kb_report_run *run, FILE *out);
+
 #endif

@@ -124,32 +124,50 @@ static void precision_section(FILE *out, const kb_report_run *run)
     int n = kb_report_precision_groups(run, &g);
     if (n <= 0)
         return;
-    fprintf(out, "## Precision comparison\n\nThe fastest ok kbench case of each dtype per shape; speed-up over fp16; "
-                 "error is the largest difference from the double-precision reference; the vendor library's row of "
-                 "the same shape and dtype (cuBLASLt, cuDNN) and kbench's speed relative to it.\n\n");
+    fprintf(out, "## Precision comparison\n\n%s\n\n", KB_PRECISION_NOTE);
     for (int k = 0; k < n; k++) {
-        const kb_report_row *f = &run->rows[g[k].first];
-        kb_sb dims;
-        kb_sb_init(&dims);
-        kb_report_dims_text(f, &dims);
-        fprintf(out, "### %s %s on %s\n\n", f->family, dims.s, f->dev >= 0 ? run->devs[f->dev].name : "?");
-        kb_sb_free(&dims);
+        kb_sb title;
+        kb_sb_init(&title);
+        kb_report_precision_title(run, &g[k], &title);
+        fprintf(out, "### %s\n\n", title.s);
+        kb_sb_free(&title);
         for (int c = 0; c < KB_PRECISION_COLS; c++)
             fprintf(out, "| %s ", kb_precision_cols[c]);
-        fprintf(out, "|\n|---|---|---:|---:|---:|---:|---:|---|---:|\n");
-        for (int d = 0; d < KB_DT_COUNT; d++) {
-            if (g[k].rows[d] < 0)
-                continue;
-            char cells[KB_PRECISION_COLS][256];
-            kb_report_precision_cells(run, &g[k], d, cells);
-            fputc('|', out);
-            for (int c = 0; c < KB_PRECISION_COLS; c++)
-                cell(out, cells[c]);
-            fputc('\n', out);
-        }
+        fprintf(out, "|\n|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|\n");
+        for (int d = 0; d < KB_DT_COUNT; d++)
+            for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) {
+                if (g[k].rows[d][rc] < 0)
+                    continue;
+                char cells[KB_PRECISION_COLS][256];
+                kb_report_precision_cells(run, &g[k], d, rc, cells);
+                fputc('|', out);
+                for (int c = 0; c < KB_PRECISION_COLS; c++)
+                    cell(out, cells[c]);
+                fputc('\n', out);
+            }
         fputc('\n', out);
     }
     free(g);
+}
+
+kb_status kb_report_md_precision(const kb_report_run *run, FILE *out)
+{
+    kb_precision_group *g;
+    int n = kb_report_precision_groups(run, &g);
+    free(g);
+    fprintf(out, "# kbench precision table: %s\n\n- source: `%s`\n\n", *run->run_id ? run->run_id : "(no run id)",
+            run->source);
+    for (int d = 0; d < run->n_devs; d++)
+        if (run->devs[d].emulator) {
+            fprintf(out, "> **%s**\n\n", KB_REPORT_EMU_NOTE);
+            break;
+        }
+    if (n <= 0)
+        fprintf(out, "No precision comparison: no GEMM or attention shape of this run has two or more precisions "
+                     "that ran (or a vendor row beside one).\n");
+    else
+        precision_section(out, run);
+    return ferror(out) ? KB_ERR_IO : KB_OK;
 }
 
 kb_status kb_report_md(const kb_report_run *run, FILE *out)

@@ -51,6 +51,17 @@ static void fill_row(kb_report_row *r, json_t *rec)
         r->have_err = nget(v, "max_abs_err", &r->max_abs_err);
         nget(v, "max_rel_err", &r->max_rel_err);
     }
+    json_t *acc = json_object_get(rec, "accuracy");
+    if (json_is_object(acc) && nget(acc, "rel_fro_err", &r->acc_rel_fro)) {
+        r->have_acc = 1;
+        nget(acc, "max_rel_err", &r->acc_max_rel);
+        if (!nget(acc, "snr_db", &r->acc_snr_db))   /* null: the output equals the fp64 result */
+            r->acc_snr_db = r->acc_rel_fro == 0 ? INFINITY : NAN;
+    }
+    json_t *params = json_object_get(rec, "params");
+    kb_recipe rc = KB_RECIPE_TENSOR;
+    r->recipe = kb_recipe_parse(sget(params, "scale"), &rc) == 0 ? (int)rc : KB_RECIPE_TENSOR;
+    r->dist = *sget(params, "dist") ? sget(params, "dist") : "uniform";
     json_t *t = json_object_get(rec, "timing");
     r->clock = sget(t, "clock");
     if (nget(t, "median_us", &r->median_us)) {
@@ -221,10 +232,11 @@ static int precision_family(const char *f)
     return strcmp(f, "gemm") == 0 || strcmp(f, "attention") == 0;
 }
 
-/* Same shape, device, padding and launch mode: comparable across dtypes. */
+/* Same shape, input distribution, device, padding and launch mode: comparable across dtypes. */
 static int same_shape(const kb_report_row *a, const kb_report_row *b)
 {
     return a->dev == b->dev && strcmp(a->family, b->family) == 0 && strcmp(a->launch, b->launch) == 0 &&
+           strcmp(a->dist, b->dist) == 0 &&
            json_equal(json_object_get(a->rec, "dims"), json_object_get(b->rec, "dims")) &&
            json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad"));
 }
@@ -255,7 +267,7 @@ static void attach_vendor_rows(const kb_report_run *run, kb_precision_group *g, 
         if (!precision_family(r->family) || kb_dtype_parse(r->dtype, &dt) != 0 || !kb_report_row_is_vendor(r) ||
             (k = group_of(run, g, n, r)) < 0)
             continue;
-        int *best = &g[k].vendor[dt];
+        int *best = &g[k].vendor[dt][r->recipe];
         int ran = r->ok && r->have_timing, best_ran = *best >= 0 && run->rows[*best].ok;
         if (*best < 0 || (ran && (!best_ran || r->median_us < run->rows[*best].median_us)))
             *best = (int)i;
@@ -278,23 +290,25 @@ int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **ou
             kb_precision_group *ng = realloc(g, (size_t)(n + 1) * sizeof *ng);
             if (!ng) { free(g); return -1; }
             g = ng;
-            for (int d = 0; d < KB_DT_COUNT; d++) g[n].rows[d] = g[n].vendor[d] = -1;
+            for (int d = 0; d < KB_DT_COUNT; d++)
+                for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) g[n].rows[d][rc] = g[n].vendor[d][rc] = -1;
             g[n].first = (int)i;
             k = n++;
         }
-        int *best = &g[k].rows[dt];
+        int *best = &g[k].rows[dt][r->recipe];
         if (*best < 0 || r->median_us < run->rows[*best].median_us)
             *best = (int)i;
     }
     attach_vendor_rows(run, g, n);
-    /* keep the groups where two or more dtypes ran, or a vendor row stands beside one */
+    /* keep the groups where two or more (dtype, recipe) rows ran, or a vendor row stands beside one */
     int kept = 0;
     for (int k = 0; k < n; k++) {
         int dts = 0, vendor = 0;
-        for (int d = 0; d < KB_DT_COUNT; d++) {
-            dts += g[k].rows[d] >= 0;
-            vendor |= g[k].rows[d] >= 0 && g[k].vendor[d] >= 0;
-        }
+        for (int d = 0; d < KB_DT_COUNT; d++)
+            for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) {
+                dts += g[k].rows[d][rc] >= 0;
+                vendor |= g[k].rows[d][rc] >= 0 && g[k].vendor[d][rc] >= 0;
+            }
         if (dts >= 2 || vendor) g[kept++] = g[k];
     }
     if (kept == 0) { free(g); g = NULL; }
@@ -403,9 +417,17 @@ void kb_report_xml_text(FILE *out, const char *s)
 }
 
 const char *const kb_precision_cols[KB_PRECISION_COLS] = {
-    "dtype", "case", "median_us (clock)", "TFLOPS", "speed-up vs fp16", "max_abs_err", "max_rel_err",
-    "vendor median_us (clock)", "kbench vs vendor",
+    "dtype", "recipe", "case", "median_us (clock)", "TFLOPS", "speed-up vs bf16", "rel. Frobenius err", "SNR dB",
+    "max rel err", "vendor median_us (clock)", "kbench vs vendor",
 };
+
+void kb_report_precision_title(const kb_report_run *run, const kb_precision_group *g, kb_sb *out)
+{
+    const kb_report_row *f = &run->rows[g->first];
+    kb_sb_printf(out, "%s ", f->family);
+    kb_report_dims_text(f, out);
+    kb_sb_printf(out, ", dist=%s on %s", f->dist, f->dev >= 0 ? run->devs[f->dev].name : "?");
+}
 
 /* The vendor cells: its median with the clock and variant, and kbench's speed relative to it. */
 static void vendor_cells(const kb_report_run *run, const kb_report_row *r, int v, char *vendor, char *ratio)
@@ -427,29 +449,42 @@ static void vendor_cells(const kb_report_run *run, const kb_report_row *r, int v
     snprintf(ratio, 256, "%sx", b);
 }
 
-void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
+/* The accuracy cells of row r: relative Frobenius, SNR, max relative error; "" where absent. */
+static void accuracy_cells(const kb_report_row *r, char *fro, char *snr, char *maxrel)
+{
+    fro[0] = snr[0] = maxrel[0] = 0;
+    if (!r->have_acc)
+        return;
+    snprintf(fro, 256, isfinite(r->acc_rel_fro) ? "%.3g" : "", r->acc_rel_fro);
+    snprintf(maxrel, 256, isfinite(r->acc_max_rel) ? "%.3g" : "", r->acc_max_rel);
+    if (isinf(r->acc_snr_db) && r->acc_snr_db > 0)
+        snprintf(snr, 256, "inf");
+    else if (isfinite(r->acc_snr_db))
+        snprintf(snr, 256, "%.1f", r->acc_snr_db);
+}
+
+void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype, int recipe,
                                char cells[KB_PRECISION_COLS][256])
 {
-    const kb_report_row *r = &run->rows[g->rows[dtype]];
-    int ref = g->rows[KB_DT_FP16];
+    const kb_report_row *r = &run->rows[g->rows[dtype][recipe]];
+    int ref = g->rows[KB_DT_BF16][KB_RECIPE_TENSOR];
     char b[64];
     snprintf(cells[0], 256, "%s", kb_dtype_name((kb_dtype)dtype));
-    snprintf(cells[1], 256, "%s", r->case_id);
+    snprintf(cells[1], 256, "%s", kb_recipe_name((kb_recipe)recipe));
+    snprintf(cells[2], 256, "%s", r->case_id);
     kb_report_num(b, sizeof b, r->median_us);
-    snprintf(cells[2], 256, "%s (%s)", b, r->clock);
-    cells[3][0] = 0;
+    snprintf(cells[3], 256, "%s (%s)", b, r->clock);
+    cells[4][0] = 0;
     if (r->d.have_rates)
-        kb_report_num(cells[3], 256, r->d.tflops);
+        kb_report_num(cells[4], 256, r->d.tflops);
     if (ref >= 0) {
         kb_report_num(b, sizeof b, run->rows[ref].median_us / r->median_us);
-        snprintf(cells[4], 256, "%sx", b);
+        snprintf(cells[5], 256, "%sx", b);
     } else {
-        snprintf(cells[4], 256, "n/a");
+        snprintf(cells[5], 256, "n/a");
     }
-    int have = r->verified && r->have_err;
-    snprintf(cells[5], 256, have ? "%.2g" : "", r->max_abs_err);
-    snprintf(cells[6], 256, have ? "%.2g" : "", r->max_rel_err);
-    vendor_cells(run, r, g->vendor[dtype], cells[7], cells[8]);
+    accuracy_cells(r, cells[6], cells[7], cells[8]);
+    vendor_cells(run, r, g->vendor[dtype][recipe], cells[9], cells[10]);
 }
 
 int kb_report_measured(const kb_report_run *run, int dev, double *gbps, char kinds[][40], double *tflops, int max)
