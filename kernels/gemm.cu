@@ -898,7 +898,14 @@ __device__ __forceinline__ void block_coords(int &bm, int &bn)
 #endif
 }
 
-/* ---- the recipe's scales in the mma kernel (the file comment) ---- */
+/* ---- the recipe's scales in the mma kernel (the file comment) ----
+ * The hook for other mainloops: sa_of / sb_of (scale of an element) and promote (a block's
+ * partial sums times their scales, into the fp32 accumulators) depend only on row, column and
+ * K index, not on mma.sync's fragments. The Hopper wgmma GEMM (issue 21) is to run the FP8
+ * recipes through them - per-128-K promotion of its accumulator fragments for block1x128 /
+ * block128x128, as DeepSeek-V3 does on H800 - and valid() then refuses mx/nv there (Hopper has
+ * no block-scaled MMA); not done here. sm_100a's tcgen05.mma block scaling (scales in tensor
+ * memory) is not done either. */
 
 /* Where the scales live: SA, SB and the matrix's extents (sa_of, sb_of). */
 struct scale_ctx {

@@ -147,8 +147,6 @@ static void reference_row(const kb_case *c, gemm_state *s, const float *cf, int6
     for (int64_t k = 0; k < g->k; k++) {
         double a = s->a[m * g->k + k], ar = s->ra[m * g->k + k];
         const float *brow = s->b + k * g->n, *rrow = s->rb + k * g->n;
-        if (a == 0.0 && ar == 0.0)
-            continue;   /* a zero row or block adds nothing (NaN and Inf do) */
         for (int64_t j = 0; j < g->n; j++) {
             double p = a * brow[j];
             acc[j] += p;
