@@ -1,14 +1,18 @@
 /* attention.c - host side of the attention family: descriptor, legality, work model,
  * inputs, CPU reference and verification. Device code: attention.cu; launch geometry and
- * traffic model (kbench estimate): attention_model.c.
+ * traffic model (kbench estimate): attention_model.c. The decode variant's host side is
+ * attention_decode.c (its geometry and traffic model attention_decode_model.c): the hooks
+ * below hand its cases over.
  *
  * O = softmax(Q K^T / sqrt(d) [+ causal mask]) V with Q, K, V, O laid out [b, h, s, d]
- * contiguous (dims b, h, s, d in that order; queries and keys share the length s).
+ * contiguous (dims b, h, s, d in that order; queries and keys share the length s). decode:
+ * Q, O [b, h, q_len, d] against K, V [b, h / group, s, d] (s the KV length).
  */
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
-#include "attention_model.h"
+#include "attention_decode.h"
+#include "attention_decode_model.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -41,6 +45,9 @@ static const kb_variant variants[] = {
     [V_FA2] = { "fa2", "attn_mma", MMA_DTYPES,
                 "mma at FlashAttention-2's configuration: 32 query rows per warp (Q re-read from shared memory), "
                 "e.g. 128x64 tiles with 4 warps" },
+    [V_DECODE] = { "decode", "attn_decode", MMA_DTYPES,
+                   "split-KV flash-decoding: q_len <= 16 rows against a long KV cache, a KV head's GQA group in one "
+                   "block (K/V read once), key warps and splits merged by log-sum-exp (mma.sync, cp.async ring)" },
 };
 
 static const char *const causal_choices[] = { "no", "yes", NULL };
@@ -48,14 +55,28 @@ static const char *const dims[] = { "b", "h", "s", "d" };
 
 #define FUSED_ONLY (1u << V_FUSED)
 #define FUSED_MMA ((1u << V_FUSED) | (1u << V_MMA) | (1u << V_FA2))
+#define DECODE_ONLY (1u << V_DECODE)
 static const kb_param params[] = {
-    [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0, "yes: query i attends to keys j <= i only" },
+    [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0,
+                   "yes: query i attends to keys j <= i only (decode: j <= s - q_len + i, aligned bottom-right)" },
     [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
     [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp, fa2: 32 per warp)" },
     [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma, fa2: multiple of 16)" },
     [P_KC] = { "KC", 8, NULL, FUSED_ONLY, "keys per register chunk (online-softmax step; divides BKV)" },
     [P_TPR] = { "TPR", 4, NULL, FUSED_ONLY, "lanes per query row, splitting the head dim (power of two <= 32)" },
     [P_RQ] = { "RQ", 1, NULL, FUSED_ONLY, "query rows per thread (register blocking: a K/V element feeds RQ rows)" },
+    [P_QLEN] = { "q_len", 1, NULL, DECODE_ONLY,
+                 "query rows per sequence: the newest q_len positions of the KV cache (causal: bottom-right)", 1, 16 },
+    [P_GROUP] = { "group", 1, NULL, DECODE_ONLY,
+                  "query heads per KV head (h = h_kv x group): 1 multi-head, 8 Llama-70B's GQA, h multi-query", 1,
+                  KB_PARAM_MAX },
+    [P_CHUNK] = { "CHUNK", 0, NULL, DECODE_ONLY,
+                  "keys per split (a multiple of 16 x key warps); 0: the fewest splits of >= 256 keys giving 264 "
+                  "blocks", 0, 1 << 30 },
+    [P_WARPS] = { "WARPS", 4, NULL, DECODE_ONLY,
+                  "warps per block (1, 2, 4, 8): row warps for the group's rows x key warps (16 keys of each tile)", 1,
+                  8 },
+    [P_STAGES] = { "STAGES", 2, NULL, DECODE_ONLY, "K/V tiles in the cp.async ring (2..4)", 2, 4 },
 };
 
 /* Elements per 16-byte K/V load of the fused kernel. */
@@ -186,6 +207,8 @@ static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         snprintf(why, n, "pad=%d: attention has no padding axis (Q, K, V, O are dense [b,h,s,d])", c->pad);
         return 0;
     }
+    if (c->variant == V_DECODE)
+        return kb_attn_decode_valid(c, t, why, n);
     if (bh > 65535) {
         snprintf(why, n, "b*h=%lld: one (batch, head) per grid.y, limited to 65535", (long long)bh);
         return 0;
@@ -203,6 +226,10 @@ static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
 
 static void attn_defines(const kb_case *c, kb_sb *out)
 {
+    if (c->variant == V_DECODE) {
+        kb_attn_decode_defines(c, out);
+        return;
+    }
     /* each tiled kernel is compiled only into its own variant's modules; naive modules
      * do not depend on d */
     if (c->variant != V_NAIVE)
@@ -230,6 +257,8 @@ static kb_work attn_work(const kb_case *c)
 {
     double b = (double)c->dims[D_B], h = (double)c->dims[D_H], s = (double)c->dims[D_S];
     double d = (double)c->dims[D_D], esz = (double)kb_dtype_size(c->dtype);
+    if (c->variant == V_DECODE)
+        return kb_attn_decode_work(c);
     kb_work w = { 0 };
     w.flops = 4.0 * b * h * s * s * d;
     if (c->params[P_CAUSAL] == CAUSAL_YES)
@@ -378,6 +407,8 @@ static kb_status plan_cudnn(kb_run *r, attn_state *a)
 static kb_status attn_setup(kb_run *r, void **state)
 {
     const kb_case *c = r->c;
+    if (c->variant == V_DECODE)
+        return kb_attn_decode_setup(r, state);
     int64_t bh = c->dims[D_B] * c->dims[D_H], s = c->dims[D_S], d = c->dims[D_D], n = bh * s * d;
     size_t esz = kb_dtype_size(c->dtype);
     kb_status st = KB_ERR_OOM;
@@ -452,6 +483,8 @@ static kb_status attn_enqueue(kb_run *r, void *state)
     unsigned bh = (unsigned)(c->dims[D_B] * c->dims[D_H]);
     float scale = (float)(1.0 / sqrt((double)d));
     kb_status st;
+    if (c->variant == V_DECODE)
+        return kb_attn_decode_enqueue(r, state);
     if (c->variant == V_CUDNN)
         return kb_run_vendor_run(r, a->plan);
     if (c->variant != V_NAIVE) {
@@ -501,6 +534,8 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
     const kb_case *c = r->c;
     attn_state *a = state;
     int64_t d = c->dims[D_D];
+    if (c->variant == V_DECODE)
+        return kb_attn_decode_check(r, state, v);
     kb_status st = kb_run_download(r, a->h_io, a->d_o, (size_t)a->n * kb_dtype_size(c->dtype));
     if (st != KB_OK)
         return st;
@@ -523,25 +558,39 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
     return KB_OK;
 }
 
-static void attn_teardown(kb_run *r, void *state) { state_free(state); }
+static void attn_teardown(kb_run *r, void *state)
+{
+    if (r->c->variant == V_DECODE)
+        kb_attn_decode_teardown(r, state);
+    else
+        state_free(state);
+}
 
 /* The instruction each variant's inner loop issues: fp32 FMA (naive, fused), the dtype's
- * mma.sync (mma, fa2); cuDNN's own instructions are not kbench's to name. */
+ * mma.sync (mma, fa2, decode); cuDNN's own instructions are not kbench's to name. */
 static int attn_path(const kb_case *c, int sm, kb_path *out)
 {
     if (c->variant == V_CUDNN)
         return 0;
-    return kb_attn_is_mma(c) ? kb_path_set(out, "mma", c->dtype, 0) : kb_path_set(out, "fma", KB_DT_FP32, 0);
+    if (kb_attn_is_mma(c) || c->variant == V_DECODE)
+        return kb_path_set(out, "mma", c->dtype, 0);
+    return kb_path_set(out, "fma", KB_DT_FP32, 0);
+}
+
+/* The traffic hook: decode's model is its own (attention_decode_model.c). */
+static int attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
+{
+    return c->variant == V_DECODE ? kb_dec_traffic(c, g, t) : kb_attn_traffic(c, g, t);
 }
 
 const kb_family kb_family_attention = {
     .name = "attention",
     .source = "attention.cu",
     .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax "
-             "(SIMT, mma), cuDNN",
-    .variants = variants, .n_variants = 5,
+             "(SIMT, mma), cuDNN; split-KV decode with grouped-query heads",
+    .variants = variants, .n_variants = 6,
     .dims = dims, .n_dims = 4,
-    .params = params, .n_params = 7,
+    .params = params, .n_params = 12,
     .valid = attn_valid,
     .defines = attn_defines,
     .work = attn_work,
@@ -550,5 +599,6 @@ const kb_family kb_family_attention = {
     .check = attn_check,
     .teardown = attn_teardown,
     .path = attn_path,
-    .traffic = kb_attn_traffic,
+    .traffic = attn_traffic,
+    .other_op_variants = 1u << V_DECODE,   /* q_len rows against s keys: not the square operation */
 };

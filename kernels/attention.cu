@@ -41,6 +41,10 @@
  *           query rows, so each ldmatrix of K or V feeds two m16 row tiles (half the shared
  *           bytes per FLOP), Q re-read from shared memory per k-step to leave the registers
  *           to the doubled accumulators; 128x64 or 128x32 tiles with 4 warps.
+ *   decode  split-KV flash-decoding: a few query rows (q_len <= 16) against a long KV cache,
+ *           grouped-query heads sharing K/V reads, the splits combined by their log-sum-exp
+ *           (kernels/attention_decode.cu, included below when ATTN_DECODE is defined: its own
+ *           file keeps this one readable; the family keeps one source).
  * exp is __expf in the fused variant (FlashAttention's exp2f fast path), exp2f in attn_mma.
  *
  * Defines (from the harness): KB_T storage type; KB_DTYPE_<X>; CAUSAL (CAUSAL_NO |
@@ -675,3 +679,7 @@ attn_mma(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *__r
 }
 
 #endif /* ATTN_MMA */
+
+/* ================================ decode ================================ */
+
+#include "attention_decode.cu"   /* empty unless ATTN_DECODE */

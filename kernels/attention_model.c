@@ -2,6 +2,8 @@
  * `kbench estimate` (docs/estimate.md). */
 #include "attention_model.h"
 
+#include "engine/peaks.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -159,11 +161,33 @@ static int naive_traffic(const kb_case *c, kb_traffic *t)
     return 1;
 }
 
+/* The FP32 pipe's work in FLOP-equivalents: an FMA counts 2 (the datasheet FP32 peak counts
+ * it so), so does every other FP32 add or multiply (one slot of the FMA pipe); a compare,
+ * minimum or maximum (FMNMX, the mask's compare) runs at 64 results per clock per SM (CUDA
+ * C++ Programming Guide, arithmetic instruction throughput), i.e. costs fp32_ops / 64 of
+ * them: 2 on sm_80 (128 FP32 ops/clk/SM), 4 on sm_86/89/90 (256). Without the GPU, sm_80's 2. */
+static double cmp_cost(const kb_traffic_gpu *g)
+{
+    int ops = g ? kb_peaks_ops_per_clock(g->sm, KB_DT_FP32) : 0;
+    return ops > 0 ? ops / 64.0 : 2.0;
+}
+
+/* attn_mma's FP32 work per K/V tile (RW rows x BKV keys per warp): per score the FFMA
+ * before ex2 and the row sum's FADD (2 each), the running max (one FMNMX); the rescale of
+ * the output accumulator, d/BKV FMULs per score (oacc *= alpha, every tile); on the masked
+ * fraction two more compare/select per score. */
+static double mma_simt_per_score(const kb_case *c, double masked_frac, double cmp)
+{
+    double d = (double)c->dims[D_D], bkv = (double)c->params[P_BKV];
+    return 2.0 + 2.0 + cmp + 2.0 * d / bkv + 2.0 * cmp * masked_frac;
+}
+
 /* fused and mma/fa2: per K/V tile and block, both products over whole tiles, K and V from
  * L2 and through shared memory (written once, read by every warp of attn_mma, with Q again
  * at 32 rows per warp, by every thread's slice of fused), softmax on the FP32 pipe and its
- * exponentials on the SFU, in series with the products (serial_pipes: a warp's softmax
- * needs its first product and feeds its second; FA3's ping-pong exists to overlap them);
+ * exponentials on the SFU, P's conversion to 16-bit, in series with the products
+ * (serial_pipes: a warp's softmax needs its first product and feeds its second; FA3's
+ * ping-pong exists to overlap them);
  * one K/V tile in flight (double buffer); causal blocks uneven (causal_imbalance). */
 int kb_attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
 {
@@ -188,15 +212,17 @@ int kb_attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t)
     double products = tiles * 2.0 * (2.0 * bq * bkv * d), warps = t->threads / 32.0;
     double rw = (double)kb_attn_rows_per_warp(c);
     t->sfu_ops = tiles * bq * (bkv + 1.0);                             /* ex2 per score, + the row's rescale */
+    double cmp = cmp_cost(g);
     if (mma) {
         t->mma_flops = products;
-        t->simt_flops = tiles * bq * bkv * (3.0 + 2.0 * masked_frac);   /* max, FFMA, sum; mask */
+        t->simt_flops = tiles * bq * bkv * mma_simt_per_score(c, masked_frac, cmp);
+        t->cvt_ops = tiles * bq * bkv / 2.0 + bh * s * d / 2.0;           /* P packed to 16-bit; O once */
         double q_again = rw > 16 ? rw * d * esz : 0.0;
         t->smem_bytes = tiles * (kv_bytes + warps * (kv_bytes + q_again));
         t->warp_insts = tiles * warps * mma_insts_per_tile(c, masked_frac, t->threads);
     } else {
         fused_smem_insts(c, tiles, t);
-        t->simt_flops = products + tiles * bq * bkv * 5.0;               /* scale, max, sub, add, mask */
+        t->simt_flops = products + tiles * bq * bkv * (6.0 + 2.0 * cmp);  /* scale, sub, add; max, mask */
     }
     t->l2_bytes = tiles * kv_bytes + 2.0 * bh * s * d * esz;
     t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */

@@ -145,6 +145,12 @@ static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_
         REFUSE("cuBLASLt FP8 matmul needs sm_89 or newer; the target is sm_%d", t->sm);
     if (c->dtype == KB_DT_FP8E4M3 && p[P_LAYOUT] != L_NT)
         REFUSE("cuBLASLt FP8 matmul takes only the TN form (A transposed, B not, column-major): kbench's layout nt");
+    /* cuBLAS documentation, cublasLtMatmul(): IMMA kernels with the regular data ordering
+     * take only the TN format (A transposed, B not); the other orderings are IMMA-specific
+     * (COL32 and tiled), which kbench does not lay out */
+    if (c->dtype == KB_DT_INT8 && p[P_LAYOUT] != L_NT)
+        REFUSE("cuBLASLt INT8 matmul takes only the TN form (A transposed, B not, column-major) with the regular data "
+               "ordering: kbench's layout nt");
     if (p[P_ALGO] < 0 || p[P_ALGO] > 1023 || p[P_WORKSPACE] < 0 || p[P_WORKSPACE] > 4096)
         REFUSE("algo must be 0..1023 and workspace 0..4096 MiB");
     if (p[P_SEARCH] == SEARCH_ENUMERATE && (p[P_BUDGET] < 1 || p[P_ALGO] >= p[P_BUDGET]))

@@ -34,7 +34,10 @@
  *                  __fdividef __saturatef __float2int_rn __int_as_float __float_as_int
  *                  __uint_as_float __float_as_uint __popc __clz __ffs, min/max, __ldg(p),
  *                  INFINITY, NAN, FLT_MAX, KB_FLT_MAX
- *   KB_ARCH        target arch x10 (80, 89, 90); usable in #if.
+ *   KB_ARCH        target arch x10 (80, 89, 90); usable in #if. KB_ARCH_SPECIFIC (1 for sm_90a ...)
+ *                  and the feature macros KB_HAS_TMA, KB_HAS_WGMMA, KB_HAS_SETMAXNREG: kb_arch.h.
+ *   sm_90          mbarrier (kb_mbarrier.h), TMA tensor copies (kb_tma.h), fence.proxy.async,
+ *                  named barriers, elect.sync, setmaxnreg (kb_sync90.h), wgmma (kb_wgmma.h).
  *   integer types  int8_t ... uint64_t, uintptr_t (NVRTC has no standard headers).
  *
  * Not available: a bare __shared__ (write KB_SHARED / KB_DYN_SHARED, which the emulator
@@ -49,6 +52,8 @@
  */
 #ifndef KB_DEVICE_H
 #define KB_DEVICE_H
+
+#include "kb_arch.h"   /* KB_ARCH, KB_ARCH_SPECIFIC and the KB_HAS_* feature macros */
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 /* ===================================== CUDA ===================================== */
@@ -70,8 +75,6 @@ typedef unsigned long long uintptr_t;
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
-
-#define KB_ARCH (__CUDA_ARCH__ / 10)
 
 #define KB_SHARED(type, name, dims) __shared__ type name dims
 /* One extern array for the whole module: every KB_DYN_SHARED views the same bytes. */
@@ -166,5 +169,9 @@ template <int N, class T> __device__ __forceinline__ void kb_store_vec(T *p, con
 }
 
 #include "kb_mma.h"   /* mma.sync, ldmatrix, cp.async (both backends) */
+#include "kb_mbarrier.h"
+#include "kb_tma.h"
+#include "kb_sync90.h"
+#include "kb_wgmma.h"
 
 #endif /* KB_DEVICE_H */

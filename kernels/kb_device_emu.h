@@ -29,10 +29,7 @@
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 
-#ifndef KB_EMU_ARCH
-#define KB_EMU_ARCH 90
-#endif
-#define KB_ARCH KB_EMU_ARCH
+/* KB_ARCH and the feature macros: kb_arch.h (from -DKB_ARCH, else KB_EMU_ARCH). */
 
 /* ---- the binding to the runtime (one per module) ---- */
 static const kb_emu_rt *kb_emu_rt_;
@@ -42,7 +39,14 @@ extern "C" {
 __attribute__((visibility("default"))) extern const unsigned kb_emu_abi_version = KB_EMU_ABI_VERSION;
 __attribute__((visibility("default"))) void kb_emu_bind(const kb_emu_rt *rt) { kb_emu_rt_ = rt; }
 __attribute__((visibility("default"))) kb_emu_thread **kb_emu_tls_slot(void) { return &kb_emu_self_; }
+/* 1 when a kernel of the module reads shared memory through the async proxy (TMA stores,
+ * wgmma): set at dlopen by the initialiser below, which exists only where such a call was
+ * instantiated; a checked launch then records generic writes for the fence.proxy.async rule. */
+__attribute__((visibility("default"))) int kb_emu_sm90_user_ = 0;
 }
+template <int I> struct kb_emu_sm90_note_ { static const int v; };
+template <int I> const int kb_emu_sm90_note_<I>::v = (kb_emu_sm90_user_ = 1);
+#define KB_EMU_SM90_USER_() ((void)kb_emu_sm90_note_<0>::v)
 
 #ifdef KB_EMU_CHECKED
 #include "kb_emu_check.h"

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#define KB_EMU_ABI_VERSION 3u
+#define KB_EMU_ABI_VERSION 4u
 #define KB_EMU_WARP_SIZE 32
 /* kb_emu_rt.access kinds: an atomic writes (the bytes are initialised) but synchronises,
  * so it is never half of a race */
@@ -55,6 +55,30 @@ enum {
     KB_EMU_FAULT_MEMORY = 1,     /* a GPU would fault: misaligned vector access, ... -> KB_ERR_FAULT */
     KB_EMU_FAULT_LAUNCH = 2      /* the launch is invalid: shared memory over the limit -> KB_ERR_LAUNCH */
 };
+
+/* mbarrier waits (kb_emu_rt.mbar_wait) */
+#define KB_EMU_MBAR_TEST 0       /* mbarrier.test_wait: never blocks */
+#define KB_EMU_MBAR_TRY 1        /* mbarrier.try_wait: may block until the phase completes */
+#define KB_EMU_MBAR_PARITY 2     /* or-ed in: arg is a phase parity, not a state token */
+
+/* wgmma operand types and accumulator types (kb_emu_wgmma_op) */
+enum { KB_EMU_WG_F16 = 1, KB_EMU_WG_BF16, KB_EMU_WG_TF32, KB_EMU_WG_E4M3, KB_EMU_WG_E5M2, KB_EMU_WG_S8 };
+enum { KB_EMU_WG_ACC_F32 = 1, KB_EMU_WG_ACC_F16, KB_EMU_WG_ACC_S32 };
+
+/* One thread's share of one wgmma.mma_async (PTX ISA 9.7.15.5.2): every thread of the
+ * warpgroup passes the same shape, types, immediates and descriptors, its own registers. */
+typedef struct {
+    int type;                    /* KB_EMU_WG_*: A and B */
+    int acc;                     /* KB_EMU_WG_ACC_* */
+    int n;                       /* the N of m64nNkK */
+    int neg_a, neg_b;            /* imm-scale-a/b = -1 */
+    int trans_a, trans_b;        /* imm-trans-a/b = 1: the operand is MN-major (f16/bf16 only) */
+    int scale_d;                 /* 0: D = A*B; else D = A*B + D */
+    unsigned long long desc_a;   /* shared-memory descriptor of A (unused with a_regs) */
+    unsigned long long desc_b;
+    const unsigned *a_regs;      /* the register form: this thread's 4 A registers, else NULL */
+    void *d;                     /* this thread's accumulator registers (N/2 or N/4 words) */
+} kb_emu_wgmma_op;
 
 typedef struct kb_emu_rt {
     unsigned abi_version;        /* KB_EMU_ABI_VERSION */
@@ -104,6 +128,43 @@ typedef struct kb_emu_rt {
      * checks shared-memory races, reads of memory never written and reads of pending
      * cp.async destinations as asked (--emu-check), and fails the launch on a finding. */
     void (*access)(kb_emu_thread *t, const void *addr, unsigned bytes, int kind, const void *pc);
+
+    /* ---- Hopper (sm_90) asynchronous machinery: kernels/kb_hopper.h ----
+     * mbarrier (harness/backend/emu/emu_mbar.h): bar is 8-byte aligned shared memory.
+     * arrive decrements the pending arrivals by count after adding tx_bytes to the
+     * transaction count (arrive.expect_tx; 0 for a plain arrive) and returns the state
+     * token of the phase it arrived on; tx adds (expect_tx, sign +1) or removes
+     * (complete_tx, sign -1) transaction bytes; wait tests (KB_EMU_MBAR_TEST) or waits
+     * (KB_EMU_MBAR_TRY) for the phase of a state token, or with KB_EMU_MBAR_PARITY of a
+     * parity, and returns 1 when it completed. Rule breaks fail the launch. */
+    void (*mbar_init)(kb_emu_thread *t, void *bar, unsigned count);
+    void (*mbar_inval)(kb_emu_thread *t, void *bar);
+    unsigned long long (*mbar_arrive)(kb_emu_thread *t, void *bar, unsigned count, unsigned tx_bytes);
+    void (*mbar_tx)(kb_emu_thread *t, void *bar, int sign, unsigned bytes);
+    int (*mbar_wait)(kb_emu_thread *t, void *bar, int how, unsigned long long arg);
+
+    /* TMA (emu_tma.h): cp.async.bulk.tensor tile mode. tmap is the kernel's 128-byte tensor
+     * map (kb_tmap), coords its rank's box origin (elements, innermost first). A load lands
+     * in smem at a scheduling point of the runtime's choosing and then completes its bytes
+     * on bar; a store reads smem and writes global memory by the thread's bulk wait. */
+    void (*tma_load)(kb_emu_thread *t, void *smem, const void *tmap, const int *coords, void *bar);
+    void (*tma_store)(kb_emu_thread *t, const void *tmap, const void *smem, const int *coords);
+    void (*bulk_commit)(kb_emu_thread *t);
+    void (*bulk_wait)(kb_emu_thread *t, int n, int read_only);
+
+    /* fence.proxy.async.shared::cta: this thread's earlier generic writes of shared memory
+     * become visible to the async proxy (TMA, wgmma) (emu_proxy.h). */
+    void (*fence_proxy_async)(kb_emu_thread *t);
+    /* bar.sync / bar.arrive id, n (emu_sync90.h); setmaxnreg.inc (inc = 1) / .dec. */
+    void (*named_barrier)(kb_emu_thread *t, unsigned id, unsigned n, int arrive_only);
+    void (*setmaxnreg)(kb_emu_thread *t, int inc, unsigned regs);
+
+    /* wgmma (emu_wgmma.h): fence, one mma_async (a warpgroup rendezvous), commit_group,
+     * wait_group n. */
+    void (*wgmma_fence)(kb_emu_thread *t);
+    void (*wgmma)(kb_emu_thread *t, const kb_emu_wgmma_op *op);
+    void (*wgmma_commit)(kb_emu_thread *t);
+    void (*wgmma_wait)(kb_emu_thread *t, int n);
 } kb_emu_rt;
 
 #endif /* KB_EMU_ABI_H */

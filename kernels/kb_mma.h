@@ -66,14 +66,13 @@
 #define KB_MMA_H
 
 /* Block-scaled mma.sync: an arch-specific sm_12x target only (ptxas refuses it for sm_100a and
- * sm_90a). KB_ARCH_SPECIFIC comes from the build; a compile without it (a test's own NVRTC
- * call) reads NVRTC's feature macro for sm_120a / sm_121a. */
-#if defined(KB_ARCH_SPECIFIC)
-#define KB_MMA_BLOCK_SCALE (KB_ARCH_SPECIFIC && KB_ARCH / 10 == 12)
-#elif defined(__CUDA_ARCH_FEAT_SM120_ALL) || defined(__CUDA_ARCH_FEAT_SM121_ALL)
+ * sm_90a). Under NVRTC its feature macro for sm_120a / sm_121a says so (a test's own compile
+ * has no KB_ARCH_SPECIFIC, and kb_arch.h then defaults it to 0); on the emulator the build's
+ * KB_ARCH and KB_ARCH_SPECIFIC. */
+#if defined(__CUDA_ARCH_FEAT_SM120_ALL) || defined(__CUDA_ARCH_FEAT_SM121_ALL)
 #define KB_MMA_BLOCK_SCALE 1
 #else
-#define KB_MMA_BLOCK_SCALE 0
+#define KB_MMA_BLOCK_SCALE (KB_ARCH_SPECIFIC && KB_ARCH / 10 == 12)
 #endif
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)

@@ -2,10 +2,12 @@
 """check-layers.py - the shape of harness/ as rules a test can hold.
 
 1. Layers: a file may include headers of its own folder and of folders below it:
-       core < backend (backend/cuda, backend/emu, collective) < engine < suite < results
-            < tune, accept, model < cli
+       core < backend (backend/cuda, backend/emu, collective) < engine < suite < results < session
+            < tune, accept, model, selftest, estimate < cli
    kernels/*.c (family descriptors) sit beside engine and may include core, backend,
-   engine. An include that runs up a layer is an error.
+   engine. An include that runs up a layer is an error. cli/ is a command line over the
+   session: it includes no header of the layers the session assembles (backend, engine,
+   suite, kernels); their types reach it through session/ headers (CLI_BELOW_SESSION).
 2. No include circles between modules (a module is a .c/.h pair): module A including
    B while B (its .c or .h) includes A, directly or through others.
 3. A function a header declares is defined in that module's own .c (or .cpp): a header
@@ -15,6 +17,7 @@
    (the project's style).
 
 Usage: check-layers.py [ROOT]   (ROOT: the source tree, default: this script's parent)
+       check-layers.py --self-test  (the rules on small scratch trees: each one caught)
 Exit 0 when every rule holds; 1 with one line per violation otherwise.
 """
 import os
@@ -33,11 +36,15 @@ RANK = {
     'engine': 2, 'kernels': 2,
     'suite': 3,
     'results': 4,
-    'tune': 5, 'accept': 5, 'model': 5,
-    'selftest': 5,
-    'estimate': 5,
-    'cli': 6,
+    'session': 5,
+    'tune': 6, 'accept': 6, 'model': 6,
+    'selftest': 6,
+    'estimate': 6,
+    'cli': 7,
 }
+
+# What cli/ may not include: the session is its one way into them.
+CLI_BELOW_SESSION = ('backend', 'backend/cuda', 'backend/emu', 'engine', 'suite', 'kernels')
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -91,6 +98,8 @@ def check_layers(root, files, errors):
                 continue
             if RANK[b] > RANK[a]:
                 errors.append(f'{src}: includes {dst}, a layer above ({a} < {b})')
+            if a == 'cli' and b in CLI_BELOW_SESSION:
+                errors.append(f'{src}: includes {dst}: cli/ reaches {b}/ only through the session (session/)')
             if module_of(dst) != mod:
                 graph[mod].add(module_of(dst))
     return graph
@@ -170,8 +179,8 @@ def check_sizes(root, files, errors):
                 start = None
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+def check(root):
+    """Every rule on the tree at root: the list of violations."""
     files = sources(root)
     errors = []
     graph = check_layers(root, files, errors)
@@ -179,9 +188,45 @@ def main():
         errors.append('include circle: ' + ' -> '.join(comp))
     check_definitions(root, files, errors)
     check_sizes(root, files, errors)
+    return errors, len(files), len(graph)
+
+
+def self_test():
+    """Scratch trees that break one rule each (and one that breaks none): each caught."""
+    import tempfile
+    cases = [
+        ('cli over the session', {'harness/cli/a.c': '#include "session/s.h"\n', 'harness/session/s.h': ''}, None),
+        ('cli into engine', {'harness/cli/a.c': '#include "engine/e.h"\n', 'harness/engine/e.h': ''},
+         'cli/ reaches engine/ only through the session'),
+        ('cli into backend', {'harness/cli/a.c': '#include "backend/b.h"\n', 'harness/backend/b.h': ''},
+         'cli/ reaches backend/ only through the session'),
+        ('up a layer', {'harness/engine/e.c': '#include "session/s.h"\n', 'harness/session/s.h': ''},
+         'a layer above (engine < session)'),
+        ('circle', {'harness/engine/a.h': '#include "engine/b.h"\n', 'harness/engine/b.h': '#include "engine/a.h"\n'},
+         'include circle'),
+    ]
+    failed = 0
+    for name, tree, want in cases:
+        with tempfile.TemporaryDirectory() as root:
+            for path, text in tree.items():
+                os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
+                with open(os.path.join(root, path), 'w') as f:
+                    f.write(text)
+            errors, _, _ = check(root)
+        ok = not errors if want is None else any(want in e for e in errors)
+        failed += not ok
+        print(f'{"ok  " if ok else "FAIL"} {name}: {errors or "no problems"}')
+    return 1 if failed else 0
+
+
+def main():
+    if sys.argv[1:] == ['--self-test']:
+        return self_test()
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    errors, n_files, n_modules = check(root)
     for e in errors:
         print(e)
-    print(f'check-layers: {len(files)} files, {len(graph)} modules, {len(errors)} problems')
+    print(f'check-layers: {n_files} files, {n_modules} modules, {len(errors)} problems')
     return 1 if errors else 0
 
 

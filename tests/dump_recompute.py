@@ -39,10 +39,12 @@ def gemm(d, rec, k):
 
 def attention(d, rec, k):
     q, kk, v = (d[n].astype(np.float64) for n in ("q", "k", "v"))
+    if rec["variant"] == "decode":   # Q [b, h, q_len, d] against K, V [b, h / group, s, d]
+        kk, v = (np.repeat(x, int(k["group"]), axis=1) for x in (kk, v))
     s = q @ np.swapaxes(kk, -1, -2) * k["scale"]
-    if k["causal"]:
-        n = s.shape[-1]
-        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    if k["causal"]:   # aligned bottom-right: query row i of m sees keys j <= n - m + i
+        m, n = s.shape[-2], s.shape[-1]
+        s = np.where(np.tril(np.ones((m, n), bool), k=n - m), s, -np.inf)
     o = softmax(s) @ v
     return o.reshape(-1, o.shape[-1])[d["rows"].astype(int)], d["ref"]
 

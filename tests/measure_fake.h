@@ -181,6 +181,7 @@ static void fake_graph_free(kb_backend_ctx *x, kb_graph *g) { free(g); }
 
 static const kb_backend fake_be = {
     .name = "fake",
+    .caps = KB_CAP_GRAPHS,
     .last_error = fake_last_error,
     .device_info = fake_device_info,
     .alloc = fake_alloc,

@@ -52,6 +52,29 @@ static void test_shipped_specs_match_their_skus(void)
     kb_sb_free(&err);
 }
 
+/* The memory-bandwidth floors follow DCGM's golden values, 0.75 x what dcgmproftester
+ * measured (nvvs/diag-skus.yaml.in); H200 (id 2335): "shows 3110. Multiply by .75 to get 2333". */
+static void test_bandwidth_floors_follow_dcgm(void)
+{
+    struct { const char *spec; double reference, floor; } want[] = {
+        { "h100-sxm", 2540, 1905 }, { "h200", 3110, 2332.5 }, { "a100-sxm", 1564, 1173 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s.yaml", SPECS, want[i].spec);
+        kb_acc_spec s;
+        kb_sb err;
+        kb_sb_init(&err);
+        CHECK_MSG(kb_acc_spec_load(path, &s, &err) == KB_OK, "%s", err.s);
+        kb_sb_free(&err);
+        const kb_acc_threshold *th = &s.t[KB_ACC_MEM_BW];
+        CHECK_MSG(th->have && th->reference == want[i].reference && th->fraction == 0.75 &&
+                  fabs(th->reference * th->fraction - want[i].floor) < 0.01 && strstr(th->source, "DCGM"),
+                  "%s: %g x %g = %g GB/s (%s)", want[i].spec, th->reference, th->fraction,
+                  th->reference * th->fraction, th->source);
+    }
+}
+
 static void bad_spec(const char *text, const char *where, const char *what)
 {
     kb_acc_spec s;
@@ -227,6 +250,18 @@ static void test_verdict_clocks_and_nothing_ran(void)
     CHECK(v.worst == KB_ACC_WARN);
     json_decref(a);
 
+    /* a GEMM whose samples were kept throttled at the timeout (timing.throttled) WARNs too,
+     * whatever the one telemetry reading after it said */
+    a = gpu_run(2600, 700, "ok", "gpu");
+    tel = json_pack("{s:b, s:i, s:i, s:f, s:b}", "available", 1, "sm_clock_mhz", 1980, "sm_clock_max_mhz", 1980,
+                    "power_w", 700.0, "throttled", 0);
+    json_object_set_new(json_array_get(a, 3), "telemetry", tel);
+    json_object_set_new(json_object_get(json_array_get(a, 3), "timing"), "throttled", json_true());
+    kb_acc_evaluate(&s, NULL, a, &v);
+    CHECK_MSG(v.r[KB_ACC_CLOCKS].status == KB_ACC_WARN && strstr(v.r[KB_ACC_CLOCKS].reason, "throttled"), "%s: %s",
+              kb_acc_status_name(v.r[KB_ACC_CLOCKS].status), v.r[KB_ACC_CLOCKS].reason);
+    json_decref(a);
+
     a = json_array();
     kb_acc_evaluate(&s, NULL, a, &v);
     kb_acc_status st[KB_ACC_TEST_COUNT];
@@ -235,7 +270,11 @@ static void test_verdict_clocks_and_nothing_ran(void)
         CHECK(v.r[t].status == KB_ACC_SKIP);
         st[t] = v.r[t].status, tt[t] = (kb_acc_test)t;
     }
-    CHECK(v.worst == KB_ACC_SKIP && kb_acc_exit_code(st, tt, KB_ACC_TEST_COUNT) == KB_EXIT_SETUP);
+    /* nothing ran: the verdict is NOT CHECKED (exit 3), never a pass */
+    CHECK(v.worst == KB_ACC_NOT_CHECKED && strstr(v.not_checked, "every test was SKIP") &&
+          kb_acc_exit_code(st, tt, KB_ACC_TEST_COUNT) == KB_EXIT_SETUP);
+    CHECK(!strcmp(kb_acc_status_name(KB_ACC_NOT_CHECKED), "NOT CHECKED") &&
+          kb_acc_status_parse("NOT CHECKED") == KB_ACC_NOT_CHECKED);
     json_decref(a);
 }
 
@@ -336,6 +375,7 @@ static void test_verdict_json_and_junit(void)
 int main(void)
 {
     RUN(test_shipped_specs_match_their_skus);
+    RUN(test_bandwidth_floors_follow_dcgm);
     RUN(test_bad_specs_name_line_and_column);
     RUN(test_find_reports_a_bad_file);
     RUN(test_verdict_pass_slow_wrong);

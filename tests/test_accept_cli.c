@@ -79,6 +79,73 @@ static void test_accept_on_the_emulator(void)
     rm_dir(dir);
 }
 
+/* No usable GPU (issue 24): `kbench accept` under --backend auto (the default) or cuda,
+ * with no CUDA driver, runs nothing, exits 3 and says `verdict: NOT CHECKED` - on the
+ * console, in the verdict JSON and in JUnit (an error, so a CI gating on it fails) - and
+ * the fleet of such ranks is NOT CHECKED too (exit 3). Before, auto fell back to the
+ * emulator and printed `verdict PASS` with exit 0. */
+static void test_no_gpu_is_not_checked(void)
+{
+    char dir[] = "/tmp/kb_test_acccli_XXXXXX", log[600], json[600], junit[600], fleet[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(json, sizeof json, "%s/v.json", dir);
+    snprintf(junit, sizeof junit, "%s/v.xml", dir);
+    snprintf(fleet, sizeof fleet, "%s/ranks", dir);
+    setenv("KBENCH_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    const char *backends[] = { NULL, "auto", "cuda" };
+    for (int b = 0; b < 3; b++) {
+        const char *a[] = { "kbench", "accept", "--out-dir", fleet, "--json", json, "--junit", junit,
+                            b ? "--backend" : NULL, backends[b], NULL };
+        int rc = run_kbench_within(a, log, 60);
+        char *text = slurp(log);
+        CHECK_MSG(rc == KB_EXIT_SETUP && text && strstr(text, "verdict: NOT CHECKED") &&
+                  strstr(text, "no usable GPU") && !strstr(text, "verdict PASS") && !strstr(text, "cases on emu"),
+                  "backend %s: exit %d: %s", b ? backends[b] : "(default)", rc, text ? text : "");
+        free(text);
+        json_t *v = json_load_file(json, 0, NULL);
+        CHECK(v && !strcmp(json_string_value(json_object_get(v, "verdict")), "NOT CHECKED"));
+        CHECK(v && json_integer_value(json_object_get(v, "exit_code")) == KB_EXIT_SETUP);
+        const char *why = json_string_value(json_object_get(v, "not_checked"));
+        CHECK_MSG(why && strstr(why, "libcuda"), "not_checked: %s", why ? why : "(none)");
+        CHECK(v && !strcmp(test_status(v, "correctness"), "SKIP") && strstr(test_reason(v, "correctness"),
+                                                                              "no usable GPU"));
+        json_decref(v);
+        text = slurp(junit);
+        CHECK_MSG(text && strstr(text, "errors=\"1\"") && strstr(text, "<error type=\"NOT CHECKED\""), "%s",
+                  text ? text : "");
+        free(text);
+    }
+    /* a GPU whose driver no NVRTC here fits (the driver double at R550, CUDA 12.4): found,
+     * but nothing it could run would load - NOT CHECKED with the reason, nothing run */
+    if (getenv("KBENCH_FAKE_LIBCUDA")) {
+        setenv("KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), 1);
+        setenv("KBENCH_FAKE_CUDA_DRIVER", "12040", 1);
+        const char *a[] = { "kbench", "accept", "--out-dir", fleet, "--json", json, NULL };
+        int rc = run_kbench_within(a, log, 60);
+        char *text = slurp(log);
+        CHECK_MSG(rc == KB_EXIT_SETUP && text && strstr(text, "verdict: NOT CHECKED") && strstr(text, "CUDA 12.4"),
+                  "exit %d: %s", rc, text ? text : "");
+        free(text);
+        json_t *v = json_load_file(json, 0, NULL);
+        CHECK(v && !strcmp(json_string_value(json_object_get(v, "verdict")), "NOT CHECKED"));
+        json_decref(v);
+        unsetenv("KBENCH_FAKE_CUDA_DRIVER");
+    }
+    unsetenv("KBENCH_LIBCUDA");
+    const char *f[] = { "kbench", "fleet", fleet, "--quiet", NULL };
+    int rc = run_kbench(f, log);
+    CHECK_MSG(rc == KB_EXIT_SETUP, "fleet exit %d", rc);
+    char fleet_json[700];
+    snprintf(fleet_json, sizeof fleet_json, "%s/fleet.json", fleet);
+    json_t *fj = json_load_file(fleet_json, 0, NULL);
+    CHECK(fj && !strcmp(json_string_value(json_object_get(fj, "verdict")), "NOT CHECKED"));
+    int ranks = getenv("KBENCH_FAKE_LIBCUDA") ? 4 : 3;
+    CHECK(fj && json_integer_value(json_object_get(json_object_get(fj, "counts"), "not_checked")) == ranks);
+    json_decref(fj);
+    rm_dir(dir);
+}
+
 static void test_wrong_case_and_bad_spec(void)
 {
     char dir[] = "/tmp/kb_test_acccli_XXXXXX", log[600], spec[600];
@@ -304,7 +371,11 @@ static void test_nvml_health_on_the_driver_double(void)
         const char *test, *status, *says;
     } runs[] = {
         { { NULL }, KB_EXIT_OK, "ecc", "PASS", "volatile 0, aggregate 0" },
+        /* the link is read under load: an idle GPU's link trains down (the NVML double: gen 1) */
+        { { NULL }, KB_EXIT_OK, "pcie_link", "PASS", "gen 5 x16 at max gen 5 x16" },
         { { "KBENCH_FAKE_NVML_ECC_UNC", "3,5", NULL }, KB_EXIT_INCORRECT, "ecc", "FAIL", "volatile 3, aggregate 5" },
+        /* lifetime (aggregate) errors alone: DCGM does not fail them */
+        { { "KBENCH_FAKE_NVML_ECC_UNC", "0,5", NULL }, KB_EXIT_OK, "ecc", "PASS", "volatile 0, aggregate 5" },
         { { "KBENCH_FAKE_NVML_REMAP", "0,1,1,0", NULL }, KB_EXIT_INCORRECT, "row_remap", "FAIL",
           "row remapping is pending" },
         { { "KBENCH_FAKE_NVML_PCIE", "4,5,16,16", NULL }, KB_EXIT_OK, "pcie_link", "WARN",
@@ -382,6 +453,7 @@ static void test_every_check_suite_runs(void)
 int main(void)
 {
     RUN(test_accept_on_the_emulator);
+    RUN(test_no_gpu_is_not_checked);
     RUN(test_wrong_case_and_bad_spec);
     RUN(test_slurm_rank_and_fleet);
     RUN(test_bad_identity_refused);

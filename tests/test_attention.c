@@ -106,9 +106,10 @@ static int valid_says(const kb_case *c, const kb_target *t, const char *needle)
 static void test_registered(void)
 {
     CHECK(kb_family_find("attention") >= 0);
-    CHECK(F->n_variants == 5 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
+    CHECK(F->n_variants == 6 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
           !strcmp(F->variants[2].name, "mma") && !strcmp(F->variants[3].name, "cudnn") &&
-          !strcmp(F->variants[4].name, "fa2"));
+          !strcmp(F->variants[4].name, "fa2") && !strcmp(F->variants[5].name, "decode"));
+    /* decode's host side has its own test: tests/test_attention_decode.c */
     /* fa2 is attn_mma at 32 rows per warp: same kernel, same dtypes, same params */
     CHECK(!strcmp(F->variants[4].entry, "attn_mma") && F->variants[4].dtypes == F->variants[2].dtypes);
     CHECK(kb_param_applies(F, P_BQ, 4) && kb_param_applies(F, P_BKV, 4) && !kb_param_applies(F, P_RQ, 4));
@@ -369,6 +370,7 @@ static void fake_vendor_free(kb_backend_ctx *x, kb_vendor_plan *p) { vendor.free
 
 static const kb_backend fake_with_vendor = {
     .name = "fake",
+    .caps = KB_CAP_VENDOR_LIBS,
     .last_error = fake_last_error,
     .alloc = fake_alloc,
     .free = fake_free,

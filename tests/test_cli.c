@@ -240,7 +240,10 @@ static void test_reports_query_compare_from_a_run(void)
     CHECK(run_kbench(same, path_in("cmp0.log")) == 0);
     const char *two[] = { "kbench", "compare", path_in("ra/a.jsonl"), path_in("rb/b.jsonl"), NULL };
     int rc = run_kbench(two, path_in("cmp1.log"));
-    CHECK_MSG(rc == 0 || rc == 4, "compare exited %d", rc);   /* CPU noise may flag a regression */
+    /* two emulator runs of the same code: CPU noise may flag regressions, but CPU clocks
+     * do not gate (issue 24: this exited 4 with 31 of them) and the note says so */
+    CHECK_MSG(rc == 0, "compare exited %d", rc);
+    CHECK(contains(path_in("cmp1.log"), "CPU clock") && contains(path_in("cmp1.log"), "do not gate"));
     CHECK(contains(path_in("cmp1.log"), "geomean") || contains(path_in("cmp1.log"), "geometric"));
 }
 

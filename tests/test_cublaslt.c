@@ -175,8 +175,9 @@ static void test_enumeration_order(void)
           cfg.reduction == CUBLASLT_REDUCTION_SCHEME_NONE && cfg.swizzle == 0 && cfg.custom == 0);
     CHECK(kb_lt_enum_config(&c, 1, &cfg) == -1 && kb_lt_enum_config(&c, -1, &cfg) == -1);
     /* 2 tiles x 3 stages x 2 custom x 2 swizzle x (1 + 9 splits x 2 schemes) */
-    c.n_tiles = 2, c.tiles[0] = 11, c.tiles[1] = 22;
-    c.n_stages = 3, c.stages[0] = 5, c.stages[1] = 6, c.stages[2] = 7;
+    uint32_t tiles[2] = { 11, 22 }, stages[3] = { 5, 6, 7 };
+    c.n_tiles = 2, c.tiles = tiles;
+    c.n_stages = 3, c.stages = stages;
     c.custom_max = 1, c.swizzle = 1, c.splitk = 1;
     c.reduction_mask = CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
     long n = kb_lt_enum_count(&c);
@@ -199,6 +200,59 @@ static void test_enumeration_order(void)
         prev = cfg;
     }
     CHECK(distinct);
+}
+
+/* ---- capabilities: a double of cublasLtMatmulAlgoCapGetAttribute's contract ----
+ * (cublasLt.h: with sizeInBytes 0 it writes the bytes needed to sizeWritten; a buffer that does
+ * not match the attribute's storage is CUBLAS_STATUS_INVALID_VALUE.) An algorithm of cuBLASLt 13
+ * may list every tile id there is: 635 of them. */
+#define N_TILE_IDS 635
+static cublasStatus_t cap_double(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoCapAttributes_t a, void *buf,
+                                 size_t bytes, size_t *written)
+{
+    (void)algo;
+    uint32_t v[N_TILE_IDS];
+    size_t need = 4;
+    int n = 1;
+    if (a == CUBLASLT_ALGO_CAP_TILE_IDS)
+        n = N_TILE_IDS;
+    else if (a == CUBLASLT_ALGO_CAP_STAGES_IDS)
+        n = 3;
+    for (int i = 0; i < n; i++)
+        v[i] = (uint32_t)(a == CUBLASLT_ALGO_CAP_TILE_IDS ? i + 1 : a == CUBLASLT_ALGO_CAP_STAGES_IDS ? 20 + i : 1);
+    need = (size_t)n * sizeof v[0];
+    if (bytes == 0) {
+        if (!written)
+            return CUBLAS_STATUS_INVALID_VALUE;
+        *written = need;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    if (!buf || bytes < need)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(buf, v, need);
+    if (written)
+        *written = need;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Every tile id an algorithm lists is read (a fixed 64-entry buffer made the query fail and
+ * left the enumeration with the undefined tile alone). */
+static void test_caps_read_every_tile(void)
+{
+    kb_lt_api api;
+    memset(&api, 0, sizeof api);
+    api.MatmulAlgoCapGetAttribute = cap_double;
+    cublasLtMatmulAlgo_t algo;
+    memset(&algo, 0, sizeof algo);
+    kb_lt_caps caps;
+    kb_lt_read_caps(&api, &algo, &caps);
+    CHECK_MSG(caps.n_tiles == N_TILE_IDS, "%d tiles read", caps.n_tiles);
+    if (caps.n_tiles == N_TILE_IDS)
+        for (int i = 0; i < caps.n_tiles; i++)
+            CHECK(caps.tiles[i] == (uint32_t)i + 1);
+    CHECK(caps.n_stages == 3 && caps.stages[2] == 22);
+    CHECK(kb_lt_enum_count(&caps) >= N_TILE_IDS * 3);
+    kb_lt_caps_free(&caps);
 }
 
 /* ---- loading ---- */
@@ -454,6 +508,7 @@ int main(void)
     RUN(test_algo_text_roundtrip);
     RUN(test_record_keeps_a_replayable_algo);
     RUN(test_enumeration_order);
+    RUN(test_caps_read_every_tile);
     RUN(test_load_errors);
     RUN(test_load);
     RUN(test_descriptors_every_dtype_and_layout);

@@ -8,6 +8,8 @@
 #include "check.h"
 #include "backend/cuda/cudnn_sdpa.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,8 +116,12 @@ static void test_sdpa_operations_finalise(void)
             CHECK_MSG(st == KB_OK, "%s causal %d: %s", kb_dtype_name(dts[i]), causal, err);
             if (st != KB_OK)
                 continue;
-            /* matmul, scale, [4 mask ops], max, sub, exp, sum, div, matmul */
-            CHECK_MSG(g.n_ops == (causal ? 12 : 8), "%d operations", g.n_ops);
+            /* matmul, scale, [4 mask ops], max, sub, exp, sum, log, add, div, matmul: the stats
+             * branch (log of the row sum plus the row max, into a virtual fp32 [b,h,s,1]) is
+             * what cudnn-frontend's SDPA node always builds, inference too */
+            CHECK_MSG(g.n_ops == (causal ? 14 : 10), "%d operations", g.n_ops);
+            const int64_t sdim[4] = { 1, 2, 67, 1 }, sstr[4] = { 2 * 67, 67, 1, 1 };
+            check_tensor(&g, KB_DNN_STATS_UID, sdim, sstr);
             const int64_t qdim[4] = { 1, 2, 67, 128 }, qstr[4] = { 2 * 67 * 128, 67 * 128, 128, 1 };
             const int64_t ktdim[4] = { 1, 2, 128, 67 }, ktstr[4] = { 2 * 67 * 128, 67 * 128, 1, 128 };
             check_tensor(&g, KB_DNN_Q, qdim, qstr);
@@ -133,6 +139,28 @@ static void test_sdpa_operations_finalise(void)
     char err[256] = "";
     CHECK(kb_dnn_sdpa_ops(&dnn, &op, &g, err, sizeof err) == KB_ERR_INPUT);
     CHECK_MSG(strstr(err, "fp16 or bf16"), "%s", err);
+}
+
+/* The causal mask's value: -FLT_MAX below cuDNN 9.10, -inf from 9.10 (cudnn-frontend's
+ * get_negative_inf_value: older versions give NaN for fully masked tiles with -inf). */
+static size_t v908(void) { return 90800; }
+static size_t v910(void) { return 91000; }
+static void test_mask_value_by_version(void)
+{
+    if (!have_dnn)
+        return;
+    kb_dnn_api old = dnn, cur = dnn;
+    old.GetVersion = v908;
+    cur.GetVersion = v910;
+    kb_vendor_sdpa op = sdpa_of(KB_DT_FP16, 1);
+    kb_dnn_graph g;
+    char err[1024] = "";
+    CHECK_MSG(kb_dnn_sdpa_ops(&old, &op, &g, err, sizeof err) == KB_OK, "%s", err);
+    CHECK_MSG(g.neg_inf == -FLT_MAX, "cuDNN 9.8: mask value %g", (double)g.neg_inf);
+    kb_dnn_graph_destroy(&old, &g);
+    CHECK_MSG(kb_dnn_sdpa_ops(&cur, &op, &g, err, sizeof err) == KB_OK, "%s", err);
+    CHECK_MSG(isinf(g.neg_inf) && g.neg_inf < 0, "cuDNN 9.10: mask value %g", (double)g.neg_inf);
+    kb_dnn_graph_destroy(&cur, &g);
 }
 
 /* The operation graph needs a handle: without one (no GPU) it does not finalise, and the
@@ -178,6 +206,7 @@ int main(void)
     RUN(test_load_errors);
     RUN(test_load);
     RUN(test_sdpa_operations_finalise);
+    RUN(test_mask_value_by_version);
     RUN(test_graph_needs_a_handle);
     RUN(test_create_without_gpu_is_setup_error);
     if (have_dnn)

@@ -1,10 +1,12 @@
 /* test_estimate_calibration.c - the estimator (harness/estimate) against published
- * measurements of kernels comparable to kbench's own (issue 24). For each row the
- * estimate of the comparable kbench case must land within +-25% of the published figure;
- * the test prints the table (published, estimate, ratio, source). Separately, estimates
- * of kbench's mma.sync kernels on H100 must stay BELOW the published wgmma-based figures
- * for the same problem (cuBLAS, FlashAttention-3): those are upper bounds, not
- * comparables. An estimate that flatters kbench's own kernels is a bug.
+ * measurements of kernels comparable to kbench's own (issue 24). The calibration is
+ * one-sided: kbench's kernels are not expected to beat FlashAttention-2, cuBLAS or the best
+ * published copy or normalisation kernel on the same instruction path, so for each row the
+ * estimate of the comparable kbench case must land in [0.75, 1.00] x the published figure;
+ * the test prints the table (published, estimate, ratio, source). Separately, estimates of
+ * kbench's mma.sync kernels on H100 must stay BELOW the published wgmma-based figures for
+ * the same problem (cuBLAS, FlashAttention-3): those are upper bounds, not comparables. An
+ * estimate that flatters kbench's own kernels is a bug.
  *
  * Every figure below is a third-party publication, never a kbench measurement; no GPU ran
  * anything here. Register counts are ptxas's for the kbench kernel (`kbench compile
@@ -24,6 +26,12 @@
 #define FA2_PAPER "Dao 2023, FlashAttention-2, arXiv 2307.08691, Fig. 5 (forward, A100 80GB SXM4)"
 #define FA3_PAPER "Shah et al. 2024, FlashAttention-3, arXiv 2407.08608, Fig. 5 (forward, H100 80GB SXM5)"
 #define MAMF "S. Bekman, ml-engineering, compute/accelerator: Maximum Achievable Matmul FLOPS (torch.mm, cuBLAS)"
+/* QuACK (CuTe-DSL memory-bound kernels), H100 80GB HBM3, batch 8k-32k rows: "our impl ...
+ * generally maintains a model memory throughput about 3 TB/s (~90% peak) for a reduction
+ * dimension larger than 4k" for RMSNorm, softmax and cross entropy, fp32 and bf16. */
+#define QUACK                                                                                                  \
+    "Guo, Zadouri, Dao 2025, 'Getting Memory-bound Kernels to Speed-of-Light' (Dao-AILab/quack, "              \
+    "media/2025-07-10-membound-sol.md): about 3 TB/s for rows > 4k"
 
 typedef struct {
     const char *what;           /* the published kernel and problem */
@@ -56,6 +64,10 @@ static const calib_row rows[] = {
       MAMF ": A100 SXM 267.9 of 312 TFLOPS (best over its shape sweep)" },
     { "device-to-device copy, 1 GiB each way", "h100-sxm", "ceiling", "copy", KB_DT_FP32, { 1 << 28, 1, 0, 0 },
       "BLOCK=256", 16, 2900, 1, "shared/REFERENCE.md, published achieved numbers on H100 SXM: 2.90 TB/s (86.7%)" },
+    { "QuACK RMSNorm bf16, 16k x 8192 (kbench layernorm reg)", "h100-sxm", "layernorm", "reg", KB_DT_BF16,
+      { 16384, 8192, 0, 0 }, "kind=rmsnorm,BLOCK=256,NVEC=4", 52, 3000, 1, QUACK },
+    { "QuACK softmax fp32, 16k x 8192 (kbench softmax reg)", "h100-sxm", "softmax", "reg", KB_DT_FP32,
+      { 16384, 8192, 0, 0 }, "BLOCK=256,NVEC=8", 57, 3000, 1, QUACK },
 };
 
 /* wgmma-based measurements: kbench's mma.sync estimate of the same problem must stay below. */
@@ -134,17 +146,19 @@ static double estimate_rate(const calib_row *r, kb_estimate *e)
 static void test_calibration_table(void)
 {
     int n = (int)(sizeof rows / sizeof rows[0]);
-    CHECK(n >= 8);
-    printf("calibration: ESTIMATES of kbench cases against PUBLISHED measurements of comparable kernels\n");
-    printf("%-44s %-9s %10s %10s %6s %-8s  %s\n", "published kernel", "gpu", "published", "estimate", "ratio", "limit",
-           "source");
+    CHECK(n >= 10);
+    printf("calibration (one-sided): ESTIMATES of kbench cases against PUBLISHED measurements of comparable kernels;"
+           " each ratio in [0.75, 1.00]\n");
+    printf("%-54s %-9s %10s %10s %6s %-8s  %s\n", "published kernel", "gpu", "published", "estimate", "ratio",
+           "limit", "source");
     for (int i = 0; i < n; i++) {
         kb_estimate e;
         double est = estimate_rate(&rows[i], &e), ratio = est / rows[i].published;
-        printf("%-44s %-9s %10.1f %10.1f %6.2f %-8s  %s\n", rows[i].what, rows[i].gpu, rows[i].published, est, ratio,
+        printf("%-54s %-9s %10.1f %10.1f %6.3f %-8s  %s\n", rows[i].what, rows[i].gpu, rows[i].published, est, ratio,
                kb_est_roof_name(e.limit), rows[i].source);
-        CHECK_MSG(ratio >= 0.75 && ratio <= 1.25, "%s on %s: estimate %.1f vs published %.1f (%.2fx)", rows[i].what,
-                  rows[i].gpu, est, rows[i].published, ratio);
+        CHECK_MSG(ratio >= 0.75 && ratio <= 1.00, "%s on %s: estimate %.1f vs published %.1f (%.3fx): %s",
+                  rows[i].what, rows[i].gpu, est, rows[i].published, ratio,
+                  ratio > 1 ? "the estimate flatters kbench's kernel" : "too pessimistic");
     }
 }
 
@@ -155,7 +169,7 @@ static void test_wgmma_upper_bounds(void)
     for (int i = 0; i < n; i++) {
         kb_estimate e;
         double est = estimate_rate(&bounds[i], &e);
-        printf("%-44s %-9s %10.1f %10.1f %6.2f %-8s  %s\n", bounds[i].what, bounds[i].gpu, bounds[i].published, est,
+        printf("%-54s %-9s %10.1f %10.1f %6.3f %-8s  %s\n", bounds[i].what, bounds[i].gpu, bounds[i].published, est,
                est / bounds[i].published, kb_est_roof_name(e.limit), bounds[i].source);
         CHECK_MSG(est > 0 && est < bounds[i].published, "%s: the mma.sync estimate %.1f is not below %.1f",
                   bounds[i].what, est, bounds[i].published);
@@ -173,14 +187,25 @@ static void test_parameter_table(void)
     double eff;
     const kb_est_param *row;
     CHECK(kb_est_tensor_efficiency(90, KB_TENSOR_MMA_SYNC, &eff, &row) == 1 && eff == 0.62 && row->calibrated);
-    CHECK(kb_est_tensor_efficiency(80, KB_TENSOR_MMA_SYNC, &eff, &row) == 1 && eff == 0.90);
+    /* sm_80: the whole-kernel fraction of the best measured mma.sync GEMM (cuBLAS bf16, A100) */
+    CHECK(kb_est_tensor_efficiency(80, KB_TENSOR_MMA_SYNC, &eff, &row) == 1 && fabs(eff - 267.9 / 312) < 1e-12);
+    /* attention's products: sm_80 as the GEMM; sm_90 from FA2's published 35% of H100 */
+    CHECK(kb_est_attention_efficiency(80, KB_TENSOR_MMA_SYNC, &eff, &row) == 1 && fabs(eff - 267.9 / 312) < 1e-12 &&
+          row->calibrated && strstr(row->name, "attention"));
+    CHECK(kb_est_attention_efficiency(90, KB_TENSOR_MMA_SYNC, &eff, &row) == 1 && eff > 0.47 && eff < 0.48 &&
+          strstr(row->source, "35%"));
+    /* 0.35 of the peak once the products at eff and the softmax chain (0.0947 clocks per score) add up */
+    CHECK(fabs(0.125 / (0.125 / eff + 65.0 / 64 / 16 + 0.5 / 16) - 0.35) < 1e-12);
+    CHECK(kb_est_attention_efficiency(90, KB_TENSOR_WGMMA, &eff, NULL) == 1 && eff == 0.80);   /* no row: GEMM's */
     CHECK(kb_est_tensor_efficiency(86, KB_TENSOR_MMA_SYNC, &eff, &row) == 1 && row->sm == 89 && !row->calibrated);
     CHECK(kb_est_tensor_efficiency(90, KB_TENSOR_WGMMA, &eff, NULL) == 1 && eff == 0.80);
     CHECK(kb_est_tensor_efficiency(80, KB_TENSOR_WGMMA, &eff, NULL) == -1 && eff == 0);
     CHECK(kb_est_tensor_efficiency(100, KB_TENSOR_MMA_SYNC, &eff, &row) == 0 && eff == 1.0 && row == NULL);
     double sfu;
     CHECK(kb_est_sfu_per_clk(90, &sfu) == 1 && sfu == 16 && kb_est_sfu_per_clk(100, &sfu) == 0 && sfu == 16);
-    CHECK(kb_est_dram_fraction() == 0.90 && kb_est_launch_us(0) == 2.0 && kb_est_launch_us(1) == 1.0);
+    CHECK(kb_est_cvt_per_clk(80, &sfu) == 1 && sfu == 16);
+    CHECK(fabs(kb_est_dram_fraction() - 2900.0 / 3350) < 1e-12 && kb_est_launch_us(0) == 2.0 &&
+          kb_est_launch_us(1) == 1.0);
     CHECK(strcmp(kb_est_tensor_path_name(KB_TENSOR_WGMMA), "wgmma") == 0);
     CHECK(strcmp(kb_est_tensor_path_name(KB_TENSOR_PATH_COUNT), "?") == 0);
 }

@@ -7,6 +7,7 @@
 #include "backend/cuda/kb_nvrtc.h"
 #include "../tests/fake_cuda/fake_cuda.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,23 @@ static const char src[] =
     "extern \"C\" __global__ void kb_block_stream(volatile int *flag, int *timed_out, unsigned long long t) {\n"
     "    unsigned long long s, n; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(s));\n"
     "    while (!*flag) { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(n)); if (n - s > t) { *timed_out = 1; break; } }\n"
-    "}\n";
+    "}\n"
+    /* 96 live values a thread: over 64 registers, so 1024 threads need more than 64K */
+    "extern \"C\" __global__ void k_regs(float *p) {\n"
+    "    float v[96];\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < 96; i++) v[i] = p[i * blockDim.x + threadIdx.x];\n"
+    "#pragma unroll\n"
+    "    for (int j = 0; j < 4; j++)\n"
+    "#pragma unroll\n"
+    "        for (int i = 0; i < 96; i++) v[i] = v[i] * v[(i + 7) % 96] + 1.f;\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < 96; i++) p[i * blockDim.x + threadIdx.x] = v[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void k_args(float *p, int n, double d) { p[n] = (float)d; }\n";
 
 static kb_resources bounded_res;   /* k_bounded as ptxas reported it */
+static kb_resources regs_res;      /* k_regs */
 
 /* A CUBIN of src for sm (caller frees). */
 static void *cubin_for(int sm)
@@ -39,6 +54,7 @@ static void *cubin_for(int sm)
     kb_status st = kb_nvrtc_compile(src, "fake_contract.cu", NULL, 0, NULL, 0, sm, &cubin, &bytes, &log);
     CHECK_MSG(st == KB_OK, "%s", log.s);
     CHECK(kb_ptxas_parse(log.s, "k_bounded", &bounded_res) == 0);
+    CHECK(kb_ptxas_parse(log.s, "k_regs", &regs_res) == 0);
     kb_sb_free(&log);
     return cubin;
 }
@@ -129,7 +145,7 @@ static void test_module_images(void)
 }
 
 static CUmodule mod;
-static CUfunction k_bounded, k_dyn, k_block;
+static CUfunction k_bounded, k_dyn, k_block, k_regs, k_args;
 static CUdeviceptr buf;
 
 static void load_kernels(void)
@@ -140,6 +156,8 @@ static void load_kernels(void)
     CHECK(api.ModuleGetFunction(&k_bounded, mod, "k_bounded") == CUDA_SUCCESS);
     CHECK(api.ModuleGetFunction(&k_dyn, mod, "k_dyn") == CUDA_SUCCESS);
     CHECK(api.ModuleGetFunction(&k_block, mod, "kb_block_stream") == CUDA_SUCCESS);
+    CHECK(api.ModuleGetFunction(&k_regs, mod, "k_regs") == CUDA_SUCCESS);
+    CHECK(api.ModuleGetFunction(&k_args, mod, "k_args") == CUDA_SUCCESS);
     CHECK(api.MemAlloc(&buf, 4096) == CUDA_SUCCESS);
 }
 
@@ -267,12 +285,121 @@ static void test_graph_upload(void)
     api.EventDestroy(b);
 }
 
+/* The double's virtual host clock [ns] (fake_cuda_host_ns). */
+static double host_ns(void)
+{
+    double (*fn)(void) = NULL;
+    *(void **)&fn = dlsym(api.lib, "fake_cuda_host_ns");
+    CHECK(fn != NULL);
+    return fn ? fn() : 0;
+}
+
+/* Registers: a block needs registers x threads (per warp, in units of 256) <= 64K
+ * (CUDA C++ Programming Guide, compute capabilities table: 64K 32-bit registers per
+ * block; CUDA Occupancy Calculator: register allocation unit 256, per warp); more is
+ * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. */
+static void test_register_limit(void)
+{
+    CHECK_MSG(regs_res.registers > 64, "k_regs has %d registers", regs_res.registers);
+    CUdeviceptr big;
+    CHECK(api.MemAlloc(&big, 96 * 1024 * sizeof(float)) == CUDA_SUCCESS);
+    void *params[] = { &big };
+    CHECK(api.LaunchKernel(k_regs, 1, 1, 1, 1024, 1, 1, 0, stream, params, NULL) ==
+          CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    CHECK(api.LaunchKernel(k_regs, 1, 1, 1, 256, 1, 1, 0, stream, params, NULL) == CUDA_SUCCESS);
+    CHECK(api.StreamSynchronize(stream) == CUDA_SUCCESS);
+    CHECK(api.MemFree(big) == CUDA_SUCCESS);
+}
+
+/* Parameters: kernelParams holds one pointer per parameter of the image, each read for the
+ * parameter's size (a NULL one is refused); extra's buffer must be the image's parameter
+ * size; both at once is INVALID_VALUE (cuLaunchKernel's documentation). */
+static void test_parameters(void)
+{
+    int n = 3;
+    double d = 2.5;
+    void *ok[] = { &buf, &n, &d }, *missing[] = { &buf, &n, NULL };
+    CHECK(api.LaunchKernel(k_args, 1, 1, 1, 1, 1, 1, 0, stream, ok, NULL) == CUDA_SUCCESS);
+    CHECK(api.LaunchKernel(k_args, 1, 1, 1, 1, 1, 1, 0, stream, missing, NULL) == CUDA_ERROR_INVALID_VALUE);
+    /* the packed buffer: pointer at 0, int at 8, double at 16: 24 bytes */
+    unsigned char packed[24];
+    size_t size = sizeof packed, short_size = 12;
+    void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END };
+    void *wrong[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &short_size,
+                      CU_LAUNCH_PARAM_END };
+    CHECK(api.LaunchKernel(k_args, 1, 1, 1, 1, 1, 1, 0, stream, NULL, extra) == CUDA_SUCCESS);
+    CHECK(api.LaunchKernel(k_args, 1, 1, 1, 1, 1, 1, 0, stream, NULL, wrong) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(api.LaunchKernel(k_args, 1, 1, 1, 1, 1, 1, 0, stream, ok, extra) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(api.StreamSynchronize(stream) == CUDA_SUCCESS);
+}
+
+/* cuMemHostAlloc takes PORTABLE | DEVICEMAP | WRITECOMBINED only; a device pointer exists
+ * only for a DEVICEMAP allocation (CU_MEMHOSTALLOC_DEVICEMAP: "cuMemHostGetDevicePointer()
+ * may be called on the host pointer"). */
+static void test_host_alloc_flags(void)
+{
+    void *h = NULL;
+    CUdeviceptr d;
+    CHECK(api.MemHostAlloc(&h, 64, 8) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(api.MemHostAlloc(&h, 64, CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS);
+    CHECK(api.MemHostGetDevicePointer(&d, h, 0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(api.MemFreeHost(h) == CUDA_SUCCESS);
+    CHECK(api.MemHostAlloc(&h, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED) == CUDA_SUCCESS);
+    CHECK(api.MemHostGetDevicePointer(&d, h, 0) == CUDA_SUCCESS);
+    CHECK(api.MemFreeHost(h) == CUDA_SUCCESS);
+}
+
+/* Hold the stream with the blocking kernel whose flag the host never sets. */
+static int *hold_forever(void)
+{
+    int *flag = NULL;
+    CUdeviceptr d_flag, d_to;
+    CHECK(api.MemHostAlloc((void **)&flag, 2 * sizeof(int), CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS);
+    flag[0] = flag[1] = 0;
+    CHECK(api.MemHostGetDevicePointer(&d_flag, flag, 0) == CUDA_SUCCESS);
+    CHECK(api.MemHostGetDevicePointer(&d_to, flag + 1, 0) == CUDA_SUCCESS);
+    unsigned long long timeout = 500000000ull;
+    void *bp[] = { &d_flag, &d_to, &timeout };
+    CHECK(api.LaunchKernel(k_block, 1, 1, 1, 1, 1, 1, 0, stream, bp, NULL) == CUDA_SUCCESS);
+    return flag;
+}
+
+/* A synchronous upload runs on the legacy stream, which waits for every blocking stream
+ * (CUDA Driver API, "Stream synchronization behavior"): behind a held stream it waits until
+ * the blocking kernel gives up. */
+static void test_sync_upload_waits_for_a_held_stream(void)
+{
+    int *flag = hold_forever();
+    char bytes[64] = { 0 };
+    double t0 = host_ns();
+    CHECK(api.MemcpyHtoD(buf, bytes, sizeof bytes) == CUDA_SUCCESS);
+    CHECK_MSG(host_ns() - t0 >= 5e8 && flag[1] == 1, "the upload returned after %.0f ns", host_ns() - t0);
+    CHECK(api.StreamSynchronize(stream) == CUDA_SUCCESS);
+    CHECK(api.MemFreeHost(flag) == CUDA_SUCCESS);
+}
+
+/* Behind a held stream the driver queues about a thousand launches, then cuLaunchKernel
+ * itself blocks (FAKE_QUEUE_DEPTH; nvbench's blocking_kernel warns to queue few): the host
+ * then waits until the blocking kernel gives up. */
+static void test_launch_queue_is_bounded(void)
+{
+    int *flag = hold_forever();
+    double t0 = host_ns();
+    int i = 0;
+    for (; i < FAKE_QUEUE_DEPTH + 8 && host_ns() - t0 < 5e8; i++)
+        CHECK(launch(k_bounded, 1, 128, 0) == CUDA_SUCCESS);
+    CHECK_MSG(i > FAKE_QUEUE_DEPTH - 8 && i <= FAKE_QUEUE_DEPTH + 1 && flag[1] == 1,
+              "launch %d blocked the host (timed out: %d)", i, flag[1]);
+    CHECK(api.StreamSynchronize(stream) == CUDA_SUCCESS);
+    CHECK(api.MemFreeHost(flag) == CUDA_SUCCESS);
+}
+
 /* KBENCH_FAKE_CUDA_FAULT=N: the N-th launch faults; the fault is sticky. Last: it kills the context. */
 static void test_fault_injection(void)
 {
-    setenv("KBENCH_FAKE_CUDA_FAULT", "500", 1);
+    setenv("KBENCH_FAKE_CUDA_FAULT", "3000", 1);   /* counted from the first launch of the process */
     int r = CUDA_SUCCESS, i = 0;
-    while (i < 1000 && (r = launch(k_bounded, 1, 128, 0)) == CUDA_SUCCESS && (r = api.StreamSynchronize(stream)) == CUDA_SUCCESS)
+    while (i < 5000 && (r = launch(k_bounded, 1, 128, 0)) == CUDA_SUCCESS && (r = api.StreamSynchronize(stream)) == CUDA_SUCCESS)
         i++;
     CHECK_MSG(r == CUDA_ERROR_ILLEGAL_ADDRESS, "%d after %d", r, i);
     CUdeviceptr p;
@@ -302,6 +429,11 @@ int main(void)
     RUN(test_capture_rules);
     RUN(test_events_and_clock);
     RUN(test_graph_upload);
+    RUN(test_register_limit);
+    RUN(test_parameters);
+    RUN(test_host_alloc_flags);
+    RUN(test_sync_upload_waits_for_a_held_stream);
+    RUN(test_launch_queue_is_bounded);
     RUN(test_fault_injection);
     kb_cuda_api_unload(&api);
     TEST_MAIN_END();

@@ -42,6 +42,7 @@ typedef struct {
     double gbps, fp16, launch_us;
     int wrong;
     int cpu;                    /* emulator: CPU timings, SKIP on its own */
+    int no_peak;                /* a GPU timing SKIP on its own (no peak known for a generic GPU) */
 } fake_gpu;
 
 static json_t *verdict_of(const fake_gpu *g, const kb_acc_spec *spec)
@@ -69,11 +70,11 @@ static json_t *verdict_of(const fake_gpu *g, const kb_acc_spec *spec)
     kb_acc_test which[] = { KB_ACC_MEM_BW, KB_ACC_GEMM_FP16, KB_ACC_LAUNCH };
     for (int i = 0; i < 3; i++) {
         kb_acc_result *r = &v.r[which[i]];
-        r->status = g->cpu ? KB_ACC_SKIP : KB_ACC_PASS;
+        r->status = g->cpu || g->no_peak ? KB_ACC_SKIP : KB_ACC_PASS;
         r->have_value = 1;
         r->value = vals[which[i]];
         snprintf(r->clock, sizeof r->clock, g->cpu ? "cpu" : "gpu");
-        snprintf(r->reason, sizeof r->reason, "meets");
+        snprintf(r->reason, sizeof r->reason, g->no_peak ? "no peak is known for the SKU" : "meets");
     }
     v.gpu_thresholds = 1;
     v.worst = g->wrong ? KB_ACC_FAIL : KB_ACC_PASS;
@@ -133,7 +134,7 @@ static void test_one_slow_gpu_is_flagged(void)
     /* 2 nodes x 4 GPUs; rank 6's bandwidth passes its floor (1905) but is far below the fleet */
     fake_gpu g[8];
     for (int i = 0; i < 8; i++)
-        g[i] = (fake_gpu){ i < 4 ? "n1" : "n2", i, 8, 2600 + 5 * i, 700 - i, 4.0 + 0.01 * i, 0, 0 };
+        g[i] = (fake_gpu){ i < 4 ? "n1" : "n2", i, 8, 2600 + 5 * i, 700 - i, 4.0 + 0.01 * i, 0, 0, 0 };
     g[6].gbps = 2000;
     g[2].launch_us = 9.0;                                        /* slow launches on rank 2 */
     write_fleet(dir, g, 8);
@@ -181,7 +182,7 @@ static void test_wrong_gpu_wins_over_slow(void)
     CHECK(mkdtemp(dir) != NULL);
     fake_gpu g[4];
     for (int i = 0; i < 4; i++)
-        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, i == 1, 0 };
+        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, i == 1, 0, 0 };
     g[3].fp16 = 400;                                            /* slow */
     write_fleet(dir, g, 4);
     kb_fleet f;
@@ -205,7 +206,7 @@ static void test_cpu_timings_by_factor(void)
     fake_gpu g[4];
     double bw[] = { 2.5, 2.0, 0.3, 0.0025 };
     for (int i = 0; i < 4; i++)
-        g[i] = (fake_gpu){ "emu", i, 4, bw[i], 1e-4, 1.4, 0, 1 };
+        g[i] = (fake_gpu){ "emu", i, 4, bw[i], 1e-4, 1.4, 0, 1, 0 };
     write_fleet(dir, g, 4);
     kb_fleet f;
     kb_sb err;
@@ -238,7 +239,7 @@ static void test_missing_duplicate_corrupt(void)
     CHECK(mkdtemp(dir) != NULL);
     fake_gpu g[4];
     for (int i = 0; i < 4; i++)
-        g[i] = (fake_gpu){ "n1", i, 5, 2600, 700, 4.0, 0, 0 };        /* world 5: rank 4 never wrote */
+        g[i] = (fake_gpu){ "n1", i, 5, 2600, 700, 4.0, 0, 0, 0 };        /* world 5: rank 4 never wrote */
     write_fleet(dir, g, 4);
     g[0].host = "n9";                                            /* rank 0 again, from another file */
     write_fleet(dir, g, 1);
@@ -267,6 +268,150 @@ static void test_missing_duplicate_corrupt(void)
     rm_dir(dir);
 }
 
+/* Every test marked an outlier is FAIL; every GPU's verdict is the worst of its tests and
+ * its exit code follows; the fleet's verdict word agrees with its exit code and counts, and
+ * the counts add up to the GPUs. The checks of test_findings_agree. */
+static void check_consistent(json_t *fj)
+{
+    int rc = (int)json_integer_value(json_object_get(fj, "exit_code")), sum = 0;
+    const char *fv = json_string_value(json_object_get(fj, "verdict"));
+    json_t *c = json_object_get(fj, "counts");
+    const char *words[] = { "pass", "warn", "fail", "not_checked" };
+    for (int i = 0; i < 4; i++)
+        sum += (int)json_integer_value(json_object_get(c, words[i]));
+    CHECK_MSG(sum == (int)json_integer_value(json_object_get(c, "gpus")), "counts add up to %d", sum);
+    CHECK_MSG(fv && (rc == KB_EXIT_OK ? !strcmp(fv, "PASS") || !strcmp(fv, "WARN")
+                     : rc == KB_EXIT_SETUP ? !strcmp(fv, "NOT CHECKED") : !strcmp(fv, "FAIL")),
+              "fleet verdict %s with exit %d", fv ? fv : "(none)", rc);
+    CHECK_MSG(rc != KB_EXIT_SETUP || json_string_value(json_object_get(fj, "not_checked")),
+              "a NOT CHECKED fleet says why");
+    size_t i, j;
+    json_t *v, *t;
+    json_array_foreach(json_object_get(fj, "gpus"), i, v) {
+        int fail = 0, ran = 0;
+        json_array_foreach(json_object_get(v, "tests"), j, t) {
+            const char *st = json_string_value(json_object_get(t, "status"));
+            int flagged = json_is_true(json_object_get(t, "fleet_outlier")) ||
+                          json_is_true(json_object_get(t, "node_outlier"));
+            CHECK_MSG(!flagged || !strcmp(st, "FAIL"), "an outlier with status %s: %s", st,
+                      json_string_value(json_object_get(t, "reason")));
+            fail |= !strcmp(st, "FAIL");
+            ran |= strcmp(st, "SKIP") != 0;
+        }
+        const char *gv = json_string_value(json_object_get(v, "verdict"));
+        CHECK_MSG(gv && (fail ? !strcmp(gv, "FAIL") : !ran ? !strcmp(gv, "NOT CHECKED") : strcmp(gv, "FAIL") != 0),
+                  "GPU verdict %s", gv ? gv : "(none)");
+    }
+}
+
+/* Fleet findings never contradict themselves (issue 24):
+ *  - a GPU-timed value that was SKIP on its own (a generic GPU whose peak kbench does not
+ *    know) and is far below its fleet was marked `fleet_outlier` with an outlier reason yet
+ *    stayed SKIP, its GPU PASS, the fleet exit 0: flagged and passed at once;
+ *  - a fleet of passing GPUs with a rank missing said verdict "SKIP" (with 0 skipped GPUs)
+ *    for its exit 3;
+ *  - CPU-timed groups are bounded by a factor from the median, yet their outlier reason
+ *    and the page's rule named the MAD. */
+static void test_findings_agree(void)
+{
+    char dir[] = "/tmp/kb_test_fleet_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    fake_gpu g[4];
+    for (int i = 0; i < 4; i++)
+        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, 0, 0, 1 };
+    g[3].gbps = 900;                                            /* far below its peers */
+    write_fleet(dir, g, 4);
+    kb_fleet f;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_fleet_load(dir, &f, &err) == KB_OK);
+    kb_fleet_judge(&f, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR);
+    CHECK_MSG(!strcmp(status_of(&f, 3, "memory_bandwidth"), "FAIL"), "%s", status_of(&f, 3, "memory_bandwidth"));
+    CHECK(kb_fleet_exit_code(&f) == KB_EXIT_SLOW);
+    json_t *fj = kb_fleet_json(&f);
+    check_consistent(fj);
+    json_decref(fj);
+    kb_fleet_free(&f);
+    rm_dir(dir);
+
+    /* passing GPUs, rank 4 of 5 missing: NOT CHECKED (exit 3), not "SKIP" */
+    CHECK(mkdtemp(strcpy(dir, "/tmp/kb_test_fleet_XXXXXX")) != NULL);
+    for (int i = 0; i < 4; i++)
+        g[i] = (fake_gpu){ "n1", i, 5, 2600, 700, 4.0, 0, 0, 0 };
+    write_fleet(dir, g, 4);
+    CHECK(kb_fleet_load(dir, &f, &err) == KB_OK);
+    kb_fleet_judge(&f, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR);
+    fj = kb_fleet_json(&f);
+    CHECK_MSG(!strcmp(json_string_value(json_object_get(fj, "verdict")), "NOT CHECKED"), "%s",
+              json_string_value(json_object_get(fj, "verdict")));
+    const char *why = json_string_value(json_object_get(fj, "not_checked"));
+    CHECK_MSG(why && strstr(why, "1 problem"), "%s", why ? why : "(none)");
+    check_consistent(fj);
+    json_decref(fj);
+    kb_fleet_free(&f);
+    rm_dir(dir);
+
+    /* CPU timings: the reason names the factor that bounds them */
+    CHECK(mkdtemp(strcpy(dir, "/tmp/kb_test_fleet_XXXXXX")) != NULL);
+    double bw[] = { 2.5, 2.0, 2.2, 0.0025 };
+    for (int i = 0; i < 4; i++)
+        g[i] = (fake_gpu){ "emu", i, 4, bw[i], 1e-4, 1.4, 0, 1, 0 };
+    write_fleet(dir, g, 4);
+    CHECK(kb_fleet_load(dir, &f, &err) == KB_OK);
+    kb_fleet_judge(&f, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR);
+    why = json_string_value(json_object_get(gpu_test(&f, 3, "memory_bandwidth"), "reason"));
+    CHECK_MSG(why && strstr(why, "median / 100") && !strstr(why, "MAD"), "%s", why ? why : "");
+    fj = kb_fleet_json(&f);
+    check_consistent(fj);
+    char md[600];
+    snprintf(md, sizeof md, "%s/fleet.md", dir);
+    FILE *out = fopen(md, "w");
+    CHECK(out && kb_fleet_markdown(fj, out) == KB_OK);
+    if (out)
+        fclose(out);
+    char *text = slurp(md);
+    CHECK_MSG(text && strstr(text, "CPU timings (emulator): beyond a factor of 100"), "%s", text ? text : "");
+    free(text);
+    json_decref(fj);
+    kb_fleet_free(&f);
+    kb_sb_free(&err);
+    rm_dir(dir);
+}
+
+/* --out-dir naming a directory that does not exist: made before anything is printed (it
+ * printed PASS, then failed to write, exit 3); one that cannot be made is refused, exit 3,
+ * before the verdict is printed. */
+static void test_out_dir_made_or_refused(void)
+{
+    char dir[] = "/tmp/kb_test_fleet_XXXXXX", log[600], out[700], path[800];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(log, sizeof log, "%s/log", dir);
+    fake_gpu g[4];
+    for (int i = 0; i < 4; i++)
+        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, 0, 0, 0 };
+    write_fleet(dir, g, 4);
+    snprintf(out, sizeof out, "%s/new/sub", dir);
+    const char *a[] = { "kbench", "fleet", dir, "--out-dir", out, NULL };
+    int rc = run_kbench(a, log);
+    char *text = slurp(log);
+    CHECK_MSG(rc == KB_EXIT_OK, "exit %d: %s", rc, text ? text : "");
+    free(text);
+    snprintf(path, sizeof path, "%s/fleet.json", out);
+    CHECK(access(path, R_OK) == 0);
+    snprintf(path, sizeof path, "%s/file", dir);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+    snprintf(out, sizeof out, "%s/file/sub", dir);
+    const char *b[] = { "kbench", "fleet", dir, "--out-dir", out, NULL };
+    rc = run_kbench(b, log);
+    text = slurp(log);
+    CHECK_MSG(rc == KB_EXIT_SETUP && text && strstr(text, "--out-dir") && !strstr(text, "Verdict"), "exit %d: %s",
+              rc, text ? text : "");
+    free(text);
+    rm_dir(dir);
+}
+
 static void test_cli_fleet(void)
 {
     char dir[] = "/tmp/kb_test_fleet_XXXXXX", log[600], path[600];
@@ -274,7 +419,7 @@ static void test_cli_fleet(void)
     snprintf(log, sizeof log, "%s/log", dir);
     fake_gpu g[4];
     for (int i = 0; i < 4; i++)
-        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, 0, 0 };
+        g[i] = (fake_gpu){ "n1", i, 4, 2600, 700, 4.0, 0, 0, 0 };
     g[2].gbps = 1500;                                            /* below the H100 floor too */
     write_fleet(dir, g, 4);
     const char *a[] = { "kbench", "fleet", dir, "--quiet", NULL };
@@ -307,6 +452,8 @@ int main(void)
     RUN(test_wrong_gpu_wins_over_slow);
     RUN(test_cpu_timings_by_factor);
     RUN(test_missing_duplicate_corrupt);
+    RUN(test_findings_agree);
+    RUN(test_out_dir_made_or_refused);
     RUN(test_cli_fleet);
     TEST_MAIN_END();
 }

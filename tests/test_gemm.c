@@ -96,7 +96,13 @@ static void test_cublaslt_valid(void)
     CHECK(refused(&c, &ada, "sm_89"));
     c.params[P_LAYOUT] = L_NN;
     CHECK(refused(&c, &gpu, "TN form"));
-    c = make_case(V_CUBLASLT, KB_DT_INT8, L_TT, 48, 96, 64, 0);
+    /* INT8 (IMMA) with the regular data ordering: the TN form only, as FP8 */
+    static const int64_t not_tn[] = { L_NN, L_TN, L_TT };
+    for (int i = 0; i < 3; i++) {
+        c = make_case(V_CUBLASLT, KB_DT_INT8, not_tn[i], 48, 96, 64, 0);
+        CHECK(refused(&c, &gpu, "INT8 matmul takes only the TN form"));
+    }
+    c = make_case(V_CUBLASLT, KB_DT_INT8, L_NT, 48, 96, 64, 0);
     CHECK(fam->valid(&c, &gpu, why, sizeof why));
     c.params[P_SEARCH] = 1;
     c.params[P_ALGO] = 64;
@@ -144,7 +150,7 @@ static void free_it(kb_backend_ctx *x, kb_vendor_plan *p) {}
 
 static void test_cublaslt_plans_the_same_problem(void)
 {
-    static const kb_backend host = { .name = "host", .alloc = host_alloc, .free = host_free, .upload = host_in,
+    static const kb_backend host = { .name = "host", .caps = KB_CAP_VENDOR_LIBS, .alloc = host_alloc, .free = host_free, .upload = host_in,
                                      .vendor_plan = plan_it, .vendor_run = run_it, .vendor_free = free_it };
     kb_case c = make_case(V_CUBLASLT, KB_DT_FP8E4M3, L_NT, 48, 96, 64, 1);
     c.params[P_BETA] = 2;

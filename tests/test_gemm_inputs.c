@@ -222,8 +222,10 @@ static kb_status plan_it(kb_backend_ctx *x, const kb_vendor_op *op, kb_vendor_pl
     return KB_OK;
 }
 static void free_it(kb_backend_ctx *x, kb_vendor_plan *p) {}
-static const kb_backend host = { .name = "host", .alloc = host_alloc, .free = host_free, .upload = host_in,
-                                 .vendor_plan = plan_it, .vendor_free = free_it };
+static const char *no_error(kb_backend_ctx *x) { return "no error"; }
+static const kb_backend host = { .name = "host", .caps = KB_CAP_VENDOR_LIBS, .alloc = host_alloc, .free = host_free,
+                                 .upload = host_in, .last_error = no_error, .vendor_plan = plan_it,
+                                 .vendor_free = free_it };
 
 /* Set up case c on the host backend: the planned matmul in `planned`, the state in *st. */
 static int plan_case(kb_case *c, kb_run *r, void **st)

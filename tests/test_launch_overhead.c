@@ -126,7 +126,11 @@ static void test_errors(void)
 
     /* a backend without graphs */
     kb_backend nograph = fake_be;
+    nograph.caps &= ~(unsigned)KB_CAP_GRAPHS;   /* a consistent table: the bit and the four slots go */
     nograph.graph_begin = NULL;
+    nograph.graph_end = NULL;
+    nograph.graph_launch = NULL;
+    nograph.graph_free = NULL;
     fake_run(&r, &c, KB_LAUNCH_EAGER);
     r.be = &nograph;
     CHECK(kb_launch_overhead(&r, NULL, 4, &ov) == KB_ERR_LAUNCH);

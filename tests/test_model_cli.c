@@ -3,7 +3,9 @@
  * with jansson) and HTML: the ops the run has are found with their CPU times, labelled
  * "emulator (CPU timing)", without MFU; the others listed as missing; bad command lines
  * and a broken model description exit 2 naming the option or file:line:col, and --out
- * leaves no file behind on error. */
+ * leaves no file behind on error; --estimate --gpu: the static model's what-if on a suite
+ * (llama-7b-like complete from suites/llm.yaml), labelled ESTIMATE, an emulator run's CPU
+ * times never used beside it. */
 #include "check.h"
 #include "spawn.h"
 
@@ -143,6 +145,88 @@ static void test_traces(void)
     json_decref(t);
 }
 
+/* JSON of a model roll-up written to out_path, NULL when it does not parse. */
+static json_t *load_out(void)
+{
+    json_error_t e;
+    json_t *j = json_load_file(out_path, 0, &e);
+    CHECK_MSG(j != NULL, "%s", e.text);
+    return j;
+}
+
+/* --estimate on the tiny suite: the two ops it has a case of estimated on h100-sxm (the
+ * others missing, never extrapolated), every figure labelled ESTIMATE; the emulator run's
+ * CPU times never used beside estimates, even when the run is given. */
+static void test_estimate_tiny(void)
+{
+    const char *suite[] = { "kbench", "model", "tests/suites/model_tiny.yaml", "--estimate", "--gpu", "h100-sxm",
+                            "-m", "tests/data/model_tiny.yaml", "-f", "json", "-o", out_path, NULL };
+    CHECK(kb(suite) == 0);
+    json_t *j = load_out(), *pre = json_object_get(json_object_get(j, "phases"), "prefill");
+    CHECK(json_is_true(json_object_get(j, "estimate")) &&
+          !strcmp(json_string_value(json_object_get(j, "timing")), "ESTIMATE (static model, not measured)"));
+    CHECK(json_integer_value(json_object_get(pre, "n_missing")) == 3 &&
+          json_number_value(json_object_get(j, "peak_tflops")) > 989);
+    size_t i;
+    json_t *op;
+    json_array_foreach(json_object_get(pre, "ops"), i, op) {
+        const char *src = json_string_value(json_object_get(op, "source"));
+        CHECK(src ? !strcmp(src, "estimate") && !strcmp(json_string_value(json_object_get(op, "clock")), "estimate")
+                  : strstr(json_string_value(json_object_get(op, "missing")), "among the suite's estimates") != NULL);
+    }
+    json_decref(j);
+    /* the emulator run: its suite named, its CPU times not used */
+    const char *emu[] = { "kbench", "model", run_path, "--estimate", "--gpu", "a100-sxm", "--suite",
+                          "tests/suites/model_tiny.yaml", "-m", "tests/data/model_tiny.yaml", "-f", "json", "-o",
+                          out_path, NULL };
+    CHECK(kb(emu) == 0);
+    j = load_out();
+    CHECK(j && json_is_false(json_object_get(j, "emulator")) &&
+          strstr(json_string_value(json_object_get(j, "run_not_used")), "CPU timings") &&
+          !strcmp(json_string_value(json_object_get(j, "timing")), "ESTIMATE (static model, not measured)"));
+    json_decref(j);
+    const char *md[] = { "kbench", "model", "tests/suites/model_tiny.yaml", "--estimate", "--gpu", "h100-sxm", "-m",
+                         "tests/data/model_tiny.yaml", NULL };
+    CHECK(kb(md) == 0);
+    char *s = slurp(log_path);
+    CHECK(s && strstr(s, "# Model roll-up: tiny (ESTIMATE)") && strstr(s, "(estimate)") && !strstr(s, "(gpu)"));
+    free(s);
+    /* the run names suite model_tiny, which is no suites/model_tiny.yaml: --suite is asked for */
+    const char *nosuite[] = { "kbench", "model", run_path, "--estimate", "--gpu", "h100-sxm", "-m",
+                              "tests/data/model_tiny.yaml", NULL };
+    CHECK(kb(nosuite) == 2);
+    s = slurp(log_path);
+    CHECK(s && strstr(s, "--suite FILE"));
+    free(s);
+}
+
+/* The README's what-if: kbench model suites/llm.yaml --estimate --gpu h100-sxm --model
+ * llama-7b-like - a complete roll-up: every op estimated at both phases (decode attention on
+ * attention/decode), tokens/s and MFU given. Compiles the sm_90 modules of
+ * the llama shapes into the test cache on its first run (minutes on 2 cores). */
+static void test_estimate_llama(void)
+{
+    const char *argv[] = { "kbench", "model", "suites/llm.yaml", "--estimate", "--gpu", "h100-sxm", "--model",
+                           "llama-7b-like", "-f", "json", "-o", out_path, NULL };
+    int rc = run_kbench_within(argv, log_path, 1800);
+    CHECK_MSG(rc == 0, "exit %d", rc);
+    json_t *j = load_out();
+    for (int ph = 0; j && ph < 2; ph++) {
+        json_t *P = json_object_get(json_object_get(j, "phases"), ph ? "decode" : "prefill"), *op;
+        size_t i;
+        CHECK(json_integer_value(json_object_get(P, "n_missing")) == 0);
+        CHECK(json_number_value(json_object_get(P, "tokens_per_s")) > 0 &&
+              json_number_value(json_object_get(P, "mfu_pct")) > 0);
+        CHECK(json_is_string(json_object_get(P, "optimise_first")));
+        json_array_foreach(json_object_get(P, "ops"), i, op) CHECK(json_is_true(json_object_get(op, "estimate")));
+        /* 12 ops each phase: prefill's square attention, decode's decode_attention; the
+         * other one is "not modelled" in each phase (it does not run there) */
+        CHECK(json_array_size(json_object_get(P, "ops")) == 12u);
+        CHECK(json_array_size(json_object_get(P, "not_modelled")) == 1u);
+    }
+    json_decref(j);
+}
+
 static void test_errors(void)
 {
     char bad[160];
@@ -168,6 +252,10 @@ static void test_errors(void)
     CHECK(kb(e) == 2);
     const char *g[] = { "kbench", "model", run_path, "--model", "llama-7b-like", "--format", "pdf", NULL };
     CHECK(kb(g) == 2);
+    const char *h[] = { "kbench", "model", run_path, "--model", "llama-7b-like", "--estimate", NULL };   /* no --gpu */
+    CHECK(kb(h) == 2);
+    const char *i[] = { "kbench", "model", run_path, "--model", "llama-7b-like", "--gpu", "h100-sxm", NULL };
+    CHECK(kb(i) == 2);   /* --gpu without --estimate */
 }
 
 int main(void)
@@ -184,6 +272,8 @@ int main(void)
     RUN(test_run_then_model_json);
     RUN(test_model_md_html);
     RUN(test_traces);
+    RUN(test_estimate_tiny);
+    RUN(test_estimate_llama);
     RUN(test_errors);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -20,8 +20,11 @@ static void test_throttle_rule(void)
     CHECK(kb_telemetry_throttled(1485, 1980, 0) == 0);   /* exactly 75%: not under it */
     CHECK(kb_telemetry_throttled(1484, 1980, 0) == 1);
     CHECK(kb_telemetry_throttled(300, 1980, KB_TEL_REASON_GPU_IDLE) == 1); /* the clock decides */
-    /* every power/thermal reason throttles even at full clock */
-    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_SW_POWER_CAP) == 1);
+    /* the thermal and hardware-slowdown reasons throttle even at full clock; the software power
+     * cap does not: "the clocks have been optimized to ensure not to exceed currently set power
+     * limits" is a GPU at its TDP, judged by its clock */
+    CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_SW_POWER_CAP) == 0);
+    CHECK(kb_telemetry_throttled(1400, 1980, KB_TEL_REASON_SW_POWER_CAP) == 1);
     CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_HW_SLOWDOWN) == 1);
     CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_SW_THERMAL) == 1);
     CHECK(kb_telemetry_throttled(1980, 1980, KB_TEL_REASON_HW_THERMAL) == 1);
@@ -201,9 +204,10 @@ static void test_health_on_an_older_driver(void)
     kb_health h;
     kb_nvml_health(n, &h);
     CHECK(h.available);
-    for (int i = 0; i < KB_H_COUNT; i++)
-        CHECK_MSG(!h.f[i].read && strstr(h.f[i].why, "not exported by this libnvidia-ml"), "%s: %s",
-                  kb_health_name((kb_health_field)i), h.f[i].why);
+    for (int i = 0; i < KB_H_COUNT; i++)   /* gpu_idle comes from the clock event reasons it has */
+        CHECK_MSG(i == KB_H_GPU_IDLE ? h.f[i].read && h.f[i].v == 0
+                                     : !h.f[i].read && strstr(h.f[i].why, "not exported by this libnvidia-ml"),
+                  "%s: %s", kb_health_name((kb_health_field)i), h.f[i].why);
     CHECK(strstr(h.f[KB_H_REMAP_PENDING].why, "nvmlDeviceGetRemappedRows") != NULL);
     CHECK(!*h.serial && strstr(h.serial_why, "nvmlDeviceGetSerial") && !*h.pci_bus_id);
     kb_telemetry s;
@@ -235,15 +239,28 @@ static void test_health_values(void)
     setenv("KBENCH_FAKE_NVML_PCIE", "3,5,8,16", 1);
     setenv("KBENCH_FAKE_NVML_SERIAL", "1321021000123", 1);
     setenv("KBENCH_FAKE_NVML_UNSUPPORTED", "nvmlDeviceGetEccMode,nvmlDeviceGetMaxPcieLinkWidth", 1);
+    setenv("KBENCH_FAKE_CUDA_ARCH", "70", 1);   /* Volta: page retirement, no row remapper */
     kb_nvml *n = kb_nvml_open("00000000:3B:00.0", NULL);
-    CHECK_MSG(kb_nvml_available(n), "%s", kb_nvml_why(n));
     kb_health h;
     kb_nvml_health(n, &h);
+    CHECK(h.f[KB_H_RETIRED_SBE].read && h.f[KB_H_RETIRED_SBE].v == 3 && h.f[KB_H_RETIRED_DBE].v == 70 &&
+          h.f[KB_H_RETIRED_PENDING].v == 1);
+    CHECK(!h.f[KB_H_REMAP_PENDING].read && strstr(h.f[KB_H_REMAP_PENDING].why, "NOT_SUPPORTED"));
+    kb_nvml_close(n);
+    /* Ampere and later (the default, sm_90): rows are remapped, page retirement is N/A */
+    unsetenv("KBENCH_FAKE_CUDA_ARCH");
+    n = kb_nvml_open("00000000:3B:00.0", NULL);
+    kb_nvml_health(n, &h);
+    CHECK(!h.f[KB_H_RETIRED_SBE].read && !h.f[KB_H_RETIRED_PENDING].read &&
+          strstr(h.f[KB_H_RETIRED_PENDING].why, "nvmlDeviceGetRetiredPagesPendingStatus: NVML_ERROR_NOT_SUPPORTED"));
+    kb_nvml_close(n);
+    n = kb_nvml_open("00000000:3B:00.0", NULL);
+    CHECK_MSG(kb_nvml_available(n), "%s", kb_nvml_why(n));
+    kb_nvml_health(n, &h);
     const struct { kb_health_field f; unsigned long long v; } want[] = {
-        { KB_H_ECC_UNC_VOLATILE, 2 }, { KB_H_ECC_UNC_AGGREGATE, 7 }, { KB_H_RETIRED_SBE, 3 },
-        { KB_H_RETIRED_DBE, 70 }, { KB_H_RETIRED_PENDING, 1 }, { KB_H_REMAP_CORRECTABLE, 4 },
+        { KB_H_ECC_UNC_VOLATILE, 2 }, { KB_H_ECC_UNC_AGGREGATE, 7 }, { KB_H_REMAP_CORRECTABLE, 4 },
         { KB_H_REMAP_UNCORRECTABLE, 1 }, { KB_H_REMAP_PENDING, 1 }, { KB_H_REMAP_FAILED, 0 },
-        { KB_H_PCIE_GEN, 3 }, { KB_H_PCIE_GEN_MAX, 5 }, { KB_H_PCIE_WIDTH, 8 },
+        { KB_H_PCIE_GEN, 3 }, { KB_H_PCIE_GEN_MAX, 5 }, { KB_H_PCIE_WIDTH, 8 }, { KB_H_GPU_IDLE, 0 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK_MSG(h.f[want[i].f].read && h.f[want[i].f].v == want[i].v, "%s: read %d value %llu (%s)",
@@ -260,16 +277,43 @@ static void test_health_values(void)
         unsetenv(vars[i]);
 }
 
+/* The NVML double at idle (KBENCH_FAKE_NVML_IDLE=1, or the driver double without work for a
+ * while): gpu_idle reason, idle SM clock, the link trained down; under load the scripted values. */
+static void test_double_at_idle(void)
+{
+    setenv("KBENCH_LIBNVML", getenv("KBENCH_FAKE_LIBNVML"), 1);
+    setenv("KBENCH_FAKE_NVML_REASONS", "0x4", 1);
+    kb_nvml *n = kb_nvml_open("00000000:3B:00.0", NULL);
+    kb_telemetry t;
+    kb_health h;
+    setenv("KBENCH_FAKE_NVML_IDLE", "1", 1);
+    kb_nvml_read(n, &t);
+    kb_nvml_health(n, &h);
+    CHECK(t.reasons == KB_TEL_REASON_GPU_IDLE && t.sm_clock_mhz == 345);
+    CHECK(h.f[KB_H_GPU_IDLE].v == 1 && h.f[KB_H_PCIE_GEN].v == 1 && h.f[KB_H_PCIE_GEN_MAX].v == 5 &&
+          h.f[KB_H_PCIE_WIDTH].v == 16);
+    setenv("KBENCH_FAKE_NVML_IDLE", "0", 1);
+    kb_nvml_read(n, &t);
+    kb_nvml_health(n, &h);
+    CHECK(t.reasons == KB_TEL_REASON_SW_POWER_CAP && t.sm_clock_mhz == 1980);
+    /* a GPU at its power limit (sw_power_cap) at full clock is not throttled */
+    CHECK_MSG(!t.throttled, "sw_power_cap at %d of %d MHz counted as throttled", t.sm_clock_mhz, t.sm_clock_max_mhz);
+    CHECK(h.f[KB_H_GPU_IDLE].v == 0 && h.f[KB_H_PCIE_GEN].v == 5);
+    kb_nvml_close(n);
+    unsetenv("KBENCH_FAKE_NVML_IDLE");
+    unsetenv("KBENCH_FAKE_NVML_REASONS");
+}
+
 static void test_fake_library_paths(void)
 {
     kb_telemetry s;
     /* a driver older than R535 exports only the throttle-reasons name */
     setenv("KBENCH_LIBNVML", lib_old, 1);
-    setenv("FAKE_NVML_REASONS", "0x4", 1);
+    setenv("FAKE_NVML_REASONS", "0x40", 1);
     kb_nvml *n = kb_nvml_open("0000:3B:00.0", NULL);
     CHECK(kb_nvml_available(n));
     kb_nvml_read(n, &s);
-    CHECK(s.have_reasons && s.reasons == KB_TEL_REASON_SW_POWER_CAP && s.throttled);
+    CHECK(s.have_reasons && s.reasons == KB_TEL_REASON_HW_THERMAL && s.throttled);
     kb_nvml_close(n);
     unsetenv("FAKE_NVML_REASONS");
 
@@ -312,6 +356,7 @@ int main(void)
         RUN(test_health_on_an_older_driver);
     }
     RUN(test_health_values);
+    RUN(test_double_at_idle);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -7,7 +7,8 @@
  * k-tiles is not, so the PTX holds the body once) and its 16-byte epilogue stores; attention's
  * attn_mma (variants mma and fa2) the same per K/V tile, plus its 16-byte output stores and
  * one ex2 per score; attn_fused's 16-byte shared loads, as many at RQ > 1 as at RQ = 1
- * (register blocking). */
+ * (register blocking); attn_decode's mma.sync and ldmatrix per tile, 16-byte copies and stores,
+ * and its combine's 16-byte loads and stores. */
 #include "check.h"
 #include "core/fsutil.h"
 #include "engine/defines.h"
@@ -311,6 +312,82 @@ static void test_attn_mma(void)
     }
 }
 
+/* The PTX of entry `name` alone (the module's other entries cut off), malloc'ed; NULL when absent. */
+static char *entry_of(const char *ptx, const char *name)
+{
+    char head[96];
+    snprintf(head, sizeof head, ".entry %s(", name);
+    const char *p = strstr(ptx, head);
+    if (!p)
+        return NULL;
+    const char *next = strstr(p + 1, ".entry ");
+    size_t n = next ? (size_t)(next - p) : strlen(p);
+    char *out = malloc(n + 1);
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* attention/decode at head dim d, q_len x group query rows per KV head, WARPS warps: attn_decode's
+ * tile loop is not unrolled, its body is, so the PTX holds per tile (for the warp's 16 keys and
+ * mt m16 row tiles: mt = 2 when the rows exceed 16 and d <= 128) mt x (2 d/16 + d/8) mma.sync;
+ * ldmatrix.x4 of K d/16 and of V d/16 (.trans), and of Q mt d/16 once before the loop (in
+ * registers when mt d <= 128) or per tile; at least 8 mt ex2 fed by an FFMA (one per score);
+ * every cp.async is a 16-byte .cg copy; every global store 16 bytes (O in the dtype, or the
+ * fp32 partials) but the 4-byte stores of the rows' lse (at most one per row half and row
+ * tile); attn_decode_combine's partials read by 16-byte loads and O stored in 16 bytes; no
+ * local memory in either. */
+static void check_attn_decode(kb_dtype dt, int d, int q_len, int group, int warps, int sm)
+{
+    kb_case c = make("attention", "decode", dt);
+    set_param(&c, "causal", 1);
+    set_param(&c, "q_len", q_len);
+    set_param(&c, "group", group);
+    set_param(&c, "WARPS", warps);
+    c.dims[0] = 16, c.dims[1] = 8 * group, c.dims[2] = 4096, c.dims[3] = d;
+    int mt = q_len * group > 16 && d <= 128 ? 2 : 1, qreg = mt * d <= 128;
+    char *ptx = ptx_of(&c, sm), *p = ptx ? entry_of(ptx, "attn_decode") : NULL;
+    char *cb = ptx ? entry_of(ptx, "attn_decode_combine") : NULL;
+    const char *dn = kb_dtype_name(dt);
+    CHECK_MSG(p && cb, "attention decode %s d=%d sm_%d: no attn_decode and attn_decode_combine entries", dn, d, sm);
+    if (p && cb) {
+        int mma = mt * (2 * d / 16 + d / 8), ldm = d / 16 + d / 16 + mt * d / 16;
+        CHECK_MSG(count(p, ".local") == 0 && count(cb, ".local") == 0, "attention decode %s d=%d sm_%d uses local "
+                  "memory", dn, d, sm);
+        CHECK_MSG(count(p, "mma.sync") == mma, "attention decode %s d=%d q_len=%d group=%d sm_%d: %d mma.sync, want %d",
+                  dn, d, q_len, group, sm, count(p, "mma.sync"), mma);
+        CHECK_MSG(count(p, "ldmatrix") == ldm, "attention decode %s d=%d sm_%d: %d ldmatrix, want %d (Q %s)", dn, d, sm,
+                  count(p, "ldmatrix"), ldm, qreg ? "in registers" : "per tile");
+        CHECK_MSG(count(p, "ldmatrix.sync.aligned.m8n8.x4.trans") == d / 16, "attention decode %s d=%d sm_%d: %d V "
+                  "ldmatrix.trans", dn, d, sm, count(p, "ldmatrix.sync.aligned.m8n8.x4.trans"));
+        CHECK_MSG(count_after(p, "ex2.approx", "fma.rn.f32") >= 8 * mt, "attention decode %s d=%d sm_%d: %d ex2 after "
+                  "an FFMA", dn, d, sm, count_after(p, "ex2.approx", "fma.rn.f32"));
+        int cp = count(p, "cp.async.cg.shared.global"), cp_ca = count(p, "cp.async.ca");
+        CHECK_MSG(cp >= 3 && cp_ca == 0, "attention decode %s d=%d sm_%d: %d 16-byte cp.async.cg, %d cp.async.ca", dn,
+                  d, sm, cp, cp_ca);
+        int st16 = count16(p, "st"), st = count(p, "st.global"), lse = count(p, "st.global.f32");
+        CHECK_MSG(st16 >= 2 && lse >= 1 && lse <= 2 * mt && st16 + lse == st,
+                  "attention decode %s d=%d sm_%d: %d global stores, %d of them 16 bytes, %d 4-byte lse stores", dn, d,
+                  sm, st, st16, lse);
+        CHECK_MSG(count16(cb, "ld") >= 2 && count16(cb, "st") == 1 && count(cb, "st.global") == 1,
+                  "attention decode combine %s d=%d sm_%d: %d 16-byte loads, %d stores (%d of 16 bytes)", dn, d, sm,
+                  count16(cb, "ld"), count(cb, "st.global"), count16(cb, "st"));
+    }
+    free(p);
+    free(cb);
+    free(ptx);
+}
+
+static void test_attn_decode(void)
+{
+    for (int a = 0; a < 3; a++) {
+        check_attn_decode(KB_DT_BF16, 128, 1, 8, 4, archs[a]);    /* Llama-70B decode: GQA 8, Q in registers */
+        check_attn_decode(KB_DT_FP16, 128, 16, 4, 4, archs[a]);   /* 64 rows: 2 row tiles per warp, Q per tile */
+        check_attn_decode(KB_DT_BF16, 256, 1, 8, 2, archs[a]);    /* head dim 256: Q per tile */
+        check_attn_decode(KB_DT_FP16, 64, 1, 1, 4, archs[a]);     /* multi-head, one token */
+    }
+}
+
 /* A vec variant: no local memory, at least min_ld 16-byte loads and min_st 16-byte stores;
  * same = 1: as many 16-byte stores as loads (a copy kernel). */
 static void check_vec(kb_case *c, const char *what, int min_ld, int min_st, int same)
@@ -406,6 +483,7 @@ int main(void)
     RUN(test_count16);
     RUN(test_gemm_mma);
     RUN(test_attn_mma);
+    RUN(test_attn_decode);
     RUN(test_vec_variants);
     RUN(test_gemm_block_scaled_sm120a);
     TEST_MAIN_END();

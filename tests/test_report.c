@@ -192,6 +192,51 @@ static void test_load_and_groups(void)
     kb_sb_free(&err);
 }
 
+/* An ok GPU record of attention variant at dims 1x8x256x64 with params (owned), median us. */
+static json_t *attn_rec(const char *variant, const char *dtype, json_t *params, double us)
+{
+    json_t *r = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:{s:i, s:i, s:i, s:i}, s:o, s:i, s:s, s:s, "
+                          "s:{s:s, s:s, s:i, s:b}, s:{s:i, s:i}, s:{s:s, s:f, s:i}}",
+                          "schema_version", 1, "run_id", "syn", "case_id", "", "family", "attention", "variant",
+                          variant, "dtype", dtype, "dims", "b", 1, "h", 8, "s", 256, "d", 64, "params", params,
+                          "pad", 0, "launch", "eager", "status", "ok", "device", "name", "SYN-GPU", "uuid", "u",
+                          "sm", 90, "emulator", 0, "verify", "n", 1, "n_bad", 0, "timing", "clock", "gpu",
+                          "median_us", us, "samples", 10);
+    char id[128];
+    snprintf(id, sizeof id, "attention/%s/%s/%g", variant, dtype, us);
+    json_object_set_new(r, "case_id", json_string(id));
+    return r;
+}
+
+/* attention/decode computes another operation over attention's dims: its rows form precision
+ * groups of their own, one per q_len and group, never with the square attention's. */
+static void test_groups_keep_operations_apart(void)
+{
+    json_t **recs = malloc(6 * sizeof *recs);
+    recs[0] = attn_rec("mma", "fp16", json_pack("{s:s}", "causal", "yes"), 50);
+    recs[1] = attn_rec("mma", "bf16", json_pack("{s:s}", "causal", "yes"), 52);
+    recs[2] = attn_rec("decode", "fp16", json_pack("{s:s, s:i, s:i, s:i}", "causal", "yes", "q_len", 1, "group", 8,
+                                                   "CHUNK", 0), 2);
+    recs[3] = attn_rec("decode", "bf16", json_pack("{s:s, s:i, s:i, s:i}", "causal", "yes", "q_len", 1, "group", 8,
+                                                   "CHUNK", 128), 3);
+    recs[4] = attn_rec("decode", "bf16", json_pack("{s:s, s:i, s:i, s:i}", "causal", "yes", "q_len", 8, "group", 8,
+                                                   "CHUNK", 0), 1);
+    recs[5] = attn_rec("decode", "fp16", json_pack("{s:s, s:i, s:i, s:i}", "causal", "yes", "q_len", 16, "group", 8,
+                                                   "CHUNK", 0), 1);
+    kb_report_run run;
+    CHECK(kb_report_run_from(recs, 6, "synthetic", &run) == KB_OK);
+    kb_precision_group *g;
+    int n = kb_report_precision_groups(&run, &g);
+    CHECK_MSG(n == 2, "%d groups", n);   /* q_len 8 and 16 have one dtype each: no comparison */
+    if (n == 2) {
+        CHECK(g[0].rows[KB_DT_FP16][KB_RECIPE_TENSOR] == 0 && g[0].rows[KB_DT_BF16][KB_RECIPE_TENSOR] == 1);
+        CHECK(g[1].rows[KB_DT_FP16][KB_RECIPE_TENSOR] == 2 &&
+              g[1].rows[KB_DT_BF16][KB_RECIPE_TENSOR] == 3);   /* CHUNK: one problem */
+    }
+    free(g);
+    kb_report_run_free(&run);
+}
+
 /* Every table line of a markdown table has as many cells as its header. */
 static void check_md_tables(const char *md)
 {
@@ -477,6 +522,7 @@ int main(void)
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     RUN(test_checker_catches_errors);
     RUN(test_load_and_groups);
+    RUN(test_groups_keep_operations_apart);
     RUN(test_markdown);
     RUN(test_csv);
     RUN(test_html);

@@ -187,7 +187,7 @@ static void test_errors_values(void)
                      "x.yaml:5:26: 'timeout_s' must be a number in (0, 86400] s, got 0"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    measure: {samples: 3}\n",
                      "x.yaml:5:15: unknown key 'samples' in 'measure' (expected one of: warmup, min_samples, "
-                     "max_samples, max_noise, timeout_s, l2)"));
+                     "max_samples, max_noise, timeout_s, l2, warmup_s, throttle_threshold, throttle_recovery_s)"));
     CHECK(fails_with("suite: t\n", "x.yaml:1:1: missing required key 'benchmarks' (the list of entries)"));
     CHECK(fails_with("benchmarks: []\n", "x.yaml:1:1: missing required key 'suite' (the suite's name)"));
     CHECK(fails_with("suite: t\nbenchmarks: []\n", "x.yaml:2:13: 'benchmarks' is empty"));

@@ -3,8 +3,7 @@
  * built from a suite, and the tuning database's keys, resume and staleness. */
 #include "check.h"
 #include "suite/plan.h"
-#include "tune/export.h"
-#include "tune/prune.h"
+#include "session/prune.h"
 #include "tune/replay.h"
 #include "tune/space.h"
 #include "tune/strategy.h"
@@ -221,8 +220,10 @@ static void test_space(void)
     kb_sb_init(&err);
     CHECK(kb_suite_plan_text(suite_text, "t.yaml", kb_families, kb_n_families, 0, &p, &err) == KB_OK);
     kb_walk_opts o = { NULL, 0, NULL, { 90, 0, 227 * 1024 } };
+    kb_cases l;
     kb_tune_space s;
-    CHECK(kb_tune_space_build(&p, &o, &s) == KB_OK);
+    CHECK(kb_cases_build(&p, &o, &l) == KB_OK);
+    CHECK(kb_tune_space_of_cases(&p, &l, &s) == KB_OK);
     CHECK_MSG(s.n == 4, "%d problems", s.n);   /* 2 dtypes x 2 forms */
     CHECK_MSG(strcmp(s.problems[0].key, "gelu(form=erf,ypad=-1)/fp32/4096/pad0/eager") == 0, "%s",
               s.problems[0].key);
@@ -236,6 +237,50 @@ static void test_space(void)
         found += strcmp(q->configs[i].config, "vec(BLOCK=128,VEC=4,max_grid=0)") == 0;
     CHECK(found == 1);
     kb_tune_space_free(&s);
+    kb_cases_free(&l);
+    kb_plan_free(&p);
+    kb_sb_free(&err);
+}
+
+static const char decode_text[] =
+    "suite: t\n"
+    "benchmarks:\n"
+    "  - {family: attention, variant: mma, dtype: bf16, shape: [{b: 1, h: 8, s: 256, d: 64}], params: {causal: yes},"
+    " pad: 0}\n"
+    "  - family: attention\n"
+    "    variant: decode\n"
+    "    dtype: bf16\n"
+    "    shape: [{b: 1, h: 8, s: 256, d: 64}]\n"
+    "    params: {causal: yes, q_len: [1, 8], group: 8, CHUNK: [0, 128]}\n"
+    "    pad: 0\n";
+
+/* attention/decode computes another operation over attention's dims (other_op_variants): its
+ * cases are problems of their own, one per q_len and group (problem params), never
+ * configurations of the square attention at the same dims; CHUNK is a configuration axis. */
+static void test_space_other_operation(void)
+{
+    kb_plan p;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_suite_plan_text(decode_text, "t.yaml", kb_families, kb_n_families, 0, &p, &err) == KB_OK);
+    kb_walk_opts o = { NULL, 0, NULL, { 90, 0, 227 * 1024 } };
+    kb_cases l;
+    kb_tune_space s;
+    CHECK(kb_cases_build(&p, &o, &l) == KB_OK);
+    CHECK(kb_tune_space_of_cases(&p, &l, &s) == KB_OK);
+    CHECK_MSG(s.n == 3, "%d problems", s.n);
+    static const char *const keys[] = { "attention(causal=yes)/bf16/1x8x256x64/pad0/eager",
+                                        "attention/decode(causal=yes,q_len=1,group=8)/bf16/1x8x256x64/pad0/eager",
+                                        "attention/decode(causal=yes,q_len=8,group=8)/bf16/1x8x256x64/pad0/eager" };
+    for (int i = 0; i < 3 && i < s.n; i++) {
+        CHECK_MSG(!strcmp(s.problems[i].key, keys[i]), "%s", s.problems[i].key);
+        CHECK(s.problems[i].n == (i ? 2 : 1));
+    }
+    if (s.n == 3)
+        CHECK_MSG(!strcmp(s.problems[1].configs[1].config, "decode(CHUNK=128,WARPS=4,STAGES=2)"), "%s",
+                  s.problems[1].configs[1].config);
+    kb_tune_space_free(&s);
+    kb_cases_free(&l);
     kb_plan_free(&p);
     kb_sb_free(&err);
 }
@@ -312,18 +357,6 @@ static void test_db(void)
 
 static double replay_objective(void *user, int i) { return ((const kb_tune_replay *)user)->time[i]; }
 
-static void test_problem_parse(void)
-{
-    kb_tune_problem_parts pp;
-    CHECK(kb_tune_problem_parse("gemm(layout=nt,alpha=1,beta=0)/fp16/2048x4096x64/pad1/graph", &pp) == 0);
-    CHECK(strcmp(pp.op, "gemm(layout=nt,alpha=1,beta=0)") == 0 && strcmp(pp.family, "gemm") == 0);
-    CHECK(strcmp(pp.dtype, "fp16") == 0 && pp.n_dims == 3 && pp.dims[0] == 2048 && pp.dims[2] == 64);
-    CHECK(pp.pad == 1 && strcmp(pp.launch, "graph") == 0);
-    CHECK(kb_tune_problem_parse("gelu/fp32/100/pad0/eager", &pp) == 0 && pp.n_dims == 1 && pp.dims[0] == 100);
-    CHECK(kb_tune_problem_parse("gelu/fp32/100", &pp) == -1);
-    CHECK(kb_tune_problem_parse("gelu/fp32/x/pad0/eager", &pp) == -1);
-}
-
 /* A Kernel Tuner cache (2 x 3 space): one failed entry, one absent (failed), the rest
  * timed; written unterminated, as Kernel Tuner leaves a cache it is appending to. */
 static const char kt_cache[] =
@@ -386,8 +419,8 @@ int main(void)
     RUN(test_winner);
     RUN(test_prune);
     RUN(test_space);
+    RUN(test_space_other_operation);
     RUN(test_db);
-    RUN(test_problem_parse);
     RUN(test_replay_kerneltuner);
     TEST_MAIN_END();
 }

@@ -5,6 +5,7 @@
  * emulator choices refused without --allow-cpu. */
 #include "check.h"
 #include "spawn.h"
+#include "tune_v1.h"
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -56,8 +57,15 @@ static void test_tune_and_resume(void)
     CHECK(log && strstr(log, "2 problems, 21 configurations (7 refused by valid())") && strstr(log, "winner "));
     CHECK(log && strstr(log, "CPU timings"));
     free(log);
-    CHECK(query_int("SELECT count(*) FROM tune_entries WHERE status = 'ok' AND emulator = 1 AND clock = 'cpu'") == 21);
+    CHECK(query_int("SELECT count(*) FROM tune_entries WHERE status = 'ok' AND cpu_timing = 1 AND clock = 'cpu'") == 21);
     CHECK(query_int("SELECT count(*) FROM tune_choices WHERE stale = 0") == 2);
+    /* the emulator's own identity: never the key of sm_90, the GPU it compiles for (issue 24) */
+    CHECK(query_int("SELECT count(*) FROM tune_entries WHERE sm = 0 AND sm_count = 0 AND arch = 90 AND "
+                    "device = 'kbench emulator (sm_90)'") == 21);
+    CHECK(query_int("SELECT count(*) FROM tune_choices WHERE sm = 90 OR sm_count > 0") == 0);
+    /* typed configurations: a row per param, never a JSON text (issue 20) */
+    CHECK(query_int("SELECT count(*) FROM tune_params p JOIN tune_entries e USING (silicon, driver, toolchain, "
+                    "source, case_id) WHERE p.name = 'BLOCK' AND p.value > 0") == 21);
     /* the records are ordinary kbench records */
     char *recs = slurp(out);
     CHECK(recs && strstr(recs, "\"case_id\":\"gelu/vec(form=erf,BLOCK=128,VEC=4,ypad=-1,max_grid=0)/bf16/8192/pad0/eager\""));
@@ -98,20 +106,23 @@ static void test_export_json(void)
     json_t *choices = json_object_get(doc, "choices");
     CHECK(json_array_size(choices) == 2);
     json_t *c = json_array_get(choices, 0);
-    CHECK(json_is_true(json_object_get(c, "emulator")));
+    CHECK(json_is_true(json_object_get(c, "emulator")) && json_is_true(json_object_get(c, "cpu_timing")));
     CHECK(strcmp(json_string_value(json_object_get(c, "timing")), "cpu") == 0);
+    json_t *g = json_object_get(c, "gpu");
+    CHECK(json_is_null(json_object_get(g, "sm")) && json_integer_value(json_object_get(g, "arch")) == 90);
+    CHECK(!strcmp(json_string_value(json_object_get(g, "name")), "kbench emulator (sm_90)"));
     CHECK(json_integer_value(json_object_get(json_object_get(c, "params"), "BLOCK")) > 0);
     CHECK(json_real_value(json_object_get(c, "median_us")) > 0);
     json_decref(doc);
-    /* --gpu-sm/--gpu-sm-count: the same compute capability's nearest SM count, said so */
+    /* --gpu-sm/--gpu-sm-count: the emulator's choices are no GPU's, even with --allow-cpu
+     * (before: served to an H100 as a nearest-GPU fallback of "sm_90") */
     const char *gpu[] = { "kbench", "export", "--db", db, "--out", path, "--allow-cpu", "--gpu-sm", "sm_90",
                           "--gpu-sm-count", "132", NULL };
-    CHECK(run_kbench(gpu, log_path) == 0);
-    doc = json_load_file(path, 0, &e);
-    c = json_array_get(json_object_get(doc, "choices"), 0);
-    const char *lookup = json_string_value(json_object_get(c, "lookup"));
-    CHECK(lookup && strstr(lookup, "nearest-GPU fallback") && strstr(lookup, "132 SMs"));
-    json_decref(doc);
+    CHECK(run_kbench(gpu, log_path) == 2);
+    log = slurp(log_path);
+    CHECK_MSG(log && strstr(log, "no current choice for sm_90") && strstr(log, "2 emulator choices"), "%s",
+              log ? log : "");
+    free(log);
     const char *other[] = { "kbench", "export", "--db", db, "--allow-cpu", "--gpu-sm", "sm_80", "--gpu-sm-count",
                             "108", NULL };
     CHECK(run_kbench(other, log_path) == 2);
@@ -127,17 +138,62 @@ static void test_export_header(void)
     const char *argv[] = { "kbench", "export", "--format", "header", "--db", db, "--out", hdr, "--allow-cpu", NULL };
     CHECK(run_kbench(argv, log_path) == 0);
     FILE *f = fopen(src, "w");
-    fprintf(f, "#include \"kbench_tuned.h\"\n#include <stdio.h>\nint main(void) {\n"
-               "  long long n[1] = {8192}, near[1] = {10000};\n"
-               "  const kbench_tuned *t = kbench_tuned_lookup(\"gelu(form=erf,ypad=-1)\", \"bf16\", n, 1, 90, 2);\n"
-               "  const kbench_tuned *u = kbench_tuned_lookup(\"gelu(form=erf,ypad=-1)\", \"bf16\", near, 1, 80, 108);\n"
-               "  const kbench_tuned *v = kbench_tuned_lookup(\"gelu(form=tanh,ypad=-1)\", \"bf16\", n, 1, 90, 2);\n"
-               "  if (!t || t != u || v || !t->cpu_timing || kbench_tuned_param_value(t, \"BLOCK\", -1) < 64) return 1;\n"
+    /* by default an H100 (sm 90, 132 SMs) gets no entry from an emulator tune (before: the
+     * emulator's, as the "same sm"); asked for, the emulator's entry is found at its shape and
+     * near it, with the distance said, and not beyond the bound */
+    fprintf(f, "#include \"kbench_tuned.h\"\n#include <stdio.h>\n#define OP \"gelu(form=erf,ypad=-1)\"\n"
+               "int main(void) {\n"
+               "  long long n[1] = {8192}, near[1] = {10000}, far[1] = {8192 * 64};\n"
+               "  kbench_tuned_match m;\n"
+               "  if (kbench_tuned_lookup(OP, \"bf16\", n, 1, 90, 132, 0, &m) || m.shape_distance != -1) return 1;\n"
+               "  const kbench_tuned *t = kbench_tuned_lookup(OP, \"bf16\", n, 1, 0, 0, KBENCH_TUNED_ALLOW_CPU, &m);\n"
+               "  if (!t || !t->cpu_timing || t->sm != 0 || t->arch != 90 || m.shape_distance != 0) return 2;\n"
+               "  const kbench_tuned *u = kbench_tuned_lookup(OP, \"bf16\", near, 1, 80, 108, KBENCH_TUNED_ALLOW_CPU, &m);\n"
+               "  if (u != t || m.shape_distance < 0.2 || m.shape_distance > 0.23) return 3;\n"
+               "  if (kbench_tuned_lookup(OP, \"bf16\", far, 1, 0, 0, KBENCH_TUNED_ALLOW_CPU, &m) || m.shape_distance != 63)\n"
+               "    return 4;\n"
+               "  if (kbench_tuned_lookup(\"gelu(form=tanh,ypad=-1)\", \"bf16\", n, 1, 0, 0, KBENCH_TUNED_ALLOW_CPU, &m)) return 5;\n"
+               "  if (kbench_tuned_param_value(t, \"BLOCK\", -1) < 64) return 6;\n"
                "  printf(\"%%s %%s\\n\", t->problem, t->variant);\n  return 0;\n}\n");
     fclose(f);
     snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -I%s -o %s %s && %s > %s/use.out", dir, exe, src, exe,
              dir);
     CHECK(system(cmd) == 0);
+}
+
+/* A tune.db of schema 1 (before issue 20: params as JSON text, the emulator keyed sm_90):
+ * export reads it migrated in memory and leaves the file as it was; its 20 params (schema
+ * 1's export refused more than 17 keys, exit 2), its choice param by name and the emulator's
+ * identity come out typed. */
+static void test_export_schema_v1(void)
+{
+    char v1[300], hdr[300], path[300];
+    snprintf(v1, sizeof v1, "%s/v1.db", dir);
+    snprintf(hdr, sizeof hdr, "%s/v1.h", dir);
+    snprintf(path, sizeof path, "%s/v1.json", dir);
+    CHECK(tune_v1_write(v1, TUNE_V1_PROBLEM) == 0);
+    char cmd[1000];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s.orig'", v1, v1);
+    CHECK(system(cmd) == 0);
+    const char *h[] = { "kbench", "export", "--format", "header", "--db", v1, "--allow-cpu", "--out", hdr, NULL };
+    int rc = run_kbench(h, log_path);
+    char *log = slurp(log_path);
+    CHECK_MSG(rc == 0 && log && strstr(log, "migrated from schema 1") && strstr(log, "the file is unchanged"),
+              "exit %d: %s", rc, log ? log : "");
+    free(log);
+    char *text = slurp(hdr);
+    CHECK(text && strstr(text, "20, { { \"algo\", 3LL, NULL }") && strstr(text, "{ \"search\", 1LL, \"enumerate\" }"));
+    CHECK(text && strstr(text, "{ \"X15\", 115LL, NULL }") && strstr(text, "0, 0, 90, \"kbench emulator (sm_90)\""));
+    free(text);
+    const char *j[] = { "kbench", "export", "--db", v1, "--allow-cpu", "--out", path, NULL };
+    CHECK(run_kbench(j, log_path) == 0);
+    json_t *doc = json_load_file(path, 0, NULL);
+    json_t *c = json_array_get(json_object_get(doc, "choices"), 0);
+    CHECK(!strcmp(json_string_value(json_object_get(json_object_get(c, "params"), "search")), "enumerate"));
+    CHECK(json_object_size(json_object_get(c, "params")) == 20 && json_is_null(json_object_get(json_object_get(c, "gpu"), "sm")));
+    json_decref(doc);
+    snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s.orig'", v1, v1);
+    CHECK_MSG(system(cmd) == 0, "export changed %s", v1);   /* an input: read, never written */
 }
 
 /* Kernel Tuner's cache of one problem: its fields, entries keyed by the joined values. */
@@ -299,6 +355,7 @@ int main(void)
     RUN(test_export_json);
     RUN(test_export_header);
     RUN(test_export_kerneltuner);
+    RUN(test_export_schema_v1);
     RUN(test_time_budget);
     RUN(test_prune_on_cuda);
     RUN(test_interrupt);

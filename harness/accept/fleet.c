@@ -189,19 +189,24 @@ static int timed_value(const kb_fleet *f, int i, const char *name, const char *c
     return 1;
 }
 
-/* Mark test t of a GPU as an outlier of the distribution d (scope "fleet" or "node"). */
+/* Mark test t of a GPU as an outlier of the distribution d (scope "fleet" or "node"): it
+ * FAILs, whatever it was on its own - PASS, WARN, or SKIP for want of a threshold (CPU
+ * timings, a GPU whose peak kbench does not know): an outlier that passes would be a
+ * finding contradicting itself. The reason names the bound's rule. */
 static void mark(json_t *t, const kb_fleet_dist *d, const char *scope, int lower_better)
 {
-    char reason[600];
+    char reason[600], rule[96];
     double x = json_number_value(json_object_get(t, "value"));
-    snprintf(reason, sizeof reason, "%s outlier: %.4g %s %s %.4g (median %.4g of %d GPUs of the SKU%s, MAD %.3g%s); %s",
-             scope, x, jstr(t, "unit"), lower_better ? "above" : "below", lower_better ? d->high : d->low, d->median,
-             d->n, scope[0] == 'n' ? " on the node" : "", d->mad,
-             strcmp(jstr(t, "clock"), "cpu") ? "" : "; CPU timings, relative only", jstr(t, "reason"));
-    const char *st = jstr(t, "status");
-    /* CPU timings were SKIP on their own (no GPU threshold): relative to the fleet they count */
-    if (!strcmp(st, "PASS") || !strcmp(st, "WARN") || !strcmp(jstr(t, "clock"), "cpu"))
-        json_object_set_new(t, "status", json_string("FAIL"));
+    int cpu = !strcmp(jstr(t, "clock"), "cpu");
+    if (cpu)
+        snprintf(rule, sizeof rule, "bound median %s %.0f: CPU timings, relative only", lower_better ? "x" : "/",
+                 KB_FLEET_CPU_FACTOR);
+    else
+        snprintf(rule, sizeof rule, "MAD %.3g", d->mad);
+    snprintf(reason, sizeof reason, "%s outlier: %.4g %s %s %.4g (median %.4g of %d GPUs of the SKU%s, %s); %s", scope,
+             x, jstr(t, "unit"), lower_better ? "above" : "below", lower_better ? d->high : d->low, d->median, d->n,
+             scope[0] == 'n' ? " on the node" : "", rule, jstr(t, "reason"));
+    json_object_set_new(t, "status", json_string("FAIL"));
     json_object_set_new(t, "reason", json_string(reason));
     json_object_set_new(t, scope[0] == 'f' ? "fleet_outlier" : "node_outlier", json_true());
 }
@@ -261,16 +266,16 @@ static void reverdict(json_t *v)
     kb_acc_status st[KB_ACC_TEST_COUNT];
     kb_acc_test which[KB_ACC_TEST_COUNT];
     int n = 0;
-    kb_acc_status worst = KB_ACC_SKIP;
+    kb_acc_status worst = KB_ACC_NOT_CHECKED;
     size_t i;
     json_t *t;
     json_array_foreach(json_object_get(v, "tests"), i, t) {
         int id = kb_acc_test_parse(jstr(t, "name")), s = kb_acc_status_parse(jstr(t, "status"));
-        if (id < 0 || s < 0 || n == KB_ACC_TEST_COUNT)
+        if (id < 0 || s < 0 || s == KB_ACC_NOT_CHECKED || n == KB_ACC_TEST_COUNT)
             continue;
         st[n] = (kb_acc_status)s;
         which[n++] = (kb_acc_test)id;
-        if (s != KB_ACC_SKIP && (worst == KB_ACC_SKIP || s > (int)worst))
+        if (s != KB_ACC_SKIP && (worst == KB_ACC_NOT_CHECKED || s > (int)worst))
             worst = (kb_acc_status)s;
     }
     json_object_set_new(v, "verdict", json_string(kb_acc_status_name(worst)));
@@ -333,13 +338,20 @@ json_t *kb_fleet_json(const kb_fleet *f)
             count[s]++;
     }
     int rc = kb_fleet_exit_code(f);
-    const char *verdict = rc == KB_EXIT_OK ? (count[KB_ACC_WARN] ? "WARN" : "PASS") : rc == KB_EXIT_SETUP ? "SKIP"
-                                                                                                         : "FAIL";
-    return json_pack("{s:s, s:i, s:s, s:f, s:f, s:O, s:O, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:s, s:i}", "schema",
-                     "kbench-fleet", "schema_version", 1, "dir", f->dir, "k", f->k, "rel_floor", f->rel_floor,
-                     "problems", f->problems, "groups", f->groups, "gpus", gpus, "counts", "gpus", f->n, "pass",
-                     count[KB_ACC_PASS], "warn", count[KB_ACC_WARN], "fail", count[KB_ACC_FAIL], "skip",
-                     count[KB_ACC_SKIP], "verdict", verdict, "exit_code", rc);
+    const char *verdict = rc == KB_EXIT_OK ? (count[KB_ACC_WARN] ? "WARN" : "PASS")
+                          : rc == KB_EXIT_SETUP ? kb_acc_status_name(KB_ACC_NOT_CHECKED) : "FAIL";
+    char why[200] = "";
+    size_t np = json_array_size(f->problems);
+    if (rc == KB_EXIT_SETUP)
+        snprintf(why, sizeof why, "%s%zu problem%s (missing, duplicate or corrupt rank files)%s%d of %d GPUs not "
+                 "checked", f->n ? "" : "no verdict file; ", np, np == 1 ? "" : "s", "; ", count[KB_ACC_NOT_CHECKED],
+                 f->n);
+    return json_pack("{s:s, s:i, s:s, s:f, s:f, s:O, s:O, s:o, s:{s:i, s:i, s:i, s:i, s:i}, s:s, s:s?, s:i}",
+                     "schema", "kbench-fleet", "schema_version", 1, "dir", f->dir, "k", f->k, "rel_floor",
+                     f->rel_floor, "problems", f->problems, "groups", f->groups, "gpus", gpus, "counts", "gpus", f->n,
+                     "pass", count[KB_ACC_PASS], "warn", count[KB_ACC_WARN], "fail", count[KB_ACC_FAIL],
+                     "not_checked", count[KB_ACC_NOT_CHECKED], "verdict", verdict, "not_checked",
+                     *why ? why : NULL, "exit_code", rc);
 }
 
 void kb_fleet_free(kb_fleet *f)

@@ -121,8 +121,9 @@ kb_status kb_fleet_html(json_t *fj, FILE *out)
           ".FAIL{color:#c00}.WARN{color:#a60}</style></head><body>\n<h1>kbench fleet: ", out);
     kb_report_xml_text(out, jstr(fj, "dir"));
     fprintf(out, "</h1>\n<p>Verdict <b class=\"%s\">%s</b> (exit code %lld). Each dot is a GPU (hover for its "
-            "rank, UUID and reason); the solid line is the median of its SKU, the dashed one the outlier "
-            "bound.</p>\n", jstr(fj, "verdict"), jstr(fj, "verdict"),
+            "rank, UUID and reason); the solid line is the median of its SKU, the dashed one the fleet's outlier "
+            "bound. A red dot FAILed: its own floor, a fleet outlier, or a node outlier (against its node's "
+            "median, so it may lie inside the fleet's bound).</p>\n", jstr(fj, "verdict"), jstr(fj, "verdict"),
             json_integer_value(json_object_get(fj, "exit_code")));
     json_t *p = json_object_get(fj, "problems"), *s;
     size_t i;

@@ -1,6 +1,8 @@
 /* fleet_md.c - the fleet verdict as markdown (see fleet_md.h). */
 #include "accept/fleet_md.h"
 
+#include "accept/fleet_stats.h"
+
 #include <string.h>
 
 static const char *jstr(json_t *o, const char *k)
@@ -73,7 +75,7 @@ static void groups(json_t *g, FILE *out)
     if (!json_object_size(g))
         return;
     fputs("\n## Distributions (per SKU and timing clock)\n\n| spec | test | GPUs | median | MAD | outlier bound |\n"
-          "|---|---|---|---|---|---|\n", out);
+          "|---|---|---|---|---|---|\n", out);   /* CPU groups: MAD shown, the bound is the factor's */
     const char *spec, *test;
     json_t *tests, *d;
     json_object_foreach(g, spec, tests) {
@@ -87,16 +89,32 @@ static void groups(json_t *g, FILE *out)
     }
 }
 
+/* 1 when a distribution of g is of CPU timings (its key says so). */
+static int has_cpu_group(json_t *g)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(g, key, v)
+        if (strstr(key, " (cpu timings)"))
+            return 1;
+    return 0;
+}
+
 kb_status kb_fleet_markdown(json_t *fj, FILE *out)
 {
     json_t *c = json_object_get(fj, "counts");
-    fprintf(out, "# kbench fleet: %s\n\nVerdict **%s** (exit code %lld): %lld GPUs, %lld pass, %lld warn, %lld fail, "
-            "%lld skip. Outliers: beyond median - k x max(1.4826 MAD, %.3g x median), k = %.3g.\n",
+    fprintf(out, "# kbench fleet: %s\n\nVerdict **%s** (exit code %lld)%s%s: %lld GPUs, %lld pass, %lld warn, %lld "
+            "fail, %lld not checked. Outliers: beyond median - k x max(1.4826 MAD, %.3g x median) (latency: above "
+            "median + k x ...), k = %.3g",
             jstr(fj, "dir"), jstr(fj, "verdict"), json_integer_value(json_object_get(fj, "exit_code")),
+            *jstr(fj, "not_checked") ? " - " : "", jstr(fj, "not_checked"),
             json_integer_value(json_object_get(c, "gpus")), json_integer_value(json_object_get(c, "pass")),
             json_integer_value(json_object_get(c, "warn")), json_integer_value(json_object_get(c, "fail")),
-            json_integer_value(json_object_get(c, "skip")), json_real_value(json_object_get(fj, "rel_floor")),
+            json_integer_value(json_object_get(c, "not_checked")), json_real_value(json_object_get(fj, "rel_floor")),
             json_real_value(json_object_get(fj, "k")));
+    if (has_cpu_group(json_object_get(fj, "groups")))
+        fprintf(out, "; CPU timings (emulator): beyond a factor of %.0f from the median", KB_FLEET_CPU_FACTOR);
+    fputs(". An outlier FAILs whatever its own status was.\n", out);
     json_t *p = json_object_get(fj, "problems"), *s;
     size_t i;
     if (json_array_size(p)) {

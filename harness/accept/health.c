@@ -18,6 +18,10 @@ static void skip_unread(kb_acc_result *r, const kb_health *h, const kb_health_fi
     snprintf(r->reason, sizeof r->reason, "not read");
 }
 
+/* DCGM's health watch (modules/health, MonitorMemVolatileDbes) fails on volatile double-bit
+ * errors - NVML's uncorrected count since the driver loaded - and not on the aggregate
+ * (lifetime) count: errors of the board's past have been dealt with by page retirement or
+ * row remapping, which row_remap judges. The aggregate count is reported, not judged. */
 static void judge_ecc(const kb_health *h, kb_acc_result *r)
 {
     const kb_health_value *mode = val(h, KB_H_ECC_MODE), *vol = val(h, KB_H_ECC_UNC_VOLATILE),
@@ -27,22 +31,20 @@ static void judge_ecc(const kb_health *h, kb_acc_result *r)
         snprintf(r->reason, sizeof r->reason, "ECC is disabled: memory errors are neither corrected nor counted");
         return;
     }
-    if (!vol->read && !agg->read) {
-        const kb_health_field f[] = { KB_H_ECC_UNC_VOLATILE, KB_H_ECC_UNC_AGGREGATE };
-        skip_unread(r, h, f, 2);
+    if (!vol->read) {
+        const kb_health_field f[] = { KB_H_ECC_UNC_VOLATILE };
+        skip_unread(r, h, f, 1);
         return;
     }
-    unsigned long long worst = vol->read && vol->v > (agg->read ? agg->v : 0) ? vol->v : agg->read ? agg->v : 0;
-    r->have_value = 1;
-    r->value = (double)worst;
-    char v[64] = "not read", a[64] = "not read";
-    if (vol->read)
-        snprintf(v, sizeof v, "%llu", vol->v);
+    char a[64] = "not read";
     if (agg->read)
         snprintf(a, sizeof a, "%llu", agg->v);
-    r->status = worst > 0 ? KB_ACC_FAIL : KB_ACC_PASS;
-    snprintf(r->reason, sizeof r->reason, "%s: uncorrected ECC errors volatile %s, aggregate %s",
-             worst > 0 ? "hardware error" : "no uncorrected ECC error", v, a);
+    r->have_value = 1;
+    r->value = (double)vol->v;
+    r->status = vol->v > 0 ? KB_ACC_FAIL : KB_ACC_PASS;
+    snprintf(r->reason, sizeof r->reason, "%s: uncorrected ECC errors volatile %llu, aggregate %s%s",
+             vol->v > 0 ? "hardware error" : "no uncorrected ECC error since the driver loaded", vol->v, a,
+             agg->read && agg->v > 0 && !vol->v ? " (lifetime count: not judged, as DCGM does not)" : "");
 }
 
 /* " retired pages 3 sbe + 1 dbe," or "" when not read. */
@@ -90,25 +92,39 @@ static void link_text(char *out, size_t size, int have_gen, unsigned long long g
         snprintf(out + n, size - (size_t)n, "%sx%llu", n ? " " : "", width);
 }
 
+/* The generation was read below its maximum while the GPU was idle: links train down then,
+ * so it is not judged (the width does not train down and still is). */
+static int idle_gen(const kb_health *h, int gens)
+{
+    const kb_health_value *idle = val(h, KB_H_GPU_IDLE);
+    return gens && idle->read && idle->v && val(h, KB_H_PCIE_GEN)->v < val(h, KB_H_PCIE_GEN_MAX)->v;
+}
+
 static void judge_pcie(const kb_health *h, kb_acc_result *r)
 {
     const kb_health_value *g = val(h, KB_H_PCIE_GEN), *gm = val(h, KB_H_PCIE_GEN_MAX), *w = val(h, KB_H_PCIE_WIDTH),
                           *wm = val(h, KB_H_PCIE_WIDTH_MAX);
-    int gens = g->read && gm->read, widths = w->read && wm->read;
-    if (!gens && !widths) {
+    int gens = g->read && gm->read, widths = w->read && wm->read, idle = idle_gen(h, gens);
+    if ((!gens || idle) && !widths) {
         const kb_health_field f[] = { KB_H_PCIE_GEN, KB_H_PCIE_GEN_MAX, KB_H_PCIE_WIDTH, KB_H_PCIE_WIDTH_MAX };
         skip_unread(r, h, f, 4);
+        if (idle)
+            snprintf(r->reason, sizeof r->reason, "gen %llu of max %llu read while the GPU was idle (not judged); "
+                     "width not read", g->v, gm->v);
         return;
     }
-    char cur[64], max[64];
-    link_text(cur, sizeof cur, gens, g->v, widths, w->v);
-    link_text(max, sizeof max, gens, gm->v, widths, wm->v);
-    int below = (gens && g->v < gm->v) || (widths && w->v < wm->v);
+    char cur[64], max[64], note[160] = "";
+    link_text(cur, sizeof cur, gens && !idle, g->v, widths, w->v);
+    link_text(max, sizeof max, gens && !idle, gm->v, widths, wm->v);
+    if (idle)
+        snprintf(note, sizeof note, "; gen %llu of max %llu not judged: read while the GPU was idle, when links "
+                 "train down to save power", g->v, gm->v);
+    int below = (gens && !idle && g->v < gm->v) || (widths && w->v < wm->v);
     r->have_value = 1;
-    r->value = gens ? (double)g->v : (double)w->v;
+    r->value = gens && !idle ? (double)g->v : (double)w->v;
     r->status = below ? KB_ACC_WARN : KB_ACC_PASS;
-    snprintf(r->reason, sizeof r->reason, "PCIe link %s %s max %s%s", cur, below ? "below" : "at", max,
-             below ? " (current/max; an idle GPU may train its link down to save power)" : "");
+    snprintf(r->reason, sizeof r->reason, "PCIe link %s %s max %s%s%s", cur, below ? "below" : "at", max,
+             below ? " (current/max)" : "", note);
 }
 
 void kb_acc_verdict_health(const kb_health *h, kb_acc_verdict *v)

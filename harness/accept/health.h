@@ -1,9 +1,11 @@
 /* health.h - the NVML health tests of `kbench accept`, judged from one health reading of
  * the GPU (backend/health.h), taken right after the accept suite ran:
  *
- *   ecc        FAIL when an uncorrected ECC error was counted (volatile: since the driver
- *              loaded, or aggregate: over the board's life); WARN when ECC is disabled
- *              (memory errors are then neither corrected nor counted); PASS otherwise
+ *   ecc        FAIL when an uncorrected (double-bit) ECC error was counted since the driver
+ *              loaded (volatile), as DCGM's health watch does; the aggregate (lifetime) count
+ *              is reported, not judged; WARN when ECC is disabled (memory errors are then
+ *              neither corrected nor counted); PASS otherwise; SKIP when the volatile count
+ *              cannot be read
  *   row_remap  FAIL when a page retirement or a row remapping is pending (the GPU needs a
  *              reset) or a row remapping ever failed (the board needs service); PASS
  *              otherwise, with the retired pages and remapped rows counted in the reason

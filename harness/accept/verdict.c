@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const status_names[] = { "PASS", "SKIP", "WARN", "FAIL" };
+static const char *const status_names[] = { "PASS", "SKIP", "WARN", "FAIL", "NOT CHECKED" };
 _Static_assert(sizeof status_names / sizeof status_names[0] == KB_ACC_STATUS_COUNT, "one name per status");
 
 const char *kb_acc_status_name(kb_acc_status s) { return s < KB_ACC_STATUS_COUNT ? status_names[s] : "?"; }
@@ -103,15 +103,24 @@ static void eval_correctness(json_t *records, kb_acc_result *r)
 
 /* ---- performance floors and limits ---- */
 
+double kb_acc_launch_us(json_t *lo)
+{
+    json_t *e = json_object_get(lo, "eager_us"), *h = json_object_get(lo, "host_enqueue_us"),
+           *n = json_object_get(lo, "launches");
+    double gpu = json_is_number(e) ? json_number_value(e) : NAN;
+    double host = json_is_number(h) ? json_number_value(h) * (json_is_integer(n) ? (double)json_integer_value(n) : 1)
+                                    : NAN;
+    if (isnan(host))
+        return gpu;
+    return isnan(gpu) || host > gpu ? host : gpu;
+}
+
 /* The value of one record for test t: GB/s, TFLOPS or the per-launch time; NAN when none. */
 static double value_of(json_t *rec, kb_acc_test t)
 {
     kb_derived d;
-    if (t == KB_ACC_LAUNCH) {
-        json_t *lo = json_object_get(rec, "launch_overhead");
-        return json_is_number(json_object_get(lo, "eager_us")) ? json_number_value(json_object_get(lo, "eager_us"))
-                                                               : NAN;
-    }
+    if (t == KB_ACC_LAUNCH)
+        return kb_acc_launch_us(json_object_get(rec, "launch_overhead"));
     if (!kb_record_derived(rec, &d))
         return NAN;
     return t == KB_ACC_MEM_BW ? d.gbps : d.tflops;
@@ -244,10 +253,13 @@ static void eval_clocks(json_t *records, kb_acc_result *r)
         n++;
         double p = json_number_value(json_object_get(tel, "power_w"));
         max_power = p > max_power ? p : max_power;
-        if (json_is_true(json_object_get(tel, "throttled")) && throttled++ == 0)
-            snprintf(r->detail, sizeof r->detail, "%s: SM clock %lld of %lld MHz", str_at(rec, "case_id"),
+        /* the reading after the case, or the samples themselves kept throttled at the timeout */
+        int kept = json_is_true(json_object_get(json_object_get(rec, "timing"), "throttled"));
+        if ((json_is_true(json_object_get(tel, "throttled")) || kept) && throttled++ == 0)
+            snprintf(r->detail, sizeof r->detail, "%s: SM clock %lld of %lld MHz%s", str_at(rec, "case_id"),
                      json_integer_value(json_object_get(tel, "sm_clock_mhz")),
-                     json_integer_value(json_object_get(tel, "sm_clock_max_mhz")));
+                     json_integer_value(json_object_get(tel, "sm_clock_max_mhz")),
+                     kept ? ", its samples kept throttled at the timeout" : "");
     }
     if (!n) {
         set_reason(r, KB_ACC_SKIP, "no telemetry during the GEMM cases: %s",
@@ -258,8 +270,8 @@ static void eval_clocks(json_t *records, kb_acc_result *r)
     r->value = throttled;
     if (throttled) {
         r->status = KB_ACC_WARN;
-        snprintf(r->reason, sizeof r->reason, "%d of %d GEMM cases throttled (power/thermal reason, or SM clock "
-                 "under %.0f%% of max; first: %s)", throttled, n, 100 * KB_TEL_MIN_CLOCK_FRACTION, r->detail);
+        snprintf(r->reason, sizeof r->reason, "%d of %d GEMM cases throttled (thermal or hardware slowdown, or SM "
+                 "clock under %.0f%% of max; first: %s)", throttled, n, 100 * KB_TEL_MIN_CLOCK_FRACTION, r->detail);
     } else {
         r->status = KB_ACC_PASS;
         snprintf(r->reason, sizeof r->reason, "no throttling in %d GEMM cases (board power up to %.0f W)", n,
@@ -280,15 +292,28 @@ void kb_acc_evaluate(const kb_acc_spec *s, const kb_peaks *peaks, json_t *record
     kb_acc_verdict_finish(out);
 }
 
+void kb_acc_verdict_not_checked(const char *why, kb_acc_verdict *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->not_checked, sizeof out->not_checked, "%s", why);
+    for (int t = 0; t < KB_ACC_TEST_COUNT; t++)
+        set_reason(&out->r[t], KB_ACC_SKIP, "not checked: %s", why);
+    kb_acc_verdict_finish(out);
+}
+
 void kb_acc_verdict_finish(kb_acc_verdict *out)
 {
-    out->worst = KB_ACC_SKIP;   /* SKIP only when every test was; else the worst of the others */
+    out->worst = KB_ACC_NOT_CHECKED;   /* when no test ran; else the worst of those that did */
     out->gpu_thresholds = 0;
     for (int t = 0; t < KB_ACC_TEST_COUNT; t++) {
         kb_acc_status st = out->r[t].status;
-        if (st != KB_ACC_SKIP && (out->worst == KB_ACC_SKIP || st > out->worst))
+        if (st != KB_ACC_SKIP && (out->worst == KB_ACC_NOT_CHECKED || st > out->worst))
             out->worst = st;
         if (!strcmp(out->r[t].clock, "gpu"))
             out->gpu_thresholds = 1;
     }
+    if (out->worst != KB_ACC_NOT_CHECKED)
+        out->not_checked[0] = 0;
+    else if (!out->not_checked[0])
+        snprintf(out->not_checked, sizeof out->not_checked, "every test was SKIP (each says why): nothing was checked");
 }

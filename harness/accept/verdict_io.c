@@ -40,7 +40,7 @@ static json_t *gpu_json(const kb_device_info *d, const kb_health *h)
     return json_pack("{s:s, s:s, s:s, s:o, s:o, s:i, s:i, s:b}", "name", d->name, "uuid", d->uuid, "pci_bus_id",
                      d->pci_bus_id, "serial", str_or_null(h ? h->serial : NULL), "nvml_pci_bus_id",
                      str_or_null(h ? h->pci_bus_id : NULL), "sm", d->sm, "sm_count", d->sm_count, "emulator",
-                     !(d->caps & KB_CAP_GPU_TIMER));
+                     d->caps && !(d->caps & KB_CAP_GPU_TIMER));   /* no caps: no device was opened */
 }
 
 /* The health reading: every value (null when not read) and why each unread one is. */
@@ -72,9 +72,11 @@ json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
         st[t] = v->r[t].status;
         which[t] = (kb_acc_test)t;
     }
-    const char *note = v->gpu_thresholds ? "GPU thresholds applied"
-                                         : "GPU thresholds were not applied: no GPU timing (the emulator's timings "
-                                           "are CPU time); correctness and the checks that ran are judged";
+    const char *note = v->worst == KB_ACC_NOT_CHECKED ? "NOT CHECKED: nothing was judged, so nothing passed (see "
+                                                        "not_checked)"
+                       : v->gpu_thresholds ? "GPU thresholds applied"
+                                           : "GPU thresholds were not applied: no GPU timing (the emulator's timings "
+                                             "are CPU time); correctness and the checks that ran are judged";
     json_t *checks = json_array();
     for (int i = 0; i < c->n_checks; i++)
         json_array_append_new(checks, json_string(c->checks[i]));
@@ -88,6 +90,8 @@ json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
                      "exit_code", kb_acc_exit_code(st, which, KB_ACC_TEST_COUNT), "tests", tests);
     if (o && c->health)
         json_object_set_new(o, "health", health_json(c->health));
+    if (o)
+        json_object_set_new(o, "not_checked", str_or_null(v->not_checked));
     return o;
 }
 
@@ -154,6 +158,17 @@ static void testcase(FILE *out, const char *suite, json_t *t)
     fputs("</system-out>\n    </testcase>\n", out);
 }
 
+/* The testcase "checked" of a NOT CHECKED verdict: an error with the reason. */
+static void not_checked_case(FILE *out, const char *suite, json_t *v)
+{
+    const char *why = *jstr(v, "not_checked") ? jstr(v, "not_checked") : "every test was SKIP: nothing was checked";
+    fputs("    <testcase", out);
+    attr(out, "classname", suite);
+    fputs(" name=\"checked\" time=\"0\">\n      <error type=\"NOT CHECKED\"", out);
+    attr(out, "message", why);
+    fputs("/>\n    </testcase>\n", out);
+}
+
 static void testsuite(FILE *out, json_t *v)
 {
     json_t *tests = json_object_get(v, "tests"), *t;
@@ -168,7 +183,10 @@ static void testsuite(FILE *out, json_t *v)
     snprintf(name, sizeof name, "kbench.accept.%s.%s", jstr(id, "host"), jstr(gpu, "uuid"));
     fputs("  <testsuite", out);
     attr(out, "name", name);
-    fprintf(out, " tests=\"%zu\" failures=\"%d\" errors=\"0\" skipped=\"%d\"", json_array_size(tests), fail, skip);
+    /* NOT CHECKED is an error of the suite, so that a CI gating on JUnit does not pass it */
+    int unchecked = !strcmp(jstr(v, "verdict"), "NOT CHECKED");
+    fprintf(out, " tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\"", json_array_size(tests) + unchecked,
+            fail, unchecked, skip);
     attr(out, "hostname", jstr(id, "host"));
     fputs(">\n    <properties>\n", out);
     const char *props[][2] = { { "gpu", jstr(gpu, "name") }, { "uuid", jstr(gpu, "uuid") },
@@ -182,6 +200,8 @@ static void testsuite(FILE *out, json_t *v)
         fputs("/>\n", out);
     }
     fputs("    </properties>\n", out);
+    if (unchecked)
+        not_checked_case(out, name, v);
     json_array_foreach(tests, i, t)
         testcase(out, name, t);
     fputs("  </testsuite>\n", out);

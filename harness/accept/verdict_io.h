@@ -11,8 +11,9 @@
  *   spec {name, sku, file, matched_by},
  *   gpu_thresholds_applied (false on the emulator: CPU timings), note,
  *   records (the JSON Lines records behind the verdict), check_records [the kernel check
- *   suites' records files, when they ran], verdict (PASS|WARN|FAIL|SKIP: the
- *   worst test that ran), exit_code,
+ *   suites' records files, when they ran], verdict (PASS|WARN|FAIL: the worst test
+ *   that ran; NOT CHECKED when none ran: exit 3), not_checked (why nothing was checked, null
+ *   otherwise: no usable GPU, or every test SKIP), exit_code,
  *   tests [{name, status, unit, value (null: none), clock "gpu"|"cpu"|"", comparison
  *           ">="|"<="|"", threshold, reference, fraction (null where they do not apply),
  *           source, reason, case}]
@@ -21,7 +22,8 @@
  *
  * JUnit XML: one <testsuite> per GPU (name "kbench.accept.<host>.<uuid>"), one <testcase>
  * per test; FAIL is <failure>, SKIP <skipped>, WARN passes with the reason in
- * <system-out>.
+ * <system-out>; a NOT CHECKED verdict adds a testcase "checked" holding an <error> (so a CI
+ * that gates on JUnit does not pass a GPU nobody checked).
  */
 #ifndef KB_ACCEPT_VERDICT_IO_H
 #define KB_ACCEPT_VERDICT_IO_H

@@ -1,8 +1,10 @@
 /* backend.h - one interface, two implementations: cuda (driver API + NVRTC) and emu
  * (CPU emulator running the same kernel source).
  *
- * A backend is a table of function pointers. Slots marked OPTIONAL may be NULL; every
- * other slot is always set. Callers never ask which backend they drive: they ask what
+ * A backend is a table of function pointers. Slots marked OPTIONAL may be NULL and are
+ * reached through the kb_be_* accessors below, which supply a default; every other slot
+ * is always set. kb_backend_open refuses a table whose KB_CAP_* bits disagree with its
+ * slots (kb_backend_check). Callers never ask which backend they drive: they ask what
  * it can do (kb_backend.caps, KB_CAP_*), so a third backend needs no caller changed.
  * Every function returns a kb_status; on failure the backend's last_error() holds a
  * one-line message ("file:line function: call -> NAME: message" for API failures).
@@ -15,21 +17,34 @@
 
 #include "backend/health.h"
 #include "backend/telemetry.h"
+#include "backend/tmap.h"
 #include "core/kb.h"
+
+#include <string.h>
 
 typedef uint64_t kb_dptr;
 
-/* Kernel argument: the kind decides both the cuLaunchKernel size and the emu ffi type. */
-typedef enum { KB_ARG_PTR, KB_ARG_I32, KB_ARG_I64, KB_ARG_F32 } kb_arg_kind;
+/* Kernel argument: the kind decides both the cuLaunchKernel size and the emu ffi type.
+ * KB_ARG_TMAP is a tensor map passed by value (`const __grid_constant__ kb_tmap`, 128 bytes,
+ * made by kb_backend_tmap_encode): the launch copies the bytes, as CUDA copies parameters,
+ * so a graph replays the map it captured. */
+typedef enum { KB_ARG_PTR, KB_ARG_I32, KB_ARG_I64, KB_ARG_F32, KB_ARG_TMAP } kb_arg_kind;
 typedef struct {
     kb_arg_kind kind;
-    union { kb_dptr ptr; int32_t i32; int64_t i64; float f32; } v;
+    union { kb_dptr ptr; int32_t i32; int64_t i64; float f32; unsigned char tmap[KB_TMAP_BYTES]; } v;
 } kb_arg;
 
 static inline kb_arg kb_arg_ptr(kb_dptr p) { kb_arg a; a.kind = KB_ARG_PTR; a.v.ptr = p; return a; }
 static inline kb_arg kb_arg_i32(int32_t x) { kb_arg a; a.kind = KB_ARG_I32; a.v.i32 = x; return a; }
 static inline kb_arg kb_arg_i64(int64_t x) { kb_arg a; a.kind = KB_ARG_I64; a.v.i64 = x; return a; }
 static inline kb_arg kb_arg_f32(float x) { kb_arg a; a.kind = KB_ARG_F32; a.v.f32 = x; return a; }
+static inline kb_arg kb_arg_tmap(const unsigned char map[KB_TMAP_BYTES])
+{
+    kb_arg a;
+    a.kind = KB_ARG_TMAP;
+    memcpy(a.v.tmap, map, KB_TMAP_BYTES);
+    return a;
+}
 
 /* Launch geometry. */
 typedef struct {
@@ -55,12 +70,14 @@ enum {
     KB_CAP_FULL_SPEED = 1u << 2, /* executes at device speed: full shapes and full sampling are practical;
                                   * without it, suites run their check shapes and measure briefly */
     KB_CAP_GRAPHS     = 1u << 3, /* graph capture and replay (the graph_* slots are set) */
-    KB_CAP_RESOURCES  = 1u << 4, /* per-entry registers, stack and shared memory (resources slot) */
+    KB_CAP_RESOURCES  = 1u << 4, /* per-entry registers, stack, shared memory, max threads (resources slot;
+                                  * what a backend cannot know is -1: the emulator knows max threads only) */
     KB_CAP_TELEMETRY  = 1u << 5, /* clocks, power, temperature, throttle reasons (telemetry slot) */
     KB_CAP_VENDOR_LIBS = 1u << 6, /* vendor libraries (cuBLASLt, cuDNN) can run on the device (a GPU) */
     KB_CAP_CUBLASLT   = 1u << 7, /* cuBLASLt is loaded (vendor_* slots take KB_VOP_MATMUL). A backend's
                                   * caps promise it; a device's caps drop it when the library did not load */
-    KB_CAP_CUDNN      = 1u << 8  /* cuDNN is loaded (vendor_* slots take KB_VOP_SDPA); as KB_CAP_CUBLASLT */
+    KB_CAP_CUDNN      = 1u << 8, /* cuDNN is loaded (vendor_* slots take KB_VOP_SDPA); as KB_CAP_CUBLASLT */
+    KB_CAP_TMA        = 1u << 9  /* tensor maps can be encoded (tmap_encode slot) for TMA kernels */
 };
 
 /* Description of the device a backend drives (or emulates). */
@@ -78,7 +95,7 @@ typedef struct {
     int max_shmem_per_block_optin; /* [bytes] */
     unsigned caps;          /* the backend's KB_CAP_* (without KB_CAP_GPU_TIMER timings are CPU
                              * timings, never GPU numbers) */
-    char vendor_note[512];  /* one line per vendor library: its version, or why it did not load; "" without */
+    char vendor_note[1024];  /* one line per vendor library: its version, or why it did not load; "" without */
     int driver_version;     /* cuda: cuDriverGetVersion (12040 = CUDA 12.4); 0 on emu */
     int target_sm;          /* the arch kernels are compiled for (--arch), x10; 0 = sm (kb_target_sm) */
     int toolchain_unusable; /* 1: no compiler this build found makes code this driver loads (run stops, exit 3) */
@@ -187,9 +204,9 @@ typedef struct kb_backend {
 
     kb_status (*device_info)(kb_backend_ctx *x, kb_device_info *out);
 
-    /* Toolchain identity for the compile-cache key ("nvrtc 13.0", "g++ 12.2.0"). */
+    /* OPTIONAL: toolchain identity for the compile-cache key ("nvrtc 13.0", "g++ 12.2.0"). */
     const char *(*toolchain_id)(kb_backend_ctx *x);
-    /* File extension of the compiled artefact (".cubin", ".so"). */
+    /* OPTIONAL: file extension of the compiled artefact (".cubin", ".so"). */
     const char *artifact_ext;
     /* Compile req into the artefact file out_path (the cache renames it into place).
      * Appends the compiler log to *log. KB_ERR_COMPILE when the source does not compile.
@@ -243,12 +260,18 @@ typedef struct kb_backend {
     /* OPTIONAL: how timer_start/timer_stop measure, for the records ("cuda events behind a
      * blocking kernel", ...); NULL: the backend's clock around each window */
     const char *(*timing_method)(kb_backend_ctx *x);
-    /* OPTIONAL: the SM clock now and its maximum [MHz], read right after each sample (the
-     * throttle rule of telemetry.h discards samples under 75% of the maximum). 1 when read. */
-    int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz);
+    /* OPTIONAL: the SM clock now and the clock it should run at [MHz], read right after each
+     * sample: the maximum, or the locked or application clock when the user set one (the
+     * sampling loop discards samples under throttle_threshold of it). 1 when read. */
+    int (*sample_clock)(kb_backend_ctx *x, int *sm_mhz, int *sm_ref_mhz);
     /* OPTIONAL: the GPU's health now (health.h: ECC, retired pages, row remapping, PCIe
      * link, serial); values the device or driver cannot give are unread with the reason. */
     void (*health)(kb_backend_ctx *x, kb_health *out);
+    /* OPTIONAL (KB_CAP_TMA): encode a validated tensor map into the 128-byte opaque map a
+     * TMA kernel takes (the emulator's own format on emu; cuTensorMapEncodeTiled on cuda).
+     * KB_ERR_INPUT with the reason for what the backend cannot encode. Reach it through
+     * kb_backend_tmap_encode, which validates first. */
+    kb_status (*tmap_encode)(kb_backend_ctx *x, const kb_tmap_desc *d, unsigned char out[KB_TMAP_BYTES]);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;
@@ -261,11 +284,63 @@ const kb_backend *kb_backend_find(const char *name);
  * emulator has: it is what auto falls back to). 0 for an unknown name. */
 unsigned kb_backend_caps_of(const char *name);
 
+/* Whether table b keeps its promises: every KB_CAP_* bit that names OPTIONAL slots set
+ * exactly when those slots are (KB_CAP_GRAPHS: all four graph_* slots; KB_CAP_VENDOR_LIBS:
+ * all three vendor_* slots; KB_CAP_TELEMETRY: telemetry; KB_CAP_RESOURCES: resources), a
+ * library bit (KB_CAP_CUBLASLT, KB_CAP_CUDNN) only with KB_CAP_VENDOR_LIBS, and every
+ * slot that is not OPTIONAL set. 0 when it does; -1 with the first disagreement in err. */
+int kb_backend_check(const kb_backend *b, char *err, size_t errlen);
+
 /* Open a backend by name ("auto": cuda when a device is present, else emu with a
- * one-line banner on stderr). Returns KB_OK, or KB_ERR_SETUP / KB_ERR_INPUT with err
- * filled. */
+ * one-line banner through kb_report). A table that fails kb_backend_check is refused
+ * before it is initialised (KB_ERR_INTERNAL: a bug in that backend). Returns KB_OK, or
+ * KB_ERR_SETUP / KB_ERR_INPUT / KB_ERR_INTERNAL with err filled. */
 kb_status kb_backend_open(const char *name, const kb_backend_opts *bo, const kb_backend **be,
                           kb_backend_ctx **bx, char *err, size_t errlen);
+
+/* kb_backend_open's work on a table: check b, init it, and where that finds no usable
+ * device (KB_ERR_SETUP) and fallback is given, report it and open fallback instead (what
+ * "auto" does with cuda and emu). As kb_backend_open. */
+kb_status kb_backend_open_table(const kb_backend *b, const kb_backend *fallback, const kb_backend_opts *bo,
+                                const kb_backend **be, kb_backend_ctx **bx, char *err, size_t errlen);
+
+/* ---- the OPTIONAL slots, each reached through one accessor with a default ----
+ * (the shape of ggml's ggml-backend-impl.h). Callers never test a slot for NULL: they
+ * call these, or test the KB_CAP_* bit kb_backend_check ties to the slot. */
+
+/* be's toolchain identity for cache keys; "" without the slot. */
+const char *kb_be_toolchain_id(const kb_backend *be, kb_backend_ctx *bx);
+/* The extension of be's compiled artefacts (".cubin"); "" when the table names none. */
+const char *kb_be_artifact_ext(const kb_backend *be);
+/* The resources slot; without it every field -1 and KB_ERR_SETUP. */
+kb_status kb_be_resources(const kb_backend *be, kb_backend_ctx *bx, kb_module *m, const char *entry,
+                          kb_resources *out);
+/* The build_resources slot; without it every field -1 and -1 (the log describes nothing). */
+int kb_be_build_resources(const kb_backend *be, const char *log, const char *entry, kb_resources *out);
+/* The telemetry slot; without it available 0 with the reason. */
+void kb_be_telemetry(const kb_backend *be, kb_backend_ctx *bx, kb_telemetry *out);
+/* The graph_* slots; without them KB_ERR_LAUNCH (graph_end sets *out NULL), free does nothing. */
+kb_status kb_be_graph_begin(const kb_backend *be, kb_backend_ctx *bx);
+kb_status kb_be_graph_end(const kb_backend *be, kb_backend_ctx *bx, kb_graph **out);
+kb_status kb_be_graph_launch(const kb_backend *be, kb_backend_ctx *bx, kb_graph *g);
+void kb_be_graph_free(const kb_backend *be, kb_backend_ctx *bx, kb_graph *g);
+/* The vendor_* slots; without them KB_ERR_SETUP (plan sets *out NULL), free does nothing. */
+kb_status kb_be_vendor_plan(const kb_backend *be, kb_backend_ctx *bx, const kb_vendor_op *op, kb_vendor_plan **out,
+                            kb_vendor_info *info);
+kb_status kb_be_vendor_run(const kb_backend *be, kb_backend_ctx *bx, kb_vendor_plan *p);
+void kb_be_vendor_free(const kb_backend *be, kb_backend_ctx *bx, kb_vendor_plan *p);
+/* How the timer measures; without the slot "host monotonic clock around each window". */
+const char *kb_be_timing_method(const kb_backend *be, kb_backend_ctx *bx);
+/* The SM clock now and its maximum [MHz]; 1 when read, 0 (nothing written) without the slot. */
+int kb_be_sample_clock(const kb_backend *be, kb_backend_ctx *bx, int *sm_mhz, int *sm_max_mhz);
+/* The GPU's health; without the slot every value unread, "the <name> backend reads no GPU
+ * health (no NVML)". */
+void kb_be_health(const kb_backend *be, kb_backend_ctx *bx, kb_health *out);
+/* A tensor-map kernel argument for d on backend b: kb_tmap_validate's rules first (KB_ERR_INPUT
+ * with the broken rule in err), then the backend's tmap_encode (KB_ERR_INPUT "cannot encode
+ * tensor maps" without KB_CAP_TMA). On success *out is a KB_ARG_TMAP argument. */
+kb_status kb_backend_tmap_encode(const kb_backend *b, kb_backend_ctx *x, const kb_tmap_desc *d, kb_arg *out,
+                                 char *err, size_t errlen);
 
 /* The timing clock label of a device: "gpu" with KB_CAP_GPU_TIMER, else "cpu". */
 static inline const char *kb_clock_name(unsigned caps) { return caps & KB_CAP_GPU_TIMER ? "gpu" : "cpu"; }

@@ -7,7 +7,7 @@
 static const char *const names[] = {
     "ecc_mode", "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "retired_pages_sbe",
     "retired_pages_dbe", "retired_pages_pending", "remapped_rows_correctable", "remapped_rows_uncorrectable",
-    "remap_pending", "remap_failed", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max",
+    "remap_pending", "remap_failed", "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "gpu_idle",
 };
 _Static_assert(sizeof names / sizeof names[0] == KB_H_COUNT, "one name per health value");
 

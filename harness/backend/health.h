@@ -27,6 +27,8 @@ typedef enum {
     KB_H_PCIE_GEN_MAX,          /* nvmlDeviceGetMaxPcieLinkGeneration (this GPU in this system) */
     KB_H_PCIE_WIDTH,            /* nvmlDeviceGetCurrPcieLinkWidth [lanes] */
     KB_H_PCIE_WIDTH_MAX,        /* nvmlDeviceGetMaxPcieLinkWidth [lanes] */
+    KB_H_GPU_IDLE,              /* nvmlDeviceGetCurrentClocksEventReasons has gpu_idle: 1 when the values were
+                                 * read while the GPU was idle (its link may have trained down) */
     KB_H_COUNT
 } kb_health_field;
 

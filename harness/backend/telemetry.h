@@ -4,9 +4,12 @@
  * here (the cuda backend reads NVML, backend/cuda/nvml.h).
  *
  * Throttle rule (nvbench's): a reading is throttled when the SM clock is under 75% of
- * the device's maximum SM clock, or when a power or thermal reason is set (software
- * power cap, hardware slowdown, software/hardware thermal slowdown, hardware power
- * brake). The idle, application-clock, sync-boost and display reasons are not throttling.
+ * the device's maximum SM clock, or when a thermal or hardware-slowdown reason is set
+ * (hardware slowdown, software/hardware thermal slowdown, hardware power brake). The
+ * software power cap is not throttling on its own (NVML: "the clocks have been optimized to
+ * ensure not to exceed currently set power limits": a healthy GPU at its TDP, as an H100
+ * under a dense GEMM is); a power cap deep enough to matter shows in the clock. The idle,
+ * application-clock, sync-boost and display reasons are not throttling either.
  */
 #ifndef KB_TELEMETRY_H
 #define KB_TELEMETRY_H
@@ -24,9 +27,8 @@
 #define KB_TEL_REASON_HW_THERMAL          0x0000000000000040ull
 #define KB_TEL_REASON_HW_POWER_BRAKE      0x0000000000000080ull
 #define KB_TEL_REASON_DISPLAY_CLOCKS      0x0000000000000100ull
-/* The power and thermal reasons that make a reading throttled. */
-#define KB_TEL_THROTTLE_MASK (KB_TEL_REASON_SW_POWER_CAP | KB_TEL_REASON_HW_SLOWDOWN | \
-                              KB_TEL_REASON_SW_THERMAL | KB_TEL_REASON_HW_THERMAL | \
+/* The thermal and hardware-slowdown reasons that make a reading throttled. */
+#define KB_TEL_THROTTLE_MASK (KB_TEL_REASON_HW_SLOWDOWN | KB_TEL_REASON_SW_THERMAL | KB_TEL_REASON_HW_THERMAL | \
                               KB_TEL_REASON_HW_POWER_BRAKE)
 #define KB_TEL_MIN_CLOCK_FRACTION 0.75  /* nvbench's throttle threshold */
 

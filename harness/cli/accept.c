@@ -1,5 +1,6 @@
-/* accept.c - `kbench accept` (see accept.h): identity, device, spec, the accept suite run
- * through kb_cmd_run (the one walk, pipeline and record writer), then the verdict. */
+/* accept.c - `kbench accept` (see accept.h): identity, device (a session's), spec, the
+ * accept suite run through kb_cmd_run (the session's one walk, pipeline and record
+ * sinks), then the verdict. */
 #include "cli/accept.h"
 
 #include "accept/health.h"
@@ -7,7 +8,6 @@
 #include "accept/verdict_io.h"
 #include "core/fsutil.h"
 #include "core/paths.h"
-#include "engine/peaks.h"
 #include "results/record.h"
 #include "results/record_json.h"
 
@@ -33,37 +33,50 @@ typedef struct {
     int n_checks;               /* kernel check suites run */
     char **checks;              /* their records files (as many as there are suites) */
     kb_health health;           /* read after the suite ran (health_after_run) */
+    char why[1024];             /* NOT_CHECKED: why no GPU could be checked */
 } accept_ctx;
+
+#define NOT_CHECKED (-2)        /* device_and_spec: no usable GPU (x->why) */
 
 static char *env_get(void *user, const char *name) { return getenv(name); }
 
-/* The device, its peaks and its spec. An exit code, or -1 to go on. */
+/* The device, its peaks and its spec. An exit code, -1 to go on, or NOT_CHECKED with
+ * x->why: no usable GPU. --backend auto is a GPU or nothing here: accept never falls back
+ * to the emulator unasked (its CPU run would judge nothing of this node); --backend emu
+ * asks for the emulator. */
 static int device_and_spec(accept_ctx *x)
 {
     kb_run_opts *r = &x->o->run;
-    char err[1024] = "";
-    kb_backend_opts bo;
-    if (kb_run_backend_opts(r, &bo) != 0)
+    kb_session_opts so;
+    if (kb_run_session_opts(r, &so) != 0)
         return KB_EXIT_INPUT;
-    const kb_backend *be;
-    kb_backend_ctx *bx;
-    kb_status st = kb_backend_open(r->backend, &bo, &be, &bx, err, sizeof err);
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err);
-        return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-    }
-    st = be->device_info(bx, &x->dev);
-    x->backend = be->name;
-    r->backend = be->name;   /* the run opens the same backend, without a second "auto" banner */
-    if (st != KB_OK)
-        fprintf(stderr, "kbench: device query: %s\n", be->last_error(bx));
-    be->fini(bx);
-    if (st != KB_OK)
-        return KB_EXIT_SETUP;
-    if (x->dev.caps & KB_CAP_ROOFLINE)
-        x->have_peaks = kb_peaks_for_device(&x->dev, NULL, &x->peaks, NULL) == KB_OK;
+    so.keep_unusable = 1;    /* judged below, before anything runs */
+    if (!strcmp(so.backend, "auto"))
+        so.backend = "cuda";
+    kb_session *s;
     kb_sb msg;
     kb_sb_init(&msg);
+    kb_status st = kb_session_open(&so, &s, &msg);
+    if (st == KB_ERR_SETUP)
+        snprintf(x->why, sizeof x->why, "no usable GPU: %s", msg.s);
+    if (st != KB_OK) {
+        if (st != KB_ERR_SETUP)
+            fprintf(stderr, "kbench: %s\n", msg.s);
+        kb_sb_free(&msg);
+        return st == KB_ERR_SETUP ? NOT_CHECKED : st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    }
+    x->dev = *kb_session_device(s);
+    if (x->dev.toolchain_unusable) {
+        snprintf(x->why, sizeof x->why, "no usable GPU: %.127s: %.700s", x->dev.name, x->dev.toolchain_note);
+        kb_session_close(s);
+        kb_sb_free(&msg);
+        return NOT_CHECKED;
+    }
+    x->backend = kb_session_backend_name(s);   /* a static name: it outlives the session */
+    r->backend = x->backend;   /* the run opens the same backend, without a second "auto" banner */
+    if (x->dev.caps & KB_CAP_ROOFLINE)
+        x->have_peaks = kb_session_datasheet_peaks(s, &x->peaks, NULL) == KB_OK;
+    kb_session_close(s);
     kb_acc_gpu g = { x->dev.name, x->dev.sm, x->dev.sm_count, 0 };
     if (x->o->spec_path) {
         st = kb_acc_spec_load(x->o->spec_path, &x->spec, &msg);
@@ -79,9 +92,10 @@ static int device_and_spec(accept_ctx *x)
     return st == KB_ERR_SETUP || st == KB_ERR_OOM ? KB_EXIT_SETUP : KB_EXIT_INPUT;
 }
 
-/* Where this rank's files go: DIR/<key>/records-<time>-<pid>.jsonl, DIR/<key>.verdict.json,
- * DIR/<key>.junit.xml. An exit code, or -1 to go on. */
-static int plan_files(accept_ctx *x)
+/* Where this rank's files go: DIR/<key>/records-<time>-<pid>.jsonl (its directory made
+ * when records is set), DIR/<key>.verdict.json, DIR/<key>.junit.xml. An exit code, or -1 to
+ * go on. */
+static int plan_files(accept_ctx *x, int records)
 {
     const char *dir = x->o->out_dir ? x->o->out_dir : "results/accept";
     kb_acc_rank_key(&x->id, (int)getpid(), x->key, sizeof x->key);
@@ -94,7 +108,7 @@ static int plan_files(accept_ctx *x)
     kb_sb_printf(&x->records, "%s/%s/records-%s.jsonl", dir, x->key, x->stamp);
     kb_sb_printf(&x->verdict_path, "%s/%s.verdict.json", dir, x->key);
     kb_sb_printf(&x->junit_path, "%s/%s.junit.xml", dir, x->key);
-    if (kb_fs_mkdir_parent(x->records.s) != KB_OK || access(dir, W_OK | X_OK) != 0) {
+    if ((records ? kb_fs_mkdir_parent(x->records.s) : kb_fs_mkdir_p(dir)) != KB_OK || access(dir, W_OK | X_OK) != 0) {
         fprintf(stderr, "kbench accept: --out-dir %s: not a directory kbench can write to\n", dir);
         return KB_EXIT_SETUP;
     }
@@ -102,6 +116,14 @@ static int plan_files(accept_ctx *x)
 }
 
 /* ---- the console table ---- */
+
+/* "verdict: PASS"; NOT CHECKED with why (exit 3: nothing was checked, nothing passed). */
+static void print_verdict_line(const kb_acc_verdict *v)
+{
+    if (v->worst == KB_ACC_NOT_CHECKED)
+        printf("kbench accept: %s\n", v->not_checked);
+    printf("kbench accept: verdict: %s\n", kb_acc_status_name(v->worst));
+}
 
 static void print_table(const accept_ctx *x, const kb_acc_verdict *v)
 {
@@ -121,10 +143,10 @@ static void print_table(const accept_ctx *x, const kb_acc_verdict *v)
         printf("%-17s %-5s %20s %12s  %s\n", kb_acc_test_name((kb_acc_test)t), kb_acc_status_name(r->status), val,
                thr, r->reason);
     }
-    if (!v->gpu_thresholds)
+    if (!v->gpu_thresholds && v->worst != KB_ACC_NOT_CHECKED)
         printf("kbench accept: GPU thresholds were not applied (no GPU timing: %s timings are CPU time)\n",
                x->backend);
-    printf("kbench accept: verdict %s\n", kb_acc_status_name(v->worst));
+    print_verdict_line(v);
 }
 
 /* ---- verdict ---- */
@@ -144,8 +166,8 @@ static kb_status write_outputs(accept_ctx *x, json_t *vj)
     if (st != KB_OK)
         fprintf(stderr, "kbench accept: %s\n", err.s);
     else
-        fprintf(stderr, "kbench accept: verdict in %s, JUnit in %s, records in %s\n", x->verdict_path.s,
-                x->junit_path.s, x->records.s);
+        fprintf(stderr, "kbench accept: verdict in %s, JUnit in %s%s%s\n", x->verdict_path.s, x->junit_path.s,
+                x->records.len ? ", records in " : "", x->records.s);
     json_decref(arr);
     kb_sb_free(&err);
     return st;
@@ -172,22 +194,9 @@ static int load_records(const char *path, json_t *arr)
  * backend's health slot; unread with the reason where there is none (the emulator). */
 static void health_after_run(accept_ctx *x)
 {
-    char err[1024] = "";
-    kb_backend_opts bo;
-    const kb_backend *be;
-    kb_backend_ctx *bx;
-    if (kb_run_backend_opts(&x->o->run, &bo) != 0 ||
-        kb_backend_open(x->o->run.backend, &bo, &be, &bx, err, sizeof err) != KB_OK) {
-        kb_health_unread(&x->health, *err ? err : "the backend could not be opened again");
-        return;
-    }
-    if (be->health)
-        be->health(bx, &x->health);
-    else {
-        snprintf(err, sizeof err, "the %s backend reads no GPU health (no NVML)", be->name);
-        kb_health_unread(&x->health, err);
-    }
-    be->fini(bx);
+    kb_session_opts so;
+    if (kb_run_session_opts(&x->o->run, &so) == 0)   /* checked before the run: always */
+        kb_session_health(&so, &x->health);
 }
 
 /* Judge the records and write the verdict. The exit code. */
@@ -326,6 +335,34 @@ static int run_checks(accept_ctx *x)
     return rc;
 }
 
+/* No usable GPU: nothing runs; the verdict NOT CHECKED (exit 3) is printed and written,
+ * JSON and JUnit, where the rank's verdict goes, so a fleet counts the rank. The exit code. */
+static int not_checked(accept_ctx *x)
+{
+    int rc = plan_files(x, 0);
+    if (rc >= 0)
+        return rc;
+    kb_sb_clear(&x->records);   /* none: nothing ran */
+    kb_acc_verdict v;
+    kb_acc_verdict_not_checked(x->why, &v);
+    snprintf(x->spec.name, sizeof x->spec.name, "none");
+    snprintf(x->spec.sku, sizeof x->spec.sku, "no device");
+    char when[32];
+    kb_record_time_now(when);
+    kb_acc_context c = { &x->id, &x->dev, x->backend ? x->backend : "cuda", &x->spec, "not matched: no usable GPU",
+                         "", when, NULL, 0, NULL };
+    json_t *vj = kb_acc_verdict_json(&c, &v);
+    if (!vj)
+        return KB_EXIT_SETUP;
+    printf("kbench accept: no GPU checked on %s, rank %d (%s): nothing was run or judged (kbench accept --backend "
+           "emu runs the flow on the CPU emulator, which checks nothing of this node)\n", x->id.host, x->id.rank,
+           x->id.launcher);
+    print_verdict_line(&v);
+    write_outputs(x, vj);
+    json_decref(vj);
+    return KB_EXIT_SETUP;
+}
+
 /* Test hook: with KBENCH_FAULT_RANKS="2,5" the emulator's fault injection
  * (KBENCH_EMU_SLOWDOWN, KBENCH_EMU_CORRUPT) applies to those ranks only - srun gives
  * every task the same environment. 0, or -1 with err when the list is malformed. */
@@ -358,9 +395,11 @@ static int accept_main(void *opts)
     kb_run_opts *r = &x.o->run;
     r->device_index = kb_acc_pick_device(r->device_index, getenv("CUDA_VISIBLE_DEVICES"), x.id.local_rank);
     int rc = device_and_spec(&x);
-    if (rc < 0)
-        rc = plan_files(&x);
-    if (rc < 0) {
+    if (rc == NOT_CHECKED)
+        rc = not_checked(&x);
+    if (rc == -1)
+        rc = plan_files(&x, 1);
+    if (rc == -1) {
         static char suite[1100];
         snprintf(suite, sizeof suite, "%s/suites/accept.yaml", kb_data_root());
         r->suite_path = x.o->suite ? x.o->suite : suite;
@@ -408,7 +447,9 @@ static const kb_opt accept_opts[] = {
     { "--check-suites", NULL, KB_OPT_CHOICE, offsetof(kb_accept_opts, check_suites), "auto|yes|no",
       "also verify every kernel check suite (tests/suites/kernels_*.yaml; auto: on a GPU, not on the emulator)", 0,
       0, 0, check_choices, 0 },
-    KB_ROW_BACKEND,
+    { "--backend", NULL, KB_OPT_CHOICE, offsetof(kb_run_opts, backend), "auto|cuda|emu",
+      "auto (default) and cuda: the GPU, else NOT CHECKED (exit 3); emu: the flow on the CPU emulator", 0, 0, 0,
+      kb_run_backend_choices, 0 },
     KB_ROW_ARCH,
     KB_ROW_DEVICE,
     KB_ROW_CACHE_DIR,
@@ -420,8 +461,9 @@ const kb_command kb_command_accept = {
     "accept", "", 0, 0, 0,
     "hardware acceptance of the local GPU: verdict per test (PASS/WARN/FAIL/SKIP), JSON, JUnit",
     "Exit codes: 0 every test that ran passed; 5 a performance floor missed; 6 wrong results or a hardware\n"
-    "error; 3 setup error or nothing could be checked; 2 bad command line or spec. Under srun, the highest\n"
-    "code of the tasks (the worst GPU) is the step's. docs/acceptance.md describes the tests and specs.",
+    "error; 3 setup error, or NOT CHECKED: no usable GPU (--backend auto never falls back to the emulator\n"
+    "here; --backend emu runs the flow on it) or nothing could be checked; 2 bad command line or spec. Under\n"
+    "srun, the highest code of the tasks (the worst GPU) is the step's. docs/acceptance.md describes the tests.",
     accept_opts, (int)(sizeof accept_opts / sizeof accept_opts[0]), sizeof(kb_accept_opts), accept_defaults,
     accept_main,
 };

@@ -6,22 +6,16 @@
  * labelled as the estimate it is. */
 #include "cli/compile.h"
 
-#include "engine/defines.h"
-#include "engine/modules.h"
-#include "engine/setup.h"
 #include "estimate/estimate.h"
-#include "suite/walk.h"
 
 #include <stdio.h>
 #include <string.h>
 
 typedef struct {
     const kb_run_opts *o;
-    const kb_backend *be;          /* the cuda backend: its build is NVRTC alone */
-    kb_modules *mods;
+    kb_session *s;                 /* offline, building with the cuda backend (NVRTC alone) */
     int sm;
     int n_err, n_spill, n_skip, n_ok;
-    kb_sb defs;
     kb_est_target est;             /* the reference GPU of sm; est.gpu NULL: no estimate columns */
     kb_peaks peaks;
 } compile_ctx;
@@ -53,46 +47,70 @@ static void open_estimate(compile_ctx *x)
     kb_sb_free(&err);
 }
 
-static int compile_case(void *user, const kb_walk_item *it)
+static void compile_case(compile_ctx *x, const kb_cases_item *k)
 {
-    compile_ctx *x = user;
     int quiet = x->o->quiet;
-    if (!it->valid) {
+    const char *id = k->it.id;
+    if (!k->it.valid) {
         x->n_skip++;
         if (!quiet)
-            printf("%-72s %-13s %s\n", it->id, "skipped", it->why);
-        return 0;
+            printf("%-72s %-13s %s\n", id, "skipped", k->it.why);
+        return;
     }
-    const kb_family *f = kb_families[it->c->family];
-    if (!f->variants[it->c->variant].entry) {   /* a vendor library call: no kernel of kbench's */
+    kb_built b;
+    kb_session_build(x->s, k, &b);
+    if (b.status == KB_BUILT_VENDOR) {   /* a vendor library call: no kernel of kbench's */
         x->n_skip++;
         if (!quiet)
-            printf("%-72s %-13s %s\n", it->id, "skipped", "a vendor library call: nothing to compile");
-        return 0;
+            printf("%-72s %-13s %s\n", id, "skipped", "a vendor library call: nothing to compile");
+        return;
     }
-    kb_case_defines(f, it->c, &x->defs);
-    const kb_module_ref *b = kb_modules_get(x->mods, f->source, x->defs.s, x->sm);
-    if (b->status != KB_OK) {
+    if (b.status == KB_BUILT_FAILED) {
         x->n_err++;
-        printf("%-72s %-13s\n%s\n", it->id, "compile_error", b->log);
-        return 0;
+        printf("%-72s %-13s\n%s\n", id, "compile_error", b.log);
+        return;
     }
-    kb_resources r;
-    const char *entry = f->variants[it->c->variant].entry;
-    if (x->be->build_resources(b->log, entry, &r) != 0) {
+    if (b.status == KB_BUILT_NO_REPORT) {
         x->n_err++;
-        printf("%-72s %-13s no resource report for entry %s\n", it->id, "compile_error", entry);
-        return 0;
+        printf("%-72s %-13s no resource report for entry %s\n", id, "compile_error", b.entry);
+        return;
     }
-    int spills = r.spill_store_bytes > 0 || r.spill_load_bytes > 0;
+    const kb_resources *r = &b.res;
+    int spills = r->spill_store_bytes > 0 || r->spill_load_bytes > 0;
     x->n_spill += spills;
     x->n_ok++;
     if (!quiet || spills) {
-        printf("%-72s %-13s %5d %7d %7d %6d %8d", it->id, spills ? "spills" : "ok", r.registers,
-               r.spill_store_bytes, r.spill_load_bytes, r.stack_bytes, r.static_shmem_bytes);
-        print_estimate(x, f, it->c, &r);
+        printf("%-72s %-13s %5d %7d %7d %6d %8d", id, spills ? "spills" : "ok", r->registers, r->spill_store_bytes,
+               r->spill_load_bytes, r->stack_bytes, r->static_shmem_bytes);
+        print_estimate(x, k->f, k->it.c, r);
     }
-    return 0;
+}
+
+/* The offline session: the cuda backend's compiler for --arch, the suite at its full
+ * shapes (resources do not depend on them, validity may), walked once. An exit code, or
+ * -1 to go on. */
+static int open_offline(compile_ctx *x)
+{
+    const kb_run_opts *o = x->o;
+    kb_session_opts so = { .backend = "cuda", .offline = 1, .build = 1, .full_shapes = 1,
+                           .suite_path = o->suite_path, .jobs = o->jobs };
+    so.bo.cache_dir = o->cache_dir;
+    so.bo.sm_override = o->sm_override;
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_session_open(&so, &x->s, &err);
+    if (st == KB_OK && (st = kb_session_check_setup(x->s, &err)) == KB_OK && (st = kb_session_plan(x->s, &err)) != KB_OK)
+        st = st == KB_ERR_SETUP ? KB_ERR_SETUP : KB_ERR_INPUT;
+    if (st == KB_OK && kb_session_select(x->s, o->filters, o->n_filters) != KB_OK) {
+        kb_sb_printf(&err, "out of memory walking the plan of %s", o->suite_path);
+        st = KB_ERR_SETUP;
+    }
+    if (st != KB_OK)
+        fprintf(stderr, "kbench: %s\n", err.s);
+    kb_sb_free(&err);
+    if (st == KB_OK)
+        return -1;
+    return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
 }
 
 int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
@@ -100,44 +118,29 @@ int kb_cmd_compile(const kb_run_opts *o, int fail_on_spill)
     compile_ctx x;
     memset(&x, 0, sizeof x);
     x.o = o;
-    x.be = &kb_backend_cuda;
     x.sm = o->sm_override ? o->sm_override : 90;
-    kb_plan plan;
-    kb_sb err;
-    kb_sb_init(&err);
-    if (kb_setup_check(o->cache_dir, &err) != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err.s);
-        kb_sb_free(&err);
-        return KB_EXIT_SETUP;
+    int rc = open_offline(&x);
+    if (rc >= 0) {
+        kb_session_close(x.s);
+        return rc;
     }
-    /* the full shapes: resources do not depend on them, validity may */
-    kb_status st = kb_walk_plan(o->suite_path, x.be->caps, 1, &plan, &err);
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err.s);
-        kb_sb_free(&err);
-        return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
-    }
-    kb_sb_free(&err);
-    kb_sb_init(&x.defs);
-    x.mods = kb_modules_new_build_only(x.be, NULL, o->cache_dir, kb_kernels_dir());
-    kb_walk_opts wo = { o->filters, o->n_filters, NULL, { x.sm, 0, kb_arch_max_shmem_optin(x.sm) } };
     open_estimate(&x);
     printf("%-72s %-13s %5s %7s %7s %6s %8s %11s %-9s\n", "case", "status", "regs", "spill_st", "spill_ld", "stack",
            "smem_B", "estimate_us", "est_limit");
-    kb_walk_counts n;
-    int jobs = kb_modules_start(x.mods, kb_run_jobs(o, x.be->caps, 0));
-    int rc = kb_walk_prefetch(&plan, &wo, x.mods, x.sm);
-    if (rc == 0)
-        rc = kb_walk(&plan, &wo, compile_case, &x, &n);
+    kb_session_start(x.s);
+    const kb_cases *l = kb_session_cases(x.s);
+    for (int64_t i = 0; i < l->n; i++)
+        kb_session_prefetch(x.s, &l->items[i]);
+    for (int64_t i = 0; i < l->n; i++)
+        compile_case(&x, &l->items[i]);
+    int jobs = kb_session_workers(x.s);
     fprintf(stderr,
             "kbench compile: sm_%d: %d cases compiled (%d modules, %d worker%s), %d with spills, %d failed, %d skipped\n",
-            x.sm, x.n_ok, kb_modules_count(x.mods), jobs ? jobs : 1, jobs > 1 ? "s" : "", x.n_spill, x.n_err, x.n_skip);
-    kb_modules_free(x.mods);
-    kb_plan_free(&plan);
-    kb_sb_free(&x.defs);
-    if (rc < 0)
-        return KB_EXIT_SETUP;
-    if (o->n_filters > 0 && n.visited == 0) {
+            x.sm, x.n_ok, kb_session_modules_count(x.s), jobs ? jobs : 1, jobs > 1 ? "s" : "", x.n_spill, x.n_err,
+            x.n_skip);
+    int64_t selected = l->n;
+    kb_session_close(x.s);
+    if (o->n_filters > 0 && selected == 0) {
         fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
         return KB_EXIT_INPUT;
     }

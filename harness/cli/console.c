@@ -1,7 +1,10 @@
 /* console.c - the per-case table and the progress line (see console.h). */
 #include "cli/console.h"
 
+#include "core/report.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -84,7 +87,7 @@ static void num(int have, double v, int w)
     printf(" %*s", w, b);
 }
 
-void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r)
+void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r, const char *status)
 {
     char pos[32];
     const kb_derived *d = &r->derived.d;
@@ -92,7 +95,7 @@ void kb_console_row(int id_width, int64_t i, int64_t n, const kb_case_result *r)
     snprintf(pos, sizeof pos, "[%lld/%lld]", (long long)i + 1, (long long)n);
     printf("%-10s ", pos);
     print_id(r->case_id, id_cols(id_width));
-    printf(" %-13s", kb_case_status_name(r->status));
+    printf(" %-13s", status);
     if (r->verify.done)
         printf(" %8.1e %7.3f", r->verify.v.max_abs_err, r->verify.v.max_err_ratio);
     else
@@ -119,3 +122,84 @@ void kb_console_notes(const kb_case_result *r, const char *dump_err)
     if (dump_err && dump_err[0])
         fprintf(stderr, "kbench: %s\n", dump_err);
 }
+
+/* ---- the console as a record sink ---- */
+
+/* The progress line on screen (NULL when none), for the reporting hook to clear. */
+static const kb_progress *shown;
+
+typedef struct {
+    int quiet;
+    int id_width;
+    int64_t n_cases;
+    kb_progress pg;
+} console_sink;
+
+static void console_open(void *self, const kb_sink_run *run)
+{
+    console_sink *k = self;
+    const kb_device_info *d = run->dev;
+    k->id_width = run->cases->id_width;
+    k->n_cases = run->n_cases;
+    char tgt[32] = "";
+    if (run->target_sm != d->sm)
+        snprintf(tgt, sizeof tgt, ", compiled for sm_%d", run->target_sm);
+    fprintf(stderr, "kbench: suite %s: %lld cases on %s (%s, sm_%d%s)%s\n", run->suite, (long long)run->n_cases,
+            run->backend, d->name, d->sm, tgt, run->check_shapes ? "; the emulator runs the suite's check shapes" : "");
+    if (!(d->caps & KB_CAP_GPU_TIMER))
+        fprintf(stderr, "kbench: emulator timings are CPU time, not GPU numbers\n");
+    if (run->cases->counts.repeats)
+        fprintf(stderr, "kbench: %lld planned cases repeat an earlier entry's case; each runs once\n",
+                (long long)run->cases->counts.repeats);
+    if (!k->quiet)
+        kb_console_header(d->caps, k->id_width);
+    kb_progress_start(&k->pg, run->cases->todo);
+    shown = &k->pg;
+}
+
+static void console_case_start(void *self, const kb_cases_item *item) { kb_progress_clear(&((console_sink *)self)->pg); }
+
+static kb_status console_record(void *self, const kb_sink_case *c)
+{
+    console_sink *k = self;
+    if (!k->quiet)
+        kb_console_row(k->id_width, c->item->it.index, k->n_cases, c->r, c->status);
+    kb_console_notes(c->r, c->dump_err);
+    kb_progress_step(&k->pg);
+    return KB_OK;
+}
+
+static void console_close(void *self)
+{
+    kb_progress_clear(&((console_sink *)self)->pg);
+    shown = NULL;
+}
+
+static void console_free(void *self)
+{
+    if (shown == &((console_sink *)self)->pg)
+        shown = NULL;
+    free(self);
+}
+
+static const kb_sink_ops console_ops = {
+    "console", 0, console_open, console_case_start, console_record, console_close, console_free,
+};
+
+kb_sink kb_console_sink(int quiet)
+{
+    console_sink *k = calloc(1, sizeof *k);
+    if (!k)
+        return (kb_sink){ NULL, NULL };
+    k->quiet = quiet;
+    return (kb_sink){ &console_ops, k };
+}
+
+static void report_line(void *user, kb_report_level level, const char *msg)
+{
+    if (shown)
+        kb_progress_clear(shown);
+    fprintf(stderr, "kbench: %s%s\n", kb_report_word(level), msg);
+}
+
+void kb_console_report_install(void) { kb_report_set(report_line, NULL); }

@@ -1,7 +1,7 @@
-/* devices.c - `kbench devices`: the device a backend drives, its properties and peaks. */
+/* devices.c - `kbench devices`: the device a backend drives (a session's), its
+ * properties and peaks. */
 #include "cli/devices.h"
 
-#include "engine/peaks.h"
 #include "results/ceilings.h"
 #include "results/store.h"
 
@@ -11,10 +11,10 @@
 #include <string.h>
 
 /* The properties a GPU (KB_CAP_FULL_SPEED) or the emulator reports. */
-static void print_device(const kb_backend *be, int index, const kb_device_info *d)
+static void print_device(const char *backend, int index, const kb_device_info *d, int target_sm)
 {
     int gpu = d->caps & KB_CAP_FULL_SPEED;
-    printf("backend        %s\n", be->name);
+    printf("backend        %s\n", backend);
     printf("device         %d: %s\n", index, d->name);
     printf("uuid           %s\n", d->uuid);
     if (d->pci_bus_id[0])
@@ -27,8 +27,8 @@ static void print_device(const kb_backend *be, int index, const kb_device_info *
         printf("L2             %d KiB\n", d->l2_bytes / 1024);
         printf("memory         %.1f GiB\n", d->total_mem_bytes / (1024.0 * 1024 * 1024));
     }
-    if (kb_target_sm(d) != d->sm)
-        printf("compiled for   sm_%d (--arch)\n", kb_target_sm(d));
+    if (target_sm != d->sm)
+        printf("compiled for   sm_%d (--arch)\n", target_sm);
     printf("smem/block     %d KiB (opt-in)\n", d->max_shmem_per_block_optin / 1024);
     if (d->driver_version)
         printf("driver         CUDA %d.%d (%d)\n", d->driver_version / 1000, d->driver_version % 1000 / 10,
@@ -47,44 +47,42 @@ static void print_device(const kb_backend *be, int index, const kb_device_info *
 
 int kb_cmd_devices(const kb_run_opts *o)
 {
-    char err[1024];
-    kb_backend_opts bo;
-    if (kb_run_backend_opts(o, &bo) != 0)
+    kb_session_opts so;
+    if (kb_run_session_opts(o, &so) != 0)
         return KB_EXIT_INPUT;
     /* devices reports GPUs: without --backend it asks the driver, and says so plainly when there is none */
-    const char *name = strcmp(o->backend, "auto") ? o->backend : "cuda";
-    const kb_backend *be = kb_backend_find(name);
-    kb_backend_ctx *bx = NULL;
-    kb_status st = be->init(&bo, &bx, err, sizeof err);
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err);
-        if (!strcmp(name, "cuda"))
+    so.backend = strcmp(o->backend, "auto") ? o->backend : "cuda";
+    so.keep_unusable = 1;      /* shown below, not refused */
+    kb_session *s;
+    kb_sb msg;
+    kb_sb_init(&msg);
+    if (kb_session_open(&so, &s, &msg) != KB_OK) {
+        fprintf(stderr, "kbench: %s\n", msg.s);
+        if (!strcmp(so.backend, "cuda") && !strstr(msg.s, "device query: "))
             fprintf(stderr, "kbench: no GPU can be used here; the CPU emulator can run and verify every kernel: "
                             "kbench devices --backend emu\n");
+        kb_sb_free(&msg);
         return KB_EXIT_SETUP;
     }
-    kb_device_info d;
-    if ((st = be->device_info(bx, &d)) != KB_OK) {
-        fprintf(stderr, "kbench: device query: %s\n", be->last_error(bx));
-        be->fini(bx);
-        return KB_EXIT_SETUP;
-    }
-    print_device(be, o->device_index, &d);
-    kb_peaks peaks;
-    kb_sb note;
+    const kb_device_info *d = kb_session_device(s);
+    print_device(kb_session_backend_name(s), o->device_index, d, kb_session_target_sm(s));
+    kb_sb text, note;
+    kb_sb_init(&text);
     kb_sb_init(&note);
-    if (kb_peaks_for_device(&d, NULL, &peaks, &note) == KB_OK) {
+    if (kb_session_peaks_text(s, &text, &note) == KB_OK) {
         printf("\n");
-        kb_peaks_print(stdout, &peaks);
+        fputs(text.s, stdout);
     } else {
         printf("peaks          %s\n", note.s);
     }
+    kb_sb_free(&text);
     kb_sb_free(&note);
+    kb_sb_free(&msg);
     /* measured ceilings, when a ceilings run of this device is in the store */
     const char *db = getenv("KBENCH_DB");
-    if (!kb_ceilings_print(db && *db ? db : KB_STORE_DEFAULT_PATH, &d, stdout))
+    if (!kb_ceilings_print(db && *db ? db : KB_STORE_DEFAULT_PATH, d, stdout))
         printf("\n  measured ceilings: none in the store (kbench run suites/ceilings.yaml measures them)\n");
-    be->fini(bx);
+    kb_session_close(s);
     return KB_EXIT_OK;
 }
 

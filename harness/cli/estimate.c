@@ -1,162 +1,17 @@
-/* estimate.c - `kbench estimate` (see estimate.h): the plan walk of `kbench compile` at
- * full shapes, each case compiled offline with NVRTC for the target architecture, its
- * ptxas resources handed to the static model, one row per case, every row an estimate. */
+/* estimate.c - `kbench estimate` (see estimate.h): its options; the command itself is
+ * harness/estimate/est_cmd.h (the walk, the model, the output formats). */
 #include "cli/estimate.h"
 
-#include "engine/defines.h"
-#include "engine/modules.h"
-#include "engine/setup.h"
-#include "estimate/estimate.h"
-#include "suite/walk.h"
-
-#include <stdio.h>
-#include <string.h>
-
-typedef struct {
-    const kb_estimate_opts *o;
-    const kb_backend *be;          /* the cuda backend: its build is NVRTC alone */
-    kb_modules *mods;
-    int sm;
-    kb_est_target x;
-    int n_ok, n_err, n_skip;
-    kb_sb defs;
-} est_ctx;
-
-static void print_header(const est_ctx *x)
-{
-    const kb_est_target *t = &x->x;
-    const kb_est_gpu *g = t->gpu;
-    double eff;
-    int cal = kb_est_tensor_efficiency(g->sm, KB_TENSOR_MMA_SYNC, &eff, NULL);
-    printf("estimate: static model, NOT a measurement (docs/estimate.md). GPU %s = %s, sm_%d, %d SMs, compiled for"
-           " sm_%d\n", g->name, t->peaks->sku, g->sm, g->sms, x->sm);
-    printf("estimate: model clock %.0f MHz (every on-chip roof); DRAM %.0f GB/s achievable (%s; datasheet %.0f);"
-           " launch %.1f us eager, %.1f us graph (%s); mma.sync at %.2f of the dense peak (%s)\n",
-           t->clock_mhz, t->dram_gbps, t->dram_source, kb_peaks_gbps(t->peaks, NULL), t->launch_us[0],
-           t->launch_us[1], t->launch_source, eff, cal == 1 ? "calibrated table" : "uncalibrated: datasheet rate");
-    printf("estimate: assumptions: %s\n", t->arch->assumption);
-    printf("%-8s %-72s %-8s %10s %6s %4s %-9s %6s %5s", "estimate", "case", "limit", "est_us", "%roof", "occ",
-           "occ_limit", "waves", "sm%");
-    for (int r = 0; r < KB_ROOF_COUNT; r++) {
-        char col[24];
-        snprintf(col, sizeof col, "%s_us", kb_est_roof_name((kb_est_roof)r));
-        printf(" %9s", col);
-    }
-    printf("\n");
-}
-
-static void print_row(const char *id, const kb_estimate *e)
-{
-    printf("%-8s %-72s %-8s %10.2f %6.1f %4d %-9s %6.2f %5.1f", "estimate", id, kb_est_roof_name(e->limit), e->est_us,
-           e->pct_roofline, e->occ.blocks, e->occ.limit, e->waves, 100.0 * e->sm_use / e->imbalance);
-    for (int r = 0; r < KB_ROOF_COUNT; r++)
-        printf(" %9.2f", e->roof_us[r]);
-    printf("%s%s\n", e->modelled ? "" : "  (work model only: no traffic hook)",
-           e->roof_us[KB_ROOF_TENSOR] > 0 && !e->tensor_calibrated ? "  (tensor path uncalibrated)" : "");
-}
-
-static void print_skip(est_ctx *x, const char *id, const char *status, const char *why)
-{
-    x->n_skip++;
-    if (!x->o->run.quiet)
-        printf("%-8s %-72s %-8s %s\n", "estimate", id, status, why);
-}
-
-static int estimate_case(void *user, const kb_walk_item *it)
-{
-    est_ctx *x = user;
-    if (!it->valid) {
-        print_skip(x, it->id, "skipped", it->why);
-        return 0;
-    }
-    const kb_family *f = kb_families[it->c->family];
-    const char *entry = f->variants[it->c->variant].entry;
-    if (!entry) {
-        print_skip(x, it->id, "skipped", "a vendor library call: no model of its kernels");
-        return 0;
-    }
-    kb_case_defines(f, it->c, &x->defs);
-    const kb_module_ref *b = kb_modules_get(x->mods, f->source, x->defs.s, x->sm);
-    kb_resources r;
-    if (b->status != KB_OK || x->be->build_resources(b->log, entry, &r) != 0) {
-        x->n_err++;
-        printf("%-8s %-72s %-8s %s\n", "estimate", it->id, "compile_error",
-               b->status != KB_OK ? "no estimate (kbench compile shows the log)" : "no resource report for its entry");
-        return 0;
-    }
-    kb_estimate e;
-    char why[256];
-    if (kb_estimate_built(f, it->c, x->sm, &r, &x->x, &e, why, sizeof why) != 0) {
-        print_skip(x, it->id, "no_model", why);
-        return 0;
-    }
-    x->n_ok++;
-    if (!x->o->run.quiet)
-        print_row(it->id, &e);
-    return 0;
-}
-
-/* The target's tables; a process exit code, 0 when ready. */
-static int target_of(const kb_estimate_opts *o, est_ctx *x, kb_peaks *peaks)
-{
-    x->x.gpu = kb_est_gpu_find(o->gpu);
-    if (!x->x.gpu)
-        return kb_opts_fail(&kb_command_estimate, "--gpu", "is required (one of: h100-sxm, a100-sxm, ...)");
-    x->sm = o->run.sm_override ? o->run.sm_override : x->x.gpu->sm;
-    kb_sb err;
-    kb_sb_init(&err);
-    kb_status st = kb_est_gpu_peaks(x->x.gpu, o->peaks_path, peaks, &err);
-    if (st == KB_OK)
-        st = kb_setup_check(o->run.cache_dir, &err);
-    if (st != KB_OK)
-        fprintf(stderr, "kbench: %s\n", err.s);
-    kb_sb_free(&err);
-    kb_est_target_init(&x->x, x->x.gpu, peaks);
-    return st == KB_OK ? 0 : st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-}
+#include "estimate/est_cmd.h"
+#include "estimate/est_report.h"
+#include "estimate/gpu.h"
 
 int kb_cmd_estimate(const kb_estimate_opts *o)
 {
-    est_ctx x;
-    kb_peaks peaks;
-    memset(&x, 0, sizeof x);
-    x.o = o;
-    x.be = &kb_backend_cuda;
-    int rc = target_of(o, &x, &peaks);
-    if (rc)
-        return rc;
-    kb_plan plan;
-    kb_sb err;
-    kb_sb_init(&err);
-    kb_status st = kb_walk_plan(o->run.suite_path, x.be->caps, 1, &plan, &err);   /* full shapes */
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err.s);
-        kb_sb_free(&err);
-        return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
-    }
-    kb_sb_free(&err);
-    kb_sb_init(&x.defs);
-    x.mods = kb_modules_new_build_only(x.be, NULL, o->run.cache_dir, kb_kernels_dir());
-    kb_walk_opts wo = { o->run.filters, o->run.n_filters, NULL, { x.sm, 0, kb_arch_max_shmem_optin(x.sm) } };
-    print_header(&x);
-    kb_walk_counts n;
-    kb_modules_start(x.mods, kb_run_jobs(&o->run, x.be->caps, 0));
-    rc = kb_walk_prefetch(&plan, &wo, x.mods, x.sm);
-    if (rc == 0)
-        rc = kb_walk(&plan, &wo, estimate_case, &x, &n);
-    fflush(stdout);
-    fprintf(stderr, "kbench estimate: %s, sm_%d: %d cases estimated (static model, not measurements), %d failed to "
-            "compile, %d skipped\n", x.x.gpu->name, x.sm, x.n_ok, x.n_err, x.n_skip);
-    kb_modules_free(x.mods);
-    kb_plan_free(&plan);
-    kb_sb_free(&x.defs);
-    if (rc < 0)
-        return KB_EXIT_SETUP;
-    if (o->run.n_filters > 0 && n.visited == 0) {
-        fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
-        return KB_EXIT_INPUT;
-    }
-    return x.n_err ? KB_EXIT_WRONG : KB_EXIT_OK;
+    kb_est_cmd c = { o->run.suite_path, o->gpu, o->run.sm_override, (const char *const *)o->run.filters,
+                     o->run.n_filters, o->run.cache_dir, o->run.jobs, o->peaks_path,
+                     o->db_path, o->format, o->sort, o->top, o->run.quiet };
+    return kb_est_command(&c);
 }
 
 static const kb_opt estimate_opts[] = {
@@ -166,6 +21,17 @@ static const kb_opt estimate_opts[] = {
     KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_CACHE_DIR, KB_ROW_JOBS,
     { "--peaks", NULL, KB_OPT_STR, offsetof(kb_estimate_opts, peaks_path), "FILE",
       "datasheet peaks (default $KBENCH_PEAKS, else data/peaks.json)", 0, 0, 0, NULL, 0 },
+    { "--format", "-f", KB_OPT_CHOICE, offsetof(kb_estimate_opts, format), "text|json|csv",
+      "output format (default text: aligned columns; every row and field says ESTIMATE)", 0, 0, 0,
+      kb_est_format_names, 0 },
+    { "--top", NULL, KB_OPT_INT, offsetof(kb_estimate_opts, top), "N",
+      "only the N first rows by --sort (default order with --top: time, the N slowest)", 1, 1000000, 0, NULL, 0 },
+    { "--sort", NULL, KB_OPT_CHOICE, offsetof(kb_estimate_opts, sort), "plan|time|roof",
+      "row order: plan (default), time (slowest first), roof (lowest % of roofline first)", 0, 0, 0,
+      kb_est_sort_names, 0 },
+    { "--db", NULL, KB_OPT_STR, offsetof(kb_estimate_opts, db_path), "PATH",
+      "results store whose measured ceilings of the same GPU model replace the assumed DRAM fraction and launch "
+      "cost (default $KBENCH_DB, else results/kbench.db)", 0, 0, 0, NULL, 0 },
     KB_ROW_QUIET,
 };
 
@@ -175,9 +41,9 @@ const kb_command kb_command_estimate = {
     "estimate", "SUITE", 1, 1, offsetof(kb_estimate_opts, run.suite_path),
     "static performance ESTIMATE of every case of SUITE on --gpu NAME (offline; not a measurement)",
     "  each case at its full shape, compiled with NVRTC for --arch (default: the GPU's); occupancy from its\n"
-    "  registers and shared memory, time at each roof (tensor, simt, issue, smem, l2, dram, latency), the\n"
-    "  estimate = the largest, its limiting roof and % of the datasheet roofline. docs/estimate.md has the\n"
-    "  equations, parameters and assumptions. Exit 1 when a case fails to compile.\n",
+    "  registers and shared memory, time at each roof (tensor, simt, sfu, cvt, issue, smem, l2, dram, latency),\n"
+    "  the estimate = the largest, its limiting roof and % of the datasheet roofline, then a summary per family.\n"
+    "  docs/estimate.md has the equations, parameters and assumptions. Exit 1 when a case fails to compile.\n",
     estimate_opts, (int)(sizeof estimate_opts / sizeof estimate_opts[0]), sizeof(kb_estimate_opts),
     kb_run_opts_defaults, estimate_main,
 };

@@ -11,6 +11,10 @@ typedef struct {
     kb_run_opts run;            /* first: the shared KB_ROW_* rows address it */
     const char *gpu;            /* --gpu: a name of kb_est_gpus */
     const char *peaks_path;     /* --peaks FILE; NULL: $KBENCH_PEAKS or data/peaks.json */
+    const char *format;         /* --format text|json|csv (NULL: text) */
+    const char *sort;           /* --sort plan|time|roof (NULL: plan; with --top: time) */
+    int top;                    /* --top N (0: every row) */
+    const char *db_path;        /* --db PATH (NULL: $KBENCH_DB, else results/kbench.db) */
 } kb_estimate_opts;
 
 /* Estimate every case of o->run.suite_path on o->gpu; a process exit code (1 when a

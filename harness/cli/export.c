@@ -13,6 +13,7 @@ typedef struct {
     kb_tune_choice_row *rows;
     int n, cap;
     int cpu_refused;
+    int cpu_not_gpu;               /* --gpu-sm: emulator choices left out (no GPU's) */
     kb_tune_entry *entries;
     int n_entries, cap_entries;
 } export_ctx;
@@ -85,6 +86,7 @@ static int for_gpu(export_ctx *x)
         best_of[i] = best;
     }
     for (int i = 0; i < x->n; i++) {
+        x->cpu_not_gpu += x->rows[i].key.emulator;   /* sm 0: never a GPU's choice */
         if (best_of[i] != i)
             continue;   /* another row serves this problem better, or none of this sm */
         kb_tune_choice_row *c = &x->rows[i];
@@ -119,9 +121,13 @@ static int check_rows(const kb_command *cmd, const export_ctx *x, const char *db
         return kb_opts_fail(cmd, "--allow-cpu", "the %d choice%s in %s were measured on the CPU emulator: CPU timings, "
                             "not GPU choices; --allow-cpu exports them marked so", x->cpu_refused,
                             x->cpu_refused == 1 ? "" : "s", db);
+    char cpu[96] = "";
+    if (x->cpu_not_gpu)
+        snprintf(cpu, sizeof cpu, " (its %d emulator choice%s no GPU's: CPU timings, sm 0)", x->cpu_not_gpu,
+                 x->cpu_not_gpu == 1 ? " is" : "s are");
     if (x->n == 0 && x->o->gpu_sm)
-        return kb_opts_fail(cmd, "--gpu-sm", "%s holds no current choice for sm_%d%s", db, x->o->gpu_sm,
-                            x->o->n_problems ? " matching --problem" : "");
+        return kb_opts_fail(cmd, "--gpu-sm", "%s holds no current choice for sm_%d%s%s", db, x->o->gpu_sm,
+                            x->o->n_problems ? " matching --problem" : "", cpu);
     if (x->n == 0)
         return kb_opts_fail(cmd, "--db", "%s holds no current choice%s (kbench tune fills it)", db,
                             x->o->n_problems ? " matching --problem" : "");
@@ -138,12 +144,12 @@ static int export_main(void *p)
     struct stat st;
     if (stat(db_path, &st) != 0 || !S_ISREG(st.st_mode))
         return kb_opts_fail(&kb_command_export, "--db", "%s: no tuning database there", db_path);
-    export_ctx x = { o, NULL, 0, 0, 0, NULL, 0, 0 };
+    export_ctx x = { o, NULL, 0, 0, 0, 0, NULL, 0, 0 };
     kb_tunedb *db;
     kb_sb err;
     kb_sb_init(&err);
     int rc = KB_EXIT_OK;
-    if (kb_tunedb_open(db_path, &db, &err) != KB_OK) {
+    if (kb_tunedb_open_readonly(db_path, &db, &err) != KB_OK) {   /* an input: never written */
         fprintf(stderr, "kbench export: %s\n", err.s);
         kb_sb_free(&err);
         return KB_EXIT_INPUT;

@@ -6,10 +6,12 @@
 #include "accept/fleet_md.h"
 #include "accept/fleet_stats.h"
 #include "accept/verdict_io.h"
+#include "core/fsutil.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Write a page of fj to path with the writer fn. */
 static kb_status write_page(const char *path, json_t *fj, kb_status (*fn)(json_t *, FILE *), kb_sb *err)
@@ -47,6 +49,19 @@ static kb_status write_all(const kb_fleet_opts *o, json_t *fj, kb_sb *err)
     return st;
 }
 
+/* The directory the pages go to, made (--out-dir) and writable, before anything is
+ * printed. 0, or -1 after saying why. */
+static int output_dir_ready(const kb_fleet_opts *o)
+{
+    const char *dir = o->out_dir ? o->out_dir : o->dir;
+    if ((o->out_dir ? kb_fs_mkdir_p(dir) : KB_OK) == KB_OK && access(dir, W_OK | X_OK) == 0)
+        return 0;
+    int e = errno;
+    fprintf(stderr, "kbench fleet: %s %s: not a directory kbench can write to (%s)%s\n",
+            o->out_dir ? "--out-dir" : "DIR", dir, strerror(e), o->out_dir ? "" : "; name another with --out-dir");
+    return -1;
+}
+
 static int fleet_main(void *opts)
 {
     const kb_fleet_opts *o = opts;
@@ -64,6 +79,11 @@ static int fleet_main(void *opts)
         int rc = kb_opts_fail(&kb_command_fleet, "DIR", "%s", err.s);
         kb_sb_free(&err);
         return rc;
+    }
+    if (output_dir_ready(o) != 0) {
+        kb_fleet_free(&f);
+        kb_sb_free(&err);
+        return KB_EXIT_SETUP;
     }
     if (kb_fleet_judge(&f, o->k, o->rel_floor) != KB_OK) {
         fprintf(stderr, "kbench fleet: %s: out of memory judging the GPUs\n", o->dir);

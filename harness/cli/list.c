@@ -1,8 +1,6 @@
 /* list.c - `kbench list`: the families, or a suite's planned cases (see list.h). */
 #include "cli/list.h"
 
-#include "suite/walk.h"
-
 #include <stdio.h>
 #include <string.h>
 
@@ -57,14 +55,27 @@ static void list_families(void)
     }
 }
 
-static int print_case(void *user, const kb_walk_item *it)
+/* An offline session with o's suite planned and walked: the shapes the named backend
+ * would run (auto: the emulator's check shapes), valid() asked for its caps on --arch
+ * (default sm_90). An exit code, or -1 with *s open. */
+static int open_plan(const kb_run_opts *o, kb_session **s)
 {
-    const kb_target *t = user;
-    if (it->valid)
-        printf("%s\n", it->id);
-    else
-        printf("%s  [skipped on sm_%d: %s]\n", it->id, t->sm, it->why);
-    return 0;
+    kb_session_opts so = { .backend = o->backend, .offline = 1, .judge_caps = 1, .suite_path = o->suite_path,
+                           .full_shapes = o->full_shapes };
+    so.bo.sm_override = o->sm_override;
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_session_open(&so, s, &err);
+    if (st == KB_OK)
+        st = kb_session_plan(*s, &err);
+    int oom = st == KB_OK && kb_session_select(*s, o->filters, o->n_filters) != KB_OK;
+    if (st != KB_OK || oom)
+        fprintf(stderr, "kbench: %s\n", oom ? "out of memory walking the plan" : err.s);
+    kb_sb_free(&err);
+    if (st == KB_OK && !oom)
+        return -1;
+    kb_session_close(*s);
+    return st == KB_ERR_SETUP || oom ? KB_EXIT_SETUP : KB_EXIT_INPUT;
 }
 
 int kb_cmd_list(const kb_run_opts *o)
@@ -73,36 +84,36 @@ int kb_cmd_list(const kb_run_opts *o)
         list_families();
         return KB_EXIT_OK;
     }
-    kb_plan plan;
-    kb_sb err;
-    kb_sb_init(&err);
-    /* the shapes the named backend would run (auto: the emulator's check shapes) */
-    unsigned caps = kb_backend_caps_of(o->backend);
-    kb_status st = kb_walk_plan(o->suite_path, caps, o->full_shapes, &plan, &err);
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: %s\n", err.s);
-        kb_sb_free(&err);
-        return st == KB_ERR_SETUP ? KB_EXIT_SETUP : KB_EXIT_INPUT;
+    kb_session *s = NULL;
+    int rc = open_plan(o, &s);
+    if (rc >= 0)
+        return rc;
+    const kb_plan *plan = kb_session_plan_of(s);
+    for (int i = 0; i < plan->n_warnings; i++)
+        fprintf(stderr, "kbench: warning: %s\n", plan->warnings[i]);
+    int sm = kb_session_target_sm(s);
+    const kb_cases *l = kb_session_cases(s);
+    for (int64_t i = 0; i < l->n; i++) {
+        const kb_walk_item *it = &l->items[i].it;
+        if (it->valid)
+            printf("%s\n", it->id);
+        else
+            printf("%s  [skipped on sm_%d: %s]\n", it->id, sm, it->why);
     }
-    kb_sb_free(&err);
-    for (int i = 0; i < plan.n_warnings; i++)
-        fprintf(stderr, "kbench: warning: %s\n", plan.warnings[i]);
-    int sm = o->sm_override ? o->sm_override : 90;
-    kb_walk_opts wo = { o->filters, o->n_filters, NULL, { sm, caps, kb_arch_max_shmem_optin(sm) } };
-    kb_walk_counts n;
-    int rc = kb_walk(&plan, &wo, print_case, &wo.target, &n);
-    fprintf(stderr, "%lld cases (%lld would be skipped on sm_%d)%s\n", (long long)n.visited, (long long)n.invalid, sm,
-            kb_walk_check_shapes(caps, o->full_shapes)
-                ? "; shapes are the emulator's check shapes (--full-shapes for the full ones)" : "");
-    if (n.repeats)
+    fprintf(stderr, "%lld cases (%lld would be skipped on sm_%d)%s\n", (long long)l->counts.visited,
+            (long long)l->counts.invalid, sm,
+            kb_session_check_shapes(s) ? "; shapes are the emulator's check shapes (--full-shapes for the full ones)"
+                                       : "");
+    if (l->counts.repeats)
         fprintf(stderr, "%lld planned cases repeat an earlier entry's case and are listed once\n",
-                (long long)n.repeats);
-    kb_plan_free(&plan);
-    if (rc == 0 && o->n_filters > 0 && n.visited == 0) {
+                (long long)l->counts.repeats);
+    int64_t selected = l->n;
+    kb_session_close(s);
+    if (o->n_filters > 0 && selected == 0) {
         fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
         return KB_EXIT_INPUT;
     }
-    return rc < 0 ? KB_EXIT_SETUP : KB_EXIT_OK;
+    return KB_EXIT_OK;
 }
 
 static const kb_opt list_opts[] = { KB_ROW_BACKEND, KB_ROW_ARCH, KB_ROW_FILTER, KB_ROW_FULL_SHAPES };

@@ -3,6 +3,7 @@
  * cli/<command>.{c,h} with a kb_command, and one row below. */
 #include "cli/accept.h"
 #include "cli/compile.h"
+#include "cli/console.h"
 #include "cli/devices.h"
 #include "cli/estimate.h"
 #include "cli/export.h"
@@ -75,6 +76,7 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    kb_console_report_install();   /* every diagnostic below cli/ is printed here */
     if (argc < 2) {
         main_help(stderr);
         return KB_EXIT_INPUT;

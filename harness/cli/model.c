@@ -1,6 +1,8 @@
 /* model.c - `kbench model` (see model.h): load the run and the description, roll up, write. */
 #include "cli/model.h"
 
+#include "estimate/gpu.h"
+#include "model/model_estimate.h"
 #include "model/model_html.h"
 #include "model/model_report.h"
 #include "results/report.h"
@@ -25,6 +27,10 @@ typedef struct {
     int with_report;
     const char **sets;
     int n_sets;
+    int estimate;               /* --estimate: ops from kbench estimate's static model on --gpu */
+    const char *gpu;
+    const char *suite;          /* --suite: the suite whose cases are estimated */
+    const char *peaks;
 } model_opts;
 
 static const char *const formats[] = { "md", "json", "html", "trace", NULL };
@@ -93,22 +99,56 @@ static int write_file(const model_opts *o, const kb_model_rollup *r, kb_model_fo
     return st == KB_OK ? KB_EXIT_OK : KB_EXIT_SETUP;
 }
 
-static int roll_and_write(const model_opts *o, const kb_model *m, const kb_report_run *run, int dtype)
+/* Write roll-up r in o's format to --out or stdout; a process exit code. */
+static int write_rollup(const model_opts *o, const kb_model_rollup *r)
 {
     kb_model_format f = KB_MODEL_MD;
     for (int i = 0; formats[i]; i++)
         if (!strcmp(o->format, formats[i])) f = (kb_model_format)i;
+    if (o->out)
+        return write_file(o, r, f, o->out);
+    if (write_any(o, r, f, stdout) != KB_OK) {
+        fprintf(stderr, "kbench: cannot write the roll-up: %s\n", strerror(errno));
+        return KB_EXIT_SETUP;
+    }
+    return KB_EXIT_OK;
+}
+
+static int roll_and_write(const model_opts *o, const kb_model *m, const kb_report_run *run, int dtype)
+{
     kb_model_rollup *r = malloc(sizeof *r);
     if (!r) return KB_EXIT_SETUP;
     kb_model_rollup_run(m, run, dtype, r);
-    int rc = KB_EXIT_OK;
-    if (o->out)
-        rc = write_file(o, r, f, o->out);
-    else if (write_any(o, r, f, stdout) != KB_OK) {
-        fprintf(stderr, "kbench: cannot write the roll-up: %s\n", strerror(errno));
-        rc = KB_EXIT_SETUP;
-    }
+    int rc = write_rollup(o, r);
     free(r);
+    return rc;
+}
+
+/* --estimate: RUN is a suite (.yaml), or a run whose GPU-timed ops are kept (model_estimate.h). */
+static int estimate_and_write(const model_opts *o, const kb_model *m, int dtype)
+{
+    size_t len = strlen(o->run);
+    int have_run = !(len > 5 && (!strcmp(o->run + len - 5, ".yaml") || !strcmp(o->run + len - 4, ".yml")));
+    kb_sb err, suite;
+    kb_report_run run;
+    kb_sb_init(&err);
+    kb_sb_init(&suite);
+    kb_status st = have_run ? load_run(o, &run, &err) : KB_OK;
+    if (st == KB_OK && have_run) {
+        st = kb_model_run_suite(&run, o->suite, &suite, &err);
+        if (st != KB_OK) kb_report_run_free(&run);
+    }
+    if (!have_run) kb_sb_printf(&suite, "%s", o->suite ? o->suite : o->run);
+    kb_model_est *e = st == KB_OK ? calloc(1, sizeof *e) : NULL;
+    kb_model_est_opts eo = { suite.s, o->gpu, 0, NULL, 0, o->peaks, o->db };
+    if (e) st = kb_model_estimate(m, have_run ? &run : NULL, &eo, dtype, e, &err);
+    int rc = st == KB_OK && e ? write_rollup(o, &e->rollup) : st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    if (st != KB_OK || !e) fprintf(stderr, "kbench model: %s\n", err.s[0] ? err.s : "out of memory");
+    if (e) kb_model_est_free(e);
+    if (have_run && st == KB_OK) kb_report_run_free(&run);
+    free(e);
+    kb_sb_free(&err);
+    kb_sb_free(&suite);
     return rc;
 }
 
@@ -122,6 +162,13 @@ static int model_main(void *opts)
         return kb_opts_fail(&kb_command_model, "--with-report", "needs --format html (got %s)", o->format);
     if (o->dtype && kb_dtype_parse(o->dtype, &dt) != 0)
         return kb_opts_fail(&kb_command_model, "--dtype", "unknown dtype '%s'", o->dtype);
+    if (o->estimate && !o->gpu)
+        return kb_opts_fail(&kb_command_model, "--gpu", "required with --estimate: the GPU modelled (h100-sxm, ...)");
+    if (!o->estimate && (o->gpu || o->suite))
+        return kb_opts_fail(&kb_command_model, o->gpu ? "--gpu" : "--suite", "only with --estimate");
+    if (o->estimate && o->with_report)
+        return kb_opts_fail(&kb_command_model, "--with-report",
+                            "not with --estimate (the run's report has no estimates)");
     kb_sb path, err;
     kb_sb_init(&path);
     kb_sb_init(&err);
@@ -131,6 +178,11 @@ static int model_main(void *opts)
     kb_model_path(o->model, &path);
     if (kb_model_load(path.s, o->sets, o->n_sets, &m, &err) != KB_OK) {
         fprintf(stderr, "kbench model: %s\n", err.s);
+        goto done;
+    }
+    if (o->estimate) {
+        rc = estimate_and_write(o, &m, o->dtype ? (int)dt : -1);
+        kb_model_free(&m);
         goto done;
     }
     if (load_run(o, &run, &err) != KB_OK) {
@@ -164,15 +216,27 @@ static const kb_opt model_opt_rows[] = {
     { "--results", NULL, KB_OPT_STR, offsetof(model_opts, results), "DIR",
       "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
     { "--db", NULL, KB_OPT_STR, offsetof(model_opts, db), "PATH",
-      "else the results store a run id is read from (default $KBENCH_DB, else results/kbench.db)", 0, 0, 0, NULL,
-      0 },
+      "else the results store a run id is read from (default $KBENCH_DB, else results/kbench.db); with --estimate "
+      "also its measured ceilings of the --gpu model", 0, 0, 0, NULL, 0 },
+    { "--estimate", NULL, KB_OPT_FLAG, offsetof(model_opts, estimate), NULL,
+      "ops from kbench estimate's static model on --gpu (every figure labelled ESTIMATE); RUN may be a suite",
+      0, 0, 0, NULL, 0 },
+    { "--gpu", NULL, KB_OPT_CHOICE, offsetof(model_opts, gpu), "NAME",
+      "with --estimate: the GPU modelled (h100-sxm, a100-sxm, ...)", 0, 0, 0, kb_est_gpu_names, 0 },
+    { "--suite", NULL, KB_OPT_STR, offsetof(model_opts, suite), "FILE",
+      "with --estimate: the suite whose cases are estimated (default: RUN when a suite, else the run's suite)",
+      0, 0, 0, NULL, 0 },
+    { "--peaks", NULL, KB_OPT_STR, offsetof(model_opts, peaks), "FILE",
+      "with --estimate: datasheet peaks (default $KBENCH_PEAKS, else data/peaks.json)", 0, 0, 0, NULL, 0 },
 };
 
 const kb_command kb_command_model = {
-    "model", "RUN", 1, 1, offsetof(model_opts, run),
-    "LLM roll-up of a run: per-op time, tokens/s, MFU, precision what-if",
+    "model", "RUN|SUITE", 1, 1, offsetof(model_opts, run),
+    "LLM roll-up of a run, or an ESTIMATE on a GPU you have not got: per-op time, tokens/s, MFU, what-if",
     "  RUN: a results .jsonl file, or a run id found in DIR/*.jsonl or in the store. Models: data/models/*.yaml\n"
-    "  (docs/model-format.md). Ops the run has no verified case for are listed as missing.\n",
+    "  (docs/model-format.md). Ops the run has no verified case for are listed as missing.\n"
+    "  --estimate --gpu NAME: the ops from the static model of SUITE's (or the run's suite's) cases at the model's\n"
+    "  shapes on NAME, labelled ESTIMATE; a run's GPU-timed ops of the same GPU model are kept, marked (gpu).\n",
     model_opt_rows, (int)(sizeof model_opt_rows / sizeof model_opt_rows[0]), sizeof(model_opts),
     model_defaults, model_main,
 };

@@ -2,9 +2,8 @@
 #ifndef KB_RUN_H
 #define KB_RUN_H
 
-#include "backend/backend.h"
 #include "cli/opts.h"
-#include "engine/measure.h"
+#include "session/session.h"
 
 #include <stddef.h>
 
@@ -29,18 +28,19 @@ typedef struct {
     const char *emu_schedule;   /* --emu-schedule: lockstep, warp-ahead, random[:SEED] */
     const char *emu_check;      /* --emu-check: race, init, all (comma-separated) */
     const char *trace_path;     /* run --trace: Chrome trace-event JSON written as the run goes */
-    int jobs;                   /* -j: compile workers; 0 = kb_run_jobs's default */
+    int jobs;                   /* -j: compile workers; 0 = the session's default (kb_session_start) */
 } kb_run_opts;
 
-/* The backend options of o: device, arch, threads, the emulator's schedule and checks
- * (KB_EMU_CHECK_* from --emu-check). -1 with a message when --emu-check names an
+/* The session options of o (session/session.h): backend, device, arch, compile cache,
+ * the emulator's threads, schedule and checks (KB_EMU_CHECK_* from --emu-check), suite,
+ * shapes, --dump, overrides, --prune, -j. -1 with a message when --emu-check names an
  * unknown check; 0 otherwise. */
-int kb_run_backend_opts(const kb_run_opts *o, kb_backend_opts *bo);
+int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so);
 
-/* Open o's backend and query its device, saying why on stderr when that fails or when no
- * toolchain this build has makes code the device loads (run, tune). An exit code, or -1
- * to go on. */
-int kb_run_open_backend(const kb_run_opts *o, const kb_backend **be, kb_backend_ctx **bx, kb_device_info *dev);
+/* Open a session with so (its backend and device), saying why on stderr when that fails
+ * or when no toolchain this build has makes code the device loads (run, tune). An exit
+ * code, or -1 to go on with *s open. */
+int kb_run_open_session(const kb_session_opts *so, kb_session **s);
 
 /* The option rows run, list, devices and compile share (cli/opts.h). */
 extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
@@ -70,12 +70,6 @@ extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
 #define KB_ROW_JOBS { "--jobs", "-j", KB_OPT_INT, offsetof(kb_run_opts, jobs), "N", \
     "compile workers building modules ahead of the cases that use them (default: see README)", \
     1, 256, 0, NULL, 0 }
-
-/* The compile workers for o: -j when given, else the cores (at most 8) for a command
- * that only compiles; for one that measures (measuring 1), the cores but one on a backend
- * with a GPU timer (the host only launches), and 1 on the emulator, whose timings are CPU
- * time that a compiler running beside them would inflate. */
-int kb_run_jobs(const kb_run_opts *o, unsigned caps, int measuring);
 
 /* Defaults every command of this struct shares: --backend auto. */
 void kb_run_opts_defaults(void *o);

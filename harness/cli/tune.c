@@ -1,39 +1,42 @@
-/* tune.c - `kbench tune SUITE`: open the backend, plan the suite, build the tuning space
- * (tune/space.h), then search problem by problem (cli/tune_run.c); every evaluation is
- * an ordinary record (JSON Lines + the results store) and a row of the tuning database. */
+/* tune.c - `kbench tune SUITE`: a session (session/session.h) planned and walked once,
+ * the tuning space built from its case list (tune/space.h), then the search problem by
+ * problem (cli/tune_run.c); every evaluation is a case of the session whose sinks write
+ * the ordinary record (JSON Lines + the results store) and the tuning database's entry. */
 #include "cli/tune.h"
 
 #include "cli/tune_replay.h"
 #include "cli/tune_run.h"
-#include "engine/setup.h"
-#include "tune/prune.h"
 
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Open the backend and plan the suite. An exit code, or -1 to go on. */
-static int open_backend(kb_tune_session *x)
+/* Open the session, plan the suite and walk it once. An exit code, or -1 to go on. */
+static int open_session(kb_tune_session *x)
 {
     const kb_run_opts *o = &x->o->run;
-    int rc = kb_run_open_backend(o, &x->be, &x->bx, &x->dev);
+    kb_session_opts so;
+    if (kb_run_session_opts(o, &so) != 0)
+        return KB_EXIT_INPUT;
+    so.prune = !x->o->no_prune;
+    int rc = kb_run_open_session(&so, &x->s);
     if (rc >= 0)
         return rc;
     kb_status st;
     kb_sb msg;
     kb_sb_init(&msg);
-    if ((st = kb_setup_check(o->cache_dir, &msg)) == KB_OK)
-        st = kb_walk_plan(o->suite_path, x->dev.caps, o->full_shapes, &x->plan, &msg);
+    if ((st = kb_session_check_setup(x->s, &msg)) == KB_OK)
+        st = kb_session_plan(x->s, &msg);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", msg.s);
     kb_sb_free(&msg);
     if (st != KB_OK)
         return st == KB_ERR_SETUP || st == KB_ERR_IO ? KB_EXIT_SETUP : KB_EXIT_INPUT;
-    for (int i = 0; i < x->plan.n_warnings; i++)
-        fprintf(stderr, "kbench: warning: %s\n", x->plan.warnings[i]);
+    const kb_plan *plan = kb_session_plan_of(x->s);
+    for (int i = 0; i < plan->n_warnings; i++)
+        fprintf(stderr, "kbench: warning: %s\n", plan->warnings[i]);
     return -1;
 }
 
@@ -41,8 +44,8 @@ static int open_backend(kb_tune_session *x)
 static int build_space(kb_tune_session *x)
 {
     const kb_run_opts *o = &x->o->run;
-    kb_walk_opts wo = { o->filters, o->n_filters, NULL, { x->dev.sm, x->dev.caps, x->dev.max_shmem_per_block_optin } };
-    if (kb_tune_space_build(&x->plan, &wo, &x->space) != KB_OK) {
+    if (kb_session_select(x->s, o->filters, o->n_filters) != KB_OK ||
+        kb_tune_space_of_cases(kb_session_plan_of(x->s), kb_session_cases(x->s), &x->space) != KB_OK) {
         fprintf(stderr, "kbench: out of memory\n");
         return KB_EXIT_SETUP;
     }
@@ -57,71 +60,41 @@ static int build_space(kb_tune_session *x)
 }
 
 /* Records (results/tune-<suite>-<time>-<pid>.jsonl unless --out), the store beside them,
- * the tuning database. An exit code, or -1 to go on. */
+ * the tuning database: the session's sinks. An exit code, or -1 to go on. */
 static int open_outputs(kb_tune_session *x)
 {
     const kb_tune_opts *o = x->o;
-    char ts[20];
+    char ts[20], run_id[64];
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(x->run_id, sizeof x->run_id, "tune-%.24s-%s-%d", x->plan.suite_name, ts, (int)getpid());
-    for (char *p = x->run_id; *p; p++)
+    snprintf(run_id, sizeof run_id, "tune-%.24s-%s-%d", kb_session_plan_of(x->s)->suite_name, ts, (int)getpid());
+    for (char *p = run_id; *p; p++)
         if (*p == '/' || *p == ' ')
             *p = '_';
+    kb_session_set_run_id(x->s, run_id);
     if (o->run.out_path)
         kb_sb_printf(&x->out_path, "%s", o->run.out_path);
     else
-        kb_sb_printf(&x->out_path, "results/%s.jsonl", x->run_id);
+        kb_sb_printf(&x->out_path, "results/%s.jsonl", run_id);
     kb_sb err;
     kb_sb_init(&err);
-    kb_status st = kb_record_open(x->out_path.s, x->plan.suite_name, &x->rec, &err);
+    kb_status st = kb_session_records(x->s, x->out_path.s, NULL, &err);
     if (st == KB_OK)
-        st = kb_tunedb_open(o->db_path ? o->db_path : KB_TUNEDB_DEFAULT_PATH, &x->db, &err);
+        st = kb_tunedb_sink_open(x->s, o->db_path ? o->db_path : KB_TUNEDB_DEFAULT_PATH, &x->db, &err);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
-    kb_sb_clear(&err);
-    char *dir = strdup(x->out_path.s);
-    kb_sb db;
-    kb_sb_init(&db);
-    if (!dir)   /* not "." instead: the store would silently move */
-        kb_out_of_memory("the records directory", strlen(x->out_path.s) + 1);
-    kb_sb_printf(&db, "%s/kbench.db", dirname(dir));
-    if (st == KB_OK && kb_store_open(db.s, &x->store, &err) != KB_OK) {
-        fprintf(stderr, "kbench: results store %s: %s (JSON Lines records only)\n", db.s, err.s);
-        x->store = NULL;
-    }
-    free(dir);
-    kb_sb_free(&db);
     kb_sb_free(&err);
-    return st == KB_OK ? -1 : st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-}
-
-/* What the pipeline needs beyond the backend, as `kbench run` sets it up. */
-static void open_pipeline(kb_tune_session *x)
-{
-    const kb_run_opts *o = &x->o->run;
-    kb_pipeline *p = &x->pipe;
-    p->be = x->be;
-    p->bx = x->bx;
-    p->dev = &x->dev;
-    p->mods = kb_modules_new(x->be, x->bx, o->cache_dir, kb_kernels_dir());
-    p->empty = kb_modules_get(p->mods, KB_EMPTY_SOURCE, "", kb_target_sm(&x->dev));
-    kb_modules_start(p->mods, kb_run_jobs(o, x->dev.caps, 1));
-    if ((x->dev.caps & KB_CAP_ROOFLINE) && kb_peaks_for_device(&x->dev, NULL, &x->peaks, NULL) == KB_OK)
-        p->peaks = &x->peaks;
-    char err[512];
-    x->have_flush = kb_l2_flush_alloc(x->be, x->bx, &x->dev, &x->flush, err, sizeof err) == KB_OK;
-    if (x->have_flush)
-        p->flush = &x->flush;
-    x->overrides = (kb_measure_overrides){ o->min_samples, o->max_samples, o->timeout_s };
-    p->overrides = &x->overrides;
-    if (!x->o->no_prune) {
-        p->prune = kb_tune_prune;
-        p->prune_user = &x->dev;
+    if (st != KB_OK)
+        return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    kb_session_store(x->s, x->out_path.s);
+    if (kb_session_add_sink(x->s, kb_tunedb_sink_of(x->db)) != KB_OK) {
+        x->db = NULL;   /* freed by the failed add */
+        fprintf(stderr, "kbench: out of memory\n");
+        return KB_EXIT_SETUP;
     }
-    kb_tune_key_make(&x->dev, x->be->toolchain_id ? x->be->toolchain_id(x->bx) : "", &x->key);
+    return -1;
 }
 
 static int search_all(kb_tune_session *x)
@@ -129,18 +102,21 @@ static int search_all(kb_tune_session *x)
     int64_t configs = 0;
     for (int i = 0; i < x->space.n; i++)
         configs += x->space.problems[i].n;
+    const kb_device_info *d = kb_session_device(x->s);
     fprintf(stderr, "kbench: tune %s: %d problems, %lld configurations (%lld refused by valid()) on %s (%s, sm_%d); "
-            "strategy %s, budget %d%s, seed %d\n", x->plan.suite_name, x->space.n, (long long)configs,
-            (long long)x->space.invalid, x->be->name, x->dev.name, x->dev.sm, kb_tune_strategy_name(x->strategy),
-            x->o->budget, x->o->budget > 0 ? " per problem" : " (all)", x->o->seed);
-    if (x->key.emulator)
+            "strategy %s, budget %d%s, seed %d\n", kb_session_plan_of(x->s)->suite_name, x->space.n,
+            (long long)configs, (long long)x->space.invalid, kb_session_backend_name(x->s), d->name, d->sm,
+            kb_tune_strategy_name(x->strategy), x->o->budget, x->o->budget > 0 ? " per problem" : " (all)",
+            x->o->seed);
+    if (x->db->key.emulator)
         fprintf(stderr, "kbench: emulator timings are CPU time: the database marks them so, and export refuses "
                 "them without --allow-cpu\n");
-    kb_interrupt_install();
-    for (int i = 0; i < x->space.n; i++)
-        if (kb_tune_session_problem(x, &x->space.problems[i]) < 0)
-            return -1;
-    return 0;
+    kb_session_begin(x->s);
+    int rc = 0;
+    for (int i = 0; i < x->space.n && rc == 0; i++)
+        rc = kb_tune_session_problem(x, &x->space.problems[i]);
+    kb_session_end(x->s);
+    return rc;
 }
 
 static int summary(kb_tune_session *x)
@@ -155,24 +131,9 @@ static int summary(kb_tune_session *x)
                 "reuses them\n", db);
         return KB_EXIT_INTERRUPTED;
     }
-    if (x->record_failed)
+    if (kb_session_tally_of(x->s)->record_failed)
         return KB_EXIT_SETUP;
     return x->failed || x->unchosen ? KB_EXIT_WRONG : KB_EXIT_OK;
-}
-
-static void close_session(kb_tune_session *x)
-{
-    if (x->have_flush)
-        kb_l2_flush_free(x->be, x->bx, &x->flush);
-    kb_tunedb_close(x->db);
-    kb_store_close(x->store);
-    kb_record_close(x->rec);
-    kb_modules_free(x->pipe.mods);
-    kb_tune_space_free(&x->space);
-    kb_plan_free(&x->plan);
-    if (x->bx)
-        x->be->fini(x->bx);
-    kb_sb_free(&x->out_path);
 }
 
 int kb_cmd_tune(const kb_tune_opts *o)
@@ -191,17 +152,19 @@ int kb_cmd_tune(const kb_tune_opts *o)
     x->o = o;
     kb_sb_init(&x->out_path);
     kb_tune_strategy_parse(o->strategy, &x->strategy);   /* a choice row: always known */
-    int rc = open_backend(x);
+    int rc = open_session(x);
     if (rc < 0)
         rc = build_space(x);
     if (rc < 0)
         rc = open_outputs(x);
     if (rc < 0) {
-        open_pipeline(x);
+        kb_session_start(x->s);
         search_all(x);
         rc = summary(x);
     }
-    close_session(x);
+    kb_session_close(x->s);   /* the tuning database with it */
+    kb_tune_space_free(&x->space);
+    kb_sb_free(&x->out_path);
     free(x);
     return rc;
 }

@@ -1,13 +1,11 @@
 /* tune_run.c - the search of one problem (tune_run.h): each evaluation is a lookup in
- * the tuning database (same silicon, driver, toolchain and source: reused) or a case
- * through the pipeline, recorded like `kbench run` records it; then the choice. */
+ * the tuning database (same silicon, driver, toolchain and source: reused) or a case of
+ * the session, recorded by its sinks as `kbench run` records it (and entered in the
+ * database); then the choice. */
 #include "cli/tune_run.h"
 
-#include "engine/cache.h"
-#include "results/record_json.h"
 #include "tune/winner.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,81 +32,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The hash of family f's kernel source with its headers, for the session's arch and
- * toolchain: the compile cache's key with no defines. "" when it cannot be read. */
-static const char *source_hash(kb_tune_session *x, int family)
-{
-    if (family >= KB_TUNE_MAX_FAMILIES)
-        return "";
-    char *h = x->source[family];
-    if (h[0])
-        return h;
-    const kb_family *f = x->plan.fams[family];
-    kb_sb path;
-    kb_sb_init(&path);
-    kb_sb_printf(&path, "%s/%s", kb_kernels_dir(), f->source);
-    kb_compile_req req = { path.s, kb_kernels_dir(), NULL, 0, x->dev.sm };
-    char key[KB_CACHE_KEY_LEN + 1];
-    if (kb_cache_key(x->be, x->bx, &req, key, NULL) == KB_OK)
-        snprintf(h, 40, "%s", key);
-    kb_sb_free(&path);
-    return h;
-}
-
-/* {"variant": "mma", "BM": 64, ...}: the configuration's variant and config params. */
-static void config_params(const kb_family *f, const kb_case *c, char *out, size_t n)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "variant", json_string(f->variants[c->variant].name));
-    for (int i = 0; i < f->n_params; i++)
-        if (kb_tune_param_is_config(f, i) && kb_param_applies(f, i, c->variant))
-            json_object_set_new(o, f->params[i].name, json_integer(c->params[i]));
-    char *s = json_dumps(o, JSON_COMPACT);
-    snprintf(out, n, "%s", s ? s : "{}");
-    free(s);
-    json_decref(o);
-}
-
-static void fill_entry(problem_ctx *pc, int i, const kb_case_result *r, kb_tune_entry *e)
-{
-    const kb_tune_config *cfg = &pc->p->configs[i];
-    memset(e, 0, sizeof *e);
-    snprintf(e->case_id, sizeof e->case_id, "%.511s", cfg->id);
-    snprintf(e->problem, sizeof e->problem, "%.383s", pc->p->key);
-    snprintf(e->config, sizeof e->config, "%.255s", cfg->config);
-    config_params(r->family, r->c, e->params, sizeof e->params);
-    snprintf(e->family, sizeof e->family, "%s", r->family->name);
-    snprintf(e->status, sizeof e->status, "%s", kb_case_status_name(r->status));
-    snprintf(e->reason, sizeof e->reason, "%s", r->reason);
-    e->median_us = r->measure.done ? r->measure.m.st.median : NAN;
-    e->noise = r->measure.done ? r->measure.m.noise : NAN;
-    e->samples = r->measure.done ? r->measure.m.n : 0;
-    e->registers = r->compile.have_resources ? r->compile.res.registers : -1;
-    e->shmem_bytes = r->compile.have_resources ? r->compile.res.static_shmem_bytes : -1;
-    snprintf(e->clock, sizeof e->clock, "%s", r->measure.done ? r->measure.clock : "");
-}
-
-/* The same record `kbench run` writes, to the records file and the store. */
-static void record_case(kb_tune_session *x, const kb_case_result *r)
-{
-    char when[32];
-    kb_record_time_now(when);
-    kb_record_ctx ctx = { .run_id = x->run_id, .suite = x->plan.suite_name, .time = when, .backend = x->be->name,
-                          .dev = &x->dev };
-    json_t *rec = kb_record_json(&ctx, r);
-    if (!rec || kb_record_write(x->rec, rec) != KB_OK) {
-        x->record_failed = 1;
-        json_decref(rec);
-        return;
-    }
-    kb_sb err;
-    kb_sb_init(&err);
-    if (x->store && kb_store_put(x->store, rec, x->out_path.s, &err) != KB_OK)
-        fprintf(stderr, "kbench: results store: %s (the JSON Lines record is written)\n", err.s);
-    kb_sb_free(&err);
-    json_decref(rec);
-}
-
 static double entry_time(const kb_tune_entry *e)
 {
     return strcmp(e->status, "ok") == 0 && isfinite(e->median_us) ? e->median_us : INFINITY;
@@ -132,31 +55,36 @@ static void print_eval(problem_ctx *pc, int i, int reused)
     fflush(stdout);
 }
 
-/* Run configuration i through the pipeline into pc->e[i]. 0, or -1 to stop. */
+/* The case of configuration i in the session's list (the space was built from it). */
+static const kb_cases_item *item_of(const problem_ctx *pc, int i)
+{
+    return kb_cases_find(kb_session_cases(pc->x->s), pc->p->configs[i].case_index);
+}
+
+typedef struct {
+    problem_ctx *pc;
+    int i;
+} eval_ctx;
+
+/* A measured configuration: its entry (the sink entered the same one) and the counts. */
+static void evaluated(void *user, const kb_case_result *r)
+{
+    eval_ctx *ev = user;
+    kb_tune_session *x = ev->pc->x;
+    kb_tune_entry *e = &ev->pc->e[ev->i];
+    kb_tunedb_entry_of(item_of(ev->pc, ev->i), r, e);
+    int skipped = strcmp(e->status, "skipped") == 0;
+    x->evaluated++;
+    x->pruned += skipped && strncmp(e->reason, "pruned: ", 8) == 0;
+    x->skipped += skipped;
+    x->failed += !skipped && strcmp(e->status, "ok") != 0;
+}
+
+/* Run configuration i as a case of the session into pc->e[i]. 0, or -1 to stop. */
 static int measure(problem_ctx *pc, int i)
 {
-    kb_tune_session *x = pc->x;
-    const kb_tune_config *cfg = &pc->p->configs[i];
-    const kb_case *c = &x->plan.cases[cfg->case_index];
-    kb_case_result r;
-    kb_case_run(&x->pipe, c, cfg->id, &x->plan.entries[c->entry].measure, &r);
-    if (r.error == KB_ERR_INTERRUPTED) {
-        kb_case_result_free(&r);
-        return -1;
-    }
-    record_case(x, &r);
-    fill_entry(pc, i, &r, &pc->e[i]);
-    x->evaluated++;
-    x->pruned += r.status == KB_CASE_SKIPPED && strncmp(r.reason, "pruned: ", 8) == 0;
-    x->skipped += r.status == KB_CASE_SKIPPED;
-    x->failed += kb_case_status_failed(r.status);
-    kb_case_result_free(&r);
-    kb_sb err;
-    kb_sb_init(&err);
-    if (kb_tunedb_put(x->db, &x->key, pc->source, &pc->e[i], &err) != KB_OK)
-        fprintf(stderr, "kbench: tuning database: %s\n", err.s);
-    kb_sb_free(&err);
-    return x->record_failed ? -1 : 0;
+    eval_ctx ev = { pc, i };
+    return kb_session_run_case(pc->x->s, item_of(pc, i), evaluated, &ev) == KB_SESSION_NEXT ? 0 : -1;
 }
 
 /* The strategy's objective: the configuration's median, INFINITY when it did not pass,
@@ -173,7 +101,7 @@ static double objective(void *user, int i)
     }
     /* a configuration measured before under the same key is reused; one pruned before is
      * measured again when pruning is off */
-    int reused = kb_tunedb_lookup(x->db, &x->key, pc->source, pc->p->configs[i].id, &pc->e[i]) == 1 &&
+    int reused = kb_tunedb_lookup(x->db->db, &x->db->key, pc->source, pc->p->configs[i].id, &pc->e[i]) == 1 &&
                  !(x->o->no_prune && strncmp(pc->e[i].reason, "pruned: ", 8) == 0);
     if (reused)
         x->reused++;
@@ -204,7 +132,7 @@ static void tied_text(const problem_ctx *pc, const int *idx, const kb_tune_choic
 static void print_choice(const problem_ctx *pc, const kb_tune_choice_row *c)
 {
     const kb_tune_session *x = pc->x;
-    const char *unit = x->key.emulator ? "cpu_us" : "us";
+    const char *unit = x->db->key.emulator ? "cpu_us" : "us";
     printf("  winner %s: %.2f %s, 95%% interval [%.2f, %.2f]; ", c->config, c->median_us, unit, c->lo_us, c->hi_us);
     if (c->tie) {
         const char *semi = strstr(c->tied, "; ");
@@ -214,7 +142,7 @@ static void print_choice(const problem_ctx *pc, const kb_tune_choice_row *c)
     }
     else
         printf("clear: no other configuration within its noise\n");
-    if (x->key.emulator)
+    if (x->db->key.emulator)
         printf("  (emulator: CPU timings, not a GPU winner)\n");
 }
 
@@ -230,54 +158,47 @@ static kb_tune_result *results_of(const problem_ctx *pc, const kb_tune_trace *t)
     return r;
 }
 
-/* One more measurement of configuration i, its samples appended to pool. 0, -1 to stop. */
+/* The samples of one re-measurement, pooled. */
+typedef struct {
+    const char *id;
+    double **pool;
+    int *n_pool, *failed;
+} pool_ctx;
+
+static void pool_samples(void *user, const kb_case_result *r)
+{
+    pool_ctx *p = user;
+    int ok = r->status == KB_CASE_OK;
+    double *np = ok ? realloc(*p->pool, (size_t)(*p->n_pool + r->measure.m.n) * sizeof *np) : NULL;
+    if (ok && !np)
+        fprintf(stderr, "kbench: out of memory pooling %d samples of %s: it is not trusted\n",
+                *p->n_pool + r->measure.m.n, p->id);
+    if (np) {
+        memcpy(np + *p->n_pool, r->measure.m.samples_us, (size_t)r->measure.m.n * sizeof *np);
+        *p->pool = np;
+        *p->n_pool += r->measure.m.n;
+    } else {
+        *p->failed = !ok ? (int)r->status : (int)KB_CASE_LAUNCH_ERROR;  /* failing once: not trusted */
+    }
+}
+
+/* One more measurement of configuration i, recorded (not entered: the pool is, after),
+ * its samples appended to pool. 0, -1 to stop. */
 static int remeasure(problem_ctx *pc, int i, double **pool, int *n_pool, int *failed)
 {
     kb_tune_session *x = pc->x;
-    const kb_tune_config *cfg = &pc->p->configs[i];
-    const kb_case *c = &x->plan.cases[cfg->case_index];
-    kb_case_result r;
-    kb_case_run(&x->pipe, c, cfg->id, &x->plan.entries[c->entry].measure, &r);
-    if (r.error == KB_ERR_INTERRUPTED) {
-        kb_case_result_free(&r);
-        return -1;
-    }
-    record_case(x, &r);
-    x->remeasured++;
-    double *np = r.status == KB_CASE_OK ? realloc(*pool, (size_t)(*n_pool + r.measure.m.n) * sizeof *np) : NULL;
-    if (r.status == KB_CASE_OK && !np)
-        fprintf(stderr, "kbench: out of memory pooling %d samples of %s: it is not trusted\n", *n_pool + r.measure.m.n,
-                cfg->id);
-    if (np) {
-        memcpy(np + *n_pool, r.measure.m.samples_us, (size_t)r.measure.m.n * sizeof *np);
-        *pool = np;
-        *n_pool += r.measure.m.n;
-    } else {
-        *failed = r.status != KB_CASE_OK ? (int)r.status : (int)KB_CASE_LAUNCH_ERROR;  /* failing once: not trusted */
-    }
-    kb_case_result_free(&r);
-    return x->record_failed ? -1 : 0;
+    pool_ctx p = { pc->p->configs[i].id, pool, n_pool, failed };
+    x->db->hold = 1;
+    kb_session_step step = kb_session_run_case(x->s, item_of(pc, i), pool_samples, &p);
+    x->db->hold = 0;
+    x->remeasured += step != KB_SESSION_STOP_INTERRUPTED;
+    return step == KB_SESSION_NEXT ? 0 : -1;
 }
 
 /* The pooled samples of a re-measured configuration into its entry (and the database). */
 static void pool_into(problem_ctx *pc, int i, const double *pool, int n, int failed)
 {
-    kb_tune_entry *e = &pc->e[i];
-    kb_stats st;
-    if (failed || n == 0 || kb_stats_compute(pool, n, &st) != 0) {
-        snprintf(e->status, sizeof e->status, "%s", kb_case_status_name(failed ? (kb_case_status)failed
-                                                                                   : KB_CASE_LAUNCH_ERROR));
-        snprintf(e->reason, sizeof e->reason, "failed when re-measured to break a tie (its record says why)");
-    } else {
-        e->median_us = st.median;
-        e->noise = kb_measure_noise(&st);
-        e->samples = n;
-    }
-    kb_sb err;
-    kb_sb_init(&err);
-    if (kb_tunedb_put(pc->x->db, &pc->x->key, pc->source, e, &err) != KB_OK)
-        fprintf(stderr, "kbench: tuning database: %s\n", err.s);
-    kb_sb_free(&err);
+    kb_tunedb_sink_pool(pc->x->db, pc->source, &pc->e[i], pool, n, failed);
 }
 
 /* A tie is re-measured before the choice: the leader and the configurations within its
@@ -342,7 +263,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         snprintf(c->family, sizeof c->family, "%s", w->family);
         snprintf(c->case_id, sizeof c->case_id, "%s", w->case_id);
         snprintf(c->config, sizeof c->config, "%s", w->config);
-        snprintf(c->params, sizeof c->params, "%s", w->params);
+        kb_tune_choice_from_entry(w, c);   /* the typed problem and configuration */
         c->median_us = w->median_us;
         c->lo_us = ch.lo_us;
         c->hi_us = ch.hi_us;
@@ -354,7 +275,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         c->space = pc->p->n;
         kb_sb err;
         kb_sb_init(&err);
-        if (kb_tunedb_put_choice(x->db, &x->key, pc->source, c, &err) != KB_OK)
+        if (kb_tunedb_put_choice(x->db->db, &x->db->key, pc->source, c, &err) != KB_OK)
             fprintf(stderr, "kbench: tuning database: %s\n", err.s);
         kb_sb_free(&err);
         print_choice(pc, c);
@@ -372,15 +293,16 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
 
 int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
 {
-    problem_ctx pc = { x, p, source_hash(x, p->family), calloc((size_t)p->n, sizeof(kb_tune_entry)), 0, -1,
-                       INFINITY, -1, now_s(), 0 };
+    const kb_family *f = kb_session_plan_of(x->s)->fams[p->family];
+    problem_ctx pc = { x, p, kb_tunedb_sink_source(x->db, p->family, f), calloc((size_t)p->n, sizeof(kb_tune_entry)),
+                       0, -1, INFINITY, -1, now_s(), 0 };
     if (!pc.e)
         return -1;
     if (!x->o->run.quiet)
         printf("%s: %d configurations\n", p->key, p->n);
     if (x->o->budget <= 0 || x->o->budget >= p->n)   /* every configuration will be compiled: ahead */
         for (int i = 0; i < p->n; i++)
-            kb_modules_prefetch_case(x->pipe.mods, &x->plan.cases[p->configs[i].case_index], kb_target_sm(&x->dev));
+            kb_session_prefetch(x->s, item_of(&pc, i));
     kb_tune_search_opts so = { x->strategy, x->o->budget, (uint64_t)x->o->seed, 0 };
     kb_tune_view v = { p->n, p->n_axes, p->levels };
     kb_tune_trace t;

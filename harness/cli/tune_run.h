@@ -1,17 +1,13 @@
-/* tune_run.h - one tuning session of `kbench tune` (cli/tune.c opens it): the search of
- * one problem, its evaluations through the case pipeline, its choice. Prints progress. */
+/* tune_run.h - one tuning run of `kbench tune` (cli/tune.c opens it): the search of one
+ * problem, its evaluations as cases of the session (session/session.h), its choice.
+ * Prints progress. */
 #ifndef KB_CLI_TUNE_RUN_H
 #define KB_CLI_TUNE_RUN_H
 
 #include "cli/run.h"
-#include "engine/case.h"
-#include "results/record.h"
-#include "results/store.h"
 #include "tune/space.h"
 #include "tune/strategy.h"
-#include "tune/tunedb.h"
-
-#define KB_TUNE_MAX_FAMILIES 64
+#include "tune/tunedb_sink.h"
 
 /* `kbench tune`'s options (cli/tune.c parses them). */
 typedef struct {
@@ -31,31 +27,18 @@ typedef struct {
 
 typedef struct {
     const kb_tune_opts *o;
-    kb_plan plan;
-    const kb_backend *be;
-    kb_backend_ctx *bx;
-    kb_device_info dev;
-    kb_peaks peaks;
-    kb_l2_flush flush;
-    int have_flush;
-    kb_measure_overrides overrides;
-    kb_pipeline pipe;
-    kb_recorder *rec;
-    kb_store *store;               /* NULL: records only */
-    kb_tunedb *db;
+    kb_session *s;                 /* the backend, the plan's one walk, the pipeline, the records */
+    kb_tunedb_sink *db;            /* the tuning database, a sink of s (s owns it) */
     kb_sb out_path;
-    char run_id[64];
-    kb_tune_key key;
-    char source[KB_TUNE_MAX_FAMILIES][40]; /* per family: its kernel source's hash ("" not yet) */
     kb_tune_space space;
     kb_tune_strategy strategy;
-    /* counts over the session */
+    /* counts over the run */
     int evaluated, reused, failed, pruned, skipped, chosen, ties, unchosen, remeasured;
-    int record_failed;
 } kb_tune_session;
 
 /* Search problem p of the session's space and record its choice. 0, or -1 when the
- * session must stop (interrupted, a record could not be written, out of memory). */
+ * run must stop (interrupted, a record could not be written, the device is lost, out of
+ * memory). */
 int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p);
 
 #endif /* KB_CLI_TUNE_RUN_H */

@@ -2,6 +2,8 @@
  * status and dtype names, the string buffer, the PRNG and the hash. */
 #include "core/kb.h"
 
+#include "core/report.h"
+
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,7 +88,7 @@ int kb_arch_max_shmem_optin(int sm)
 
 void kb_out_of_memory(const char *what, size_t bytes)
 {
-    fprintf(stderr, "kbench: out of memory (%s, %zu bytes)\n", what, bytes);
+    kb_report(KB_REPORT_ERROR, "out of memory (%s, %zu bytes)", what, bytes);
     exit(KB_EXIT_SETUP);
 }
 

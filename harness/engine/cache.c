@@ -178,8 +178,8 @@ kb_status kb_cache_key(const kb_backend *be, kb_backend_ctx *bx, const kb_compil
     key[0] = 0;
 
     kh_str(&h, 'B', be->name);
-    kh_str(&h, 'C', be->toolchain_id ? be->toolchain_id(bx) : "");
-    kh_str(&h, 'X', be->artifact_ext);
+    kh_str(&h, 'C', kb_be_toolchain_id(be, bx));
+    kh_str(&h, 'X', kb_be_artifact_ext(be));
     int64_t sm = req->sm;
     kh_field(&h, 'S', &sm, sizeof sm);
     int64_t nd = req->n_defines;
@@ -325,7 +325,7 @@ static int entry_intact(const char *path, const char *sumpath, char *why, size_t
 static kb_status build_entry(const kb_backend *be, kb_backend_ctx *bx, const kb_compile_req *req, const char *dir,
                              const char *key, const char *path, const char *logpath, const char *sumpath, kb_sb *log)
 {
-    const char *ext = be->artifact_ext ? be->artifact_ext : "";
+    const char *ext = kb_be_artifact_ext(be);
     kb_sb tmp;
     kb_sb_init(&tmp);
     kb_sb_printf(&tmp, "%s/%s.tmp.XXXXXX%s", dir, key, ext);
@@ -393,7 +393,7 @@ kb_status kb_cache_get(const kb_backend *be, kb_backend_ctx *bx, const kb_compil
 {
     kb_status st;
     kb_sb dir, log, path, logpath, sumpath;
-    const char *ext = be->artifact_ext ? be->artifact_ext : "";
+    const char *ext = kb_be_artifact_ext(be);
     memset(out, 0, sizeof *out);
     kb_sb_init(&dir); kb_sb_init(&log); kb_sb_init(&path); kb_sb_init(&logpath); kb_sb_init(&sumpath);
 

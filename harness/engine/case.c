@@ -82,6 +82,7 @@ typedef struct {
     const char *id;
     const char *entry;                 /* the variant's kernel entry */
     const kb_measure_settings *ms;
+    const kb_case_verdict *verdict;    /* valid()'s answer, given by the caller; NULL: ask */
     kb_case_result *res;
     kb_run r;                          /* the execution context, from setup on */
     void *state;                       /* the family's state, from setup on */
@@ -120,7 +121,10 @@ static int stage_valid(case_ctx *x)
 {
     const kb_device_info *d = x->p->dev;
     kb_target t = { kb_target_sm(d), d->caps, d->max_shmem_per_block_optin };
-    if (x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason) && fits_memory(x))
+    int valid = x->verdict ? x->verdict->valid : x->f->valid(x->c, &t, x->res->reason, sizeof x->res->reason);
+    if (x->verdict && !valid)
+        snprintf(x->res->reason, sizeof x->res->reason, "%s", x->verdict->why);
+    if (valid && fits_memory(x))
         return 1;
     x->res->status = KB_CASE_SKIPPED;
     return 0;
@@ -223,7 +227,7 @@ static int stage_verify(case_ctx *x)
     kb_run *r = &x->r;
     kb_case_result *res = x->res;
     kb_status st;
-    int as_graph = x->c->launch == KB_LAUNCH_GRAPH && r->be->graph_begin;
+    int as_graph = x->c->launch == KB_LAUNCH_GRAPH && (r->be->caps & KB_CAP_GRAPHS);
     if ((st = as_graph ? execute_as_graph(x) : x->f->enqueue(r, x->state)) != KB_OK)
         return fail(x, st);
     if ((st = r->be->sync(r->bx)) != KB_OK) {
@@ -267,7 +271,7 @@ static int stage_measure(case_ctx *x)
     x->res->measure.done = 1;
     x->res->measure.clock = kb_clock_name(p->dev->caps);
     snprintf(x->res->measure.method, sizeof x->res->measure.method, "%s",
-             p->be->timing_method ? p->be->timing_method(p->bx) : "host monotonic clock around each window");
+             kb_be_timing_method(p->be, p->bx));
     return 1;
 }
 
@@ -310,9 +314,9 @@ static int stage_overhead(case_ctx *x)
 static int stage_telemetry(case_ctx *x)
 {
     kb_pipeline *p = x->p;
-    if (!p->be->telemetry)
+    if (!(p->be->caps & KB_CAP_TELEMETRY))
         return 1;
-    p->be->telemetry(p->bx, &x->res->telemetry.t);
+    kb_be_telemetry(p->be, p->bx, &x->res->telemetry.t);
     x->res->telemetry.done = 1;
     return 1;
 }
@@ -341,15 +345,22 @@ static double now_ms(void)
 void kb_case_run(kb_pipeline *p, const kb_case *c, const char *id, const kb_measure_settings *ms,
                  kb_case_result *out)
 {
+    kb_case_run_judged(p, kb_families[c->family], c, id, ms, NULL, out);
+}
+
+void kb_case_run_judged(kb_pipeline *p, const kb_family *f, const kb_case *c, const char *id,
+                        const kb_measure_settings *ms, const kb_case_verdict *verdict, kb_case_result *out)
+{
     case_ctx x;
     memset(&x, 0, sizeof x);
     memset(out, 0, sizeof *out);
     x.p = p;
     x.c = c;
-    x.f = kb_families[c->family];
+    x.f = f;
     x.id = id;
     x.entry = x.f->variants[c->variant].entry;
     x.ms = ms;
+    x.verdict = verdict;
     x.res = out;
     out->family = x.f;
     out->c = c;

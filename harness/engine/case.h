@@ -144,4 +144,18 @@ typedef struct {
 void kb_case_run(kb_pipeline *p, const kb_case *c, const char *id, const kb_measure_settings *ms,
                  kb_case_result *out);
 
+/* valid()'s answer for a case, from a walk that already asked (session/cases.h). */
+typedef struct {
+    int valid;                    /* 1: valid() accepted the case for the pipeline's target */
+    const char *why;              /* its reason when not ("" otherwise) */
+} kb_case_verdict;
+
+/* kb_case_run for a case of family f (the plan's own table; kb_case_run passes
+ * kb_families[c->family]) whose verdict the caller holds: the valid stage takes *verdict
+ * instead of asking f->valid() again (NULL: it asks), so a case is judged once per run.
+ * The verdict must be for the pipeline's target (kb_target_sm, caps, shared memory of
+ * p->dev). The memory check of the valid stage still runs. As kb_case_run otherwise. */
+void kb_case_run_judged(kb_pipeline *p, const kb_family *f, const kb_case *c, const char *id,
+                        const kb_measure_settings *ms, const kb_case_verdict *verdict, kb_case_result *out);
+
 #endif /* KB_CASE_H */

@@ -89,7 +89,7 @@ kb_status kb_run_launch(kb_run *r, const char *entry, const kb_geom *g, const kb
 kb_status kb_run_vendor_plan(kb_run *r, const kb_vendor_op *op, kb_vendor_plan **out)
 {
     *out = NULL;
-    if (!r->be->vendor_plan)
+    if (!(r->be->caps & KB_CAP_VENDOR_LIBS))
         return kb_run_fail(r, KB_ERR_SETUP, "the %s backend has no vendor library calls", r->be->name);
     if (r->n_plans == KB_RUN_MAX_PLANS)
         return kb_run_fail(r, KB_ERR_INTERNAL, "more than %d vendor plans in one case", KB_RUN_MAX_PLANS);

@@ -132,6 +132,12 @@ typedef struct kb_family {
      * estimate` (engine/traffic.h; kernels/<family>_model.c); 1 with *out filled, 0 where
      * the family does not say (a vendor library). */
     int (*traffic)(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *out);
+
+    /* OPTIONAL: bit v set when variant v computes another operation over the family's dims
+     * (attention's decode: s is the KV length, the queries q_len rows), so that `kbench model`
+     * gives its records only to an op that names the variant. 0: every variant computes the
+     * family's operation. */
+    uint32_t other_op_variants;
 } kb_family;
 
 /* Fill *out with the path "<unit>/<dtype>" ("mma/fp16", "fma/fp32"), or "<unit>/<dtype>/widened"

@@ -199,6 +199,7 @@ static kb_status empty_floor(kb_run *r, void *state, kb_overhead *out)
         return st;
     out->empty_n = KB_OVERHEAD_EMPTY_N;
     out->empty_eager_us = median_of(eager, KB_OVERHEAD_REPS) / KB_OVERHEAD_EMPTY_N;
+    out->empty_host_us = median_of(host, KB_OVERHEAD_REPS) / KB_OVERHEAD_EMPTY_N;
     out->empty_graph_us = median_of(graph, KB_OVERHEAD_REPS) / KB_OVERHEAD_EMPTY_N;
     return KB_OK;
 }
@@ -212,10 +213,10 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
     out->empty = empty;
     out->n = n;
     out->reps = KB_OVERHEAD_REPS;
-    out->empty_eager_us = out->empty_graph_us = NAN;
+    out->empty_eager_us = out->empty_graph_us = out->empty_host_us = NAN;
     if (n < 1)
         return kb_run_fail(r, KB_ERR_INPUT, "launch overhead: n = %d executions", n);
-    if (!r->be->graph_begin)
+    if (!(r->be->caps & KB_CAP_GRAPHS))
         return kb_run_fail(r, KB_ERR_LAUNCH, "launch overhead: backend %s cannot capture graphs", r->be->name);
 
     launcher cl = { r, state, NULL };
@@ -223,10 +224,22 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
         return st;
     if (out->launches < 1)
         return kb_run_fail(r, KB_ERR_INTERNAL, "launch overhead: the family's enqueue launched nothing");
+    /* a window's launches queue behind the blocking kernel, and a driver blocks the host after
+     * about a thousand queued launches (the window would then wait out the kernel's timeout) */
+    if ((long)n * out->launches > KB_OVERHEAD_MAX_QUEUED)
+        n = KB_OVERHEAD_MAX_QUEUED / out->launches > 1 ? KB_OVERHEAD_MAX_QUEUED / out->launches : 1;
+    out->n = n;
     if ((st = time_eager(&cl, n, eager, host)) != KB_OK || (st = time_graph(&cl, n, graph)) != KB_OK)
         return st;
     case_figures(out, n, eager, graph, host);
     return empty ? empty_floor(r, state, out) : KB_OK;
+}
+
+double kb_overhead_floor_us(const kb_overhead *o)
+{
+    if (isnan(o->empty_host_us))
+        return o->empty_eager_us;
+    return isnan(o->empty_eager_us) || o->empty_host_us > o->empty_eager_us ? o->empty_host_us : o->empty_eager_us;
 }
 
 int kb_launch_overhead_n(double median_us, unsigned caps)

@@ -29,6 +29,7 @@
 #define KB_OVERHEAD_REPS 9       /* repetitions of every window: median and quartiles */
 #define KB_OVERHEAD_EMPTY_N 128  /* empty-kernel launches per floor window, fixed */
 #define KB_OVERHEAD_MIN_N 10     /* fewer executions per window: per_launch_us is null */
+#define KB_OVERHEAD_MAX_QUEUED 256 /* launches one window queues at most (see kb_launch_overhead) */
 #define KB_EMPTY_SOURCE "kb_empty.cu"   /* relative to the kernels directory */
 #define KB_EMPTY_ENTRY "kb_empty"
 
@@ -42,6 +43,7 @@ typedef struct {
     double empty_eager_us;   /* [us] per empty-kernel launch, eager; NAN without a floor */
     double empty_graph_us;   /* [us] per empty-kernel launch within a graph; NAN without a floor */
     double host_enqueue_us;  /* [us] CPU wall time of one launch call of the case */
+    double empty_host_us;    /* [us] CPU wall time of one empty-kernel launch call; NAN without a floor */
     int reps;                /* repetitions each figure is the median of */
     double per_launch_q1_us; /* [us] quartiles of the per-repetition per-launch differences; */
     double per_launch_q3_us; /*      NAN with per_launch_us */
@@ -51,11 +53,19 @@ typedef struct {
 
 /* Measure the launch overhead of the case in r (state from the family's setup; the
  * case's buffers are reused, so the family's enqueue must be repeatable, as it is for
- * sampling). out->empty is read, every other field written. n >= 1 (100 is a good
- * number on a GPU; a handful on the emulator, whose executions are slow). Needs the
+ * sampling). out->empty is read, every other field written. n >= 1, lowered so that one
+ * window queues at most KB_OVERHEAD_MAX_QUEUED launches (a driver blocks the host after
+ * about a thousand launches queued behind a held stream; nvbench's blocking_kernel warns
+ * to queue few); out->n says how many ran. 100 is a good number on a GPU, a handful on
+ * the emulator, whose executions are slow. Needs the
  * backend's graph slots: KB_ERR_LAUNCH without them. Returns KB_OK or the failing
  * status with the case's error set in r. */
 kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out);
+
+/* What one empty-kernel launch costs when launches go back to back [us]: the larger of the
+ * host's enqueue time and the GPU's per-launch time (the windows behind the blocking kernel
+ * hold the GPU's only). NAN without a floor. */
+double kb_overhead_floor_us(const kb_overhead *o);
 
 /* A good n for a case whose median execution takes median_us: as many executions as fit
  * in about 20 ms per timing, at most 100 (4 without KB_CAP_FULL_SPEED in caps: the

@@ -63,6 +63,8 @@ const kb_measure_field kb_measure_fields[] = {
     FIELD("max_noise", 0, max_noise, 0, 1, 0, "(relative; 0.005 = 0.5%, 0 = sample to the timeout)"),
     FIELD("timeout_s", 0, timeout_s, 0, KB_MEASURE_TIMEOUT_MAX_S, 1, "s"),
     FIELD("warmup_s", 0, warmup_s, 0, KB_MEASURE_WARMUP_MAX_S, 0, "s"),
+    FIELD("throttle_threshold", 0, throttle_threshold, 0, 1, 0, "(fraction of the SM clock the GPU should run at; 0 = off)"),
+    FIELD("throttle_recovery_s", 0, throttle_recovery_s, 0, KB_MEASURE_RECOVERY_MAX_S, 0, "s"),
 };
 #undef FIELD
 const int kb_measure_n_fields = (int)(sizeof kb_measure_fields / sizeof kb_measure_fields[0]);
@@ -157,6 +159,11 @@ typedef struct {
     int cap;                /* allocated samples */
     double t0_s;            /* [s] wall_s() when kb_measure_case began */
     kb_status st;           /* first failure; later calls fail at once */
+    const kb_measure_settings *o;
+    double *thr_us, *thr_starts_us; /* throttled samples, set aside (kept only at the timeout) */
+    int thr_cap;
+    double pause_s;         /* [s] the pause after the next throttled sample */
+    int in_a_row;           /* throttled samples in a row */
 } sampler;
 
 /* One execution: the family's launches, or one replay of the captured graph. */
@@ -170,24 +177,50 @@ static kb_status execute_once(kb_run *r, void *state, kb_graph *g)
 }
 
 /* The SM clock right after a sample (where the backend reads one): 0 when it is under
- * KB_TEL_MIN_CLOCK_FRACTION of its maximum, i.e. the sample ran throttled and is dropped
- * (counted); 1 to keep it, with the clock range of kept samples updated. *Assumption*: the
- * clock read just after the stop event completed is the clock the sample ran at (nvbench
- * measures it on the GPU during the sample instead). */
-static int clock_keeps(const kb_backend *be, kb_backend_ctx *bx, kb_measurement *m)
+ * throttle_threshold of the clock the GPU should run at (the sample ran throttled), 1 to keep
+ * it, with the clock range of kept samples updated. *Assumption*: the clock read just after
+ * the stop event completed is the clock the sample ran at (nvbench measures it on the GPU
+ * during the sample instead). */
+static int clock_keeps(sampler *s)
 {
-    int mhz = 0, max_mhz = 0;
-    if (!be->sample_clock || !be->sample_clock(bx, &mhz, &max_mhz) || mhz <= 0 || max_mhz <= 0)
+    int mhz = 0, ref_mhz = 0;
+    kb_measurement *m = s->m;
+    if (!(s->o->throttle_threshold > 0) || !kb_be_sample_clock(s->r->be, s->r->bx, &mhz, &ref_mhz) || mhz <= 0 ||
+        ref_mhz <= 0)
         return 1;
-    if (mhz < KB_TEL_MIN_CLOCK_FRACTION * max_mhz) {
-        m->discarded++;
+    m->clock_ref_mhz = ref_mhz;
+    if (mhz < s->o->throttle_threshold * ref_mhz)
         return 0;
-    }
     if (m->clock_min_mhz < 0 || mhz < m->clock_min_mhz)
         m->clock_min_mhz = mhz;
     if (mhz > m->clock_max_mhz)
         m->clock_max_mhz = mhz;
     return 1;
+}
+
+/* Set a throttled sample aside and let the GPU recover before the next (nvbench's
+ * measure_cold: throttle_recovery_delay, raised by min(1.5 x itself, 0.5 s) once more than
+ * two samples in a row were throttled). */
+static kb_status set_aside(sampler *s, double us, double start_us)
+{
+    kb_measurement *m = s->m;
+    if (m->discarded == s->thr_cap) {
+        int cap = s->thr_cap ? 2 * s->thr_cap : 16;
+        double *p = realloc(s->thr_us, (size_t)cap * sizeof *p);
+        if (p) s->thr_us = p;
+        double *q = p ? realloc(s->thr_starts_us, (size_t)cap * sizeof *q) : NULL;
+        if (!q)
+            return kb_run_fail(s->r, KB_ERR_OOM, "throttled-sample buffer of %d samples", cap);
+        s->thr_starts_us = q;
+        s->thr_cap = cap;
+    }
+    s->thr_starts_us[m->discarded] = start_us;
+    s->thr_us[m->discarded++] = us;
+    if (++s->in_a_row > 2)
+        s->pause_s += s->pause_s * 1.5 < 0.5 ? s->pause_s * 1.5 : 0.5;
+    if (s->pause_s > 0)
+        nanosleep(&(struct timespec){ (time_t)s->pause_s, (long)((s->pause_s - (time_t)s->pause_s) * 1e9) }, NULL);
+    return KB_OK;
 }
 
 static kb_status take_sample(sampler *s, double *us)
@@ -223,10 +256,12 @@ static kb_status take_sample(sampler *s, double *us)
     }
     if ((st = be->timer_stop(r->bx, us)) != KB_OK)
         return kb_run_fail(r, st, "timer stop: %s", be->last_error(r->bx));
-    if (clock_keeps(be, r->bx, s->m)) {
-        s->m->starts_us[s->m->n] = start_us;
-        s->m->samples_us[s->m->n++] = *us;
-    }
+    if (!clock_keeps(s))
+        return set_aside(s, *us, start_us);
+    s->in_a_row = 0;
+    s->pause_s = s->o->throttle_recovery_s;
+    s->m->starts_us[s->m->n] = start_us;
+    s->m->samples_us[s->m->n++] = *us;
     return KB_OK;
 }
 
@@ -284,7 +319,7 @@ static kb_status capture(kb_run *r, void *state, kb_graph **g)
     const kb_backend *be = r->be;
     kb_status st;
     *g = NULL;
-    if (!be->graph_begin)
+    if (!(be->caps & KB_CAP_GRAPHS))
         return kb_run_fail(r, KB_ERR_LAUNCH, "backend %s cannot capture graphs", be->name);
     if ((st = be->graph_begin(r->bx)) != KB_OK)
         return kb_run_fail(r, st, "graph capture: %s", be->last_error(r->bx));
@@ -318,6 +353,27 @@ static int should_stop(const kb_measure_settings *o, kb_measurement *m, double e
     return 0;
 }
 
+/* At the timeout with too few unthrottled samples: keep the throttled ones too (a GPU that
+ * cannot hold its clock - at its power limit, say - is measured as it runs; m->throttled
+ * says so), rather than failing the case. */
+static kb_status keep_throttled(sampler *s)
+{
+    kb_measurement *m = s->m;
+    int n = m->n + m->discarded;
+    double *p = realloc(m->samples_us, (size_t)n * sizeof *p);
+    if (p) m->samples_us = p;
+    double *q = p ? realloc(m->starts_us, (size_t)n * sizeof *q) : NULL;
+    if (!q)
+        return kb_run_fail(s->r, KB_ERR_OOM, "sample buffer of %d samples", n);
+    m->starts_us = q;
+    memcpy(m->samples_us + m->n, s->thr_us, (size_t)m->discarded * sizeof *p);
+    memcpy(m->starts_us + m->n, s->thr_starts_us, (size_t)m->discarded * sizeof *q);
+    m->n = n;
+    s->cap = n;
+    m->throttled = 1;
+    return KB_OK;
+}
+
 /* Batches of samples through Google Benchmark until the stopping rule says so. */
 static kb_status sample_batches(sampler *s, const kb_measure_settings *o)
 {
@@ -344,15 +400,13 @@ static kb_status sample_batches(sampler *s, const kb_measure_settings *o)
         if (st != KB_OK)
             return kb_run_fail(r, st, "Google Benchmark failed to run the samples");
         double elapsed = wall_s() - t0;
-        if (m->n < o->min_samples && m->discarded > 0) {   /* throttled samples were dropped */
-            if (elapsed >= o->timeout_s && m->n == 0)
-                return kb_run_fail(r, KB_ERR_TIMEOUT, "every one of %d samples ran under %.0f%% of the maximum SM "
-                                   "clock (throttled) until the %.3g s timeout", m->discarded,
-                                   100 * KB_TEL_MIN_CLOCK_FRACTION, o->timeout_s);
+        if (m->n < o->min_samples && m->discarded > 0) {   /* throttled samples were set aside */
             if (elapsed < o->timeout_s) {
                 batch = o->min_samples - m->n;
                 continue;
             }
+            if ((st = keep_throttled(s)) != KB_OK)
+                return st;
         }
         if (kb_stats_compute(m->samples_us, m->n, &m->st) != 0)
             return kb_run_fail(r, KB_ERR_OOM, "statistics of %d samples", m->n);
@@ -385,8 +439,10 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, 
     memset(m, 0, sizeof *m);
     memset(&s, 0, sizeof s);
     s.t0_s = wall_s();
+    s.o = o;
+    s.pause_s = o->throttle_recovery_s;
     m->l2 = o->l2;
-    m->clock_min_mhz = m->clock_max_mhz = -1;
+    m->clock_min_mhz = m->clock_max_mhz = m->clock_ref_mhz = -1;
     if (o->min_samples < 1 || (o->max_samples > 0 && o->max_samples < o->min_samples))
         return kb_run_fail(r, KB_ERR_INPUT, "measurement: min_samples %d, max_samples %d", o->min_samples,
                            o->max_samples);
@@ -414,6 +470,8 @@ kb_status kb_measure_case(kb_run *r, void *state, const kb_measure_settings *o, 
     }
     if (s.g)
         be->graph_free(r->bx, s.g);
+    free(s.thr_us);
+    free(s.thr_starts_us);
     return st;
 }
 

@@ -16,6 +16,7 @@
 #ifndef KB_MEASURE_H
 #define KB_MEASURE_H
 
+#include "backend/telemetry.h"
 #include "core/stats.h"
 #include "engine/exec.h"
 
@@ -39,10 +40,14 @@ typedef struct {
     double timeout_s;    /* [s] stop sampling after this much wall time (min_samples permitting) */
     kb_l2_mode l2;       /* cold (default) or hot */
     double warmup_s;     /* [s] warm up for at least this long as well as `warmup` executions */
+    double throttle_threshold;  /* a sample whose SM clock is under this fraction of the clock the GPU
+                                 * should run at is throttled (nvbench's --throttle-threshold); 0: off */
+    double throttle_recovery_s; /* [s] pause after a throttled sample (nvbench's throttle_recovery_delay) */
 } kb_measure_settings;
 
-/* nvbench's defaults: 1 warm-up, 10 samples, 0.5% noise, 15 s, cold L2; no warm-up time. */
-#define KB_MEASURE_DEFAULTS { 1, 10, 0, 0.005, 15.0, KB_L2_COLD, 0.0 }
+/* nvbench's defaults: 1 warm-up, 10 samples, 0.5% noise, 15 s, cold L2, a throttle threshold of
+ * 75% and a 50 ms recovery pause; no warm-up time. */
+#define KB_MEASURE_DEFAULTS { 1, 10, 0, 0.005, 15.0, KB_L2_COLD, 0.0, KB_TEL_MIN_CLOCK_FRACTION, 0.05 }
 
 /* On a backend without KB_CAP_FULL_SPEED (the emulator) CPU timings are not the point:
  * a case is measured briefly, within these caps (the command line may still ask more). */
@@ -58,6 +63,7 @@ typedef struct {
 #define KB_MEASURE_MAX_SAMPLES_MAX 10000000     /* max_samples */
 #define KB_MEASURE_TIMEOUT_MAX_S 86400.0
 #define KB_MEASURE_WARMUP_MAX_S 600.0          /* warmup_s */
+#define KB_MEASURE_RECOVERY_MAX_S 10.0         /* throttle_recovery_s */
 
 /* The numeric settings as a table: suite key, where it lives, and its documented range
  * [min, max] (min_open: min itself is refused). The suite loader and the command line
@@ -114,7 +120,12 @@ typedef struct {
     kb_l2_mode l2;       /* the mode the samples were taken in */
     size_t flush_bytes;  /* [bytes] overwritten before each sample (0 in hot mode) */
     int batches;         /* Google Benchmark invocations it took */
-    int discarded;       /* samples dropped: the SM clock was under 75% of its maximum (throttled) */
+    int discarded;       /* samples taken throttled: the SM clock read after them was under
+                          * throttle_threshold of the clock the GPU should run at (dropped unless
+                          * `throttled`) */
+    int throttled;       /* 1: at the timeout too few unthrottled samples remained, so the throttled
+                          * ones were kept too (the figures describe the GPU throttled) */
+    int clock_ref_mhz;   /* [MHz] the clock samples were compared with (last read); -1 none */
     int clock_min_mhz;   /* [MHz] lowest and highest SM clock read after the kept samples; */
     int clock_max_mhz;   /*       -1 when the backend reads none (sample_clock) */
 } kb_measurement;
@@ -137,9 +148,11 @@ void kb_l2_flush_free(const kb_backend *be, kb_backend_ctx *bx, kb_l2_flush *f);
 /* Measure the case in r (state from the family's setup) in launch mode r->c->launch
  * with settings o. Cold mode overwrites flush before each sample (NULL: one is
  * allocated for the case via kb_run_alloc). Every sample is kept, except where the backend
- * reads the SM clock after it (sample_clock) and finds it under KB_TEL_MIN_CLOCK_FRACTION of
- * its maximum: that sample is discarded and counted (nvbench's throttle rule); when only
- * discarded samples remain at the timeout, KB_ERR_TIMEOUT. Returns KB_OK with m
+ * reads the SM clock after it (sample_clock) and finds it under o->throttle_threshold of the
+ * clock the GPU should run at: that sample is set aside and counted, and the loop pauses
+ * (o->throttle_recovery_s, growing by up to 0.5 s while throttling lasts: nvbench's rule);
+ * when fewer than min_samples unthrottled samples remain at the timeout, the throttled ones
+ * are kept too and m->throttled says so. Returns KB_OK with m
  * filled, or the failing status (the case's error set in r); m is always safe to
  * kb_measurement_free. KB_ERR_INPUT when min_samples < 1 or max_samples (when set) <
  * min_samples. */

@@ -349,10 +349,10 @@ void kb_modules_free(kb_modules *ms)
 kb_status kb_modules_resources(kb_modules *ms, const kb_module_ref *ref, const char *entry, kb_resources *out)
 {
     const kb_backend *be = ms->be;
-    if (!be->resources || !ref->mod || be->resources(ms->bx, ref->mod, entry, out) != KB_OK)
+    if (!ref->mod || kb_be_resources(be, ms->bx, ref->mod, entry, out) != KB_OK)
         return KB_ERR_SETUP;
     kb_resources logged;
-    if (be->build_resources && be->build_resources(ref->log, entry, &logged) == 0) {
+    if (kb_be_build_resources(be, ref->log, entry, &logged) == 0) {
         out->spill_store_bytes = logged.spill_store_bytes;
         out->spill_load_bytes = logged.spill_load_bytes;
     }

@@ -41,8 +41,11 @@ typedef struct {
                                 * one per thread-level call (not counted in simt_flops) */
     kb_tensor_path tensor_path; /* the instruction of mma_flops (0: mma.sync) */
     int serial_pipes;          /* 1: the SIMT and SFU work of a warp depends on its tensor work and feeds
-                                * the next (attention's softmax between its two products): the tensor,
-                                * SIMT and SFU times add up instead of overlapping */
+                                * the next (attention's softmax between its two products): the tensor
+                                * time and the softmax's (max of SIMT and SFU, then the conversions) add
+                                * up, and the products run at the path's attention efficiency */
+    double cvt_ops;            /* fp32 -> 16-bit conversions (cvt.rn.bf16x2.f32: one per two values), at the
+                                * conversion rate; added by issue 24's one-sided calibration */
     double imbalance;          /* >= 1: the busiest SM's work over what equal blocks would give it
                                 * (causal attention's uneven blocks); 0 or 1: blocks of equal work */
 } kb_traffic;

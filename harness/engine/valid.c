@@ -34,7 +34,8 @@ int kb_valid_vendor(const kb_target *t, unsigned cap, const char *lib, const cha
         return 0;
     }
     if (!(t->caps & cap)) {
-        snprintf(why, n, "%s could not be loaded (%s): kbench devices says why; %s names its path", lib, soname, env);
+        snprintf(why, n, "%s could not be loaded or does not fit this driver (%s): kbench devices says why; %s names "
+                 "its path", lib, soname, env);
         return 0;
     }
     return 1;

@@ -15,8 +15,9 @@ int kb_valid_vec(int64_t vec, kb_dtype dt, char *why, size_t n);
 
 /* A variant that calls a vendor library (cap: KB_CAP_CUBLASLT or KB_CAP_CUDNN): refused on
  * a target that cannot run vendor libraries, "<lib> needs a GPU" (the emulator), and on a
- * GPU where the library did not load, "<lib> could not be loaded (<soname>): kbench devices
- * says why; <env> names its path". 1 when it can run. */
+ * GPU where the library did not load or does not fit the driver, "<lib> could not be loaded or
+ * does not fit this driver (<soname>): kbench devices says why; <env> names its path". 1 when
+ * it can run. */
 int kb_valid_vendor(const kb_target *t, unsigned cap, const char *lib, const char *soname, const char *env,
                     char *why, size_t n);
 

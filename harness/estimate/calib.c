@@ -4,6 +4,7 @@
  * tests/test_estimate_calibration.c, with their sources. */
 #include "estimate/calib.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const path_names[] = { [KB_TENSOR_MMA_SYNC] = "mma.sync", [KB_TENSOR_WGMMA] = "wgmma" };
@@ -17,26 +18,61 @@ const char *kb_est_tensor_path_name(kb_tensor_path p)
 #define GUIDE "CUDA C++ Programming Guide"
 #define REF "shared/REFERENCE.md"
 #define MAMF "S. Bekman, ml-engineering, compute/accelerator, 'Maximum Achievable Matmul FLOPS' table"
+#define FA2 "Dao 2023, FlashAttention-2, arXiv 2307.08691, Fig. 5"
+#define FA3 "Shah et al. 2024, FlashAttention-3, arXiv 2407.08608: FlashAttention-2 reaches 35% utilisation on H100"
 
-/* The first four names are looked up by kb_est_tensor_efficiency: "<path> efficiency". */
+/* Values with a derivation: the whole-kernel fraction of the best measured mma.sync GEMM on
+ * A100 (cuBLAS bf16, 267.9 of 312 TFLOPS) and of the best measured copy on H100 SXM (2.90 of
+ * 3.35 TB/s). kbench's kernels are not expected to beat either, so an estimate built on them
+ * stays at or below the published figure (the calibration is one-sided). */
+#define A100_CUBLAS (267.9 / 312.0)
+#define H100_COPY (2900.0 / 3350.0)
+/* The products' efficiency on sm_90 in attention, from FlashAttention-2's published 35% of
+ * H100's dense peak (FA3 paper) with the model's softmax chain at d = 128, BKV = 64 taken out:
+ * per score the products take 512 / 4096 = 0.125 SM clocks at the peak, the softmax
+ * max(FP32 (4/128 + 1/64), ex2 (65/64)/16) + conversion 0.5/16 = 0.0947 (docs/estimate.md),
+ * so 0.125 / (0.125 / 0.35 - 0.0947) = 0.476. */
+#define H100_FA2_PRODUCTS (0.125 / (0.125 / 0.35 - (65.0 / 64.0 / 16.0 + 0.5 / 16.0)))
+
+/* kb_est_tensor_efficiency looks rows up by "<path> efficiency", kb_est_attention_efficiency
+ * by "<path> attention efficiency"; common() the every-architecture rows by name. */
 const kb_est_param kb_est_params[] = {
-    { "mma.sync efficiency", 80, 0.90, "of the dense peak",
-      "ASSUMPTION bounded by a measurement: the best A100 GEMM, cuBLAS bf16 (an mma.sync kernel on sm_80), reaches "
-      "267.9 of 312 TFLOPS = 85.9% for the whole kernel (" MAMF "); its mainloop a little more", 1 },
-    { "mma.sync efficiency", 89, 0.90, "of the dense peak",
+    { "mma.sync efficiency", 80, A100_CUBLAS, "of the dense peak",
+      "the best published mma.sync GEMM: cuBLAS bf16 on A100 SXM (an mma.sync kernel on sm_80) reaches 267.9 of "
+      "312 TFLOPS = 85.9% for the whole kernel (" MAMF "); kbench's GEMM is not expected to beat it", 1 },
+    { "mma.sync efficiency", 89, A100_CUBLAS, "of the dense peak",
       "ASSUMPTION: as sm_80 (mma.sync is Ada's native tensor path); no published Ada measurement is used", 0 },
     { "mma.sync efficiency", 90, 0.62, "of the dense peak",
       "mma.sync fed by ldmatrix tops out around 60-70% of Hopper's dense peak (" REF ", Hopper facts; FA3 paper: "
-      "FlashAttention-2 reaches 35% of H100 with it); the low end of that range", 1 },
+      "mma.sync reaches about 2/3 of H100's tensor peak); the low end of that range", 1 },
     { "wgmma efficiency", 90, 0.80, "of the dense peak",
       "the best measured wgmma GEMM: cuBLAS bf16 on H100 SXM 792.1 of 989.4 TFLOPS = 80.1% (" MAMF "; " REF
       ": cuBLAS ~795 TFLOPS at 8192^3); sm_90a only", 0 },
+    { "mma.sync attention efficiency", 80, A100_CUBLAS, "of the dense peak",
+      "attention's products (between softmax phases, serial_pipes) at the GEMM's 85.9%: no separate figure; "
+      "FlashAttention-2's published A100 figures check it (" FA2 ")", 1 },
+    { "mma.sync attention efficiency", 89, A100_CUBLAS, "of the dense peak",
+      "ASSUMPTION: as sm_80 (no published Ada attention figure is used)", 0 },
+    { "mma.sync attention efficiency", 90, H100_FA2_PRODUCTS, "of the dense peak",
+      "FlashAttention-2 (the same mma.sync design) reaches 35% of H100 SXM's dense peak (" FA3 "); with the "
+      "model's softmax chain at d = 128, BKV = 64 (0.0947 SM clocks per score against 0.125 for the products at the "
+      "peak) taken out, its products run at 0.125 / (0.125/0.35 - 0.0947) = 0.476, below a GEMM's 0.62: each "
+      "warp's products come in one-tile bursts between softmax phases, with only two resident blocks per SM "
+      "(255 registers) to hide their fill", 1 },
     { "sfu rate", 0, 16, "ops/clk/SM",
       GUIDE ", arithmetic instruction throughput: 32-bit reciprocal, rsqrt, log2, exp2, sin, cos at 16 results "
       "per clock per SM (cc 8.x, 9.0); FA3 paper: 3.9 TFLOPS of exp2 on H100 SXM5 = 132 x 16 x 1.83 GHz", 1 },
-    { "achievable DRAM fraction", 0, 0.90, "of the datasheet",
-      "H100 SXM device-to-device copy 2.90 TB/s = 86.7% of 3.35, best streaming about 3.0 TB/s = 90% (" REF
-      "); the store's measured copy/read/write ceiling of the GPU replaces it", 1 },
+    { "conversion rate", 0, 16, "ops/clk/SM",
+      GUIDE ", arithmetic instruction throughput: 'all other type conversions' (here fp32 -> 16-bit, "
+      "cvt.rn.bf16x2.f32 / f16x2) at 16 results per clock per SM (cc 7.x-9.0)", 1 },
+    { "compare/min/max rate", 0, 64, "ops/clk/SM",
+      GUIDE ", arithmetic instruction throughput: compare, minimum, maximum at 64 results per clock per SM "
+      "(half the FP32 FMA rate on sm_86/89/90); counted by kernels/attention_model.c as FMA-slot equivalents", 1 },
+    { "achievable DRAM fraction", 0, H100_COPY, "of the datasheet",
+      "the best published device-to-device copy: 2.90 of 3.35 TB/s on H100 SXM = 86.6% (" REF "); QuACK's "
+      "RMSNorm/softmax reach about 3.0 TB/s on the same GPU, so kbench's streaming estimates stay below both; "
+      "assumed the same fraction on the other GPUs; the store's measured copy/read/write ceiling of the GPU "
+      "replaces it", 1 },
     { "launch cost, eager", 0, 2.0, "us per launch",
       "ASSUMPTION: 'a few microseconds per kernel' (" REF ", achievable vs datasheet); the store's measured "
       "ceiling/launch of the GPU replaces it", 0 },
@@ -57,27 +93,42 @@ const kb_est_param kb_est_params[] = {
 };
 const int kb_est_n_params = (int)(sizeof kb_est_params / sizeof kb_est_params[0]);
 
-int kb_est_tensor_efficiency(int sm, kb_tensor_path p, double *eff, const kb_est_param **row)
+/* The row "<path><what>" for architecture sm (sm_86 reads sm_89's), or NULL. */
+static const kb_est_param *path_row(int sm, kb_tensor_path p, const char *what)
 {
     int arch = sm == 86 ? 89 : sm;
-    char name[48];
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", kb_est_tensor_path_name(p), what);
+    for (int i = 0; i < kb_est_n_params; i++)
+        if (kb_est_params[i].sm == arch && strcmp(kb_est_params[i].name, name) == 0)
+            return &kb_est_params[i];
+    return NULL;
+}
+
+int kb_est_tensor_efficiency(int sm, kb_tensor_path p, double *eff, const kb_est_param **row)
+{
     if (row)
         *row = NULL;
     if (p == KB_TENSOR_WGMMA && sm < 90) {
         *eff = 0;
         return -1;
     }
-    strcpy(name, kb_est_tensor_path_name(p));
-    strcat(name, " efficiency");
-    for (int i = 0; i < kb_est_n_params; i++)
-        if (kb_est_params[i].sm == arch && strcmp(kb_est_params[i].name, name) == 0) {
-            *eff = kb_est_params[i].value;
-            if (row)
-                *row = &kb_est_params[i];
-            return 1;
-        }
-    *eff = 1.0;
-    return 0;
+    const kb_est_param *r = path_row(sm, p, " efficiency");
+    *eff = r ? r->value : 1.0;
+    if (row)
+        *row = r;
+    return r != NULL;
+}
+
+int kb_est_attention_efficiency(int sm, kb_tensor_path p, double *eff, const kb_est_param **row)
+{
+    const kb_est_param *r = path_row(sm, p, " attention efficiency");
+    if (!r)
+        return kb_est_tensor_efficiency(sm, p, eff, row);
+    *eff = r->value;
+    if (row)
+        *row = r;
+    return 1;
 }
 
 /* The value of the every-architecture row called name (the table always has it). */
@@ -92,6 +143,12 @@ static double common(const char *name)
 int kb_est_sfu_per_clk(int sm, double *per_clk)
 {
     *per_clk = common("sfu rate");
+    return sm == 80 || sm == 86 || sm == 89 || sm == 90;
+}
+
+int kb_est_cvt_per_clk(int sm, double *per_clk)
+{
+    *per_clk = common("conversion rate");
     return sm == 80 || sm == 86 || sm == 89 || sm == 90;
 }
 

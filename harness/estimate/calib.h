@@ -38,15 +38,25 @@ const char *kb_est_tensor_path_name(kb_tensor_path p);
  * says so); -1 when the path does not exist on sm (wgmma below sm_90), *eff = 0. */
 int kb_est_tensor_efficiency(int sm, kb_tensor_path p, double *eff, const kb_est_param **row);
 
+/* The efficiency of tensor path p on sm for products that alternate with a softmax in
+ * every warp (attention: kb_traffic.serial_pipes): the table's "<path> attention
+ * efficiency" row, else kb_est_tensor_efficiency's. Same returns as kb_est_tensor_efficiency. */
+int kb_est_attention_efficiency(int sm, kb_tensor_path p, double *eff, const kb_est_param **row);
+
 /* Special-function-unit (MUFU) operations per clock per SM of sm: 16 (CUDA C++ Programming
  * Guide, arithmetic instruction throughput, compute capability 8.x and 9.0). Returns 1 for
  * an architecture the guide's figure covers; 0 with the same 16 assumed otherwise
  * ("uncalibrated"). */
 int kb_est_sfu_per_clk(int sm, double *per_clk);
 
+/* Type conversions (fp32 -> 16-bit: cvt.rn.bf16x2.f32) per clock per SM: 16 (the Guide's "all
+ * other type conversions", cc 7.x-9.0). Returns as kb_est_sfu_per_clk. */
+int kb_est_cvt_per_clk(int sm, double *per_clk);
+
 /* The achievable fraction of the datasheet DRAM bandwidth when no measured ceiling is
- * known (0.90), and the launch cost [us] per kernel launch in mode graph (0: eager, 1:
- * CUDA graph) when no measured launch ceiling is known. */
+ * known (2.90 / 3.35: the best published copy on H100 SXM), and the launch cost [us] per
+ * kernel launch in mode graph (0: eager, 1: CUDA graph) when no measured launch ceiling is
+ * known. */
 double kb_est_dram_fraction(void);
 double kb_est_launch_us(int graph);
 

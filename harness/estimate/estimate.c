@@ -7,7 +7,8 @@
 #include <string.h>
 
 static const char *const roof_names[] = {
-    [KB_ROOF_TENSOR] = "tensor", [KB_ROOF_SIMT] = "simt",   [KB_ROOF_SFU] = "sfu",         [KB_ROOF_PIPES] = "pipes",
+    [KB_ROOF_TENSOR] = "tensor", [KB_ROOF_SIMT] = "simt",   [KB_ROOF_SFU] = "sfu",         [KB_ROOF_CVT] = "cvt",
+    [KB_ROOF_PIPES] = "pipes",
     [KB_ROOF_ISSUE] = "issue",   [KB_ROOF_SMEM] = "smem",   [KB_ROOF_L2] = "l2",           [KB_ROOF_DRAM] = "dram",
     [KB_ROOF_LATENCY] = "latency", [KB_ROOF_LAUNCH] = "launch",
 };
@@ -79,7 +80,7 @@ void kb_est_target_init(kb_est_target *x, const kb_est_gpu *g, const kb_peaks *p
     x->peaks = p;
     x->clock_mhz = p->tensor_mhz > 0 ? p->tensor_mhz : g->boost_mhz;
     x->dram_gbps = p->measured_gbps > 0 ? p->measured_gbps : kb_est_dram_fraction() * kb_peaks_gbps(p, NULL);
-    x->dram_source = p->measured_gbps > 0 ? "measured ceiling" : "0.90 x datasheet";
+    x->dram_source = p->measured_gbps > 0 ? "measured ceiling" : "datasheet x 0.866 (assumed)";
     double launches_s = kb_peaks_measured(p, "launch");
     x->launch_us[0] = launches_s > 0 ? 1e6 / launches_s : kb_est_launch_us(0);
     x->launch_us[1] = kb_est_launch_us(1);
@@ -93,7 +94,8 @@ void kb_est_target_init(kb_est_target *x, const kb_est_gpu *g, const kb_peaks *p
 static double tensor_rate(const kb_traffic *t, kb_dtype dt, const kb_est_target *x, kb_estimate *e)
 {
     double tclk = x->peaks->tensor_mhz > 0 ? x->peaks->tensor_mhz : x->gpu->boost_mhz;
-    int r = kb_est_tensor_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL);
+    int r = t->serial_pipes ? kb_est_attention_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL)
+                            : kb_est_tensor_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL);
     e->tensor_calibrated = r == 1;
     return kb_peaks_tflops(x->peaks, dt, NULL) * 1e12 * x->clock_mhz / tclk * e->tensor_eff;
 }
@@ -103,14 +105,19 @@ static double tensor_rate(const kb_traffic *t, kb_dtype dt, const kb_est_target 
 static void roofs(const kb_traffic *t, const kb_case *c, kb_dtype path, const kb_est_target *x, kb_estimate *e)
 {
     const kb_est_arch *a = x->arch;
-    double clk = x->clock_mhz * 1e6, bal = e->sm_use / e->imbalance, sms = x->gpu->sms * bal, sfu_clk;
+    double clk = x->clock_mhz * 1e6, bal = e->sm_use / e->imbalance, sms = x->gpu->sms * bal, sfu_clk, cvt_clk;
     double fp32 = kb_peaks_tflops(x->peaks, KB_DT_FP32, NULL) * 1e12 * x->clock_mhz / x->gpu->boost_mhz;
     kb_est_sfu_per_clk(x->gpu->sm, &sfu_clk);
+    kb_est_cvt_per_clk(x->gpu->sm, &cvt_clk);
     e->roof_us[KB_ROOF_TENSOR] = at_rate(t->mma_flops, tensor_rate(t, path, x, e) * bal);
     e->roof_us[KB_ROOF_SIMT] = at_rate(t->simt_flops, fp32 * bal);
     e->roof_us[KB_ROOF_SFU] = at_rate(t->sfu_ops, sms * sfu_clk * clk);
+    e->roof_us[KB_ROOF_CVT] = at_rate(t->cvt_ops, sms * cvt_clk * clk);
+    /* a warp's softmax waits for its first product and feeds the second; inside it the FP32
+     * and SFU work (independent instructions, separate pipes) overlap, the conversions follow */
     if (t->serial_pipes)
-        e->roof_us[KB_ROOF_PIPES] = e->roof_us[KB_ROOF_TENSOR] + e->roof_us[KB_ROOF_SIMT] + e->roof_us[KB_ROOF_SFU];
+        e->roof_us[KB_ROOF_PIPES] = e->roof_us[KB_ROOF_TENSOR] +
+                                    fmax(e->roof_us[KB_ROOF_SIMT], e->roof_us[KB_ROOF_SFU]) + e->roof_us[KB_ROOF_CVT];
     e->roof_us[KB_ROOF_ISSUE] = at_rate(t->warp_insts, sms * a->issue_per_clk * clk);
     e->roof_us[KB_ROOF_SMEM] = at_rate(t->smem_bytes, sms * a->smem_bytes_clk * clk);
     e->roof_us[KB_ROOF_L2] = at_rate(t->l2_bytes, a->l2_bytes_clk * clk);

@@ -15,11 +15,12 @@ typedef enum {
     KB_ROOF_TENSOR = 0,   /* the tensor path (mma.sync, wgmma) at its efficiency x the path dtype's datasheet rate */
     KB_ROOF_SIMT,         /* FP32 pipe (FMA) at the fp32 datasheet rate scaled to the model clock */
     KB_ROOF_SFU,          /* special-function unit (ex2, rsqrt, rcp, tanh): 16 per clock per SM */
-    KB_ROOF_PIPES,        /* tensor + SIMT + SFU in series (kb_traffic.serial_pipes; 0 otherwise) */
+    KB_ROOF_CVT,          /* type conversions (fp32 -> 16-bit): 16 per clock per SM */
+    KB_ROOF_PIPES,        /* tensor + max(SIMT, SFU) + CVT in series (kb_traffic.serial_pipes; 0 otherwise) */
     KB_ROOF_ISSUE,        /* warp instructions at 4 per clock per SM */
     KB_ROOF_SMEM,         /* shared memory at 128 bytes per clock per SM */
     KB_ROOF_L2,           /* L2 bandwidth (assumption outside A100) */
-    KB_ROOF_DRAM,         /* DRAM at the achievable bandwidth (measured ceiling, else 0.9 x datasheet) */
+    KB_ROOF_DRAM,         /* DRAM at the achievable bandwidth (measured ceiling, else 0.866 x datasheet) */
     KB_ROOF_LATENCY,      /* bytes in flight / latency (Little's law) */
     KB_ROOF_LAUNCH,       /* not a roof but a serial cost: launches x (launch cost + pipeline fill),
                            * added to the largest roof; the limit when it exceeds that roof */
@@ -46,7 +47,7 @@ typedef struct {
     const kb_peaks *peaks;
     double clock_mhz;           /* [MHz] the one clock of every on-chip roof: the SKU's tensor clock */
     double dram_gbps;           /* [GB/s] achievable DRAM bandwidth */
-    const char *dram_source;    /* "measured ceiling" or "0.90 x datasheet" */
+    const char *dram_source;    /* "measured ceiling" or "datasheet x 0.866 (assumed)" */
     double launch_us[2];        /* [us] per launch, eager and graph */
     const char *launch_source;  /* "measured ceiling" or "assumed" */
 } kb_est_target;

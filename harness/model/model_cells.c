@@ -24,7 +24,7 @@ void kb_model_op_cells(const kb_model_rollup *r, int ph, int k, char cells[KB_MO
         snprintf(cells[2], 160, "missing");
         return;
     }
-    const kb_report_row *row = &r->run->rows[o->row];
+    const kb_report_row *row = kb_model_op_row(r, o);
     snprintf(cells[2], 160, "%s", row->case_id);
     num(cells[3], 160, o->time_us);
     snprintf(cells[3] + strlen(cells[3]), 160 - strlen(cells[3]), " (%s)", row->clock);
@@ -42,3 +42,27 @@ void kb_model_op_cells(const kb_model_rollup *r, int ph, int k, char cells[KB_MO
     num(cells[13], 160, o->score);
 }
 
+
+/* One step cell: "n/a", "x" or ">= x" [ms]. */
+static void step_cell(char *b, size_t n, double step_us, int missing)
+{
+    if (step_us <= 0) {
+        snprintf(b, n, "n/a");
+        return;
+    }
+    char v[48];
+    num(v, sizeof v, step_us / 1000);
+    snprintf(b, n, "%s%s", missing ? ">= " : "", v);
+}
+
+void kb_model_whatif_cells(const kb_model_whatif *w, const kb_model_whatif *base, char *pre, char *dec,
+                           char *up_pre, char *up_dec, size_t n)
+{
+    char *cells[2] = { pre, dec }, *ups[2] = { up_pre, up_dec };
+    for (int ph = 0; ph < KB_PHASE_COUNT && ph < 2; ph++) {
+        step_cell(cells[ph], n, w->step_us[ph], w->n_missing[ph]);
+        snprintf(ups[ph], n, "n/a");
+        if (base && w->step_us[ph] > 0 && base->step_us[ph] > 0 && !w->n_missing[ph] && !base->n_missing[ph])
+            num(ups[ph], n, base->step_us[ph] / w->step_us[ph]);
+    }
+}

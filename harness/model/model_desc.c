@@ -239,12 +239,21 @@ static kb_status op_constraints(mload *L, const yaml_node_t *n, const kb_family 
         if (p < 0) return kb_yaml_fail(&L->y, k, "family '%s' has no param '%s'", fam->name, name);
         if ((st = kb_yaml_scalar(&L->y, val, name, &text))) return st;
         const kb_param *par = &fam->params[p];
+        kb_model_constraint *k_ = &op->constraints[op->n_constraints];
         int known = par->choices == NULL;
         for (int c = 0; par->choices && par->choices[c]; c++)
             known |= !strcmp(par->choices[c], text);
         if (!known) return kb_yaml_fail(&L->y, val, "'%s' is not a choice of param '%s'", text, name);
-        op->constraints[op->n_constraints].name = kb_suite_xstrdup(name);
-        op->constraints[op->n_constraints++].value = kb_suite_xstrdup(text);
+        int64_t lo, hi;
+        kb_param_range(par, &lo, &hi);
+        k_->is_int = par->choices == NULL;
+        for (int ph = 0; k_->is_int && ph < KB_PHASE_COUNT; ph++)
+            if ((op->phases & (1u << ph)) &&
+                (st = eval_node(L, val, name, L->m->n_params + KB_PV_COUNT, ph, lo, hi, &k_->ival[ph])))
+                return st;
+        k_->name = kb_suite_xstrdup(name);
+        k_->value = kb_suite_xstrdup(text);
+        op->n_constraints++;
     }
     return KB_OK;
 }

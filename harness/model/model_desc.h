@@ -30,10 +30,14 @@ typedef enum { KB_PV_TOKENS = 0, KB_PV_SEQS, KB_PV_Q_LEN, KB_PV_KV_LEN, KB_PV_CO
 extern const char *const kb_model_phase_names[KB_PHASE_COUNT];   /* "prefill", "decode" */
 extern const char *const kb_model_pvar_names[KB_PV_COUNT];       /* "tokens", "seqs", "q_len", "kv_len" */
 
-/* A param constraint: the record's params[name] must read value (an integer or a choice name). */
+/* A param constraint: the record's params[name] must read value: a choice name, or, for an
+ * integer param, an expression of the params and the phase variables ("heads / kv_heads",
+ * "q_len"), evaluated in every phase the op runs in and checked against the param's range. */
 typedef struct {
     char *name;
-    char *value;
+    char *value;                     /* as written */
+    int is_int;                      /* an integer param: the record must read ival[phase] */
+    int64_t ival[KB_PHASE_COUNT];
 } kb_model_constraint;
 
 typedef struct {

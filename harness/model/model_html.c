@@ -66,19 +66,29 @@ static void phase(FILE *out, const kb_model_rollup *r, int ph)
     kb_report_num(a, sizeof a, P->step_us / 1000);
     kb_report_num(b, sizeof b, P->us_per_token);
     kb_report_num(c, sizeof c, P->tokens_per_s);
-    if (P->step_us > 0)
-        fprintf(out, "<li>model step %s ms, %s us per token, %s tokens/s [%s]%s</li>", a, b, c,
-                kb_model_timing_label(r), P->n_missing ? ": ops are missing, so times are lower bounds and rates upper bounds" : "");
+    const char *ge = P->bounds_only ? "&gt;= " : "";
+    if (P->step_us > 0 && P->bounds_only)
+        fprintf(out, "<li>model step %s%s ms, %s%s us per token [%s]: <b>lower bounds only</b> - %d of %d ops are "
+                     "missing, so no tokens/s, MFU, GB/s or bandwidth utilisation is given</li>", ge, a, ge, b,
+                kb_model_timing_label(r), P->n_missing, P->n_modelled);
+    else if (P->step_us > 0)
+        fprintf(out, "<li>model step %s ms, %s us per token, %s tokens/s [%s]</li>", a, b, c, kb_model_timing_label(r));
     else
         fputs("<li>no op of this phase has a verified case in the run: no time per token</li>", out);
     kb_report_num(a, sizeof a, P->mfu);
     kb_report_num(b, sizeof b, P->bw_util);
-    if (r->emulator)
+    if (r->emulator && !P->bounds_only)
         fputs("<li>MFU, bandwidth utilisation: not applicable (emulator: CPU timings)</li>", out);
-    else
-        fprintf(out, "<li>MFU %s%s%s, bandwidth utilisation %s%s%s</li>", P->n_missing && P->have_mfu ? "at most " : "",
-                P->have_mfu ? a : "n/a", P->have_mfu ? "%" : "", P->n_missing && P->have_bw ? "at most " : "",
-                P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
+    else if (!P->bounds_only && P->step_us > 0)
+        fprintf(out, "<li>MFU %s%s (the weight matmuls executed), bandwidth utilisation %s%s</li>",
+                P->have_mfu ? a : "n/a", P->have_mfu ? "%" : "", P->have_bw ? b : "n/a", P->have_bw ? "%" : "");
+    for (int k = 0; k < r->m->n_ops; k++)
+        if (P->ops[k].row >= 0 && P->ops[k].faster_than_roof) {
+            fputs("<li class=\"missing\">warning: ", out);
+            text(out, r->m->ops[k].name);
+            fprintf(out, " runs at %.0f%% of its datasheet roofline, faster than the hardware allows (work model or "
+                         "timing wrong)</li>", P->ops[k].pct_roof);
+        }
     for (int k = 0; k < r->m->n_ops; k++) {
         if (P->ops[k].modelled && P->ops[k].row >= 0) continue;
         fputs("<li class=\"missing\">", out);
@@ -97,17 +107,26 @@ static void phase(FILE *out, const kb_model_rollup *r, int ph)
 
 static void whatif(FILE *out, const kb_model_rollup *r)
 {
-    char a[48], b[48];
-    fputs("<h2>Precision what-if</h2>\n<div class=\"scroll\"><table><tr><th>dtype</th><th>ops in it</th>"
-          "<th>vendor rows</th><th>prefill step ms</th><th>decode step ms</th><th>worst max_rel_err</th></tr>\n", out);
+    char a[48], b[48], c[48], d[48];
+    const kb_model_whatif *base = NULL;
+    for (int i = 0; i < r->n_whatif; i++)
+        if (r->whatif[i].dtype == r->dtype) base = &r->whatif[i];
+    fputs("<h2>Precision what-if</h2>\n<p>Worst err/tol: the largest error over its tolerance among the ops run in "
+          "the precision (below 1 passes). A step marked &gt;= misses ops: a lower bound.</p>\n<div "
+          "class=\"scroll\"><table><tr><th>dtype</th><th>ops in it</th><th>vendor rows</th><th>prefill step ms</th>"
+          "<th>decode step ms</th><th>speed-up prefill</th><th>speed-up decode</th><th>worst err/tol</th></tr>\n",
+          out);
     for (int i = 0; i < r->n_whatif; i++) {
         const kb_model_whatif *w = &r->whatif[i];
-        kb_report_num(a, sizeof a, w->step_us[0] / 1000);
-        kb_report_num(b, sizeof b, w->step_us[1] / 1000);
-        if (w->step_us[0] <= 0) snprintf(a, sizeof a, "n/a");
-        if (w->step_us[1] <= 0) snprintf(b, sizeof b, "n/a");
-        fprintf(out, "<tr><td class=\"t\">%s</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%.2g</td></tr>\n",
-                kb_dtype_name((kb_dtype)w->dtype), w->n_at, w->n_vendor, a, b, w->worst_rel_err);
+        char e[32] = "n/a";
+        kb_model_whatif_cells(w, base, a, b, c, d, sizeof a);
+        if (w->have_err_tol) snprintf(e, sizeof e, "%.2g", w->worst_err_tol);
+        fprintf(out, "<tr><td class=\"t\">%s</td><td>%d</td><td>%d</td><td>", kb_dtype_name((kb_dtype)w->dtype),
+                w->n_at, w->n_vendor);
+        text(out, a);
+        fputs("</td><td>", out);
+        text(out, b);
+        fprintf(out, "</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", c, d, e);
     }
     fputs("</table></div>\n", out);
 }
@@ -118,8 +137,18 @@ void kb_model_html_section(const kb_model_rollup *r, FILE *out)
     text(out, r->m->name);
     fputs("</h1>\n<p>", out);
     text(out, r->m->description);
-    fputs("</p>\n<p>Run ", out);
-    text(out, r->run->run_id);
+    fputs("</p>\n<p>", out);
+    if (r->est) {
+        fputs("<b>ESTIMATE</b> (kbench estimate's static model on ", out);
+        text(out, r->est_dev >= 0 ? r->est->devs[r->est_dev].name : "?");
+        fputs(", not a measurement)", out);
+        if (r->run)
+            fputs(r->use_run ? "; measured ops from run " : "; run (not used) ", out);
+    } else {
+        fputs("Run ", out);
+    }
+    if (r->run)
+        text(out, r->run->run_id);
     fprintf(out, "; precision %s; timing: <b>%s</b>.</p>\n", kb_dtype_name((kb_dtype)r->dtype),
             kb_model_timing_label(r));
     if (r->emulator) {
@@ -127,8 +156,9 @@ void kb_model_html_section(const kb_model_rollup *r, FILE *out)
         text(out, KB_REPORT_EMU_NOTE);
         fputs(" MFU is not applicable.</p>\n", out);
     }
-    fputs("<p>MFU = 2 x N x tokens / (peak x step time): 2N FLOPs per token for inference, N the weights of the "
-          "model's matmuls. Training: 6N FLOPs per token, an estimate, not measured.</p>\n", out);
+    fputs("<p>MFU = the FLOPs of the weight matmuls the step executes (each op with weights: its case's FLOPs x "
+          "count x layers) / (peak x step time). N = the weights of the model's matmuls; training: 6N FLOPs per "
+          "token, an estimate, not measured.</p>\n", out);
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++) phase(out, r, ph);
     whatif(out, r);
 }

@@ -1,5 +1,6 @@
 /* model_rollup.c - a model description rolled up from a recorded run (see model_rollup.h). */
 #include "model/model_rollup.h"
+#include "engine/family.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,25 +18,39 @@ static int dims_match(const kb_model_op *op, int ph, json_t *rec)
     return 1;
 }
 
-static int params_match(const kb_model_op *op, json_t *rec)
+/* Every param constraint of op holds for the record in phase ph: a choice by name, an integer
+ * param at the value its expression has in ph. */
+static int params_match(const kb_model_op *op, int ph, json_t *rec)
 {
     json_t *params = json_object_get(rec, "params");
     for (int c = 0; c < op->n_constraints; c++) {
-        json_t *v = json_object_get(params, op->constraints[c].name);
-        const char *want = op->constraints[c].value;
-        if (json_is_string(v) ? strcmp(json_string_value(v), want) != 0
-                              : !json_is_integer(v) || json_integer_value(v) != strtoll(want, NULL, 10))
+        const kb_model_constraint *k = &op->constraints[c];
+        json_t *v = json_object_get(params, k->name);
+        if (k->is_int ? !json_is_integer(v) || json_integer_value(v) != k->ival[ph]
+                      : !json_is_string(v) || strcmp(json_string_value(v), k->value) != 0)
             return 0;
     }
     return 1;
+}
+
+/* 1 when variant of family computes the family's own operation (engine/family.h,
+ * other_op_variants): attention's decode does not (its s is the KV length), so an op naming no
+ * variant never takes a decode row. A family or variant this build does not know counts as the
+ * family's own. */
+static int family_op_variant(const char *family, const char *variant)
+{
+    int f = kb_family_find(family);
+    int v = f < 0 ? -1 : kb_family_variant_find(kb_families[f], variant);
+    return v < 0 || v >= 32 || !(kb_families[f]->other_op_variants & (1u << v));
 }
 
 /* The row stands for op in phase ph, whatever its dtype and status. */
 static int same_op(const kb_model_op *op, int ph, const kb_report_row *r, int dev)
 {
     json_t *pad = json_object_get(r->rec, "pad");
-    return r->dev == dev && !strcmp(r->family, op->family) && (!op->variant || !strcmp(r->variant, op->variant)) &&
-           json_integer_value(pad) == op->pad && dims_match(op, ph, r->rec) && params_match(op, r->rec);
+    return r->dev == dev && !strcmp(r->family, op->family) &&
+           (op->variant ? !strcmp(r->variant, op->variant) : family_op_variant(r->family, r->variant)) &&
+           json_integer_value(pad) == op->pad && dims_match(op, ph, r->rec) && params_match(op, ph, r->rec);
 }
 
 static int usable(const kb_report_row *r)
@@ -60,10 +75,37 @@ static int best_row(const kb_report_run *run, const kb_model_op *op, int ph, int
     return best;
 }
 
-/* Why op has no case: its shape is absent, or present but never ok in dtype dt. */
-static void missing_reason(const kb_report_run *run, const kb_model_op *op, int ph, int dt, int dev, char *why,
-                           size_t n)
+/* The row for op in phase ph and dtype dt: the measured run's where it is used, else the
+ * estimates'; *est says which. -1 when neither has one. */
+static int find_row(const kb_model_rollup *R, const kb_model_op *op, int ph, int dt, int *est)
 {
+    int i = R->use_run && R->run ? best_row(R->run, op, ph, dt, R->dev) : -1;
+    *est = 0;
+    if (i < 0 && R->est) {
+        i = best_row(R->est, op, ph, dt, R->est_dev);
+        *est = i >= 0;
+    }
+    return i;
+}
+
+static const kb_report_row *row_at(const kb_model_rollup *R, int est, int i)
+{
+    return &(est ? R->est : R->run)->rows[i];
+}
+
+const kb_report_row *kb_model_op_row(const kb_model_rollup *r, const kb_model_opres *o)
+{
+    return o->row < 0 ? NULL : row_at(r, o->estimated, o->row);
+}
+
+/* Why op has no case: its shape is absent, or present but never ok in dtype dt (in the
+ * estimates when the roll-up has them: the suite has no case of it). */
+static void missing_reason(const kb_model_rollup *R, const kb_model_op *op, int ph, int dt, char *why, size_t n)
+{
+    const kb_report_run *run = R->est ? R->est : R->run;
+    int dev = R->est ? R->est_dev : R->dev;
+    const char *where = R->est ? "among the suite's estimates (no suite case of that shape: never extrapolated)"
+                               : "in the run";
     int shape = 0, check = 0;
     for (size_t i = 0; i < run->n; i++) {
         shape += same_op(op, ph, &run->rows[i], dev);
@@ -79,9 +121,9 @@ static void missing_reason(const kb_report_run *run, const kb_model_op *op, int 
         snprintf(why, n, "%d case%s of %s %s, none ok in %s", shape, shape == 1 ? "" : "s", op->family, dims.s,
                  kb_dtype_name((kb_dtype)dt));
     else
-        snprintf(why, n, "no %s case of %s%s in the run%s", op->family, dims.s, op->pad ? " (that pad)" : "",
-                 check ? " (it ran check shapes: run the suite with --full-shapes, or the model with --set at the "
-                         "run's sizes)" : "");
+        snprintf(why, n, "no %s case of %s%s %s%s", op->family, dims.s, op->pad ? " (that pad)" : "", where,
+                 check && !R->est ? " (it ran check shapes: run the suite with --full-shapes, or the model with --set "
+                                    "at the run's sizes)" : "");
     kb_sb_free(&dims);
 }
 
@@ -91,11 +133,12 @@ static double multiplier(const kb_model *m, const kb_model_op *op, int ph)
 }
 
 /* The figures of op in phase ph from row i. */
-static void fill_op(const kb_model_rollup *R, const kb_model_op *op, int ph, int i, kb_model_opres *o)
+static void fill_op(const kb_model_rollup *R, const kb_model_op *op, int ph, int i, int est, kb_model_opres *o)
 {
-    const kb_report_row *r = &R->run->rows[i];
+    const kb_report_row *r = row_at(R, est, i);
     json_t *work = json_object_get(r->rec, "work");
     o->row = i;
+    o->estimated = est;
     o->named = op->case_id != NULL;
     o->time_us = r->median_us;
     o->step_us = r->median_us * multiplier(R->m, op, ph);
@@ -111,13 +154,31 @@ static void fill_op(const kb_model_rollup *R, const kb_model_op *op, int ph, int
     double pct = o->have_measured ? o->pct_measured : o->have_roof ? o->pct_roof : 0;
     double dist = o->have_measured || o->have_roof ? 1.0 - fmin(fmax(pct, 0), 100) / 100.0 : 1.0;
     o->score = o->step_us * dist;
+    o->faster_than_roof = !R->emulator && o->have_roof && o->pct_roof > 100.0;
 }
+
+/* The worst err/tol of a row (verify.max_err_ratio), into *worst; whether it had one. */
+static int err_tol(const kb_report_row *row, double *worst)
+{
+    json_t *x = json_object_get(json_object_get(row->rec, "verify"), "max_err_ratio");
+    if (!json_is_number(x))
+        return 0;
+    *worst = fmax(*worst, json_number_value(x));
+    return 1;
+}
+
+/* The largest errors of the ops a what-if found in its dtype. */
+typedef struct {
+    double rel;                /* max_rel_err */
+    double tol;                /* max_err_ratio (err/tol) */
+    int have_tol;
+} worst_err;
 
 /* One phase at dtype dt (ops without a case in dt fall back to the model's dtype when
  * fallback is set). Returns the number of ops found in dt itself; *vendor those of them
- * that are vendor rows, *worst their largest max_rel_err. */
+ * that are vendor rows, *worst their largest errors. */
 static int roll_phase(const kb_model_rollup *R, int ph, int dt, int fallback, kb_model_phase_res *P, int *vendor,
-                      double *worst)
+                      worst_err *worst)
 {
     const kb_model *m = R->m;
     int at = 0;
@@ -131,25 +192,28 @@ static int roll_phase(const kb_model_rollup *R, int ph, int dt, int fallback, kb
         if (!(op->phases & (1u << ph))) continue;
         o->modelled = 1;
         P->n_modelled++;
-        int want = op->dtype >= 0 ? op->dtype : dt;
-        int i = best_row(R->run, op, ph, want, R->dev);
+        int want = op->dtype >= 0 ? op->dtype : dt, est;
+        int i = find_row(R, op, ph, want, &est);
         if (i >= 0 && want == dt && op->dtype < 0) {
             at++;
-            *vendor += kb_report_row_is_vendor(&R->run->rows[i]);
-            if (R->run->rows[i].have_err) *worst = fmax(*worst, R->run->rows[i].max_rel_err);
+            *vendor += kb_report_row_is_vendor(row_at(R, est, i));
+            if (row_at(R, est, i)->have_err) worst->rel = fmax(worst->rel, row_at(R, est, i)->max_rel_err);
+            worst->have_tol |= err_tol(row_at(R, est, i), &worst->tol);
         }
-        if (i < 0 && fallback && op->dtype < 0 && dt != m->dtype) i = best_row(R->run, op, ph, m->dtype, R->dev);
+        if (i < 0 && fallback && op->dtype < 0 && dt != m->dtype) i = find_row(R, op, ph, m->dtype, &est);
         if (i < 0) {
-            missing_reason(R->run, op, ph, want, R->dev, o->why, sizeof o->why);
+            missing_reason(R, op, ph, want, o->why, sizeof o->why);
             P->n_missing++;
             continue;
         }
-        fill_op(R, op, ph, i, o);
+        fill_op(R, op, ph, i, est, o);
         double mult = multiplier(m, op, ph);
         if (!op->per_model) P->layer_us += o->time_us * (double)op->count[ph];
         P->step_us += o->step_us;
         P->flops += o->flops * mult;
         P->bytes += o->bytes * mult;
+        if (op->weights > 0) P->mm_flops += o->flops * mult;   /* a weight matmul, as executed */
+        P->n_faster_than_roof += o->faster_than_roof;
         if (P->focus < 0 || o->score > P->ops[P->focus].score) P->focus = k;
     }
     return at;
@@ -166,14 +230,17 @@ static void phase_figures(const kb_model_rollup *R, int ph, kb_model_phase_res *
                                                                  : o->time_us * (double)R->m->ops[k].count[ph]) / whole
                              : 0;
     }
+    P->bounds_only = P->n_missing > 0;
     if (P->step_us <= 0) return;
     P->us_per_token = P->step_us / P->tokens;
+    if (P->bounds_only) return;   /* a rate from part of the step says nothing of the whole */
+    P->have_rates = 1;
     P->tokens_per_s = P->tokens / (P->step_us * 1e-6);
     P->gbps = P->bytes / (P->step_us * 1e-6) / 1e9;
     if (R->emulator) return;
-    if (R->peak_tflops > 0 && R->n_params > 0) {
+    if (R->peak_tflops > 0 && P->mm_flops > 0) {
         P->have_mfu = 1;
-        P->mfu = 100.0 * 2.0 * R->n_params * P->tokens / (R->peak_tflops * 1e12 * P->step_us * 1e-6);
+        P->mfu = 100.0 * P->mm_flops / (R->peak_tflops * 1e12 * P->step_us * 1e-6);
     }
     if (R->peak_gbps > 0) {
         P->have_bw = 1;
@@ -202,36 +269,74 @@ static void whatif(kb_model_rollup *R)
         if (!P) return;
         memset(w, 0, sizeof *w);
         w->dtype = dt;
+        worst_err worst = { 0, 0, 0 };
         for (int ph = 0; ph < KB_PHASE_COUNT; ph++) {
-            int vendor = 0, at = roll_phase(R, ph, dt, 1, P, &vendor, &w->worst_rel_err);
+            int vendor = 0, at = roll_phase(R, ph, dt, 1, P, &vendor, &worst);
             w->n_at = at > w->n_at ? at : w->n_at;
             w->n_vendor = vendor > w->n_vendor ? vendor : w->n_vendor;
             w->step_us[ph] = P->step_us;
             w->n_missing[ph] = P->n_missing;
         }
         free(P);
+        w->worst_rel_err = worst.rel;
+        w->worst_err_tol = worst.tol;
+        w->have_err_tol = worst.have_tol;
         if (w->n_at > 0) R->n_whatif++;
     }
 }
+
+static void roll_all(kb_model_rollup *out);
 
 void kb_model_rollup_run(const kb_model *m, const kb_report_run *run, int dtype, kb_model_rollup *out)
 {
     memset(out, 0, sizeof *out);
     out->m = m;
     out->run = run;
+    out->use_run = 1;
+    out->est_dev = -1;
     out->dtype = dtype >= 0 ? dtype : m->dtype;
     pick_device(out);
-    for (int k = 0; k < m->n_ops; k++)
-        out->n_params += (double)m->ops[k].weights * (m->ops[k].per_model ? 1.0 : (double)m->layers);
     if (out->dev >= 0 && !out->emulator) {
         double tflops[KB_DT_COUNT];
         const char *src;
         kb_report_ceilings(run, out->dev, tflops, &out->peak_gbps, &src);
         out->peak_tflops = tflops[out->dtype];
     }
+    roll_all(out);
+}
+
+void kb_model_rollup_est(const kb_model *m, const kb_report_run *run, int use_run, const char *run_note,
+                         const kb_report_run *est, const kb_peaks *peaks, int dtype, kb_model_rollup *out)
+{
+    memset(out, 0, sizeof *out);
+    out->m = m;
+    out->run = run;
+    out->est = est;
+    out->est_dev = est && est->n_devs > 0 ? 0 : -1;
+    out->dtype = dtype >= 0 ? dtype : m->dtype;
+    out->dev = -1;
+    if (run) {
+        pick_device(out);
+        out->use_run = use_run && !out->emulator;   /* CPU timings never stand beside estimates */
+    }
+    snprintf(out->run_note, sizeof out->run_note, "%s",
+             !run ? "" : out->emulator ? "the run's records are CPU timings (emulator): not used beside estimates"
+                       : run_note ? run_note : "");
+    out->emulator = 0;
+    out->peak_tflops = kb_peaks_tflops(peaks, (kb_dtype)out->dtype, NULL);
+    out->peak_gbps = kb_peaks_gbps(peaks, NULL);
+    roll_all(out);
+}
+
+/* N, both phases and the precision what-if of a roll-up whose sources are set. */
+static void roll_all(kb_model_rollup *out)
+{
+    const kb_model *m = out->m;
+    for (int k = 0; k < m->n_ops; k++)
+        out->n_params += (double)m->ops[k].weights * (m->ops[k].per_model ? 1.0 : (double)m->layers);
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++) {
         int vendor = 0;
-        double worst = 0;
+        worst_err worst = { 0, 0, 0 };
         roll_phase(out, ph, out->dtype, 0, &out->ph[ph], &vendor, &worst);
         phase_figures(out, ph, &out->ph[ph]);
     }
@@ -240,5 +345,11 @@ void kb_model_rollup_run(const kb_model *m, const kb_report_run *run, int dtype,
 
 const char *kb_model_timing_label(const kb_model_rollup *r)
 {
-    return r->emulator ? "emulator (CPU timing)" : "GPU";
+    if (!r->est)
+        return r->emulator ? "emulator (CPU timing)" : "GPU";
+    for (int ph = 0; ph < KB_PHASE_COUNT; ph++)
+        for (int k = 0; k < r->m->n_ops; k++)
+            if (r->ph[ph].ops[k].row >= 0 && !r->ph[ph].ops[k].estimated)
+                return "GPU-measured + ESTIMATE";
+    return "ESTIMATE (static model, not measured)";
 }

@@ -8,13 +8,27 @@
  *   step time      = layers x sum(per-layer op time x count) + sum(per-model op time x count)
  *   time per token = step time / tokens;  tokens/s = tokens / step time
  *   N              = sum over ops of weights x (layers for per-layer ops)
- *   MFU            = 2 N tokens / (peak[dtype] x step time)   (inference: 2 N FLOPs per token)
+ *   MFU            = the FLOPs of the weight matmuls the step executes (every op with
+ *                    weights > 0: its case's FLOPs x count x layers) / (peak[dtype] x step
+ *                    time) - the matmuls executed, so an LM head run for the last position
+ *                    of each sequence counts once per sequence, not once per token
  *   training       = 6 N FLOPs per token, an estimate (backward ~ 2x forward), never measured
  *   bandwidth util = sum(op bytes x count ...) / step time / peak bandwidth
  *   focus score    = op's step time x (1 - % of roof / 100), the measured roof where recorded,
  *                    else the datasheet roof; by time alone where no roof applies (emulator)
- * Missing ops are listed with the reason and left out of every sum (sums are then lower
- * bounds, and say so); nothing is extrapolated.
+ * Missing ops are listed with the reason and left out of every sum; the phase's times are
+ * then lower bounds (bounds_only) and no rate is given - no tokens/s, MFU, GB/s or
+ * bandwidth utilisation - since a rate from part of a step says nothing of the whole; nothing
+ * is extrapolated. A row faster than its roofline (% of the datasheet roof > 100: peaks known,
+ * never on the emulator) is used and flagged (faster_than_roof): its work model or timing is
+ * wrong. The what-if's error is the worst err/tol (verify.max_err_ratio: 1 = at the
+ * tolerance), which reads what it says where max_rel_err does not (near-zero outputs).
+ *
+ * With estimates (kbench model --estimate, model_estimate.h): a second run of ESTIMATE
+ * records, one per case of a suite at its full shape on the GPU modelled; an op takes the
+ * measured run's row where that run is usable (GPU-timed, the same GPU model) and has one,
+ * else the estimate's, and says which (kb_model_opres.estimated). Emulator (CPU-timed)
+ * rows are never used beside estimates.
  */
 #ifndef KB_MODEL_ROLLUP_H
 #define KB_MODEL_ROLLUP_H
@@ -26,6 +40,7 @@ typedef struct {
     int modelled;              /* the op runs in this phase (its phases list) */
     int row;                   /* index into run->rows of the case used, -1: missing */
     int named;                 /* the row was named by the op's `case` */
+    int estimated;             /* 1: the row is an ESTIMATE (of R->est); 0: a record of R->run */
     char why[256];             /* why missing ("" when found) */
     double time_us;            /* [us] median of one execution */
     double step_us;            /* [us] its part of one model step: time x count (x layers) */
@@ -34,6 +49,7 @@ typedef struct {
     int have_roof, have_measured, have_path;
     double pct_roof, pct_measured, pct_path;   /* [%] */
     double score;              /* [us] step_us x distance from the roof */
+    int faster_than_roof;      /* pct_roof > 100: faster than the hardware allows (a GPU row with peaks) */
 } kb_model_opres;
 
 typedef struct {
@@ -43,9 +59,14 @@ typedef struct {
     double step_us;            /* [us] one model step, found ops only */
     double flops, bytes;       /* work of one step, found ops only */
     int n_modelled, n_missing;
-    double us_per_token, tokens_per_s;
+    int bounds_only;           /* ops are missing: the times are lower bounds, no rate is given */
+    int n_faster_than_roof;    /* ops whose row is faster than its roofline */
+    double us_per_token;       /* [us] (a lower bound when bounds_only) */
+    int have_rates;            /* tokens_per_s and gbps apply: every op found, a step time */
+    double tokens_per_s;
+    double mm_flops;           /* FLOPs of the weight matmuls executed in one step (ops with weights) */
     int have_mfu;
-    double mfu;                /* [%] 2 N tokens / (peak x step) */
+    double mfu;                /* [%] mm_flops / (peak x step) */
     int have_bw;
     double bw_util;            /* [%] step bytes / step time / peak bandwidth */
     double gbps;               /* [GB/s] step bytes / step time (CPU on the emulator) */
@@ -60,7 +81,10 @@ typedef struct {
     int n_vendor;              /* of them, vendor library rows */
     double step_us[KB_PHASE_COUNT];
     int n_missing[KB_PHASE_COUNT];
-    double worst_rel_err;      /* largest max_rel_err among the ops found in this dtype */
+    double worst_rel_err;      /* largest max_rel_err among the ops found in this dtype (JSON only: over
+                                * elements with |want| > atol, so a near-zero output reads 1 within tolerance) */
+    int have_err_tol;
+    double worst_err_tol;      /* largest verify.max_err_ratio (error / tolerance; < 1 passes) among them */
 } kb_model_whatif;
 
 typedef struct {
@@ -72,6 +96,11 @@ typedef struct {
     double n_params;           /* N */
     double peak_tflops;        /* [TFLOPS] the device's peak for dtype (0: none recorded) */
     double peak_gbps;          /* [GB/s] (0: none recorded) */
+    const kb_report_run *est;  /* ESTIMATE records (--estimate), or NULL */
+    int est_dev;               /* their device (-1: none) */
+    int use_run;               /* 1: rows of run are used (0 in an estimate roll-up whose run is absent,
+                                * CPU-timed or of another GPU model) */
+    char run_note[256];        /* why the run's rows are not used ("" when they are, or no estimate) */
     kb_model_phase_res ph[KB_PHASE_COUNT];
     int n_whatif;
     kb_model_whatif whatif[KB_DT_COUNT];
@@ -81,7 +110,17 @@ typedef struct {
  * lacks is reported as missing. */
 void kb_model_rollup_run(const kb_model *m, const kb_report_run *run, int dtype, kb_model_rollup *out);
 
-/* The label every figure of a roll-up carries: "GPU" or "emulator (CPU timing)". */
+/* Roll model m up from the ESTIMATE records est (model_estimate.h), with the measured rows
+ * of run (may be NULL) where use_run says they apply (run_note, may be NULL, says why
+ * not); peaks: the modelled GPU's ceilings for MFU and bandwidth. Always succeeds. */
+void kb_model_rollup_est(const kb_model *m, const kb_report_run *run, int use_run, const char *run_note,
+                         const kb_report_run *est, const kb_peaks *peaks, int dtype, kb_model_rollup *out);
+
+/* The row op result o was taken from (of r->run or r->est), NULL when missing. */
+const kb_report_row *kb_model_op_row(const kb_model_rollup *r, const kb_model_opres *o);
+
+/* The label every figure of a roll-up carries: "GPU", "emulator (CPU timing)", "ESTIMATE
+ * (static model, not measured)" or "GPU-measured + ESTIMATE" (some ops each way). */
 const char *kb_model_timing_label(const kb_model_rollup *r);
 
 #endif /* KB_MODEL_ROLLUP_H */

@@ -21,7 +21,7 @@ static void op_events(const kb_model_rollup *r, int ph, int k, double *t, json_t
                               "i", "s", "t", "pid", ph + 1, "tid", 1, "ts", *t, "args", "why", o->why));
         return;
     }
-    const char *case_id = r->run->rows[o->row].case_id;
+    const char *case_id = kb_model_op_row(r, o)->case_id;
     for (int64_t c = 0; c < op->count[ph]; c++) {
         add(events, json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:{s:s, s:f}}", "name", op->name, "cat", "op",
                               "ph", "X", "pid", ph + 1, "tid", 1, "ts", *t, "dur", o->time_us, "args", "case",
@@ -65,7 +65,8 @@ json_t *kb_model_trace(const kb_model_rollup *r)
     json_t *events = json_array();
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++) phase_events(r, ph, events);
     return json_pack("{s:o, s:s, s:{s:s, s:s, s:s, s:s}}", "traceEvents", events, "displayTimeUnit", "ms",
-                     "otherData", "model", r->m->name, "run_id", r->run->run_id, "timing", kb_model_timing_label(r),
+                     "otherData", "model", r->m->name, "run_id", r->run ? r->run->run_id : "", "timing",
+                     kb_model_timing_label(r),
                      "layout", "one model step per phase built from the matched cases' medians, ops end to end; "
                      "not a recording");
 }

@@ -3,6 +3,7 @@
 #include "results/compare.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,9 @@ kb_status kb_compare_runs(const kb_report_run *a, const kb_report_run *b, double
         out->n_improvements += c->verdict == KB_CMP_IMPROVEMENT;
         log_sum += log(c->ratio);
         if (strcmp(c->a->clock, c->b->clock) != 0) out->clocks_differ = 1;
+        c->cpu = strcmp(c->a->clock, "gpu") != 0 || strcmp(c->b->clock, "gpu") != 0;
+        out->n_cpu_compared += c->cpu;
+        out->n_cpu_regressions += c->cpu && c->verdict == KB_CMP_REGRESSION;
     }
     for (size_t j = 0; j < b->n; j++) {
         if (b_used[j] || first_of(kb, b->n, b->rows[j].case_id) != (long)j)
@@ -169,6 +173,30 @@ void kb_compare_free(kb_cmp_result *r)
     memset(r, 0, sizeof *r);
 }
 
+int kb_compare_gated(const kb_cmp_result *r)
+{
+    return r->n_regressions - (r->gate_cpu ? 0 : r->n_cpu_regressions);
+}
+
+int kb_compare_case_gates(const kb_cmp_result *r, const kb_cmp_case *c)
+{
+    return c->a && c->b && c->verdict == KB_CMP_REGRESSION && (!c->cpu || r->gate_cpu);
+}
+
+int kb_compare_cpu_note(const kb_cmp_result *r, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (!r->n_cpu_compared)
+        return 0;
+    snprintf(buf, n, "CPU clock: %d of %d compared cases were timed on a CPU clock (the emulator). CPU timings of "
+             "unchanged code on a shared machine differ by several times between runs, so %s: %d regression%s %s%s",
+             r->n_cpu_compared, r->n_compared, r->gate_cpu ? "they gate only because --gate-cpu asks" :
+             "they do not gate", r->n_cpu_regressions, r->n_cpu_regressions == 1 ? "" : "s",
+             r->gate_cpu ? "counted in the exit code (4)" : "listed, not counted in the exit code",
+             r->gate_cpu ? "" : " (--gate-cpu makes them gate)");
+    return 1;
+}
+
 static const char *const verdict_names[] = { "same", "regression", "improvement", "not_compared" };
 
 const char *kb_cmp_verdict_name(kb_cmp_verdict v)
@@ -176,10 +204,13 @@ const char *kb_cmp_verdict_name(kb_cmp_verdict v)
     return (unsigned)v < sizeof verdict_names / sizeof verdict_names[0] ? verdict_names[v] : "?";
 }
 
-/* The console's word: a regression stands out in capitals. */
-static const char *verdict_word(kb_cmp_verdict v)
+/* The console's word: a regression that gates stands out in capitals; one on a CPU clock
+ * that does not gate says so. */
+static const char *verdict_word(const kb_cmp_result *r, const kb_cmp_case *c)
 {
-    return v == KB_CMP_REGRESSION ? "REGRESSION" : kb_cmp_verdict_name(v);
+    if (c->verdict != KB_CMP_REGRESSION)
+        return kb_cmp_verdict_name(c->verdict);
+    return kb_compare_case_gates(r, c) ? "REGRESSION" : "regression (cpu clock, not gated)";
 }
 
 static void run_line(FILE *out, const char *tag, const kb_report_run *r)
@@ -199,6 +230,9 @@ void kb_compare_print(const kb_report_run *a, const kb_report_run *b, const kb_c
             threshold * 100, KB_COMPARE_ALPHA);
     if (r->clocks_differ)
         fprintf(out, "warning: the runs have different clocks (cpu emulator time vs gpu time): their ratios are not comparable\n");
+    char note[512];
+    if (kb_compare_cpu_note(r, note, sizeof note))
+        fprintf(out, "note: %s\n", note);
     size_t w = 4;
     for (size_t i = 0; i < r->n; i++)
         if (r->cases[i].a && r->cases[i].b && r->cases[i].verdict != KB_CMP_NOT_COMPARED && strlen(r->cases[i].case_id) > w)
@@ -213,7 +247,7 @@ void kb_compare_print(const kb_report_run *a, const kb_report_run *b, const kb_c
         kb_report_num(mb, sizeof mb, c->b->median_us);
         if (c->have_test) snprintf(p, sizeof p, "%.2g", c->test.p); else snprintf(p, sizeof p, "n/a");
         fprintf(out, "%-*s  %8s %-3s  %8s %-3s  %7.3f  %9s  %s\n", (int)w, c->case_id, ma, c->a->clock,
-                mb, c->b->clock, c->ratio, p, verdict_word(c->verdict));
+                mb, c->b->clock, c->ratio, p, verdict_word(r, c));
     }
     if (r->n_compared)
         fprintf(out, "\ngeometric mean of B/A over %d cases: %.4f (%s %.2f%%)\n", r->n_compared, r->geomean,
@@ -221,8 +255,8 @@ void kb_compare_print(const kb_report_run *a, const kb_report_run *b, const kb_c
                 r->geomean >= 1 ? (r->geomean - 1) * 100 : (1 - r->geomean) * 100);
     else
         fprintf(out, "\nno case was ok with timing in both runs\n");
-    fprintf(out, "%d regression%s, %d improvement%s, %d within noise or threshold; %d only in A, %d only in B, %d not compared\n",
-            r->n_regressions, r->n_regressions == 1 ? "" : "s", r->n_improvements, r->n_improvements == 1 ? "" : "s",
+    fprintf(out, "%d regression%s (%d gating), %d improvement%s, %d within noise or threshold; %d only in A, %d only in B, %d not compared\n",
+            r->n_regressions, r->n_regressions == 1 ? "" : "s", kb_compare_gated(r), r->n_improvements, r->n_improvements == 1 ? "" : "s",
             r->n_compared - r->n_regressions - r->n_improvements, r->n_only_a, r->n_only_b, r->n_not_compared);
     const char *titles[3] = { "only in A:", "only in B:", "not compared (not ok with timing in both runs):" };
     for (int part = 0; part < 3; part++) {

@@ -129,9 +129,9 @@ static void summary(FILE *out, const kb_cmp_result *r)
                 fabs(r->geomean - 1) * 100);
     else
         fputs("<p id=\"geomean\">No case was ok with timing in both runs.</p>\n", out);
-    fprintf(out, "<p>%d regressions, %d improvements, %d within noise or threshold; %d only in A, %d only in B, "
-                 "%d not compared.</p>\n<h2>Regressions</h2>\n<ul id=\"regressions\">\n", r->n_regressions,
-            r->n_improvements, r->n_compared - r->n_regressions - r->n_improvements, r->n_only_a, r->n_only_b,
+    fprintf(out, "<p>%d regressions (%d gating), %d improvements, %d within noise or threshold; %d only in A, %d "
+                 "only in B, %d not compared.</p>\n<h2>Regressions</h2>\n<ul id=\"regressions\">\n",
+            r->n_regressions, kb_compare_gated(r), r->n_improvements, r->n_compared - r->n_regressions - r->n_improvements, r->n_only_a, r->n_only_b,
             r->n_not_compared);
     for (size_t i = 0; i < r->n; i++) {
         const kb_cmp_case *c = &r->cases[i];
@@ -139,7 +139,8 @@ static void summary(FILE *out, const kb_cmp_result *r)
             continue;
         fputs("<li><code>", out);
         text(out, c->case_id);
-        fprintf(out, "</code>: B/A %.3f, p = %.2g</li>\n", c->ratio, c->test.p);
+        fprintf(out, "</code>: B/A %.3f, p = %.2g%s</li>\n", c->ratio, c->test.p,
+                kb_compare_case_gates(r, c) ? "" : " (CPU clock: not gated)");
     }
     fputs(r->n_regressions ? "</ul>\n" : "<li>none</li>\n</ul>\n", out);
 }
@@ -157,6 +158,12 @@ kb_status kb_compare_html(const kb_report_run *a, const kb_report_run *b, const 
     if (r->clocks_differ)
         fputs("<p class=\"note\">The runs have different clocks (CPU emulator time vs GPU time): their ratios are "
               "not comparable.</p>\n", out);
+    char note[512];
+    if (kb_compare_cpu_note(r, note, sizeof note)) {
+        fputs("<p class=\"note\" id=\"cpu-clock\">", out);
+        text(out, note);
+        fputs("</p>\n", out);
+    }
     summary(out, r);
     ratio_chart(out, r);
     fputs("<h2>Cases</h2>\n<input class=\"filter\" type=\"search\" placeholder=\"filter cases\" "

@@ -57,29 +57,35 @@ static json_t *case_json(const kb_cmp_case *c)
 
 static json_t *summary_json(const kb_cmp_result *r)
 {
-    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b}", "compared", r->n_compared,
+    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:i, s:i, s:b}", "compared", r->n_compared,
                      "regressions", r->n_regressions, "improvements", r->n_improvements,
                      "same", r->n_compared - r->n_regressions - r->n_improvements, "only_a", r->n_only_a,
-                     "only_b", r->n_only_b, "not_compared", r->n_not_compared, "clocks_differ", r->clocks_differ);
+                     "only_b", r->n_only_b, "not_compared", r->n_not_compared, "clocks_differ", r->clocks_differ,
+                     "gated_regressions", kb_compare_gated(r), "cpu_compared", r->n_cpu_compared, "cpu_clock",
+                     r->n_cpu_compared > 0);
 }
 
 json_t *kb_compare_json(const kb_report_run *a, const kb_report_run *b, const kb_cmp_result *r, double threshold)
 {
     json_t *cases = json_array(), *regs = json_array();
-    json_t *o = json_pack("{s:i, s:[o, o], s:{s:f, s:f, s:s}, s:o, s:o, s:o, s:o}", "kbench_compare", 1,
+    char note[512];
+    kb_compare_cpu_note(r, note, sizeof note);
+    json_t *o = json_pack("{s:i, s:[o, o], s:{s:f, s:f, s:s, s:b}, s:o, s:o, s:o, s:o, s:s?}", "kbench_compare", 1,
                           "runs", run_json("A", a), run_json("B", b),
                           "settings", "threshold", threshold, "alpha", KB_COMPARE_ALPHA,
                           "test", "two-sided Mann-Whitney U, normal approximation with tie and continuity corrections",
+                          "gate_cpu", r->gate_cpu,
                           "summary", summary_json(r), "geomean", r->n_compared ? num(r->geomean) : json_null(),
-                          "cases", cases, "regressions", regs);
+                          "cases", cases, "regressions", regs, "note", *note ? note : NULL);
     if (!o)
         return NULL;
     for (size_t i = 0; i < r->n; i++) {
         const kb_cmp_case *c = &r->cases[i];
         json_array_append_new(cases, case_json(c));
         if (c->a && c->b && c->verdict == KB_CMP_REGRESSION)
-            json_array_append_new(regs, json_pack("{s:s, s:o, s:o}", "case_id", c->case_id, "ratio", num(c->ratio),
-                                                  "p", num(c->test.p)));
+            json_array_append_new(regs, json_pack("{s:s, s:o, s:o, s:b}", "case_id", c->case_id, "ratio",
+                                                  num(c->ratio), "p", num(c->test.p), "gated",
+                                                  kb_compare_case_gates(r, c)));
     }
     if (json_array_size(cases) != r->n) {
         json_decref(o);
@@ -120,7 +126,7 @@ static void md_median(char *buf, size_t n, const kb_report_row *row)
     snprintf(buf + l, n - l, " %s", row->clock);
 }
 
-static void md_case(FILE *out, const kb_cmp_case *c)
+static void md_case(FILE *out, const kb_cmp_case *c, int gate_cpu)
 {
     char ma[96], mb[96], ratio[32] = "", p[32] = "";
     md_median(ma, sizeof ma, c->a);
@@ -129,7 +135,7 @@ static void md_case(FILE *out, const kb_cmp_case *c)
     if (compared) snprintf(ratio, sizeof ratio, "%.3f", c->ratio);
     if (compared) snprintf(p, sizeof p, c->have_test ? "%.2g" : "n/a", c->test.p);
     const char *verdict = !c->a ? "only in B" : !c->b ? "only in A" : kb_cmp_verdict_name(c->verdict);
-    const char *bold = compared && c->verdict == KB_CMP_REGRESSION ? "**" : "";
+    const char *bold = compared && c->verdict == KB_CMP_REGRESSION && (!c->cpu || gate_cpu) ? "**" : "";
     fputs("|", out);
     cell(out, c->case_id);
     cell(out, ma);
@@ -148,17 +154,20 @@ void kb_compare_md(const kb_report_run *a, const kb_report_run *b, const kb_cmp_
     if (r->clocks_differ)
         fputs("\n**Warning**: the runs have different clocks (CPU emulator time vs GPU time): their ratios are not "
               "comparable.\n", out);
+    char note[512];
+    if (kb_compare_cpu_note(r, note, sizeof note))
+        fprintf(out, "\n**Note**: %s.\n", note);
     fputs("\n| case | A median_us | B median_us | B/A | p | verdict |\n"
           "|---|---:|---:|---:|---:|---|\n", out);
     for (size_t i = 0; i < r->n; i++)
-        md_case(out, &r->cases[i]);
+        md_case(out, &r->cases[i], r->gate_cpu);
     if (r->n_compared)
         fprintf(out, "\nGeometric mean of B/A over %d cases: **%.4f** (B %s by %.2f%%)\n", r->n_compared, r->geomean,
                 r->geomean >= 1 ? "slower" : "faster", fabs(r->geomean - 1) * 100);
     else
         fputs("\nNo case was ok with timing in both runs.\n", out);
-    fprintf(out, "\n%d regressions, %d improvements, %d within noise or threshold; %d only in A, %d only in B, "
-                 "%d not compared.\n", r->n_regressions, r->n_improvements,
+    fprintf(out, "\n%d regressions (%d gating), %d improvements, %d within noise or threshold; %d only in A, %d "
+                 "only in B, %d not compared.\n", r->n_regressions, kb_compare_gated(r), r->n_improvements,
             r->n_compared - r->n_regressions - r->n_improvements, r->n_only_a, r->n_only_b, r->n_not_compared);
     fputs("\n## Regressions\n\n", out);
     if (!r->n_regressions)
@@ -166,7 +175,8 @@ void kb_compare_md(const kb_report_run *a, const kb_report_run *b, const kb_cmp_
     for (size_t i = 0; i < r->n; i++) {
         const kb_cmp_case *c = &r->cases[i];
         if (c->a && c->b && c->verdict == KB_CMP_REGRESSION)
-            fprintf(out, "- `%s`: B/A %.3f, p = %.2g\n", c->case_id, c->ratio, c->test.p);
+            fprintf(out, "- `%s`: B/A %.3f, p = %.2g%s\n", c->case_id, c->ratio, c->test.p,
+                    kb_compare_case_gates(r, c) ? "" : " (CPU clock: not gated)");
     }
 }
 

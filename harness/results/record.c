@@ -1,6 +1,7 @@
 /* record.c - the JSON Lines results file: crash-safe appends and loading (see record.h). */
 #include "results/record.h"
 #include "core/fsutil.h"
+#include "core/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,7 +154,7 @@ kb_status kb_record_inspect(const char *path, const char *suite, kb_record_file 
 static kb_status fix_tail(int fd, const char *path, const kb_record_file *f)
 {
     if (f->tail == KB_TAIL_NO_NEWLINE) {
-        fprintf(stderr, "kbench: note: %s: the last record lacked its newline; added\n", path);
+        kb_report(KB_REPORT_NOTE, "%s: the last record lacked its newline; added", path);
         return write(fd, "\n", 1) == 1 ? KB_OK : KB_ERR_IO;
     }
     if (f->tail != KB_TAIL_TRUNCATED)
@@ -161,8 +162,8 @@ static kb_status fix_tail(int fd, const char *path, const kb_record_file *f)
     struct stat st;
     if (fstat(fd, &st) != 0)
         return KB_ERR_IO;
-    fprintf(stderr, "kbench: warning: %s: cutting a truncated last record (%lld bytes) left by an interrupted run\n",
-            path, (long long)f->tail_bytes);
+    kb_report(KB_REPORT_WARNING, "%s: cutting a truncated last record (%lld bytes) left by an interrupted run", path,
+              (long long)f->tail_bytes);
     return ftruncate(fd, st.st_size - f->tail_bytes) == 0 ? KB_OK : KB_ERR_IO;
 }
 
@@ -240,7 +241,7 @@ kb_status kb_record_write(kb_recorder *w, json_t *rec)
         (void)ftruncate(w->fd, before.st_size);
     flock(w->fd, LOCK_UN);
     if (st != KB_OK)
-        fprintf(stderr, "kbench: cannot write to %s: %s\n", w->path, strerror(why));
+        kb_report(KB_REPORT_ERROR, "cannot write to %s: %s", w->path, strerror(why));
     free(line);
     return st;
 }
@@ -287,8 +288,7 @@ kb_status kb_record_load(const char *path, json_t ***objs, size_t *n, kb_sb *err
             json_error_t je;
             json_t *o = json_loadb(text + at, end - at, 0, &je);
             if (!o && !nl && strncmp(text + b, RECORD_START, strlen(RECORD_START)) == 0) {
-                fprintf(stderr, "kbench: warning: %s:%d: skipping a truncated last record (interrupted run)\n",
-                        path, lineno);
+                kb_report(KB_REPORT_WARNING, "%s:%d: skipping a truncated last record (interrupted run)", path, lineno);
                 break;
             }
             if (!o || !json_is_object(o)) {

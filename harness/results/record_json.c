@@ -276,7 +276,10 @@ static json_t *timing_json(const kb_case_result *r, int *bad)
     put(j, "l2", jstr(kb_l2_mode_name(m->l2)), bad);
     put(j, "flush_bytes", jnum((double)m->flush_bytes), bad);
     put(j, "stop", jstr(kb_measure_stop_name(m->stop)), bad);
-    put(j, "discarded", jint(m->discarded), bad);
+    put(j, "discarded", jint(m->throttled ? 0 : m->discarded), bad);
+    put(j, "throttled_samples", jint(m->discarded), bad);
+    put(j, "throttled", json_boolean(m->throttled), bad);
+    put(j, "sm_clock_ref_mhz", m->clock_ref_mhz >= 0 ? jint(m->clock_ref_mhz) : json_null(), bad);
     put(j, "sm_clock_min_mhz", m->clock_min_mhz >= 0 ? jint(m->clock_min_mhz) : json_null(), bad);
     put(j, "sm_clock_max_mhz", m->clock_max_mhz >= 0 ? jint(m->clock_max_mhz) : json_null(), bad);
     for (int i = 0; m->samples_us && i < m->n; i++) {
@@ -356,6 +359,7 @@ static json_t *overhead_json(const kb_case_result *r, int *bad)
     put(j, "empty_eager_us", jnum(o->empty_eager_us), bad);
     put(j, "empty_graph_us", jnum(o->empty_graph_us), bad);
     put(j, "host_enqueue_us", jnum(o->host_enqueue_us), bad);
+    put(j, "empty_host_us", jnum(o->empty_host_us), bad);
     put(j, "clock", jstr(r->measure.clock), bad);
     put(j, "reps", jint(o->reps), bad);
     put(j, "per_launch_q1_us", jnum(o->per_launch_q1_us), bad);

@@ -35,8 +35,12 @@
  *   blocking kernel", "cuda events (no blocking kernel: why)", ...), samples, median_us, mean_us, min_us, max_us, p10_us,
  *   p90_us, cv, noise, timed_out, l2 "cold"|"hot", flush_bytes, stop
  *   "noise"|"timeout"|"max_samples", discarded (samples dropped: the SM clock read after them
- *   was under 75% of its maximum), sm_clock_min_mhz, sm_clock_max_mhz (over the kept
- *   samples; null where no clock is read per sample), samples_us [...], samples_start_us [...]
+ *   was under throttle_threshold, default 75%, of the clock the GPU should run at),
+ *   throttled_samples (samples taken throttled), throttled (true: at the timeout the throttled
+ *   samples were kept, discarded is then 0), sm_clock_ref_mhz (that clock: the maximum, or the
+ *   locked/application clock the user set; null where none is read), sm_clock_min_mhz,
+ *   sm_clock_max_mhz (over the unthrottled samples; null where no clock is read per sample),
+ *   samples_us [...], samples_start_us [...]
  *   (when each kept sample's timer was started: [us] after the measure stage began, host
  *   monotonic clock)},
  *   work {flops, bytes_read, bytes_written, bytes_moved (what this variant moves:

@@ -2,6 +2,7 @@
  * pieces every report writer shares (see report_rows.h). */
 #include "results/report_rows.h"
 
+#include "core/report.h"
 #include "engine/family.h"
 #include "results/record.h"
 #include "results/record_json.h"
@@ -156,7 +157,7 @@ static kb_status load_run_id(const char *id, const char *dir, json_t ***out, siz
         json_t **recs;
         size_t m;
         if (kb_record_load(path.s, &recs, &m, &lerr) != KB_OK) {
-            fprintf(stderr, "kbench: warning: skipping %s\n", lerr.s);
+            kb_report(KB_REPORT_WARNING, "skipping %s", lerr.s);
             m = 0;
             recs = NULL;
         }
@@ -232,13 +233,39 @@ static int precision_family(const char *f)
     return strcmp(f, "gemm") == 0 || strcmp(f, "attention") == 0;
 }
 
-/* Same shape, input distribution, device, padding and launch mode: comparable across dtypes. */
+/* 1 when the row's variant computes another operation over its family's dims
+ * (kb_family.other_op_variants: attention's decode). */
+static int other_op(const kb_report_row *r, int *variant)
+{
+    int f = kb_family_find(r->family);
+    *variant = f < 0 ? -1 : kb_family_variant_find(kb_families[f], r->variant);
+    return *variant >= 0 && *variant < 32 && (kb_families[f]->other_op_variants >> *variant & 1u);
+}
+
+/* Rows of such a variant compare only with rows of the same variant and problem params (the
+ * lower-case and choice ones: q_len, group, causal), not with the family's operation. */
+static int same_operation(const kb_report_row *a, const kb_report_row *b)
+{
+    int va, vb, oa = other_op(a, &va), ob = other_op(b, &vb);
+    if (!oa && !ob)
+        return 1;
+    if (va != vb)
+        return 0;
+    json_t *pa = json_object_get(a->rec, "params"), *pb = json_object_get(b->rec, "params"), *x;
+    const char *k;
+    json_object_foreach(pa, k, x)
+        if (!(k[0] >= 'A' && k[0] <= 'Z') && !json_equal(x, json_object_get(pb, k)))
+            return 0;
+    return 1;
+}
+
+/* Same shape, input distribution, device, padding and launch mode (and operation): comparable across dtypes. */
 static int same_shape(const kb_report_row *a, const kb_report_row *b)
 {
     return a->dev == b->dev && strcmp(a->family, b->family) == 0 && strcmp(a->launch, b->launch) == 0 &&
            strcmp(a->dist, b->dist) == 0 &&
            json_equal(json_object_get(a->rec, "dims"), json_object_get(b->rec, "dims")) &&
-           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad"));
+           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad")) && same_operation(a, b);
 }
 
 int kb_report_row_is_vendor(const kb_report_row *row)

@@ -21,6 +21,9 @@ typedef struct {
 } kb_check;
 
 #define KB_SELFTEST_MAX_CHECKS 16
+/* [us] the empty-kernel launch check's bound on kb_overhead_floor_us (the host's enqueue
+ * time or the GPU's per-launch time, the larger): a sanity window, not a target (selftest.c) */
+#define KB_SELFTEST_MAX_LAUNCH_US 50.0
 
 typedef struct {
     kb_check checks[KB_SELFTEST_MAX_CHECKS];

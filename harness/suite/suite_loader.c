@@ -52,7 +52,7 @@ char *kb_suite_join(const char *const *names, int n)
 /* ---- measure ---- */
 
 static const char *const measure_keys[] = { "warmup", "min_samples", "max_samples", "max_noise", "timeout_s",
-                                            "l2", NULL };
+                                            "l2", "warmup_s", "throttle_threshold", "throttle_recovery_s", NULL };
 
 /* One numeric setting, checked against its range in kb_measure_fields. */
 static kb_status load_measure_field(kb_yctx *y, const yaml_node_t *v, const kb_measure_field *f,

@@ -7,15 +7,18 @@
  *                source_hash, strategy, evaluations, space, time}, ...]}
  *   header       a C header: a table of kbench_tuned entries grouped per GPU (compute
  *                capability, SM count), provenance in comments and fields, and
- *                kbench_tuned_lookup(op, dtype, dims, sm, sm_count): the exact shape, else
- *                the nearest tuned one; the same sm first, nearest SM count; any GPU as the
- *                default
+ *                kbench_tuned_lookup(op, dtype, dims, n_dims, sm, sm_count, flags, &match):
+ *                the exact shape, else the nearest tuned one within
+ *                KBENCH_TUNED_MAX_SHAPE_DISTANCE (1.0; else NULL, match saying how far the
+ *                nearest was); the same sm first, nearest SM count; any GPU as the default;
+ *                emulator entries (cpu_timing) only with KBENCH_TUNED_ALLOW_CPU
  *   kerneltuner  Kernel Tuner's cache file for one problem: schema_version, device_name,
  *                kernel_name, problem_size, tune_params_keys, tune_params, objective "time",
  *                cache {"v1,v2,...": {params..., time [ms] or "InvalidConfig" /
  *                "CompilationFailedConfig" / "RuntimeFailedConfig"}} - the winner's variant
  *                only (a Kernel Tuner kernel is one kernel)
- * Rows measured on the emulator carry their CPU label in every format.
+ * Rows measured on the emulator carry their CPU label in every format. Everything is read
+ * from the rows' typed fields (tune/tunedb_types.h): no id is parsed here.
  */
 #ifndef KB_TUNE_EXPORT_H
 #define KB_TUNE_EXPORT_H
@@ -24,22 +27,7 @@
 
 #include <stdio.h>
 
-/* The parts of a problem key "gemm(layout=nt,alpha=1,beta=0)/fp16/64x64x64/pad0/eager". */
-typedef struct {
-    char op[160];                  /* "gemm(layout=nt,alpha=1,beta=0)" */
-    char family[32];
-    char dtype[16];
-    int n_dims;
-    long long dims[4];
-    int pad;
-    char launch[8];
-} kb_tune_problem_parts;
-
-/* Split a problem key; 0, or -1 when it is not one. */
-int kb_tune_problem_parse(const char *key, kb_tune_problem_parts *out);
-
-/* Write rows[0..n) in the format. KB_OK, KB_ERR_INPUT for a row that cannot be
- * expressed (message in err), KB_ERR_IO for a write error. */
+/* Write rows[0..n) in the format. KB_OK, or KB_ERR_IO for a write error (message in err). */
 kb_status kb_tune_export_json(const kb_tune_choice_row *rows, int n, FILE *out, kb_sb *err);
 kb_status kb_tune_export_header(const kb_tune_choice_row *rows, int n, FILE *out, kb_sb *err);
 /* Kernel Tuner's cache of one problem: its choice c and entries e[0..n). */

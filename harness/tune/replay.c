@@ -217,16 +217,20 @@ static int record_key(json_t *rec, kb_sb *b)
         return -1;
     int fi = kb_family_find(fam);
     const kb_family *f = fi >= 0 ? kb_families[fi] : NULL;
+    const char *vname = json_string_value(json_object_get(rec, "variant"));
+    int var = f && vname ? kb_family_variant_find(f, vname) : -1;
     kb_sb_clear(b);
     kb_sb_printf(b, "%s", fam);
+    if (f && kb_tune_other_op(f, var))
+        kb_sb_printf(b, "/%s", vname);
     const char *name;
     json_t *v;
     int first = 1;
     char text[64];
-    if (f) {   /* as space.c: every problem param of the family (its default if the record lacks it) */
+    if (f) {   /* as space.c: the problem params of the record's operation (defaults where it lacks one) */
         for (int i = 0; i < f->n_params; i++) {
             const kb_param *p = &f->params[i];
-            if (kb_tune_param_is_config(f, i))
+            if (var >= 0 ? !kb_tune_param_in_key(f, i, var) : kb_tune_param_is_config(f, i))
                 continue;
             v = json_object_get(params, p->name);
             if (v)

@@ -6,15 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+int kb_tune_other_op(const kb_family *f, int variant)
+{
+    return variant >= 0 && variant < 32 && (f->other_op_variants >> variant & 1u);
+}
+
 int kb_tune_param_is_config(const kb_family *f, int i)
 {
     const kb_param *p = &f->params[i];
+    int own = 0, applies = 0;
     for (int v = 0; v < f->n_variants; v++)
-        if (!kb_param_applies(f, i, v))
-            return 1;   /* a knob of some variants (gelu vec's max_grid, cuBLASLt's workspace) */
+        if (!kb_tune_other_op(f, v)) {
+            own++;
+            applies += kb_param_applies(f, i, v);
+        }
+    /* a knob of some of the family's variants (gelu vec's max_grid, cuBLASLt's workspace); a
+     * param of the other operations' variants alone is judged by its kind below */
+    if (applies > 0 && applies < own)
+        return 1;
     if (p->choices)
         return 0;
     return isupper((unsigned char)p->name[0]) || strcmp(p->name, "algo") == 0;
+}
+
+int kb_tune_param_in_key(const kb_family *f, int i, int variant)
+{
+    return !kb_tune_param_is_config(f, i) && kb_param_applies(f, i, variant);
 }
 
 static void param_value(const kb_param *p, int64_t v, kb_sb *b)
@@ -25,26 +42,34 @@ static void param_value(const kb_param *p, int64_t v, kb_sb *b)
         kb_sb_printf(b, "%s=%lld", p->name, (long long)v);
 }
 
-void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b)
+void kb_tune_problem_op(const kb_family *f, const kb_case *c, kb_sb *b)
 {
     kb_sb_clear(b);
     kb_sb_printf(b, "%s", f->name);
+    if (kb_tune_other_op(f, c->variant))     /* another operation over the dims: its own problems */
+        kb_sb_printf(b, "/%s", f->variants[c->variant].name);
     int first = 1;
     for (int i = 0; i < f->n_params; i++) {
-        if (kb_tune_param_is_config(f, i))   /* a problem param applies to every variant */
+        if (!kb_tune_param_in_key(f, i, c->variant))   /* problem params of the case's operation */
             continue;
         kb_sb_printf(b, "%s", first ? "(" : ",");
         param_value(&f->params[i], c->params[i], b);
         first = 0;
     }
-    kb_sb_printf(b, "%s/%s/", first ? "" : ")", kb_dtype_name(c->dtype));
+    if (!first)
+        kb_sb_printf(b, ")");
+}
+
+void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b)
+{
+    kb_tune_problem_op(f, c, b);
+    kb_sb_printf(b, "/%s/", kb_dtype_name(c->dtype));
     for (int d = 0; d < f->n_dims; d++)
         kb_sb_printf(b, "%s%lld", d ? "x" : "", (long long)c->dims[d]);
     kb_sb_printf(b, "/pad%d/%s", c->pad, kb_launch_name(c->launch));
 }
 
-/* "variant(P=v,...)": the variant and the config params that apply to it. */
-static char *config_label(const kb_family *f, const kb_case *c)
+char *kb_tune_config_label(const kb_family *f, const kb_case *c)
 {
     kb_sb b;
     kb_sb_init(&b);
@@ -125,7 +150,7 @@ static int add_config(kb_tune_problem *p, const kb_family *f, const kb_walk_item
     kb_tune_config *c = &p->configs[p->n];
     c->case_index = it->index;
     c->id = strdup(it->id);
-    c->config = config_label(f, it->c);
+    c->config = kb_tune_config_label(f, it->c);
     if (!c->id || !c->config)
         return -1;
     for (int a = 0; a < p->n_axes; a++) {
@@ -161,12 +186,14 @@ static int visit(void *user, const kb_walk_item *it)
     return add_config(p, f, it) < 0 ? 1 : 0;
 }
 
-kb_status kb_tune_space_build(const kb_plan *p, const kb_walk_opts *o, kb_tune_space *out)
+kb_status kb_tune_space_of_cases(const kb_plan *p, const kb_cases *l, kb_tune_space *out)
 {
     memset(out, 0, sizeof *out);
     build_ctx x = { p, out, { 0 } };
     kb_sb_init(&x.key);
-    int rc = kb_walk(p, o, visit, &x, NULL);
+    int rc = 0;
+    for (int64_t i = 0; i < l->n && rc == 0; i++)
+        rc = visit(&x, &l->items[i].it);
     kb_sb_free(&x.key);
     if (rc != 0) {
         kb_tune_space_free(out);

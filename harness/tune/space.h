@@ -4,11 +4,15 @@
  * A problem is what a deployment looks up: family, dtype, dims, pad, launch mode and the
  * params that change what is computed and apply to every variant (choice params such as
  * gemm's layout or attention's causal, lower-case integer params such as alpha, beta). A
+ * variant that computes another operation over the family's dims (kb_family.other_op_variants:
+ * attention's decode) has problems of its own, "attention/decode(causal=yes,q_len=1,group=8)/...",
+ * with its own lower-case params (q_len, group) in the key. A
  * configuration is how it is computed: the variant, the tile params (the upper-case -D
  * params: BM, BLOCK, VEC, STAGES, ...), cuBLASLt's algorithm rank `algo`, and every param
  * that applies to some variants only (gelu vec's max_grid, cuBLASLt's workspace). The
- * space is built by the one plan
- * walk (suite/walk.c): a case valid() refuses never enters it (counted with its reason).
+ * space is built from the one plan
+ * walk (a session's case list, session/cases.h): a case valid() refuses never enters it
+ * (counted with its reason).
  *
  * Each configuration carries, per axis (axis 0 the variant, then each config param of
  * the family), the index of its value among the values that axis takes in the problem:
@@ -17,7 +21,7 @@
 #ifndef KB_TUNE_SPACE_H
 #define KB_TUNE_SPACE_H
 
-#include "suite/walk.h"
+#include "session/cases.h"
 
 #define KB_TUNE_MAX_AXES (1 + KB_MAX_PARAMS)
 
@@ -46,15 +50,31 @@ typedef struct {
     char first_invalid[512];       /* the first refused case and its reason ("" when none) */
 } kb_tune_space;
 
+/* 1 when variant of family f computes another operation over its dims (other_op_variants). */
+int kb_tune_other_op(const kb_family *f, int variant);
+
 /* 1 when param i of family f is a configuration axis (see the file comment). */
 int kb_tune_param_is_config(const kb_family *f, int i);
 
-/* The problem key of case c of family f into b (cleared first). */
+/* "variant(P=v,...)": the variant of c and the config params that apply to it
+ * (malloc'ed; NULL when out of memory). */
+char *kb_tune_config_label(const kb_family *f, const kb_case *c);
+/* 1 when param i is in the problem key of a case of variant: a problem param that applies to it. */
+int kb_tune_param_in_key(const kb_family *f, int i, int variant);
+
+/* The operation of case c of family f into b (cleared first): the family and the params
+ * that define what is computed, "gemm(layout=nt,alpha=1,beta=0)" - the first part of its
+ * problem key. */
+void kb_tune_problem_op(const kb_family *f, const kb_case *c, kb_sb *b);
+
+/* The problem key of case c of family f into b (cleared first):
+ * "<op>/<dtype>/<dims joined by x>/pad<N>/<launch>". */
 void kb_tune_problem_key(const kb_family *f, const kb_case *c, kb_sb *b);
 
-/* Build the space of plan p's cases that the walk options o select. KB_OK, or
- * KB_ERR_INTERNAL when out of memory. Free with kb_tune_space_free. */
-kb_status kb_tune_space_build(const kb_plan *p, const kb_walk_opts *o, kb_tune_space *out);
+/* Build the space of plan p's cases that a walk selected (a session's list:
+ * kb_session_cases; kb_cases_build), without walking again. KB_OK, or KB_ERR_INTERNAL
+ * when out of memory. Free with kb_tune_space_free. */
+kb_status kb_tune_space_of_cases(const kb_plan *p, const kb_cases *l, kb_tune_space *out);
 void kb_tune_space_free(kb_tune_space *s);
 
 #endif /* KB_TUNE_SPACE_H */

@@ -13,80 +13,59 @@
  * invalidates nothing. A newer choice for the same problem on the same device under a
  * different key marks the older ones stale (kept, never exported).
  *
- * Tables: tune_entries (one row per evaluated configuration), tune_choices (one row per
- * problem and key: the winner, its 95% interval, tie or clear, the tied runners-up).
- * Emulator rows carry emulator = 1 and clock "cpu": CPU timings, never GPU winners.
+ * Tables (schema 2, issue 20: typed, so nothing downstream parses an id):
+ *   tune_entries  one row per evaluated configuration: the problem as typed columns (op,
+ *                 family, dtype, n_dims, dim0..dim3, pad, launch), the configuration's
+ *                 variant, status, timing, resources, where it ran
+ *   tune_params   the configuration params of each entry, one row per param (name, value,
+ *                 choice: the choice's name for a choice param, NULL for an integer), in the
+ *                 family's order (idx); a choice's params are its winner entry's
+ *   tune_choices  one row per problem and key: the winner, its 95% interval, tie or clear,
+ *                 the tied runners-up, the problem's typed columns again
+ * The emulator has its own device identity: device "kbench emulator (sm_XX)", sm 0 and SM
+ * count 0 (no GPU's compute capability), arch XX (what its kernels were compiled for) and
+ * cpu_timing 1 - never the key of the GPU it compiles for. A database of schema 1 (params as
+ * JSON text, problems as id strings, the emulator keyed as sm_90) is migrated when opened
+ * (tune/tunedb_migrate.h).
  */
 #ifndef KB_TUNEDB_H
 #define KB_TUNEDB_H
 
-#include "backend/backend.h"
-
 #define KB_TUNEDB_DEFAULT_PATH "results/tune.db"
 
-typedef struct {
-    char silicon[320];
-    char device[128];
-    int sm, sm_count;
-    char driver[32];
-    char toolchain[160];
-    int emulator;                  /* the timings are CPU time */
-} kb_tune_key;
+#include "tune/tunedb_key.h"
+#include "tune/tunedb_types.h"
 
-/* The key of device d with the backend's toolchain id. */
-void kb_tune_key_make(const kb_device_info *d, const char *toolchain, kb_tune_key *out);
 
-/* One evaluated configuration. */
-typedef struct {
-    char case_id[512];
-    char problem[384];
-    char config[256];
-    char params[512];              /* JSON object of the config params, the variant first {"variant":"mma","BM":64} */
-    char family[32];
-    char status[24];               /* a kb_case_status name */
-    char reason[1200];
-    double median_us;              /* [us], NAN when not measured */
-    double noise;                  /* relative standard error of the median, NAN unknown */
-    int samples;
-    int registers, shmem_bytes;    /* -1 unknown */
-    char clock[8];                 /* "gpu", "cpu", "" */
-} kb_tune_entry;
-
-/* A problem's choice. */
-typedef struct {
-    char problem[384];
-    char family[32];
-    char case_id[512];
-    char config[256];
-    char params[512];              /* as kb_tune_entry.params, of the winner */
-    double median_us, lo_us, hi_us; /* [us] */
-    int tie;
-    int n_tied;                    /* configurations within the winner's noise */
-    char tied[1024];               /* the runners-up within noise: "config (median us)", "; "-joined */
-    char strategy[16];
-    int evaluations, space;        /* evaluated / configurations in the problem's space */
-    char time[32];                 /* ISO-8601 UTC */
-    char lookup[192];              /* "" for an exact hit; how a nearest-GPU fallback was chosen (export) */
-    kb_tune_key key;               /* filled by the readers */
-    char source[40];               /* filled by the readers */
-} kb_tune_choice_row;
 
 typedef struct kb_tunedb kb_tunedb;
 
-/* Open (creating it and its parent directory) the database at path. KB_ERR_IO with
- * "path: message" in err on failure. */
+/* Open (creating it and its parent directory) the database at path to read and write,
+ * migrating one of schema 1 in place in one transaction (tune/tunedb_migrate.h; said
+ * through kb_report). KB_ERR_IO with "path: message" in err when it cannot be opened;
+ * KB_ERR_INPUT when the file is not a tuning database of a schema this kbench knows, or a
+ * schema-1 row cannot be migrated (the file is left as it was, the message names the row). */
 kb_status kb_tunedb_open(const char *path, kb_tunedb **out, kb_sb *err);
+
+/* Open the database at path to read only: the file is never written. One of schema 1 is
+ * copied into memory and migrated there (said through kb_report). Statuses as above;
+ * KB_ERR_INPUT too when path holds no tuning database. */
+kb_status kb_tunedb_open_readonly(const char *path, kb_tunedb **out, kb_sb *err);
 void kb_tunedb_close(kb_tunedb *db);
+
+/* Copy the problem and configuration of entry e into choice c (its winner). */
+void kb_tune_choice_from_entry(const kb_tune_entry *e, kb_tune_choice_row *c);
 
 /* The entry of case_id under (key, source): 1 with *out filled, 0 when absent, -1 on a
  * database error. */
 int kb_tunedb_lookup(kb_tunedb *db, const kb_tune_key *key, const char *source, const char *case_id,
                      kb_tune_entry *out);
-/* Insert or replace an entry. KB_OK or KB_ERR_IO (message in err). */
+/* Insert or replace an entry and its params (its time now unless e->time is set). KB_OK or
+ * KB_ERR_IO (message in err). */
 kb_status kb_tunedb_put(kb_tunedb *db, const kb_tune_key *key, const char *source, const kb_tune_entry *e,
                         kb_sb *err);
-/* Insert or replace a choice (its time set here), marking the same problem's choices on
- * the same device under another key stale. KB_OK or KB_ERR_IO. */
+/* Insert or replace a choice (its time now unless c->time is set), marking the same
+ * problem's choices on the same device under another key stale. KB_OK or KB_ERR_IO. */
 kb_status kb_tunedb_put_choice(kb_tunedb *db, const kb_tune_key *key, const char *source,
                                const kb_tune_choice_row *c, kb_sb *err);
 

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- handles: every object the double made, by kind ---- */
 
@@ -67,13 +68,46 @@ long fault_at(void)
     return n ? n : (long)env_num("FAKE_CUDA_FAULT", 0);
 }
 
+int fails(const char *fn)
+{
+    const char *list = getenv("KBENCH_FAKE_CUDA_FAIL");
+    size_t n = strlen(fn);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+        if (!strncmp(p, fn, n) && (p[n] == ',' || !p[n]))
+            return 1;
+    return 0;
+}
+
 /* ---- the device's state ---- */
 
 int initialised;
 char primary_ctx_obj;            /* the primary context's handle */
+int primary_refs;                /* its retain count */
 __thread CUcontext current;      /* the calling thread's current context */
 fstream legacy;                  /* the NULL stream */
 double host_ns = 1e9;            /* the virtual host clock */
+
+/* How long the GPU has had nothing to do [ns]: 0 while a stream holds queued or running
+ * work (or is held by the blocking kernel), else the time since the last work ended. The
+ * NVML double reads it to report an idle GPU as a real one does (fake_nvml.c). */
+__attribute__((visibility("default"))) double fake_cuda_idle_ns(void);
+double fake_cuda_idle_ns(void)
+{
+    double last = legacy.tail;
+    if (legacy.blocked)
+        return 0;
+    for (int i = 0; i < n_streams; i++) {
+        if (streams[i]->blocked)
+            return 0;
+        if (streams[i]->tail > last)
+            last = streams[i]->tail;
+    }
+    return last >= host_ns ? 0 : host_ns - last;
+}
+
+/* The virtual host clock, for tests that assert how long the host waited [ns]. */
+__attribute__((visibility("default"))) double fake_cuda_host_ns(void);
+double fake_cuda_host_ns(void) { return host_ns; }
 CUresult sticky;                 /* a sticky fault */
 long launches;                   /* launches so far (fault injection) */
 int fault_pending;
@@ -85,6 +119,7 @@ int n_streams;
 #define MAX_ALLOCS 65536
 uintptr_t alloc_base[MAX_ALLOCS];
 size_t alloc_size[MAX_ALLOCS];
+unsigned alloc_host_flags[MAX_ALLOCS];
 
 int alloc_find(uintptr_t p)
 {
@@ -106,6 +141,7 @@ CUresult alloc_add(void *m, size_t n)
         if (!alloc_base[i]) {
             alloc_base[i] = (uintptr_t)m;
             alloc_size[i] = n;
+            alloc_host_flags[i] = 0;
             return CUDA_SUCCESS;
         }
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -114,6 +150,22 @@ CUresult alloc_add(void *m, size_t n)
 /* ---- the virtual clock ---- */
 
 double gpu(double ns) { return ns * slowdown(); }
+
+/* What a launch call costs the host: FAKE_LAUNCH_HOST_NS on the virtual clock, and with
+ * KBENCH_FAKE_CUDA_HOST_LAUNCH_US set that many microseconds of real time as well (a slow
+ * launch path - a debugger, a virtualised GPU - as the host's own clock sees it). */
+void host_launch(void)
+{
+    double us = env_num("KBENCH_FAKE_CUDA_HOST_LAUNCH_US", 0);
+    host_ns += FAKE_LAUNCH_HOST_NS + us * 1e3;
+    if (us <= 0)
+        return;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1e6 + (t.tv_nsec - t0.tv_nsec) * 1e-3 < us);
+}
 
 static void release(fstream *s, double t)
 {
@@ -150,12 +202,15 @@ void poll_all(void)
         poll_stream(streams[i]);
 }
 
-/* Queue work of dur ns, or an event record (ev), on s. */
+/* Queue work of dur ns, or an event record (ev), on s. Behind a held stream at most
+ * FAKE_QUEUE_DEPTH operations wait; one more blocks the host until the stream drains, i.e.
+ * until the blocking kernel gives up (the host cannot set the flag while it is blocked). */
 void enqueue(fstream *s, double dur, fevent *ev)
 {
+    if (s->blocked && s->n_pending == FAKE_QUEUE_DEPTH)
+        wait_stream(s);
     if (s->blocked) {
-        if (s->n_pending < (int)(sizeof s->pending / sizeof s->pending[0]))
-            s->pending[s->n_pending++] = (op){ dur, ev };
+        s->pending[s->n_pending++] = (op){ dur, ev };
         if (ev)
             ev->known = 0;
         return;
@@ -177,6 +232,14 @@ void wait_stream(fstream *s)
     poll_stream(s);
     if (s->tail > host_ns)
         host_ns = s->tail;
+}
+
+void wait_legacy(void)
+{
+    wait_stream(&legacy);
+    for (int i = 0; i < n_streams; i++)
+        if (!streams[i]->non_blocking)
+            wait_stream(streams[i]);
 }
 
 static int any_capturing(void)

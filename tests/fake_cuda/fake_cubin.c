@@ -50,8 +50,15 @@ static void read_info(const unsigned char *b, size_t n, fake_entry *e)
             break;
         if (attr == 0x19 && fmt == 3)
             e->param_bytes = (int)v16;
-        else if (attr == 0x17)
+        else if (attr == 0x17 && len >= 12) {
+            uint16_t ordinal;
+            uint32_t flags;
+            memcpy(&ordinal, data + 4, sizeof ordinal);
+            memcpy(&flags, data + 8, sizeof flags);
+            if (ordinal < FAKE_MAX_PARAMS)
+                e->param_size[ordinal] = (int)(flags >> 18);
             e->n_params++;
+        }
         else if (attr == 0x05 && len >= 12) {
             uint32_t t[3];
             memcpy(t, data, sizeof t);

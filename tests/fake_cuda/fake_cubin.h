@@ -8,7 +8,8 @@
  *   - the toolkit major from .note.nv.tkinfo ("Cuda compilation tools, release 13.0");
  *   - entries: FUNC symbols with a .text.<name> section; per entry from .nv.info.<name>:
  *     EIATTR_CBANK_PARAM_SIZE (0x19: parameter bytes), EIATTR_KPARAM_INFO (0x17: one per
- *     parameter), EIATTR_MAX_THREADS (0x05: __launch_bounds__); registers from the global
+ *     parameter: u32 index, u16 ordinal, u16 offset, u32 flags with the size in bits 18..31,
+ *     as NVRTC 13 writes them), EIATTR_MAX_THREADS (0x05: __launch_bounds__); registers from the global
  *     .nv.info's EIATTR_REGCOUNT (0x2f, by symbol index); static shared memory from the
  *     size of .nv.shared.<name> (less the 1 KiB reserved block sm_90+ images count in it).
  */
@@ -18,11 +19,13 @@
 #include <stddef.h>
 
 #define FAKE_MAX_ENTRIES 64
+#define FAKE_MAX_PARAMS 64
 
 typedef struct {
     char name[128];
     int param_bytes;        /* -1 unknown */
     int n_params;           /* KPARAM_INFO records; -1 unknown */
+    int param_size[FAKE_MAX_PARAMS]; /* [bytes] by ordinal (KPARAM_INFO: size in bits 18..31 of its flags) */
     int max_threads;        /* from __launch_bounds__, else 1024 */
     int static_shmem;       /* [bytes] */
     int regs;               /* -1 unknown */

@@ -17,6 +17,14 @@
  *     <= 1024 x 1024 x 64, grid x < 2^31, y and z <= 65535, dynamic shared memory <= the
  *     function's MAX_DYNAMIC_SHARED_SIZE_BYTES (default 48 KiB - static), which may be
  *     raised only up to the opt-in limit minus static shared memory (INVALID_VALUE);
+ *     registers x threads (per warp, units of 256) <= 64K (LAUNCH_OUT_OF_RESOURCES);
+ *     kernelParams: one non-NULL pointer per parameter of the image, each read for the
+ *     parameter's size; extra: a buffer of the image's parameter size; not both (INVALID_VALUE);
+ *   - behind a stream held by the blocking kernel at most FAKE_QUEUE_DEPTH operations queue;
+ *     one more blocks the host until the stream drains (*assumed* depth: about a thousand);
+ *   - cuMemcpyHtoD/DtoH are synchronous on the legacy stream, which waits for every blocking
+ *     stream (a held one: until the blocking kernel gives up); cuMemHostAlloc takes PORTABLE,
+ *     DEVICEMAP and WRITECOMBINED only, and only DEVICEMAP memory has a device pointer;
  *   - stream capture: a synchronising or allocating call while a stream captures fails with
  *     STREAM_CAPTURE_UNSUPPORTED and invalidates the capture (end capture then returns
  *     STREAM_CAPTURE_INVALIDATED);
@@ -43,6 +51,15 @@
  *   KBENCH_FAKE_CUDA_FAULT     N: the N-th launch faults (CUDA_ERROR_ILLEGAL_ADDRESS at the
  *                              next synchronisation, sticky from then on); FAKE_CUDA_FAULT=1
  *                              is the older spelling of N = 1
+ *   KBENCH_FAKE_CUDA_HOST_LAUNCH_US  each kernel or graph launch call also takes this many
+ *                              microseconds of real time (a slow host launch path)
+ *   KBENCH_FAKE_CUDA_FAIL      comma-separated driver function names (cuEventRecord, ...): while
+ *                              set, each call of those returns CUDA_ERROR_UNKNOWN (not sticky)
+ *
+ * For tests, the double exports fake_cuda_host_ns(): its virtual host clock [ns]; and
+ * fake_cuda_idle_ns(): how long no stream has had work [ns] (0 while busy), which the NVML
+ * double reads to report an idle GPU. Retaining the primary context when nothing holds it
+ * (the first retain, or one after every release) costs FAKE_CTX_CREATE_NS.
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
@@ -53,5 +70,7 @@
 #define FAKE_GRAPH_NODE_NS 500.0
 #define FAKE_UPLOAD_NS 50000.0
 #define FAKE_BLOCK_ENTRY "kb_block_stream"
+#define FAKE_CTX_CREATE_NS 1e8     /* creating the primary context (*assumed* ~100 ms, as cuInit + context take) */
+#define FAKE_QUEUE_DEPTH 1024      /* launches a held stream queues before cuLaunchKernel blocks */
 
 #endif

@@ -103,6 +103,52 @@ static CUresult check_geometry(const ffunc *fn, unsigned gx, unsigned gy, unsign
     return CUDA_SUCCESS;
 }
 
+/* Registers: 64K 32-bit registers per block (CUDA C++ Programming Guide, technical
+ * specifications per compute capability), allocated per warp in units of 256 (CUDA
+ * Occupancy Calculator); more is CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. */
+static CUresult check_registers(const ffunc *fn, unsigned long long threads)
+{
+    if (fn->e->regs <= 0)
+        return CUDA_SUCCESS;
+    unsigned long long per_warp = ((unsigned long long)fn->e->regs * 32 + 255) / 256 * 256;
+    return (threads + 31) / 32 * per_warp > 65536 ? CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES : CUDA_SUCCESS;
+}
+
+/* Parameters (cuLaunchKernel): kernelParams holds one pointer per parameter of the image,
+ * from which the driver copies the parameter's size (the copy reads what a real driver
+ * reads: a short value is read past its end); extra's buffer must hold the image's parameter
+ * bytes (*assumed* exact: the size the image declares); never both. */
+static CUresult check_params(const ffunc *fn, void **params, void **extra)
+{
+    const fake_entry *e = fn->e;
+    unsigned char copy[4096];
+    if (params && extra)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!params && !extra)
+        return e->n_params > 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (params) {
+        for (int i = 0; i < e->n_params && i < FAKE_MAX_PARAMS; i++) {
+            if (!params[i] || e->param_size[i] > (int)sizeof copy)
+                return CUDA_ERROR_INVALID_VALUE;
+            memcpy(copy, params[i], (size_t)e->param_size[i]);
+        }
+        return CUDA_SUCCESS;
+    }
+    const size_t *size = NULL;
+    const void *buffer = NULL;
+    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            buffer = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            size = extra[i + 1];
+        else
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!buffer || !size || (e->param_bytes >= 0 && *size != (size_t)e->param_bytes))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
 /* The blocking kernel holds s from now on. */
 static void block(fstream *s, void **params)
 {
@@ -118,16 +164,18 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         unsigned bz, unsigned shmem, CUstream h, void **params, void **extra)
 {
     NEED_CTX();
-    host_ns += FAKE_LAUNCH_HOST_NS;
+    host_launch();
     fstream *s = stream_of(h);
     if (!obj_ok(f, K_FUNC) || !s)
         return CUDA_ERROR_INVALID_HANDLE;
     const ffunc *fn = (const ffunc *)f;
     CUresult r = check_geometry(fn, gx, gy, gz, bx, by, bz, shmem);
+    if (r == CUDA_SUCCESS)
+        r = check_registers(fn, (unsigned long long)bx * by * bz);
+    if (r == CUDA_SUCCESS)
+        r = check_params(fn, params, extra);
     if (r)
         return r;
-    if ((fn->e->n_params > 0 && !params && !extra) || (params && extra))
-        return CUDA_ERROR_INVALID_VALUE;
     if (s->capturing) {
         s->cap_ns += gpu(kernel_ns() + FAKE_GRAPH_NODE_NS);
         return CUDA_SUCCESS;
@@ -207,7 +255,7 @@ CUresult cuGraphUpload(CUgraphExec e, CUstream h)
 CUresult cuGraphLaunch(CUgraphExec e, CUstream h)
 {
     NEED_CTX();
-    host_ns += FAKE_LAUNCH_HOST_NS;
+    host_launch();
     fstream *s = stream_of(h);
     if (!obj_ok(e, K_EXEC) || !s)
         return CUDA_ERROR_INVALID_HANDLE;

@@ -45,6 +45,7 @@ static const struct { CUresult r; const char *name, *msg; } errors[] = {
     { CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
     { CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing" },
     { CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture" },
+    { CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
 };
 
 CUresult cuGetErrorName(CUresult r, const char **s)
@@ -127,10 +128,20 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
     NEED_INIT();
     if (d != 0)
         return CUDA_ERROR_INVALID_DEVICE;
+    if (primary_refs++ == 0)
+        host_ns += FAKE_CTX_CREATE_NS;   /* the context is created (again) */
     *c = (CUcontext)&primary_ctx_obj;
     return CUDA_SUCCESS;
 }
-CUresult cuDevicePrimaryCtxRelease(CUdevice d) { NEED_INIT(); (void)d; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease(CUdevice d)
+{
+    NEED_INIT();
+    if (d != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (primary_refs > 0)
+        primary_refs--;
+    return CUDA_SUCCESS;
+}
 CUresult cuCtxSetCurrent(CUcontext c)
 {
     NEED_INIT();
@@ -146,10 +157,12 @@ CUresult cuCtxSetCurrent(CUcontext c)
 CUresult cuStreamCreate(CUstream *out, unsigned int f)
 {
     NEED_CTX();
-    (void)f;
+    if (f & ~(unsigned)CU_STREAM_NON_BLOCKING)
+        return CUDA_ERROR_INVALID_VALUE;
     fstream *s = n_streams < 64 ? obj_new(K_STREAM, sizeof *s) : NULL;
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    s->non_blocking = (f & CU_STREAM_NON_BLOCKING) != 0;
     streams[n_streams++] = s;
     *out = (CUstream)s;
     return CUDA_SUCCESS;
@@ -198,6 +211,8 @@ CUresult cuEventRecord(CUevent e, CUstream h)
     fstream *s = stream_of(h);
     if (!obj_ok(e, K_EVENT) || !s)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (fails("cuEventRecord"))
+        return CUDA_ERROR_UNKNOWN;
     if (s->capturing)
         return CUDA_SUCCESS;   /* a node of the graph: the event is not stamped now */
     fevent *ev = (fevent *)e;
@@ -292,11 +307,14 @@ CUresult cuMemFree(CUdeviceptr p)
     return r ? r : sticky;
 }
 
-/* Host memory the device can address (a blocking kernel's flag): the same address here. */
+/* Pinned host memory (a blocking kernel's flag): flags are PORTABLE | DEVICEMAP |
+ * WRITECOMBINED, nothing else; the device address (the same address here) exists only for
+ * a DEVICEMAP allocation. */
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 {
     NEED_CTX();
-    (void)flags;
+    if (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED))
+        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = capture_forbids();
     if (r)
         return r;
@@ -307,6 +325,7 @@ CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
         free(m);
         return r;
     }
+    alloc_host_flags[alloc_find((uintptr_t)m)] = flags | FAKE_HOST_ALLOC;
     *p = m;
     return CUDA_SUCCESS;
 }
@@ -314,7 +333,8 @@ CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags)
 {
     NEED_CTX();
-    if (flags || !range_ok((uintptr_t)p, 1))
+    int i = alloc_find((uintptr_t)p);
+    if (flags || i < 0 || !(alloc_host_flags[i] & CU_MEMHOSTALLOC_DEVICEMAP))
         return CUDA_ERROR_INVALID_VALUE;
     *d = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
@@ -334,7 +354,8 @@ CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
         return r;
     if (!range_ok((uintptr_t)d, n))
         return CUDA_ERROR_INVALID_VALUE;
-    wait_stream(&legacy);
+    /* synchronous, on the legacy stream, which waits for every blocking stream */
+    wait_legacy();
     memcpy((void *)(uintptr_t)d, s, n);
     host_ns += gpu((double)n / 1000.0);
     return CUDA_SUCCESS;
@@ -348,9 +369,8 @@ CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n)
         return r;
     if (!range_ok((uintptr_t)s, n))
         return CUDA_ERROR_INVALID_VALUE;
-    /* synchronous, on the legacy stream, which a blocking stream synchronises with */
-    for (int i = 0; i < n_streams; i++)
-        wait_stream(streams[i]);
+    /* synchronous, on the legacy stream, which waits for every blocking stream */
+    wait_legacy();
     if ((r = sync_point()) != CUDA_SUCCESS)
         return r;
     memcpy(d, (const void *)(uintptr_t)s, n);

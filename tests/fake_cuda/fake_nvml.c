@@ -6,6 +6,15 @@
  *                               (NVML_CLOCK_SM) call, cycled (default "1980")
  *   KBENCH_FAKE_NVML_SM_MAX     nvmlDeviceGetMaxClockInfo's SM clock [MHz] (default 1980)
  *   KBENCH_FAKE_NVML_MIG        1: MIG mode enabled (nvmlDeviceGetMigMode)
+ *   KBENCH_FAKE_NVML_REASONS    clock event reasons under load (nvmlDeviceGetCurrentClocksEventReasons
+ *                               bits, e.g. 0x4 sw_power_cap, 0x2 clocks set by the user; default 0)
+ *   KBENCH_FAKE_NVML_APP_SM     nvmlDeviceGetApplicationsClock's SM clock [MHz] (default: the maximum)
+ * Idle, as a real GPU is (nvidia-smi -q: "the link generation may be reduced when the GPU is
+ * not in use"; nvmlClocksEventReasonGpuIdle): when the driver double (KBENCH_LIBCUDA) has had
+ * no work for FAKE_NVML_IDLE_NS, or KBENCH_FAKE_NVML_IDLE=1, the reasons are gpu_idle, the SM
+ * clock KBENCH_FAKE_NVML_IDLE_SM (default 345 MHz) and the PCIe generation
+ * KBENCH_FAKE_NVML_PCIE_IDLE_GEN (default 1); KBENCH_FAKE_NVML_IDLE=0 forces busy. Without the
+ * driver double loaded the GPU counts as busy (the scripted values).
  * Health (backend/health.h; defaults are a healthy H100 SXM on a gen 5 x16 link):
  *   KBENCH_FAKE_NVML_ECC          current ECC mode, 1 enabled (default) or 0
  *   KBENCH_FAKE_NVML_ECC_UNC      "volatile,aggregate" uncorrected ECC error counts (default "0,0")
@@ -16,9 +25,15 @@
  *   KBENCH_FAKE_NVML_SERIAL       board serial (default "1650123456789")
  *   KBENCH_FAKE_NVML_UNSUPPORTED  comma-separated NVML function names that return 3
  *                                 (NVML_ERROR_NOT_SUPPORTED), e.g. "nvmlDeviceGetRemappedRows"
- * Memory clock 2619 MHz, power 350 W, 45 C, no clock event reason. Return codes as nvml.h:
+ * Page retirement (nvmlDeviceGetRetiredPages, ...PendingStatus) is NOT_SUPPORTED from
+ * compute capability 8.0 (KBENCH_FAKE_CUDA_ARCH, default 90), where row remapping replaces
+ * it, and row remapping NOT_SUPPORTED before 8.0 (NVIDIA's "A100 GPU Memory Error Management",
+ * supported GPUs: row remapping on GA100, GH100 and later; nvmlDeviceGetRemappedRows: "Ampere or
+ * newer"; the review of issue 24: H100 reports page retirement as N/A).
+ * Memory clock 2619 MHz, power 350 W, 45 C. Return codes as nvml.h:
  * 0 success, 2 invalid argument, 3 not supported, 6 not found, 7 insufficient size.
  */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +66,31 @@ int nvmlDeviceGetCurrPcieLinkWidth(nvml_device d, unsigned *v);
 int nvmlDeviceGetMaxPcieLinkWidth(nvml_device d, unsigned *v);
 int nvmlDeviceGetSerial(nvml_device d, char *serial, unsigned length);
 int nvmlDeviceGetPciInfo_v3(nvml_device d, void *pci);
+int nvmlDeviceGetApplicationsClock(nvml_device d, int type, unsigned *mhz);
+
+#define FAKE_NVML_IDLE_NS 5e7   /* [ns] of no GPU work after which the GPU reports idle (*assumed*) */
+#define REASON_GPU_IDLE 0x1ull
+
+/* 1 when the GPU is idle (see the file comment). */
+static int idle(void)
+{
+    const char *force = getenv("KBENCH_FAKE_NVML_IDLE"), *lib = getenv("KBENCH_LIBCUDA");
+    if (force && *force)
+        return *force == '1';
+    void *h = lib && *lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    double (*idle_ns)(void) = NULL;
+    if (h) {
+        *(void **)&idle_ns = dlsym(h, "fake_cuda_idle_ns");
+        dlclose(h);   /* RTLD_NOLOAD took a reference */
+    }
+    return idle_ns && idle_ns() >= FAKE_NVML_IDLE_NS;
+}
+
+static int env_int(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    return e && *e ? (int)strtol(e, NULL, 0) : dflt;
+}
 
 EXPORT int nvmlInit_v2(void) { return 0; }
 EXPORT int nvmlShutdown(void) { return 0; }
@@ -87,10 +127,22 @@ EXPORT int nvmlDeviceGetClockInfo(nvml_device d, int type, unsigned *mhz)
     if (d != (nvml_device)&device_obj || !mhz)
         return 2;
     const char *list = getenv("KBENCH_FAKE_NVML_SM_CLOCKS");
-    if (type == 1)
+    if (type == 1 && idle())
+        *mhz = (unsigned)env_int("KBENCH_FAKE_NVML_IDLE_SM", 345);
+    else if (type == 1)
         *mhz = list && *list ? scripted_clock(list, sm_reads++) : 1980;
     else
         *mhz = 2619;
+    return 0;
+}
+
+EXPORT int nvmlDeviceGetApplicationsClock(nvml_device d, int type, unsigned *mhz)
+{
+    if (d != (nvml_device)&device_obj || !mhz)
+        return 2;
+    unsigned max = 0;
+    nvmlDeviceGetMaxClockInfo(d, type, &max);
+    *mhz = type == 1 ? (unsigned)env_int("KBENCH_FAKE_NVML_APP_SM", (int)max) : max;
     return 0;
 }
 
@@ -105,7 +157,14 @@ EXPORT int nvmlDeviceGetMaxClockInfo(nvml_device d, int type, unsigned *mhz)
 
 EXPORT int nvmlDeviceGetPowerUsage(nvml_device d, unsigned *mw) { (void)d; *mw = 350000; return 0; }
 EXPORT int nvmlDeviceGetTemperature(nvml_device d, int sensor, unsigned *c) { (void)d; (void)sensor; *c = 45; return 0; }
-EXPORT int nvmlDeviceGetCurrentClocksEventReasons(nvml_device d, unsigned long long *r) { (void)d; *r = 0; return 0; }
+EXPORT int nvmlDeviceGetCurrentClocksEventReasons(nvml_device d, unsigned long long *r)
+{
+    if (d != (nvml_device)&device_obj || !r)
+        return 2;
+    const char *e = getenv("KBENCH_FAKE_NVML_REASONS");
+    *r = idle() ? REASON_GPU_IDLE : e && *e ? strtoull(e, NULL, 0) : 0;
+    return 0;
+}
 
 EXPORT int nvmlDeviceGetMigMode(nvml_device d, unsigned *current, unsigned *pending)
 {
@@ -129,12 +188,16 @@ static unsigned long long knob(const char *name, int i, unsigned long long dflt)
     return p ? strtoull(p, NULL, 10) : dflt;
 }
 
-/* 3 (NVML_ERROR_NOT_SUPPORTED) when fn is listed in KBENCH_FAKE_NVML_UNSUPPORTED, 2 for another
+/* 3 (NVML_ERROR_NOT_SUPPORTED) when fn is listed in KBENCH_FAKE_NVML_UNSUPPORTED or the
+ * architecture lacks it (page retirement from sm_80 on, row remapping before), 2 for another
  * device handle, else 0. */
 static int check(nvml_device d, const char *fn)
 {
     if (d != (nvml_device)&device_obj)
         return 2;
+    int ampere = env_int("KBENCH_FAKE_CUDA_ARCH", 90) >= 80;
+    if (ampere ? !strncmp(fn, "nvmlDeviceGetRetiredPages", 25) : !strcmp(fn, "nvmlDeviceGetRemappedRows"))
+        return 3;
     const char *list = getenv("KBENCH_FAKE_NVML_UNSUPPORTED");
     size_t n = strlen(fn);
     for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
@@ -200,6 +263,8 @@ static int pcie(nvml_device d, const char *fn, int i, unsigned dflt, unsigned *v
     int r = check(d, fn);
     if (r == 0)
         *v = (unsigned)knob("KBENCH_FAKE_NVML_PCIE", i, dflt);
+    if (r == 0 && i == 0 && idle())   /* the current generation trains down at idle */
+        *v = (unsigned)env_int("KBENCH_FAKE_NVML_PCIE_IDLE_GEN", 1);
     return r;
 }
 

@@ -26,9 +26,10 @@ typedef struct {
     volatile int *flag;
     int *timed_out;
     double timeout_ns;
-    op pending[8192];       /* queued behind the blocking kernel */
+    op pending[FAKE_QUEUE_DEPTH]; /* queued behind the blocking kernel */
     int n_pending;
     int capturing, invalidated;
+    int non_blocking;       /* CU_STREAM_NON_BLOCKING: the legacy stream does not wait for it */
     double cap_ns;          /* captured GPU time */
 } fstream;
 struct fevent { int recorded, known; double stamp; fstream *s; };
@@ -43,6 +44,7 @@ FAKE_HIDDEN int driver(void);
 FAKE_HIDDEN double slowdown(void);
 FAKE_HIDDEN double kernel_ns(void);
 FAKE_HIDDEN long fault_at(void);
+FAKE_HIDDEN int fails(const char *fn);             /* fn is listed in KBENCH_FAKE_CUDA_FAIL */
 
 /* handles: every object the double made, by kind */
 FAKE_HIDDEN void *obj_new(int kind, size_t bytes);
@@ -53,6 +55,7 @@ FAKE_HIDDEN void obj_free_functions_of(const void *module);
 /* state */
 FAKE_HIDDEN extern int initialised;
 FAKE_HIDDEN extern char primary_ctx_obj;           /* the primary context's handle */
+FAKE_HIDDEN extern int primary_refs;               /* its retain count */
 FAKE_HIDDEN extern __thread CUcontext current;     /* the calling thread's current context */
 FAKE_HIDDEN extern fstream legacy;                 /* the NULL stream */
 FAKE_HIDDEN extern double host_ns;                 /* the virtual host clock */
@@ -63,6 +66,8 @@ FAKE_HIDDEN extern fstream *streams[64];
 FAKE_HIDDEN extern int n_streams;
 FAKE_HIDDEN extern uintptr_t alloc_base[MAX_ALLOCS]; /* device and host-mapped allocations */
 FAKE_HIDDEN extern size_t alloc_size[MAX_ALLOCS];
+FAKE_HIDDEN extern unsigned alloc_host_flags[MAX_ALLOCS]; /* cuMemHostAlloc's flags | FAKE_HOST_ALLOC */
+#define FAKE_HOST_ALLOC 0x80000000u
 
 /* device memory */
 FAKE_HIDDEN int alloc_find(uintptr_t p);
@@ -71,9 +76,11 @@ FAKE_HIDDEN CUresult alloc_add(void *m, size_t n);
 
 /* the virtual clock */
 FAKE_HIDDEN double gpu(double ns);                 /* a GPU duration under the slowdown */
+FAKE_HIDDEN void host_launch(void);                /* a launch call's host cost */
 FAKE_HIDDEN void poll_all(void);                   /* blocking kernels look at their flags */
 FAKE_HIDDEN void enqueue(fstream *s, double dur, fevent *ev);
 FAKE_HIDDEN void wait_stream(fstream *s);          /* the host waits for everything on s */
+FAKE_HIDDEN void wait_legacy(void);                /* ... on the legacy stream and every blocking stream */
 FAKE_HIDDEN CUresult capture_forbids(void);        /* a call illegal while a stream captures */
 FAKE_HIDDEN CUresult sync_point(void);             /* where a pending fault surfaces */
 FAKE_HIDDEN fstream *stream_of(CUstream h);        /* NULL for a handle not a stream */

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define KB_CUDA_MAX_ARGS 64
 
@@ -435,7 +436,7 @@ static kb_status cuda_launch(kb_backend_ctx *x, kb_module *m, const char *entry,
                              const kb_geom *g, const kb_arg *args, int nargs)
 {
     kb_status st;
-    void *params[KB_CUDA_MAX_ARGS];
+    void *params[KB_CUDA_MAX_ARGS] = { 0 };   /* past nargs NULL: a kernel with more parameters is refused, not fed garbage */
     CUfunction fn;
     fn_slot *slot;
 
@@ -486,7 +487,10 @@ static kb_status cuda_timer_start(kb_backend_ctx *x)
     kb_status st = kb_cuda_block_hold(x);
     if (st != KB_OK)
         return st;
-    return CU(x, x->api.EventRecord(x->ev_start, x->stream));
+    st = CU(x, x->api.EventRecord(x->ev_start, x->stream));
+    if (st != KB_OK)
+        kb_cuda_block_abandon(x);   /* no timer_stop follows a failed start: let the stream go now */
+    return st;
 }
 
 static kb_status cuda_timer_stop(kb_backend_ctx *x, double *elapsed_us)
@@ -513,14 +517,26 @@ static void cuda_telemetry(kb_backend_ctx *x, kb_telemetry *out)
     kb_nvml_read(x->nvml, out);
 }
 
+/* The health reading is taken under load: the blocking kernel keeps the GPU busy while NVML
+ * is read, since an idle GPU trains its PCIe link down (the reading's gpu_idle value says
+ * when it could not be, e.g. without the blocking kernel). *Assumption*: 20 ms of a running
+ * kernel bring the link back to its working generation (DCGM reads the link in its PCIe
+ * test under load). */
 static void cuda_health(kb_backend_ctx *x, kb_health *out)
 {
+    int held = kb_cuda_block_hold(x) == KB_OK && x->block.held;
+    if (held)
+        nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
     kb_nvml_health(x->nvml, out);
+    if (held) {
+        kb_cuda_block_abandon(x);
+        x->api.StreamSynchronize(x->stream);
+    }
 }
 
-static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_max_mhz)
+static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_ref_mhz)
 {
-    return kb_nvml_sm_clock(x->nvml, sm_mhz, sm_max_mhz);
+    return kb_nvml_sm_clock(x->nvml, sm_mhz, sm_ref_mhz);
 }
 
 const kb_backend kb_backend_cuda = {

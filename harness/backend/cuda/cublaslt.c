@@ -13,7 +13,7 @@
 
 static const kb_dl_sym syms[] = {
 #define E(field) { "cublasLt" #field, offsetof(kb_lt_api, field) }
-    E(GetVersion), E(GetStatusName), E(GetStatusString), E(Create), E(Destroy),
+    E(GetVersion), E(GetCudartVersion), E(GetStatusName), E(GetStatusString), E(Create), E(Destroy),
     E(MatmulDescCreate), E(MatmulDescDestroy), E(MatmulDescSetAttribute), E(MatmulDescGetAttribute),
     E(MatrixLayoutCreate), E(MatrixLayoutDestroy), E(MatrixLayoutGetAttribute),
     E(MatmulPreferenceCreate), E(MatmulPreferenceDestroy), E(MatmulPreferenceSetAttribute),

@@ -30,6 +30,7 @@
 typedef struct {
     void *lib;  /* dlopen handle; NULL when not loaded */
     size_t (*GetVersion)(void);
+    size_t (*GetCudartVersion)(void);   /* the CUDA runtime it links (statically): 13000 = 13.0 */
     const char *(*GetStatusName)(cublasStatus_t s);
     const char *(*GetStatusString)(cublasStatus_t s);
     cublasStatus_t (*Create)(cublasLtHandle_t *h);

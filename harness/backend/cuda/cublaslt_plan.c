@@ -96,14 +96,29 @@ static kb_status by_heuristic(const kb_lt_api *api, cublasLtHandle_t h, kb_lt_pl
 
 /* ---- the enumeration ---- */
 
-static void read_caps(const kb_lt_api *api, const cublasLtMatmulAlgo_t *a, kb_lt_caps *c)
+/* An array attribute of uint32_t: its length asked first (sizeInBytes 0), then read. */
+static int cap_list(const kb_lt_api *api, const cublasLtMatmulAlgo_t *a, cublasLtMatmulAlgoCapAttributes_t attr,
+                    uint32_t **out)
+{
+    size_t need = 0, w = 0;
+    *out = NULL;
+    if (api->MatmulAlgoCapGetAttribute(a, attr, NULL, 0, &need) != CUBLAS_STATUS_SUCCESS || need < sizeof **out)
+        return 0;
+    uint32_t *v = malloc(need);
+    if (!v || api->MatmulAlgoCapGetAttribute(a, attr, v, need, &w) != CUBLAS_STATUS_SUCCESS || w > need) {
+        free(v);
+        return 0;
+    }
+    *out = v;
+    return (int)(w / sizeof *v);
+}
+
+void kb_lt_read_caps(const kb_lt_api *api, const cublasLtMatmulAlgo_t *a, kb_lt_caps *c)
 {
     size_t w = 0;
     memset(c, 0, sizeof *c);
-    if (api->MatmulAlgoCapGetAttribute(a, CUBLASLT_ALGO_CAP_TILE_IDS, c->tiles, sizeof c->tiles, &w) == 0)
-        c->n_tiles = (int)(w / sizeof c->tiles[0]);
-    if (api->MatmulAlgoCapGetAttribute(a, CUBLASLT_ALGO_CAP_STAGES_IDS, c->stages, sizeof c->stages, &w) == 0)
-        c->n_stages = (int)(w / sizeof c->stages[0]);
+    c->n_tiles = cap_list(api, a, CUBLASLT_ALGO_CAP_TILE_IDS, &c->tiles);
+    c->n_stages = cap_list(api, a, CUBLASLT_ALGO_CAP_STAGES_IDS, &c->stages);
     int32_t splitk = 0, custom = 0;
     uint32_t swz = 0;
     api->MatmulAlgoCapGetAttribute(a, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splitk, sizeof splitk, &w);
@@ -114,6 +129,14 @@ static void read_caps(const kb_lt_api *api, const cublasLtMatmulAlgo_t *a, kb_lt
     c->splitk = splitk != 0;
     c->swizzle = swz != 0;
     c->custom_max = custom;
+}
+
+void kb_lt_caps_free(kb_lt_caps *c)
+{
+    free(c->tiles);
+    free(c->stages);
+    c->tiles = c->stages = NULL;
+    c->n_tiles = c->n_stages = 0;
 }
 
 /* Configure a from cfg and ask AlgoCheck; 1 when it runs within the workspace limit. */
@@ -148,7 +171,7 @@ static kb_status by_enumeration(const kb_lt_api *api, cublasLtHandle_t h, kb_lt_
         cublasLtMatmulAlgo_t a;
         if (api->MatmulAlgoInit(h, t->compute, t->scale, t->a, t->b, t->c, t->d, ids[i], &a) != 0)
             continue;
-        read_caps(api, &a, caps);
+        kb_lt_read_caps(api, &a, caps);
         kb_lt_config cfg;
         for (long k = 0; found < budget && kb_lt_enum_config(caps, k, &cfg) == 0; k++) {
             cublasLtMatmulHeuristicResult_t res;
@@ -160,6 +183,7 @@ static kb_status by_enumeration(const kb_lt_api *api, cublasLtHandle_t h, kb_lt_
                 info->waves = res.wavesCount;
             }
         }
+        kb_lt_caps_free(caps);
     }
     free(caps);
     info->candidates = found;

@@ -38,17 +38,23 @@ kb_status kb_lt_plan_run(const kb_lt_api *api, cublasLtHandle_t h, const kb_lt_p
 
 /* ---- the enumeration order (pure) ---- */
 
-#define KB_LT_ENUM_MAX 64        /* tiles, stages kept per algorithm id */
-
 /* What one algorithm id supports (its CUBLASLT_ALGO_CAP_*). */
 typedef struct {
-    uint32_t tiles[KB_LT_ENUM_MAX]; int n_tiles;    /* 0 tiles: the id has one, undefined, tile */
-    uint32_t stages[KB_LT_ENUM_MAX]; int n_stages;  /* 0 stages: undefined */
+    uint32_t *tiles; int n_tiles;    /* 0 tiles: the id has one, undefined, tile (kb_lt_read_caps: malloc'ed) */
+    uint32_t *stages; int n_stages;  /* 0 stages: undefined */
     int splitk;                  /* split-K supported */
     uint32_t reduction_mask;     /* CUBLASLT_REDUCTION_SCHEME_* bits */
     int swizzle;                 /* CTA swizzling supported (values 0 and 1) */
     int custom_max;              /* custom options 0..custom_max */
 } kb_lt_caps;
+
+/* What algo supports (its CUBLASLT_ALGO_CAP_*), read through api. The tile and stage id
+ * lists are as long as cuBLASLt says (asked first with sizeInBytes 0: an algorithm may list
+ * every one of cuBLASLt 13's 600-odd tile ids); a list that cannot be read, or memory that
+ * cannot be had, leaves it empty (undefined). Free with kb_lt_caps_free. */
+void kb_lt_read_caps(const kb_lt_api *api, const cublasLtMatmulAlgo_t *algo, kb_lt_caps *caps);
+/* Free the lists kb_lt_read_caps allocated (caps itself is the caller's). */
+void kb_lt_caps_free(kb_lt_caps *caps);
 
 /* One configuration to try. */
 typedef struct {

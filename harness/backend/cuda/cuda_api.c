@@ -219,6 +219,7 @@ size_t kb_cuda_arg_bytes(kb_arg_kind kind)
     case KB_ARG_I32: return sizeof(int32_t);
     case KB_ARG_I64: return sizeof(int64_t);
     case KB_ARG_F32: return sizeof(float);
+    case KB_ARG_TMAP: return KB_TMAP_BYTES;   /* sizeof(CUtensorMap) */
     }
     return 0;
 }
@@ -237,6 +238,7 @@ int kb_cuda_marshal(const kb_arg *args, int n, void **params)
         case KB_ARG_I32: params[i] = (void *)&a->v.i32; break;
         case KB_ARG_I64: params[i] = (void *)&a->v.i64; break;
         case KB_ARG_F32: params[i] = (void *)&a->v.f32; break;
+        case KB_ARG_TMAP: params[i] = (void *)a->v.tmap; break;
         default: return -1;
         }
     }

@@ -93,6 +93,12 @@ void kb_cuda_block_release(kb_backend_ctx *x)
     __sync_synchronize();
 }
 
+void kb_cuda_block_abandon(kb_backend_ctx *x)
+{
+    kb_cuda_block_release(x);
+    x->block.held = 0;
+}
+
 int kb_cuda_block_done(kb_backend_ctx *x)
 {
     if (!x->block.held)

@@ -25,6 +25,10 @@ kb_status kb_cuda_block_hold(kb_backend_ctx *x);
  * and before waiting for it; then kb_cuda_block_done. */
 void kb_cuda_block_release(kb_backend_ctx *x);
 
+/* A window that failed before its stop event was queued (the start event failed): let the
+ * held stream go and forget the hold, counting no window. Safe when nothing is held. */
+void kb_cuda_block_abandon(kb_backend_ctx *x);
+
 /* After the stop event completed: 1 when the kernel had timed out (counted), else 0. */
 int kb_cuda_block_done(kb_backend_ctx *x);
 

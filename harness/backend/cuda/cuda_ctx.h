@@ -23,6 +23,7 @@ struct kb_backend_ctx {
     cublasLtHandle_t lt_handle;
     kb_dnn_api dnn;
     cudnnHandle_t dnn_handle;
+    char lt_unusable[512], dnn_unusable[512]; /* why the handle cannot be created ("" until tried) */
     struct {                /* the blocking kernel (cuda_block.c) */
         int tried, ok, held;
         CUmodule mod;

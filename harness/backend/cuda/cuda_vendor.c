@@ -3,6 +3,7 @@
 #include "backend/cuda/cuda_vendor.h"
 
 #include "backend/cuda/cublaslt_plan.h"
+#include "backend/cuda/kb_nvrtc_lib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,26 +23,74 @@ static void note(kb_backend_ctx *x, const char *line)
     snprintf(x->info.vendor_note + len, sizeof x->info.vendor_note - len, "%s%s", len ? "\n" : "", line);
 }
 
-void kb_cuda_vendor_open(kb_backend_ctx *x)
+/* 1 when a library linking the CUDA runtime cudart (statically, as cuBLASLt and cuDNN do)
+ * can run on this driver; else 0 with the reason in why. The rule is NVRTC's
+ * (kb_nvrtc_fits: minor-version compatibility within a CUDA major, CUDA Compatibility guide). */
+static int runtime_fits(const kb_backend_ctx *x, size_t cudart, char *why, size_t n)
 {
-    char err[512], line[640];
-    x->info.vendor_note[0] = 0;
-    if (kb_lt_load(&x->lt, err, sizeof err) == KB_OK) {
-        size_t v = x->lt.GetVersion();
-        snprintf(line, sizeof line, "cuBLASLt %zu.%zu.%zu (%s)", v / 10000, v / 100 % 100, v % 100, KB_LT_SONAME);
-    } else {
+    int major = (int)(cudart / 1000);
+    if (kb_nvrtc_fits(major, x->driver_version))
+        return 1;
+    int branch = kb_nvrtc_min_branch(major);
+    char b[48] = "";
+    if (branch)
+        snprintf(b, sizeof b, " (driver branch >= %d)", branch);
+    snprintf(why, n, "links the CUDA %zu.%zu runtime (%zu), which needs a driver for CUDA >= %d.0%s; the driver "
+             "supports CUDA %d.%d (%d): rows skipped (cuda-compat-%d or a newer driver fixes it)",
+             cudart / 1000, cudart % 1000 / 10, cudart, major, b, x->driver_version / 1000,
+             x->driver_version % 1000 / 10, x->driver_version, major);
+    return 0;
+}
+
+static void open_lt(kb_backend_ctx *x)
+{
+    char err[512], why[400], line[1024];
+    if (kb_lt_load(&x->lt, err, sizeof err) != KB_OK) {
         x->info.caps &= ~(unsigned)KB_CAP_CUBLASLT;
         snprintf(line, sizeof line, "cuBLASLt: not loaded: %s (set KBENCH_LIBCUBLASLT to its path)", err);
+    } else {
+        size_t v = x->lt.GetVersion();
+        snprintf(line, sizeof line, "cuBLASLt %zu.%zu.%zu (%s)", v / 10000, v / 100 % 100, v % 100, KB_LT_SONAME);
+        if (v / 10000 != CUBLAS_VER_MAJOR) {   /* kbench reads cublasLt.h of this major */
+            snprintf(line, sizeof line, "cuBLASLt: not used: version %zu.%zu, kbench was built with cuBLASLt %d's "
+                     "header (KBENCH_LIBCUBLASLT names a libcublasLt.so.%d)", v / 10000, v / 100 % 100,
+                     CUBLAS_VER_MAJOR, CUBLAS_VER_MAJOR);
+            kb_lt_unload(&x->lt);
+            x->info.caps &= ~(unsigned)KB_CAP_CUBLASLT;
+        } else if (!runtime_fits(x, x->lt.GetCudartVersion(), why, sizeof why)) {
+            snprintf(line, sizeof line, "cuBLASLt: does not fit this driver: cuBLASLt %zu.%zu %s", v / 10000,
+                     v / 100 % 100, why);
+            kb_lt_unload(&x->lt);
+            x->info.caps &= ~(unsigned)KB_CAP_CUBLASLT;
+        }
     }
     note(x, line);
-    if (kb_dnn_load(&x->dnn, err, sizeof err) == KB_OK) {
-        size_t v = x->dnn.GetVersion();
-        snprintf(line, sizeof line, "cuDNN %zu.%zu.%zu (%s)", v / 10000, v / 100 % 100, v % 100, KB_DNN_SONAME);
-    } else {
+}
+
+static void open_dnn(kb_backend_ctx *x)
+{
+    char err[512], why[400], line[1024];
+    if (kb_dnn_load(&x->dnn, err, sizeof err) != KB_OK) {
         x->info.caps &= ~(unsigned)KB_CAP_CUDNN;
         snprintf(line, sizeof line, "cuDNN: not loaded: %s (set KBENCH_LIBCUDNN to its path)", err);
+    } else {
+        size_t v = x->dnn.GetVersion();
+        snprintf(line, sizeof line, "cuDNN %zu.%zu.%zu (%s)", v / 10000, v / 100 % 100, v % 100, KB_DNN_SONAME);
+        if (!runtime_fits(x, x->dnn.GetCudartVersion(), why, sizeof why)) {
+            snprintf(line, sizeof line, "cuDNN: does not fit this driver: cuDNN %zu.%zu %s; so does a cuDNN 9 for "
+                     "CUDA %d", v / 10000, v / 100 % 100, why, x->driver_version / 1000);
+            kb_dnn_unload(&x->dnn);
+            x->info.caps &= ~(unsigned)KB_CAP_CUDNN;
+        }
     }
     note(x, line);
+}
+
+void kb_cuda_vendor_open(kb_backend_ctx *x)
+{
+    x->info.vendor_note[0] = 0;
+    open_lt(x);
+    open_dnn(x);
 }
 
 void kb_cuda_vendor_close(kb_backend_ctx *x)
@@ -56,6 +105,17 @@ void kb_cuda_vendor_close(kb_backend_ctx *x)
     kb_dnn_unload(&x->dnn);
 }
 
+/* A handle that cannot be created says nothing about the case: the library cannot run
+ * here (a driver it does not fit, a GPU it does not support). Remembered, and every case
+ * of the library is skipped with the reason (KB_ERR_INPUT: kb_run_vendor_plan skips). */
+static kb_status unusable(kb_backend_ctx *x, char *keep, size_t n, const char *lib)
+{
+    if (!keep[0])
+        snprintf(keep, n, "%s cannot be used here (its cases are skipped): %.400s", lib, x->err);
+    snprintf(x->err, sizeof x->err, "%s", keep);
+    return KB_ERR_INPUT;
+}
+
 /* The library's handle, created on first use (cuDNN's bound to the backend's stream). */
 static kb_status handle_of(kb_backend_ctx *x, kb_vendor_op_kind kind)
 {
@@ -64,7 +124,11 @@ static kb_status handle_of(kb_backend_ctx *x, kb_vendor_op_kind kind)
             snprintf(x->err, sizeof x->err, "cuBLASLt is not loaded (kbench devices says why)");
             return KB_ERR_SETUP;
         }
-        return x->lt_handle ? KB_OK : KB_LT_CHECK(&x->lt, x->err, sizeof x->err, x->lt.Create(&x->lt_handle));
+        if (x->lt_handle)
+            return KB_OK;
+        if (x->lt_unusable[0] || KB_LT_CHECK(&x->lt, x->err, sizeof x->err, x->lt.Create(&x->lt_handle)) != KB_OK)
+            return unusable(x, x->lt_unusable, sizeof x->lt_unusable, "cuBLASLt");
+        return KB_OK;
     }
     if (!x->dnn.lib) {
         snprintf(x->err, sizeof x->err, "cuDNN is not loaded (kbench devices says why)");
@@ -72,9 +136,10 @@ static kb_status handle_of(kb_backend_ctx *x, kb_vendor_op_kind kind)
     }
     if (x->dnn_handle)
         return KB_OK;
-    kb_status st = KB_DNN_CHECK(&x->dnn, x->err, sizeof x->err, x->dnn.Create(&x->dnn_handle));
-    if (st != KB_OK)
-        return st;
+    if (x->dnn_unusable[0] || KB_DNN_CHECK(&x->dnn, x->err, sizeof x->err, x->dnn.Create(&x->dnn_handle)) != KB_OK) {
+        x->dnn_handle = NULL;
+        return unusable(x, x->dnn_unusable, sizeof x->dnn_unusable, "cuDNN");
+    }
     return KB_DNN_CHECK(&x->dnn, x->err, sizeof x->err, x->dnn.SetStream(x->dnn_handle, (cudaStream_t)x->stream));
 }
 

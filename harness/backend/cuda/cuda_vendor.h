@@ -7,8 +7,12 @@
 #include "backend/cuda/cuda_ctx.h"
 
 /* Load cuBLASLt and cuDNN (neither is required): clear the device's KB_CAP_CUBLASLT /
- * KB_CAP_CUDNN for a library that does not load, and say in info.vendor_note what loaded
- * (with its version) or why not. Handles are created on first use. */
+ * KB_CAP_CUDNN for a library that does not load, is not cuBLASLt 13 (kbench's header), or
+ * links a CUDA runtime this driver does not run (cublasLtGetCudartVersion /
+ * cudnnGetCudartVersion against cuDriverGetVersion, the rule of kb_nvrtc_fits), and say in
+ * info.vendor_note what loaded (with its version) or why not. Handles are created on first
+ * use; a handle that cannot be created makes every case of its library skipped with the
+ * library's words (vendor_plan: KB_ERR_INPUT), never a failure of the case. */
 void kb_cuda_vendor_open(kb_backend_ctx *x);
 /* Destroy the handles and unload the libraries; safe when nothing was opened. */
 void kb_cuda_vendor_close(kb_backend_ctx *x);

@@ -5,6 +5,7 @@
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/vendor_dl.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,7 +14,7 @@
 
 static const kb_dl_sym syms[] = {
 #define E(field) { "cudnn" #field, offsetof(kb_dnn_api, field) }
-    E(GetVersion), E(GetErrorString), E(GetLastErrorString), E(Create), E(Destroy), E(SetStream),
+    E(GetVersion), E(GetCudartVersion), E(GetErrorString), E(GetLastErrorString), E(Create), E(Destroy), E(SetStream),
     E(BackendCreateDescriptor), E(BackendDestroyDescriptor), E(BackendFinalize), E(BackendSetAttribute),
     E(BackendGetAttribute), E(BackendExecute),
 #undef E
@@ -92,6 +93,20 @@ static cudnnBackendDescriptor_t fin(bld *b, cudnnBackendDescriptor_t d)
     return b->st == KB_OK ? d : NULL;
 }
 
+/* Add a finalised operation to the graph's list (bounded: a graph built wrongly fails, it
+ * does not write past the list). */
+static void push_op(bld *b, cudnnBackendDescriptor_t op)
+{
+    if (!op || b->st != KB_OK)
+        return;
+    if (b->g->n_ops == KB_DNN_MAX_OPS) {
+        snprintf(b->err, b->n, "cuDNN graph: more than %d operations", KB_DNN_MAX_OPS);
+        b->st = KB_ERR_INTERNAL;
+        return;
+    }
+    b->g->ops[b->g->n_ops++] = op;
+}
+
 /* A [n0, n1, n2, n3] tensor, packed row-major unless strides are given. */
 static cudnnBackendDescriptor_t tensor(bld *b, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
                                        const int64_t *strides, bool is_virtual, bool by_value)
@@ -128,8 +143,7 @@ static void pointwise(bld *b, cudnnPointwiseMode_t mode, cudnnDataType_t prec, i
     if (t)
         set_desc(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t);
     set_desc(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-    if (fin(b, op))
-        b->g->ops[b->g->n_ops++] = op;
+    push_op(b, fin(b, op));
 }
 
 static void reduction(bld *b, cudnnReduceTensorOp_t how, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y)
@@ -143,8 +157,7 @@ static void reduction(bld *b, cudnnReduceTensorOp_t how, cudnnBackendDescriptor_
     set_desc(b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, r);
     set_desc(b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
     set_desc(b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
-    if (fin(b, op))
-        b->g->ops[b->g->n_ops++] = op;
+    push_op(b, fin(b, op));
 }
 
 static void matmul(bld *b, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t bb, cudnnBackendDescriptor_t c)
@@ -158,8 +171,7 @@ static void matmul(bld *b, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t 
     set_desc(b, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, bb);
     set_desc(b, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
     set_desc(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
-    if (fin(b, op))
-        b->g->ops[b->g->n_ops++] = op;
+    push_op(b, fin(b, op));
 }
 
 /* ---- the SDPA graph ---- */
@@ -194,8 +206,19 @@ static cudnnBackendDescriptor_t softmax(bld *b, const int64_t sdim[4], cudnnBack
     pointwise(b, CUDNN_POINTWISE_SUB, f32, -1, s, mx, NULL, sub);
     pointwise(b, CUDNN_POINTWISE_EXP, f32, -1, sub, NULL, NULL, ex);
     reduction(b, CUDNN_REDUCE_TENSOR_ADD, ex, sum);
+    /* the stats branch cudnn-frontend's composite softmax always builds (node/softmax.h: with no
+     * stats asked for, a virtual one): stats = max + log(sum), which the fused engines match */
+    cudnnBackendDescriptor_t lg = tensor(b, 112, f32, rdim, NULL, true, false);
+    cudnnBackendDescriptor_t stats = tensor(b, KB_DNN_STATS_UID, f32, rdim, NULL, true, false);
+    pointwise(b, CUDNN_POINTWISE_LOG, f32, -1, sum, NULL, NULL, lg);
+    pointwise(b, CUDNN_POINTWISE_ADD, f32, -1, mx, lg, NULL, stats);
     pointwise(b, CUDNN_POINTWISE_DIV, f32, -1, ex, sum, NULL, p);
     return p;
+}
+
+float kb_dnn_mask_value(size_t version)
+{
+    return version < 91000 ? -FLT_MAX : -INFINITY;
 }
 
 kb_status kb_dnn_sdpa_ops(const kb_dnn_api *api, const kb_vendor_sdpa *op, kb_dnn_graph *g, char *err, size_t n)
@@ -208,7 +231,7 @@ kb_status kb_dnn_sdpa_ops(const kb_dnn_api *api, const kb_vendor_sdpa *op, kb_dn
         return KB_ERR_INPUT;
     }
     g->scale = op->scale;
-    g->neg_inf = -INFINITY;
+    g->neg_inf = kb_dnn_mask_value(api->GetVersion());
     const int64_t qdim[4] = { op->b, op->h, op->s, op->d }, sdim[4] = { op->b, op->h, op->s, op->s };
     const int64_t ktdim[4] = { op->b, op->h, op->d, op->s };
     const int64_t ktstride[4] = { op->h * op->s * op->d, op->s * op->d, 1, op->d }, one[4] = { 1, 1, 1, 1 };

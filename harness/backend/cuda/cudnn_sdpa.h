@@ -5,9 +5,12 @@
  *     S  = Q K^T                 matmul, fp32 out (K given as its transposed [b,h,d,s] view)
  *     S  = S * scale             pointwise MUL with a by-value fp32 scalar
  *     [causal: row = index(axis 2), col = index(axis 3), keep = row >= col,
- *              S = keep ? S : -inf  (GEN_INDEX, CMP_GE, BINARY_SELECT)]
+ *              S = keep ? S : mask  (GEN_INDEX, CMP_GE, BINARY_SELECT; mask -FLT_MAX below
+ *              cuDNN 9.10, -inf from 9.10, as cudnn-frontend's get_negative_inf_value)]
  *     P  = exp(S - max_j S) / sum_j exp(S - max_j S)   (reduction MAX, SUB, EXP, reduction ADD, DIV;
  *                                                       P in the I/O type, as the flash engines take it)
+ *     stats = max_j S + log(sum_j exp(S - max_j S))    (LOG, ADD into a virtual fp32 [b,h,s,1]: the
+ *                                                       branch cudnn-frontend's softmax always builds)
  *     O  = P V                   matmul
  *
  * which the fused flash-attention engines recognise. Q, K, V, O are [b, h, s, d] contiguous.
@@ -29,6 +32,7 @@
 typedef struct {
     void *lib;
     size_t (*GetVersion)(void);
+    size_t (*GetCudartVersion)(void);   /* the CUDA runtime it was built with (linked statically) */
     const char *(*GetErrorString)(cudnnStatus_t s);
     void (*GetLastErrorString)(char *message, size_t max);
     cudnnStatus_t (*Create)(cudnnHandle_t *h);
@@ -53,9 +57,10 @@ void kb_dnn_unload(kb_dnn_api *api);
 
 /* Unique ids of the graph's real tensors (the variant pack's keys). */
 enum { KB_DNN_Q = 1, KB_DNN_K, KB_DNN_V, KB_DNN_O, KB_DNN_SCALE, KB_DNN_NEG_INF };
+#define KB_DNN_STATS_UID 111   /* the softmax stats (virtual): LOG(row sum) + row max, fp32 [b,h,s,1] */
 
 #define KB_DNN_MAX_DESC 96
-#define KB_DNN_MAX_OPS 12
+#define KB_DNN_MAX_OPS 16   /* the causal graph has 14 */
 
 /* Every descriptor of one graph, destroyed together. */
 typedef struct {
@@ -68,6 +73,10 @@ typedef struct {
     int64_t workspace_bytes;
     float scale, neg_inf;                          /* the by-value scalars, kept for the variant pack */
 } kb_dnn_graph;
+
+/* The causal mask's value for cuDNN version (cudnnGetVersion): -FLT_MAX below 9.10 (91000),
+ * where -inf gives NaN for fully masked tiles, else -inf (cudnn-frontend's choice). */
+float kb_dnn_mask_value(size_t version);
 
 /* cuDNN's data type of a kbench dtype (fp16 -> HALF, bf16 -> BFLOAT16, fp32 -> FLOAT);
  * -1 for the others. */

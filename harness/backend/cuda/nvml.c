@@ -30,6 +30,7 @@ typedef struct {
     nvml_ret (*Temperature)(nvml_device, int, unsigned *);
     nvml_ret (*Reasons)(nvml_device, unsigned long long *);
     nvml_ret (*MigMode)(nvml_device, unsigned *, unsigned *);   /* OPTIONAL (R450+) */
+    nvml_ret (*AppClock)(nvml_device, int, unsigned *);         /* OPTIONAL */
     /* health (kb_nvml_health), every one OPTIONAL: an older driver lacks some */
     nvml_ret (*EccMode)(nvml_device, int *, int *);                          /* nvmlEnableState_t current, pending */
     nvml_ret (*TotalEcc)(nvml_device, int, int, unsigned long long *);       /* error type, counter type */
@@ -63,6 +64,7 @@ struct kb_nvml {
     nvml_device dev;
     int available;
     char why[512];
+    unsigned user_mhz;      /* [MHz] highest SM clock read while user-defined clocks were reported */
 };
 
 /* nvmlReturn_t names, from nvml.h (NVML has an ErrorString but no name function). */
@@ -143,6 +145,7 @@ static int load_api(kb_nvml *n, const char *path)
     *(void **)&a->Reasons = sym(n->dl, "nvmlDeviceGetCurrentClocksEventReasons",
                                 "nvmlDeviceGetCurrentClocksThrottleReasons");
     *(void **)&a->MigMode = sym(n->dl, "nvmlDeviceGetMigMode", NULL);
+    *(void **)&a->AppClock = sym(n->dl, "nvmlDeviceGetApplicationsClock", NULL);
     load_health_api(n->dl, a);
     if (!a->Init || !a->Shutdown || !a->HandleByPciBusId || !a->HandleByUUID || !a->ClockInfo) {
         snprintf(n->why, sizeof n->why, "NVML unavailable: %s lacks nvmlInit_v2/nvmlDeviceGetHandleBy*/"
@@ -240,15 +243,25 @@ int kb_nvml_mig_enabled(kb_nvml *n)
     return n->api.MigMode(n->dev, &current, &pending) == 0 && current == 1;   /* NVML_DEVICE_MIG_ENABLE */
 }
 
-int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *max_mhz)
+int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *ref_mhz)
 {
-    unsigned v = 0, m = 0;
+    unsigned v = 0, m = 0, app = 0;
+    unsigned long long reasons = 0;
     if (!kb_nvml_available(n) || !n->api.MaxClockInfo)
         return 0;
     if (n->api.ClockInfo(n->dev, NVML_CLOCK_SM, &v) != 0 || n->api.MaxClockInfo(n->dev, NVML_CLOCK_SM, &m) != 0)
         return 0;
+    unsigned ref = m;
+    if (n->api.AppClock && n->api.AppClock(n->dev, NVML_CLOCK_SM, &app) == 0 && app > 0 && app < ref)
+        ref = app;
+    if (n->api.Reasons && n->api.Reasons(n->dev, &reasons) == 0 && (reasons & KB_TEL_REASON_APP_CLOCKS)) {
+        if (v > n->user_mhz)
+            n->user_mhz = v;
+        if (n->user_mhz < ref)
+            ref = n->user_mhz;
+    }
     *mhz = (int)v;
-    *max_mhz = (int)m;
+    *ref_mhz = (int)ref;
     return 1;
 }
 
@@ -386,6 +399,20 @@ static void read_ids(const kb_nvml *n, kb_health *h)
         snprintf(h->pci_bus_id, sizeof h->pci_bus_id, "%.*s", (int)sizeof pci.bus_id, pci.bus_id);
 }
 
+/* Whether the GPU was idle when the link was read (the gpu_idle clock event reason). */
+static void read_idle(const kb_nvml *n, kb_health *h)
+{
+    kb_health_field f = KB_H_GPU_IDLE;
+    unsigned long long reasons = 0;
+    if (!n->api.Reasons) {
+        not_exported("nvmlDeviceGetCurrentClocksEventReasons", h->f[f].why, sizeof h->f[f].why);
+        return;
+    }
+    nvml_ret r = n->api.Reasons(n->dev, &reasons);
+    unsigned long long v = (reasons & KB_TEL_REASON_GPU_IDLE) != 0;
+    put(n, h, r, "nvmlDeviceGetCurrentClocksEventReasons", &f, &v, 1);
+}
+
 void kb_nvml_health(kb_nvml *n, kb_health *h)
 {
     if (!kb_nvml_available(n)) {
@@ -401,6 +428,7 @@ void kb_nvml_health(kb_nvml *n, kb_health *h)
     one_unsigned(n, h, n->api.PcieGenMax, "nvmlDeviceGetMaxPcieLinkGeneration", KB_H_PCIE_GEN_MAX);
     one_unsigned(n, h, n->api.PcieWidth, "nvmlDeviceGetCurrPcieLinkWidth", KB_H_PCIE_WIDTH);
     one_unsigned(n, h, n->api.PcieWidthMax, "nvmlDeviceGetMaxPcieLinkWidth", KB_H_PCIE_WIDTH_MAX);
+    read_idle(n, h);
     read_ids(n, h);
 }
 

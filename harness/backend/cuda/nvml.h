@@ -29,9 +29,14 @@ void kb_nvml_read(kb_nvml *n, kb_telemetry *out);
  * device is a MIG instance whose UUID NVML and nvidia-smi print as "MIG-..."; 0 otherwise or
  * when NVML cannot tell. */
 int kb_nvml_mig_enabled(kb_nvml *n);
-/* Only the SM clock and its maximum [MHz], for a reading per sample (cheaper than
- * kb_nvml_read). 1 when both were read, else 0 (unavailable or unsupported). */
-int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *max_mhz);
+/* Only the SM clock and the clock it should run at [MHz], for a reading per sample (cheaper
+ * than kb_nvml_read). The reference is the maximum SM clock, or the clock the user set:
+ * the applications clock (nvmlDeviceGetApplicationsClock) when it is below the maximum, and
+ * while NVML reports user-defined clocks (the applications_clocks_setting reason, which
+ * locked clocks - nvidia-smi -lgc - also raise; NVML has no getter for the locked clock) the
+ * highest SM clock read under that reason. 1 when both were read, else 0 (unavailable or
+ * unsupported). */
+int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *ref_mhz);
 /* Read the GPU's health (backend/health.h): every value on its own, a function this
  * libnvidia-ml lacks or the GPU does not support leaves that value unread with the NVML
  * error (or "not exported") as why. Without NVML, everything unread with kb_nvml_why. */

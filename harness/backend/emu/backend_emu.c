@@ -13,6 +13,7 @@
 #include "backend/emu/emu_build.h"
 #include "backend/emu/emu_exec.h"
 #include "backend/emu/emu_host.h"
+#include "backend/emu/emu_tmap.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -48,6 +49,7 @@ struct kb_backend_ctx {
 struct kb_module {
     void *dl;
     kb_emu_thread **(*tls_slot)(void);
+    int sm90_user;                    /* the module uses the async proxy (kb_device_emu.h) */
 };
 
 typedef struct {
@@ -196,6 +198,8 @@ static kb_status emu_load(kb_backend_ctx *x, const char *artifact_path, kb_modul
         goto fail;
     }
     bind(kb_emu_exec_rt());
+    const int *user = dlsym(m->dl, "kb_emu_sm90_user_");   /* set by its initialisers at dlopen */
+    m->sm90_user = user && *user;
     *out = m;
     return KB_OK;
 fail:
@@ -295,10 +299,13 @@ static kb_status emu_fill(kb_backend_ctx *x, kb_dptr dst, uint8_t byte, size_t b
 
 /* ---- launch ---- */
 /* Classify args for kb_emu_direct: integer-class args fill rdi..r9 then the stack slots
- * in order, floats fill xmm0..7. More than that (9+ floats, 17+ integers) -> libffi. */
-static void prepare_direct(kb_backend_ctx *x, const kb_arg *args, int nargs, kb_emu_direct *d)
+ * in order, floats fill xmm0..7. More than that (9+ floats, 17+ integers) -> libffi. A
+ * tensor map is the address of the launch's copy (map_ptr, in argument order): the emulator's
+ * kb_tmap is one pointer, an integer-class argument. */
+static void prepare_direct(kb_backend_ctx *x, const kb_arg *args, int nargs, const void *const *map_ptr,
+                           kb_emu_direct *d)
 {
-    int ng = 0, nx = 0;
+    int ng = 0, nx = 0, nm = 0;
     memset(d, 0, sizeof *d);
 #if defined(__x86_64__)
     if (x->ffi_only)
@@ -315,11 +322,12 @@ static void prepare_direct(kb_backend_ctx *x, const kb_arg *args, int nargs, kb_
         if (ng == 6 + KB_EMU_DIRECT_STACK_SLOTS)
             return;
         d->gpr[ng++] = args[i].kind == KB_ARG_I32 ? (uint64_t)(int64_t)args[i].v.i32
-                     : args[i].kind == KB_ARG_I64 ? (uint64_t)args[i].v.i64 : args[i].v.ptr;
+                     : args[i].kind == KB_ARG_I64 ? (uint64_t)args[i].v.i64
+                     : args[i].kind == KB_ARG_TMAP ? (uint64_t)(uintptr_t)map_ptr[nm++] : args[i].v.ptr;
     }
     d->ok = 1;
 #else
-    (void)x; (void)args; (void)nargs; (void)ng; (void)nx;
+    (void)x; (void)args; (void)nargs; (void)ng; (void)nx; (void)nm; (void)map_ptr;
 #endif
 }
 
@@ -328,6 +336,11 @@ static kb_status launch_now(kb_backend_ctx *x, kb_module *m, const char *entry, 
 {
     ffi_type *types[64];
     void *values[64];
+    /* tensor maps: the launch's own copy of each (64-byte aligned, read-only to the kernel, as a
+     * __grid_constant__ parameter is), passed as the address kernels/kb_tma.h's kb_tmap holds */
+    struct { _Alignas(64) unsigned char b[KB_TMAP_BYTES]; } maps[8];
+    const void *map_ptr[8];
+    int n_maps = 0;
     ffi_cif cif;
     kb_status st;
     if (nargs < 0 || nargs > 64)
@@ -341,6 +354,14 @@ static kb_status launch_now(kb_backend_ctx *x, kb_module *m, const char *entry, 
         case KB_ARG_I32: types[i] = &ffi_type_sint32; values[i] = (void *)&args[i].v.i32; break;
         case KB_ARG_I64: types[i] = &ffi_type_sint64; values[i] = (void *)&args[i].v.i64; break;
         case KB_ARG_F32: types[i] = &ffi_type_float; values[i] = (void *)&args[i].v.f32; break;
+        case KB_ARG_TMAP:
+            if (n_maps == 8)
+                return fail(x, KB_ERR_LAUNCH, "emu: more than 8 tensor-map arguments");
+            memcpy(maps[n_maps].b, args[i].v.tmap, KB_TMAP_BYTES);
+            map_ptr[n_maps] = maps[n_maps].b;
+            types[i] = &ffi_type_pointer;
+            values[i] = (void *)&map_ptr[n_maps++];
+            break;
         default: return fail(x, KB_ERR_LAUNCH, "emu: argument %d has an unknown kind %d", i, (int)args[i].kind);
         }
     }
@@ -360,8 +381,9 @@ static kb_status launch_now(kb_backend_ctx *x, kb_module *m, const char *entry, 
         .grid = { g->grid[0], g->grid[1], g->grid[2] },
         .block = { g->block[0], g->block[1], g->block[2] },
         .dyn_shmem_bytes = g->shmem_bytes,
+        .sm90_user = m->sm90_user,
     };
-    prepare_direct(x, args, nargs, &l.direct);
+    prepare_direct(x, args, nargs, map_ptr, &l.direct);
     *(void **)&l.fn = fn;   /* object pointer to function pointer, as dlsym requires */
     st = kb_emu_exec_run(x->exec, &l, x->err, sizeof x->err);
     return st;
@@ -405,6 +427,14 @@ static kb_status emu_launch(kb_backend_ctx *x, kb_module *m, const char *entry, 
 }
 
 static kb_status emu_sync(kb_backend_ctx *x) { return KB_OK; }
+
+static kb_status emu_tmap_encode(kb_backend_ctx *x, const kb_tmap_desc *d, unsigned char out[KB_TMAP_BYTES])
+{
+    char why[200];
+    if (kb_emu_tmap_encode(d, out, why, sizeof why) != 0)
+        return fail(x, KB_ERR_INPUT, "emu: %s", why);
+    return KB_OK;
+}
 
 static kb_status emu_timer_start(kb_backend_ctx *x)
 {
@@ -464,7 +494,7 @@ static kb_status emu_graph_launch(kb_backend_ctx *x, kb_graph *g)
 
 const kb_backend kb_backend_emu = {
     .name = "emu",
-    .caps = KB_CAP_GRAPHS,   /* CPU timings, no roofline, check shapes, no vendor libraries */
+    .caps = KB_CAP_GRAPHS | KB_CAP_RESOURCES | KB_CAP_TMA, /* CPU timings, no roofline, check shapes, no vendor libraries */
     .init = emu_init,
     .fini = emu_fini,
     .last_error = emu_last_error,
@@ -488,4 +518,5 @@ const kb_backend kb_backend_emu = {
     .graph_end = emu_graph_end,
     .graph_launch = emu_graph_launch,
     .graph_free = emu_graph_free,
+    .tmap_encode = emu_tmap_encode,
 };

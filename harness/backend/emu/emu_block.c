@@ -38,7 +38,8 @@ kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sin
     w->free_fibers = calloc(KB_EMU_MAX_THREADS + 1, sizeof *w->free_fibers);
     /* untouched pages of these two cost nothing until a kernel needs them */
     w->xchg = malloc((size_t)KB_EMU_MAX_WARPS * 2 * KB_EMU_WARP_SIZE * KB_EMU_XCHG_MAX_BYTES);
-    w->smem = aligned_alloc(64, (limit + 63) / 64 * 64 + 64);
+    /* 1024-aligned: a shared offset has the alignment of the address (TMA's 128B swizzle) */
+    w->smem = aligned_alloc(1024, (limit + 1023) / 1024 * 1024 + 1024);
     if (kb_emu_async_init(&w->async, KB_EMU_MAX_THREADS, limit) != 0)
         return KB_ERR_OOM;
     if (!w->thr || !w->waiters || !w->runq || !w->order || !w->pool || !w->free_fibers || !w->xchg || !w->smem)
@@ -50,6 +51,8 @@ kb_status kb_emu_worker_init(kb_emu_worker *w, struct kb_emu_exec *e, kb_emu_sin
 
 void kb_emu_worker_fini(kb_emu_worker *w)
 {
+    if (w->ext && w->ext->fini)
+        w->ext->fini(w);
     kb_emu_async_fini(&w->async);
     kb_emu_shadow_fini(&w->shadow);
     for (int i = 0; i < w->n_pool; i++)
@@ -159,7 +162,7 @@ static inline void call_entry(const kb_emu_launch *l)
 }
 
 /* xorshift64* */
-static uint64_t rng_next(kb_emu_worker *w)
+uint64_t kb_emu_block_rand(kb_emu_worker *w)
 {
     uint64_t x = w->rng;
     x ^= x >> 12;
@@ -175,7 +178,7 @@ static unsigned take_runnable(kb_emu_worker *w)
 {
     unsigned pick = 0;                           /* position in the ring, from its head */
     if (w->sink->schedule == KB_EMU_SCHED_RANDOM) {
-        pick = (unsigned)(rng_next(w) % w->rq_len);
+        pick = (unsigned)(kb_emu_block_rand(w) % w->rq_len);
     } else if (w->sink->schedule == KB_EMU_SCHED_WARP_AHEAD) {
         for (unsigned k = 1, best = w->runq[w->rq_head] / KB_EMU_WARP_SIZE; k < w->rq_len; k++) {
             unsigned warp = w->runq[(w->rq_head + k) % KB_EMU_MAX_THREADS] / KB_EMU_WARP_SIZE;
@@ -197,7 +200,7 @@ static unsigned take_runnable(kb_emu_worker *w)
  * now and then, so that late warps can overtake early ones. */
 static int start_first(kb_emu_worker *w)
 {
-    return w->sink->schedule == KB_EMU_SCHED_RANDOM && w->next_unstarted < w->n && (rng_next(w) & 3u) == 0;
+    return w->sink->schedule == KB_EMU_SCHED_RANDOM && w->next_unstarted < w->n && (kb_emu_block_rand(w) & 3u) == 0;
 }
 
 /* The order threads start in: warp by warp, first to last (lockstep), last to first
@@ -209,7 +212,7 @@ static void start_order(kb_emu_worker *w)
         warps[i] = w->sink->schedule == KB_EMU_SCHED_WARP_AHEAD ? n_w - 1 - i : i;
     if (w->sink->schedule == KB_EMU_SCHED_RANDOM)
         for (unsigned i = n_w; i > 1; i--) {
-            unsigned j = (unsigned)(rng_next(w) % i), tmp = warps[i - 1];
+            unsigned j = (unsigned)(kb_emu_block_rand(w) % i), tmp = warps[i - 1];
             warps[i - 1] = warps[j];
             warps[j] = tmp;
         }
@@ -225,6 +228,8 @@ static void start_order(kb_emu_worker *w)
 static void dispatch(kb_emu_worker *w, kb_emu_ctx *from)
 {
     kb_emu_fiber *f = NULL;
+    if (w->ext_live && w->ext->tick)   /* the sm_90 machinery lands async copies here */
+        w->ext->tick(w, w->rq_len == 0 && w->next_unstarted >= w->n);
     int start = w->next_unstarted < w->n && (w->rq_len == 0 || start_first(w));
     if (start && (f = fiber_get(w)) != NULL) {
         w->cur = f;
@@ -233,7 +238,8 @@ static void dispatch(kb_emu_worker *w, kb_emu_ctx *from)
         kb_emu_thr *t = &w->thr[take_runnable(w)];
         enter_thread(w, t);
         w->cur = t->fiber;
-        kb_emu_fiber_switch(from, &t->fiber->ctx);
+        if (&t->fiber->ctx != from)   /* a thread that yielded may be the next to run: it just goes on */
+            kb_emu_fiber_switch(from, &t->fiber->ctx);
     } else {
         kb_emu_fiber_switch(from, &w->sched);   /* block over, stuck, or out of stacks */
     }
@@ -252,6 +258,8 @@ static void runner_main(void *arg)
         t->fiber = self;
         enter_thread(w, t);
         call_entry(l);
+        if (w->ext_live && w->ext->thread_exit)
+            w->ext->thread_exit(w, t);
         t->state = KB_EMU_T_DONE;
         w->n_done++;
     }
@@ -265,6 +273,8 @@ static void runner_main(void *arg)
 static void report_stuck(kb_emu_worker *w)
 {
     const kb_emu_dim3 *b = &w->blk.block_idx;
+    if (w->ext_live && w->ext->report_stuck && w->ext->report_stuck(w))
+        return;
     for (unsigned k = 0; k < w->n_warps; k++) {
         const kb_emu_warp *wp = &w->warp[k];
         if (!wp->arrived)
@@ -285,6 +295,12 @@ static void report_stuck(kb_emu_worker *w)
 static int start_checks(kb_emu_worker *w)
 {
     kb_emu_async_reset(&w->async);
+    for (unsigned g = 0; g < KB_EMU_MAX_THREADS / 128; g++)
+        w->wgx[g].arrived = 0;
+    if (w->ext) {
+        w->ext->block_start(w);
+        w->ext_live = 0;
+    }
     if (!w->sink->checks)
         return 0;
     if (!w->shadow.cells && kb_emu_shadow_init(&w->shadow, w->sink->shmem_limit_bytes) != 0) {
@@ -345,13 +361,65 @@ void kb_emu_thread_fail(kb_emu_thr *t, kb_status st, const char *msg)
     kb_emu_sink_fail(w->sink, st, "%s in block (%u,%u,%u) thread (%u,%u,%u)", msg, b->x, b->y, b->z, i->x,
                      i->y, i->z);
     w->aborted = 1;
-    kb_emu_fiber_switch(&t->fiber->ctx, &w->sched);
+    /* from the fiber running now: a rule broken on another thread's behalf (a TMA load
+     * landing at a scheduling point) is reported by that thread but raised on this stack */
+    kb_emu_fiber_switch(w->cur ? &w->cur->ctx : &t->fiber->ctx, &w->sched);
     abort(); /* never resumed */
 }
 
 void kb_emu_rt_fault(kb_emu_thread *p, int kind, const char *msg)
 {
     kb_emu_thread_fail((kb_emu_thr *)p, kind == KB_EMU_FAULT_LAUNCH ? KB_ERR_LAUNCH : KB_ERR_FAULT, msg);
+}
+
+void kb_emu_block_park(kb_emu_thr *t, int wait_kind, unsigned wait_on)
+{
+    t->state = KB_EMU_T_WAIT_EXT;
+    t->wait_kind = wait_kind;
+    t->wait_on = wait_on;
+    suspend(t->w, t);
+    t->state = KB_EMU_T_RUNNING;
+}
+
+void kb_emu_block_wake(kb_emu_worker *w, unsigned linear)
+{
+    kb_emu_thr *t = &w->thr[linear];
+    if (t->state != KB_EMU_T_WAIT_EXT)
+        return;
+    t->state = KB_EMU_T_WAIT_WARP;   /* in the run queue: not parked any more */
+    make_runnable(w, linear);
+}
+
+void kb_emu_block_yield(kb_emu_thr *t)
+{
+    make_runnable(t->w, t->pub.linear);
+    t->state = KB_EMU_T_WAIT_WARP;
+    suspend(t->w, t);
+    t->state = KB_EMU_T_RUNNING;
+}
+
+int kb_emu_wg_rendezvous(kb_emu_thr *t, const void *payload, const void *const **slots, const char *what)
+{
+    kb_emu_worker *w = t->w;
+    unsigned g = t->pub.linear / 128, i = t->pub.linear % 128;
+    kb_emu_wgx *x = &w->wgx[g];
+    if ((g + 1) * 128 > w->n) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s by a warpgroup of %u threads: a warpgroup is 4 whole warps, 128 threads "
+                 "(PTX ISA 9.7.15.1), and the block has %u", what, w->n - g * 128, w->n);
+        kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
+    }
+    x->slot[i] = payload;
+    *slots = x->slot;
+    if (++x->arrived == 128) {
+        for (unsigned k = 0; k < 127; k++)
+            kb_emu_block_wake(w, x->waiters[k]);
+        x->arrived = 0;
+        return 1;
+    }
+    x->waiters[x->arrived - 1] = t->pub.linear;
+    kb_emu_block_park(t, -1, g);   /* -1: a warpgroup rendezvous */
+    return 0;
 }
 
 void kb_emu_rt_syncthreads(kb_emu_thread *p)

@@ -24,7 +24,10 @@
 #define KB_EMU_MAX_SHARED_DECLS 64   /* distinct KB_SHARED declarations one block may reach */
 #define KB_EMU_STATIC_SHMEM_MAX (48u * 1024u) /* static __shared__ limit of every arch [bytes] */
 
-typedef enum { KB_EMU_T_UNSTARTED, KB_EMU_T_RUNNING, KB_EMU_T_WAIT_BLOCK, KB_EMU_T_WAIT_WARP, KB_EMU_T_DONE } kb_emu_tstate;
+/* KB_EMU_T_WAIT_EXT: parked by an extension (emu_sm90.h: an mbarrier phase, a named
+ * barrier, a warpgroup rendezvous, registers), which wakes it. */
+typedef enum { KB_EMU_T_UNSTARTED, KB_EMU_T_RUNNING, KB_EMU_T_WAIT_BLOCK, KB_EMU_T_WAIT_WARP, KB_EMU_T_WAIT_EXT,
+               KB_EMU_T_DONE } kb_emu_tstate;
 
 typedef struct kb_emu_worker kb_emu_worker;
 
@@ -33,7 +36,26 @@ typedef struct {
     kb_emu_worker *w;
     kb_emu_fiber *fiber;          /* the fiber whose stack this thread runs on */
     kb_emu_tstate state;
+    int wait_kind;                /* KB_EMU_T_WAIT_EXT: what it waits for (the extension's code) */
+    unsigned wait_on;             /* and which one (an mbarrier index, a barrier id ...) */
 } kb_emu_thr;
+
+/* A warpgroup rendezvous (kb_emu_wg_rendezvous): the 128 threads' payload pointers. */
+typedef struct {
+    unsigned arrived;             /* threads in the current rendezvous */
+    const void *slot[128];        /* each thread's payload, by its index in the warpgroup */
+    unsigned waiters[128];        /* linear ids of the parked ones */
+} kb_emu_wgx;
+
+/* What an extension of the scheduler (emu_sm90.c) plugs in: the block scheduler calls these
+ * without knowing the extension (no include upward). All may be NULL but block_start. */
+typedef struct {
+    void (*block_start)(kb_emu_worker *w);          /* a new block: forget the last one's state */
+    void (*tick)(kb_emu_worker *w, int idle);       /* a scheduling point; idle: nothing can run */
+    void (*thread_exit)(kb_emu_worker *w, kb_emu_thr *t);
+    int (*report_stuck)(kb_emu_worker *w);          /* 1 when it reported the block's deadlock */
+    void (*fini)(kb_emu_worker *w);                 /* the worker goes away */
+} kb_emu_ext;
 
 typedef struct {
     unsigned exists;              /* lanes present in the block */
@@ -77,6 +99,10 @@ struct kb_emu_worker {
     int aborted;                  /* a thread failed the launch; abandon the block */
     kb_emu_async async;           /* the block's pending cp.async copies */
     kb_emu_shadow shadow;         /* --emu-check: who accessed shared memory, allocated on first use */
+    kb_emu_wgx wgx[KB_EMU_MAX_THREADS / 128]; /* warpgroup rendezvous */
+    const kb_emu_ext *ext;        /* the sm_90 machinery, once a kernel used it (emu_sm90.c) */
+    void *ext_state;
+    int ext_live;                 /* this block used it: the hooks run */
 
     /* fibers: every stack mapped so far, and the free ones */
     kb_emu_fiber **pool;          /* [KB_EMU_MAX_THREADS + 1] */
@@ -104,6 +130,20 @@ void kb_emu_worker_end(kb_emu_worker *w);
 int kb_emu_block_run(kb_emu_worker *w, uint64_t b);
 /* Forget every fiber of the current block (after a fault): all stacks become free. */
 void kb_emu_block_abandon(kb_emu_worker *w);
+
+/* Park thread t (the running one) as KB_EMU_T_WAIT_EXT with what it waits for, until
+ * kb_emu_block_wake makes it runnable; returns then. Yield: park and wake at once (the
+ * others run first). */
+void kb_emu_block_park(kb_emu_thr *t, int wait_kind, unsigned wait_on);
+void kb_emu_block_wake(kb_emu_worker *w, unsigned linear);
+void kb_emu_block_yield(kb_emu_thr *t);
+/* A warpgroup rendezvous: thread t of a full warpgroup (128 threads) deposits payload and
+ * waits for the other 127. The last to arrive returns 1 with slots[i] the payload of the
+ * warpgroup's thread i, before any other resumes (it runs on until it waits); the others
+ * return 0. what names the instruction in the fault for a partial warpgroup. */
+int kb_emu_wg_rendezvous(kb_emu_thr *t, const void *payload, const void *const **slots, const char *what);
+/* A random number of the block's schedule (xorshift64*). */
+uint64_t kb_emu_block_rand(kb_emu_worker *w);
 
 /* Fail the launch from kernel thread t (msg, then where: block and thread); never returns. */
 __attribute__((noreturn)) void kb_emu_thread_fail(kb_emu_thr *t, kb_status st, const char *msg);

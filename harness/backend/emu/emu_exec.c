@@ -3,6 +3,7 @@
 #include "backend/emu/emu_exec.h"
 #include "backend/emu/emu_block.h"
 #include "backend/emu/emu_memrt.h"
+#include "backend/emu/emu_sm90.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -43,6 +44,22 @@ static const kb_emu_rt emu_rt = {
     .cp_async_wait = kb_emu_rt_cp_async_wait,
     .shared_read = kb_emu_rt_shared_read,
     .access = kb_emu_rt_access,
+    .mbar_init = kb_emu_rt_mbar_init,
+    .mbar_inval = kb_emu_rt_mbar_inval,
+    .mbar_arrive = kb_emu_rt_mbar_arrive,
+    .mbar_tx = kb_emu_rt_mbar_tx,
+    .mbar_wait = kb_emu_rt_mbar_wait,
+    .tma_load = kb_emu_rt_tma_load,
+    .tma_store = kb_emu_rt_tma_store,
+    .bulk_commit = kb_emu_rt_bulk_commit,
+    .bulk_wait = kb_emu_rt_bulk_wait,
+    .fence_proxy_async = kb_emu_rt_fence_proxy_async,
+    .named_barrier = kb_emu_rt_named_barrier,
+    .setmaxnreg = kb_emu_rt_setmaxnreg,
+    .wgmma_fence = kb_emu_rt_wgmma_fence,
+    .wgmma = kb_emu_rt_wgmma,
+    .wgmma_commit = kb_emu_rt_wgmma_commit,
+    .wgmma_wait = kb_emu_rt_wgmma_wait,
 };
 
 const kb_emu_rt *kb_emu_exec_rt(void) { return &emu_rt; }
@@ -151,7 +168,10 @@ static void run_blocks(kb_emu_worker *w)
 static void worker_run(kb_emu_worker *w, const kb_emu_launch *l)
 {
     kb_emu_worker_begin(w, l);
-    if (sigsetjmp(w->jb, 1) == 0) {
+    /* a checked launch of a module using the async proxy records generic shared writes */
+    if (kb_emu_sm90_begin(w, l->sm90_user && w->sink->checks) != KB_OK)
+        kb_emu_sink_fail(w->sink, KB_ERR_OOM, "emu: out of memory for the fence.proxy.async check");
+    else if (sigsetjmp(w->jb, 1) == 0) {
         run_blocks(w);
     } else {                        /* a kernel thread faulted: on_fault_signal jumped here */
         w->in_fiber = 0;

@@ -40,6 +40,7 @@ typedef struct {
     unsigned grid[3];                    /* blocks */
     unsigned block[3];                   /* threads per block */
     size_t dyn_shmem_bytes;              /* [bytes] */
+    int sm90_user;                       /* the module uses the async proxy (TMA stores, wgmma) */
 } kb_emu_launch;
 
 /* How the threads of a block take turns (--emu-schedule). Threads run until they wait

@@ -2,6 +2,7 @@
 #include "backend/emu/emu_memrt.h"
 
 #include "backend/backend.h"
+#include "backend/emu/emu_sm90.h"
 #include "backend/emu/emu_symbol.h"
 
 #include <stdio.h>
@@ -92,6 +93,8 @@ void kb_emu_rt_shared_read(kb_emu_thread *p, const void *addr, unsigned bytes)
     kb_emu_thr *t = (kb_emu_thr *)p;
     long off = arena_offset(t->w, addr, bytes);
     const kb_emu_copy *c;
+    if (off >= 0 && t->w->ext_live)
+        kb_emu_sm90_check_read(t, (uint32_t)off, bytes);
     int owner = off < 0 ? -1 : kb_emu_async_pending(&t->w->async, (uint32_t)off, bytes, &c);
     if (owner < 0)
         return;
@@ -117,6 +120,8 @@ void kb_emu_rt_access(kb_emu_thread *p, const void *addr, unsigned bytes, int ki
     }
     if (kind == KB_EMU_ACCESS_READ)
         kb_emu_rt_shared_read(p, addr, bytes);
+    else if (w->ext && kind == KB_EMU_ACCESS_WRITE)
+        kb_emu_sm90_generic_write(t, (uint32_t)off, bytes);
     kb_emu_hazard h;
     int atomic = kind == KB_EMU_ACCESS_ATOMIC;   /* synchronises: written, never a race */
     if (kb_emu_shadow_access(&w->shadow, (uint32_t)off, bytes, kind != KB_EMU_ACCESS_READ, p->linear, pc,

@@ -1,4 +1,5 @@
-/* prune.h - static pruning from compile output, before a configuration is timed.
+/* prune.h - static pruning from compile output, before a configuration is timed: the
+ * session plugs it into the pipeline when a command asks (run --prune, tune).
  *
  * A configuration whose kernel spills registers to local memory, needs more registers
  * than a thread may have (255), more static shared memory than a block may opt in to,

@@ -1,5 +1,5 @@
 /* prune.c - what the compile output says cannot run or spills (prune.h). */
-#include "tune/prune.h"
+#include "session/prune.h"
 
 #include <stdio.h>
 
