@@ -97,19 +97,6 @@ static void gemm_defines(const kb_case *c, kb_sb *out)
     }
 }
 
-/* [bytes] of operand is_b's scales under the case's recipe (fp32 or one-byte codes, plus a
- * per-tensor fp32), for scaled dtypes; 0 otherwise. */
-static double scale_bytes(const kb_case *c, int is_b, int64_t rows, int64_t k)
-{
-    const kb_recipe_info *ri = kb_recipe_get((kb_recipe)c->params[P_SCALE]);
-    if (!kb_gemm_lowp(c->dtype) || !ri)
-        return 0.0;
-    int64_t br, bk;
-    kb_recipe_block((kb_recipe)c->params[P_SCALE], is_b, rows, k, &br, &bk);
-    double blocks = (double)((rows + br - 1) / br) * (double)((k + bk - 1) / bk);
-    return blocks * (ri->sfmt == KB_SFMT_FP32 ? 4.0 : 1.0) + (ri->tensor_scale ? 4.0 : 0.0);
-}
-
 /* Compulsory bytes count the formats as packed (fp6: 6 bits, fp4: 4 bits per element) and
  * their scales; kbench's kernels keep one fp6/fp4 code per byte, so they move more
  * (bytes_moved), as does cuBLASLt with fp6 (one per byte here too). */
@@ -120,7 +107,8 @@ static kb_work gemm_work(const kb_case *c)
     int beta = c->params[P_BETA] != 0;
     kb_work w = { 0 };
     w.flops = 2.0 * m * nn * k + (beta ? 2.0 * m * nn : 0.0);
-    double sbytes = scale_bytes(c, 0, g.m, g.k) + scale_bytes(c, 1, g.n, g.k), cd = beta ? m * nn * (double)g.osz : 0.0;
+    double sbytes = kb_gemm_scale_bytes(c, 0, g.m, g.k) + kb_gemm_scale_bytes(c, 1, g.n, g.k);
+    double cd = beta ? m * nn * (double)g.osz : 0.0;
     w.bytes_read = (m * k + k * nn) * bits / 8.0 + sbytes + cd;
     w.bytes_written = m * nn * (double)g.osz;
     if (bits < 8.0 * (double)g.esz && !(c->variant == V_CUBLASLT && c->dtype == KB_DT_FP4E2M1))

@@ -31,6 +31,20 @@ typedef struct {
 
 kb_gemm_geo kb_gemm_geo_of(const kb_case *c);
 
+/* 1 when target sm has the block-scaled mma.sync (sm_120a, sm_121a: arch codes 1120, 1121 of
+ * the architecture table, issue 23 item 1; core/arch.h kb_arch_has(sm, KB_PATH_MMA_BLOCK_SCALE)
+ * once it is merged). */
+int kb_gemm_arch_block_scale(int sm);
+
+/* 1 when case c's mma kernel runs the block-scaled mma.sync on target sm (gemm.cu
+ * GEMM_BS_MMA: recipe mx or nv there), 0 when it takes the dequantising path. */
+int kb_gemm_block_scaled_mma(const kb_case *c, int sm);
+
+/* [bytes] of operand is_b's scales (is_b 0: A, rows = M; 1: B, rows = N) under case c's
+ * recipe: fp32 or one-byte codes per block, plus nv's per-tensor fp32; 0 for the dtypes
+ * that are not scaled (anything but fp8/fp6/fp4). */
+double kb_gemm_scale_bytes(const kb_case *c, int is_b, int64_t rows, int64_t k);
+
 /* Threads per block of case c's kernel. */
 int64_t kb_gemm_threads(const kb_case *c);
 

@@ -13,14 +13,6 @@ static int mma_k_of(kb_dtype d)
 
 #define REFUSE(...) do { snprintf(why, n, __VA_ARGS__); return 0; } while (0)
 
-int kb_gemm_arch_block_scale(int sm) { return sm == 1120 || sm == 1121; }
-
-int kb_gemm_block_scaled_mma(const kb_case *c, int sm)
-{
-    int64_t r = c->params[P_SCALE];
-    return c->variant == V_MMA && (r == KB_RECIPE_MX || r == KB_RECIPE_NV) && kb_gemm_arch_block_scale(sm);
-}
-
 /* Scaled recipes in gemm.cu's mma kernel: block1x128/block128x128 keep a second set of
  * accumulators (the current 128-K block's partial sums, promoted to the FP32 ones with
  * their scales: DeepSeek-V3's promotion), the rest none; nv on the block-scaled mma.sync

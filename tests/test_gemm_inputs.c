@@ -108,6 +108,43 @@ static void test_work_counts_packed_bits(void)
     CHECK(w.bytes_read == (64 * 256 + 256 * 32) + (64 * 2 + 1 * 2) * 4.0 && w.bytes_moved == 0);
 }
 
+/* The estimate's traffic model charges each recipe for its scales (gemm_model.c): promotes on
+ * the FP32 pipe (2 FP32 operations per accumulator: 256 per warp and mma tile) once per 32 K
+ * for mx and every 128 K for the 128-K blocks below sm_120a, none on the block-scaled
+ * mma.sync; fp6/fp4's widening in instructions; the scale tensors in DRAM. */
+static void test_model_charges_recipes(void)
+{
+    kb_traffic_gpu gpu = { 90, 0, 50e6, 132 };
+    kb_traffic t0, t;
+    kb_case c = make_case(V_MMA, KB_DT_FP8E4M3, L_NT, 1024, 1024, 1024, KB_RECIPE_TENSOR);
+    CHECK(fam->traffic(&c, &gpu, &t0) && t0.simt_flops == 0);
+    /* default tiles: 128 x 128 blocks of 4 warps with 64 x 64 warp tiles (32 mma tiles), K 32 a step */
+    const double warp_steps = 64.0 * 4 * (1024 / 32), per_step = 32 * 256.0;
+    c.params[P_SCALE] = KB_RECIPE_MX;
+    CHECK(fam->traffic(&c, &gpu, &t));
+    CHECK_MSG(t.simt_flops == warp_steps * per_step, "%g", t.simt_flops);
+    CHECK(t.mma_flops == t0.mma_flops && t.warp_insts > t0.warp_insts);
+    /* a UE8M0 code per 32 of A and of B, where the tensor recipe had one FP32 each */
+    CHECK_MSG(t.dram_bytes == t0.dram_bytes + 2 * 1024 * (1024 / 32) - 2 * 4, "%g", t.dram_bytes - t0.dram_bytes);
+    c.params[P_SCALE] = KB_RECIPE_BLOCK1X128;
+    CHECK(fam->traffic(&c, &gpu, &t) && t.simt_flops == warp_steps * per_step / 4);
+    c.params[P_SCALE] = KB_RECIPE_CHANNEL;   /* once per accumulator, in the epilogue */
+    CHECK(fam->traffic(&c, &gpu, &t) && t.simt_flops == 64.0 * 4 * per_step);
+    c.params[P_SCALE] = KB_RECIPE_MX;
+    CHECK(fam->traffic(&c, &gpu, &t));
+    double fp8_insts = t.warp_insts;
+    c.dtype = KB_DT_FP6E2M3;   /* 8 A and 4 B conversions per mma row/column tile and step, 58 each */
+    CHECK(fam->traffic(&c, &gpu, &t));
+    CHECK_MSG(t.warp_insts - fp8_insts == warp_steps * (4 * 8 + 8 * 4) * 57.0, "%g", t.warp_insts - fp8_insts);
+    gpu.sm = 1120;   /* sm_120a: the scales in the tensor core, nv 64 K a step */
+    c.dtype = KB_DT_FP4E2M1, c.params[P_SCALE] = KB_RECIPE_NV, c.params[P_BK] = 64;
+    CHECK(fam->traffic(&c, &gpu, &t) && t.simt_flops == 0 && t.mma_flops == t0.mma_flops);
+    gpu.sm = 90;
+    kb_traffic tw;
+    CHECK(fam->traffic(&c, &gpu, &tw) && tw.simt_flops == warp_steps * per_step * 2);
+    CHECK(tw.warp_insts > 4 * t.warp_insts);
+}
+
 /* One case on the emulator; *acc the accuracy, when wanted. */
 static int runs_ok(const kb_case *c, int sm, const char *extra, kb_verify *v)
 {
@@ -301,6 +338,7 @@ int main(void)
     RUN(test_params_follow_the_registry);
     RUN(test_valid_recipes);
     RUN(test_work_counts_packed_bits);
+    RUN(test_model_charges_recipes);
     RUN(test_cublaslt_block_scales);
     RUN(test_cublaslt_nvfp4);
     RUN(test_accuracy_orders_precisions);
