@@ -982,14 +982,13 @@ __device__ __forceinline__ void tile_step(acc_t (&c)[4], acc_t (&part)[4], const
 #endif
 }
 
-#if FP8_VIA_F16
-/* The same with the fragments widened to f16 (FP8_VIA_F16): two m16n8k16 halves, ah[h] and
- * bh[h] holding K 16h .. 16h + 15 of the step; nv's 16-K blocks are promoted per half. */
-__device__ __forceinline__ void tile_step_f16(acc_t (&c)[4], acc_t (&part)[4], const uint32_t (&ah)[2][4],
-                                              const uint32_t (&bh)[2][2], const scale_ctx &x, int rb, int cb, int kg,
-                                              int lane)
+#if FP8_VIA_F16 && PROMOTE_EACH
+/* mx / nv with the fragments widened to f16 (FP8_VIA_F16): two m16n8k16 halves, ah[h] and
+ * bh[h] holding K 16h .. 16h + 15 of the step, into fresh registers promoted at once; nv's
+ * 16-K blocks per half. (The other recipes widen one half of B at a time in the mainloop.) */
+__device__ __forceinline__ void tile_step_f16(acc_t (&c)[4], const uint32_t (&ah)[2][4], const uint32_t (&bh)[2][2],
+                                              const scale_ctx &x, int rb, int cb, int kg, int lane)
 {
-#if PROMOTE_EACH
     acc_t p[4] = { 0, 0, 0, 0 };
 #pragma unroll
     for (int h = 0; h < 2; h++) {
@@ -1001,15 +1000,6 @@ __device__ __forceinline__ void tile_step_f16(acc_t (&c)[4], acc_t (&part)[4], c
     }
     if (SKB == 32)
         promote(c, p, x, rb, cb, kg, lane);
-#else
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        if (PROMOTE_BLOCK)
-            kb_mma_m16n8k16_f32_f16(part, ah[h], bh[h], part);
-        else
-            kb_mma_m16n8k16_f32_f16(c, ah[h], bh[h], c);
-    }
-#endif
 }
 #endif
 
@@ -1148,7 +1138,7 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
 #endif
             /* this step's first K index: steps past K (the last tile's zero fill) add nothing */
             const int kg = kt * BK + kk;
-            if (kg < K) {
+            if (!GEMM_SCALED || kg < K) {
 #pragma unroll
                 for (int j = 0; j < NTL; j += 2) {
                     uint32_t bf[2][2];
@@ -1158,15 +1148,26 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
 #if defined(KB_DTYPE_TF32)
                         bf[jj][0] = kb_cvt_tf32(bf[jj][0]), bf[jj][1] = kb_cvt_tf32(bf[jj][1]);
 #endif
-#if FP8_VIA_F16
+#if FP8_VIA_F16 && !PROMOTE_EACH
+                        /* one widened half of B at a time (2 registers live, as before the recipes:
+                         * the 64 x 64 warp tile of fp8 at pad 1 spilled with both halves live) */
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            uint32_t bh[2] = { FP8_WIDEN(bf[jj][h]), FP8_WIDEN(bf[jj][h] >> 16) };
+#pragma unroll
+                            for (int i = 0; i < MT; i++)
+                                kb_mma_m16n8k16_f32_f16(PROMOTE_BLOCK ? PART(i, j + jj) : acc[i][j + jj], ah[i][h],
+                                                        bh, PROMOTE_BLOCK ? PART(i, j + jj) : acc[i][j + jj]);
+                        }
+#elif FP8_VIA_F16
                         uint32_t bh[2][2];
 #pragma unroll
                         for (int h = 0; h < 2; h++)
                             bh[h][0] = FP8_WIDEN(bf[jj][h]), bh[h][1] = FP8_WIDEN(bf[jj][h] >> 16);
 #pragma unroll
                         for (int i = 0; i < MT; i++)
-                            tile_step_f16(acc[i][j + jj], PART(i, j + jj), ah[i], bh, sx, m0 + wm0 + 16 * i,
-                                          n0 + wn0 + 8 * (j + jj), kg, lane);
+                            tile_step_f16(acc[i][j + jj], ah[i], bh, sx, m0 + wm0 + 16 * i, n0 + wn0 + 8 * (j + jj),
+                                          kg, lane);
 #else
 #pragma unroll
                         for (int i = 0; i < MT; i++)
