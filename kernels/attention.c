@@ -58,7 +58,8 @@ static const char *const dims[] = { "b", "h", "s", "d" };
 #define DECODE_ONLY (1u << V_DECODE)
 static const kb_param params[] = {
     [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0,
-                   "yes: query i attends to keys j <= i only (decode: j <= s - q_len + i, aligned bottom-right)" },
+                   "yes: query i attends to keys j <= i only (decode: j <= s - q_len + i, aligned bottom-right)",
+                   .problem = 1 },
     [P_BLOCK] = { "BLOCK", 256, NULL, 1u << V_NAIVE, "threads per block of the three naive kernels" },
     [P_BQ] = { "BQ", 32, NULL, FUSED_MMA, "query rows per block (mma: 16 per warp, fa2: 32 per warp)" },
     [P_BKV] = { "BKV", 32, NULL, FUSED_MMA, "key/value rows per shared-memory tile (mma, fa2: multiple of 16)" },
@@ -66,10 +67,11 @@ static const kb_param params[] = {
     [P_TPR] = { "TPR", 4, NULL, FUSED_ONLY, "lanes per query row, splitting the head dim (power of two <= 32)" },
     [P_RQ] = { "RQ", 1, NULL, FUSED_ONLY, "query rows per thread (register blocking: a K/V element feeds RQ rows)" },
     [P_QLEN] = { "q_len", 1, NULL, DECODE_ONLY,
-                 "query rows per sequence: the newest q_len positions of the KV cache (causal: bottom-right)", 1, 16 },
+                 "query rows per sequence: the newest q_len positions of the KV cache (causal: bottom-right)", 1, 16,
+                 .problem = 1 },
     [P_GROUP] = { "group", 1, NULL, DECODE_ONLY,
                   "query heads per KV head (h = h_kv x group): 1 multi-head, 8 Llama-70B's GQA, h multi-query", 1,
-                  KB_PARAM_MAX },
+                  KB_PARAM_MAX, .problem = 1 },
     [P_CHUNK] = { "CHUNK", 0, NULL, DECODE_ONLY,
                   "keys per split (a multiple of 16 x key warps); 0: the fewest splits of >= 256 keys giving 264 "
                   "blocks", 0, 1 << 30 },
@@ -87,9 +89,9 @@ static int shmem_fits(const kb_case *c, const kb_target *t, char *why, size_t n)
     int64_t smem = kb_attn_shmem_bytes(c);
     if (smem <= t->max_shmem_per_block)
         return 1;
-    snprintf(why, n, "%s needs %lld bytes of shared memory, over the %d-byte limit of sm_%d",
+    snprintf(why, n, "%s needs %lld bytes of shared memory, over the %d-byte limit of %s",
              kb_attn_is_mma(c) ? "(BQ + 4*BKV)*(d+8)*2 (Q tile, two K/V stages)" : "2*BKV*d*4 (K/V tiles)",
-             (long long)smem, t->max_shmem_per_block, t->sm);
+             (long long)smem, t->max_shmem_per_block, kb_arch_name(t->sm));
     return 0;
 }
 
@@ -490,23 +492,24 @@ static kb_status attn_enqueue(kb_run *r, void *state)
     if (c->variant != V_NAIVE) {
         int64_t bq = c->params[P_BQ];
         unsigned threads = (unsigned)kb_attn_threads(c);
-        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 }, (size_t)kb_attn_shmem_bytes(c) };
+        kb_geom g = { { (unsigned)((s + bq - 1) / bq), bh, 1 }, { threads, 1, 1 },
+            (size_t)kb_attn_shmem_bytes(c), { 1, 1, 1 } };
         kb_arg args[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o),
                           kb_arg_i32((int32_t)s), kb_arg_f32(scale) };
         return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 6);
     }
     /* naive: three launches, one case */
     int64_t block = c->params[P_BLOCK];
-    kb_geom g1 = { { (unsigned)((s * s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_geom g1 = { { (unsigned)((s * s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a1[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_s), kb_arg_i32((int32_t)s),
                     kb_arg_i32((int32_t)d), kb_arg_f32(scale) };
     if ((st = kb_run_launch(r, "attn_naive_scores", &g1, a1, 6)) != KB_OK)
         return st;
-    kb_geom g2 = { { (unsigned)((s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_geom g2 = { { (unsigned)((s + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a2[] = { kb_arg_ptr(a->d_s), kb_arg_i32((int32_t)s) };
     if ((st = kb_run_launch(r, "attn_naive_softmax", &g2, a2, 2)) != KB_OK)
         return st;
-    kb_geom g3 = { { (unsigned)((s * d + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_geom g3 = { { (unsigned)((s * d + block - 1) / block), bh, 1 }, { (unsigned)block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a3[] = { kb_arg_ptr(a->d_s), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o), kb_arg_i32((int32_t)s),
                     kb_arg_i32((int32_t)d) };
     return kb_run_launch(r, "attn_naive_pv", &g3, a3, 5);
@@ -588,9 +591,9 @@ const kb_family kb_family_attention = {
     .source = "attention.cu",
     .about = "forward attention softmax(QK^T/sqrt(d) [+causal]) V: materialised vs fused online softmax "
              "(SIMT, mma), cuDNN; split-KV decode with grouped-query heads",
-    .variants = variants, .n_variants = 6,
-    .dims = dims, .n_dims = 4,
-    .params = params, .n_params = 12,
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = attn_valid,
     .defines = attn_defines,
     .work = attn_work,

@@ -79,8 +79,8 @@ static int valid_tiles(const kb_case *c, const kb_target *t, const kb_dec_geom *
             snprintf(what, sizeof what, "the key warps' merge and the fp32 output of %lld rows", (long long)g->rows);
         else
             snprintf(what, sizeof what, "Q tile, %lld K/V tiles of %lld keys", (long long)stages, (long long)g->bkv);
-        return fail(why, n, "%lld bytes of shared memory (%s, d=%lld) exceed the %d-byte limit of sm_%d",
-                    (long long)g->shmem, what, (long long)c->dims[D_D], t->max_shmem_per_block, t->sm);
+        return fail(why, n, "%lld bytes of shared memory (%s, d=%lld) exceed the %d-byte limit of %s",
+                    (long long)g->shmem, what, (long long)c->dims[D_D], t->max_shmem_per_block, kb_arch_name(t->sm));
     }
     return 1;
 }
@@ -340,7 +340,7 @@ kb_status kb_attn_decode_enqueue(kb_run *r, void *state)
     const kb_dec_geom *g = &a->g;
     float scale = (float)(1.0 / sqrt((double)c->dims[D_D]));
     kb_geom g1 = { { (unsigned)(g->nrb * g->splits), (unsigned)g->heads_kv, 1 }, { (unsigned)g->threads, 1, 1 },
-                   (size_t)g->shmem };
+                   (size_t)g->shmem, { 1, 1, 1 } };
     kb_arg a1[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o),
                     kb_arg_ptr(a->d_part), kb_arg_ptr(a->d_lse), kb_arg_i32((int32_t)c->dims[D_S]),
                     kb_arg_i32((int32_t)g->chunk), kb_arg_i64(g->rows_total), kb_arg_f32(scale) };
@@ -349,7 +349,7 @@ kb_status kb_attn_decode_enqueue(kb_run *r, void *state)
         return st;
     /* the combine: one thread per 8 columns of an output row, 128 per block */
     int64_t threads = g->rows_total * (c->dims[D_D] / 8);
-    kb_geom g2 = { { (unsigned)((threads + 127) / 128), 1, 1 }, { 128, 1, 1 }, 0 };
+    kb_geom g2 = { { (unsigned)((threads + 127) / 128), 1, 1 }, { 128, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a2[] = { kb_arg_ptr(a->d_part), kb_arg_ptr(a->d_lse), kb_arg_ptr(a->d_o), kb_arg_i64(g->rows_total),
                     kb_arg_i32((int32_t)g->splits) };
     return kb_run_launch(r, "attn_decode_combine", &g2, a2, 5);

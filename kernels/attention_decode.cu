@@ -166,6 +166,7 @@ __device__ __forceinline__ void dec_scores(float sc[DEC_MT][2][4], const uint32_
 __device__ __forceinline__ void dec_mask(float sc[DEC_MT][2][4], int key0, int wr0, int kv, int lane)
 {
     const int g = lane >> 2, t = lane & 3;
+    (void)g;   /* the row is read only when causal */
 #pragma unroll
     for (int mi = 0; mi < DEC_MT; mi++)
 #pragma unroll

@@ -3,6 +3,7 @@
 #include "attention_model.h"
 
 #include "engine/peaks.h"
+#include "kernels/families.h"
 
 #include <math.h>
 #include <string.h>

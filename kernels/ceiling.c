@@ -47,7 +47,8 @@ static const char *const dims[] = { "n", "iters" };
 static const kb_param params[] = {
     [P_BLOCK] = { "BLOCK", 256, NULL, 0, "threads per block (multiple of 32, <= 1024)" },
     [P_PATH] = { "path", PATH_NATIVE, paths, 1u << V_MMA,
-                 "native: the dtype's own mma; widened: fp8 fragments widened to f16, two m16n8k16 mmas" },
+                 "native: the dtype's own mma; widened: fp8 fragments widened to f16, two m16n8k16 mmas",
+                 .problem = 1 },
 };
 
 /* The mma shape's K (the accumulators gain K products of 1 x 1/K per mma). */
@@ -85,8 +86,9 @@ static int ceil_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
     if (iters < 1 || iters > (1 << 19))
         REFUSE("iters=%lld: 1..2^19 (the mma count must stay exact in an fp32 accumulator)", (long long)iters);
     if (c->variant == V_MMA) {
-        if (is_fp8(c->dtype) && t->sm < 89)
-            REFUSE("fp8 mma.sync and the fp8->f16 conversion need sm_89 or newer; the target is sm_%d", t->sm);
+        if (is_fp8(c->dtype) && !kb_arch_has(t->sm, KB_PATH_MMA_FP8))
+            REFUSE("fp8 mma.sync and the fp8->f16 conversion need sm_89 or newer; the target is %s",
+                   kb_arch_name(t->sm));
         if (c->params[P_PATH] == PATH_WIDENED && !is_fp8(c->dtype))
             REFUSE("path=widened is the fp8 path (fp8 widened to f16); %s has its own mma", kb_dtype_name(c->dtype));
     }
@@ -221,7 +223,7 @@ static kb_status ceil_enqueue(kb_run *r, void *state)
     int64_t len = c->dims[0];
     int32_t iters = (int32_t)c->dims[D_ITERS];
     const char *entry = r->f->variants[c->variant].entry;
-    kb_geom g = { { (unsigned)(len / block), 1, 1 }, { block, 1, 1 }, 0 };
+    kb_geom g = { { (unsigned)(len / block), 1, 1 }, { block, 1, 1 }, 0, { 1, 1, 1 } };
     if (c->variant <= V_WRITE) {
         g.grid[0] = (unsigned)mem_blocks(c);
         kb_arg copy[] = { kb_arg_ptr(s->d_in), kb_arg_ptr(s->d_out), kb_arg_i64(len / 4) };
@@ -237,7 +239,7 @@ static kb_status ceil_enqueue(kb_run *r, void *state)
                        kb_arg_i32(0), kb_arg_i32(iters) };
         return kb_run_launch(r, entry, &g, a, 5);
     }
-    kb_geom one = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    kb_geom one = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a[] = { kb_arg_ptr(s->d_out), kb_arg_i32((int32_t)0x6b62u) };
     return kb_run_launch(r, entry, &one, a, 2);
 }
@@ -313,9 +315,9 @@ const kb_family kb_family_ceiling = {
     .name = "ceiling",
     .source = "ceiling.cu",
     .about = "measured ceilings: copy/read/write bandwidth, SIMT FMA and mma.sync rates, launch cost (verified)",
-    .variants = variants, .n_variants = 6,
-    .dims = dims, .n_dims = 2,
-    .params = params, .n_params = 2,
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = ceil_valid,
     .defines = NULL,
     .work = ceil_work,

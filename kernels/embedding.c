@@ -10,6 +10,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 #include "stream_model.h"
 
 #include <stdio.h>
@@ -38,7 +39,8 @@ static const char *const dims[] = { [D_TOKENS] = "tokens", [D_VOCAB] = "vocab", 
 static const kb_param params[] = {
     [P_BLOCK] = { "BLOCK", 256, NULL, 0, "threads per block (multiple of 32, <= 1024); vec: BLOCK/32 rows per block" },
     [P_BAD_ID] = { "bad_id", 0, NULL, 0,
-                   "1: plant the out-of-range id vocab among the ids, to show the host refuses the case" },
+                   "1: plant the out-of-range id vocab among the ids, to show the host refuses the case",
+                   .problem = 1 },
     [P_MAX_GRID] = { "max_grid", 0, NULL, 0,
                      "cap on the blocks launched (0: 2^20); a small cap makes the grid-stride loops go round",
                      0, 1 << 20 },
@@ -207,7 +209,7 @@ static kb_status embedding_enqueue(kb_run *r, void *state)
     int64_t cap = c->params[P_MAX_GRID] > 0 ? c->params[P_MAX_GRID] : GRID_CAP;
     if (blocks > cap)
         blocks = cap; /* both kernels loop over the rest */
-    kb_geom g = { { (unsigned)blocks, 1, 1 }, { (unsigned)block, 1, 1 }, 0 };
+    kb_geom g = { { (unsigned)blocks, 1, 1 }, { (unsigned)block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg args[] = { kb_arg_ptr(s->d_ids), kb_arg_ptr(s->d_table), kb_arg_ptr(s->d_out), kb_arg_i64(tokens),
                       kb_arg_i64(dim), kb_arg_i64(s->ld) };
     return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 6);
@@ -259,9 +261,9 @@ const kb_family kb_family_embedding = {
     .name = "embedding",
     .source = "embedding.cu",
     .about = "embedding lookup: gather table rows by int32 ids (no arithmetic)",
-    .variants = variants, .n_variants = 2,
-    .dims = dims, .n_dims = 3,
-    .params = params, .n_params = (int)(sizeof params / sizeof params[0]),
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = embedding_valid,
     .defines = NULL,
     .work = embedding_work,

@@ -3,6 +3,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 #include "stream_model.h"
 
 #include <math.h>
@@ -31,7 +32,8 @@ static const char *const forms[] = { "erf", "tanh", NULL };
 static const char *const dims[] = { "n" };
 
 static const kb_param params[] = {
-    [P_FORM] = { "form", FORM_ERF, forms, 0, "erf: exact GELU; tanh: the GPT-2 approximation" },
+    [P_FORM] = { "form", FORM_ERF, forms, 0, "erf: exact GELU; tanh: the GPT-2 approximation",
+                 .problem = 1 },
     [P_BLOCK] = { "BLOCK", 256, NULL, 0, "threads per block (multiple of 32, <= 1024)" },
     [P_VEC] = { "VEC", 4, NULL, 1u << V_VEC, "elements per thread (1, 2, 4, 8; at most 16 bytes)" },
     [P_YPAD] = { "ypad", -1, NULL, 0, "y's offset in elements, apart from x's (-1: the case's pad, as x)", -1, 64 },
@@ -163,7 +165,7 @@ static kb_status gelu_enqueue(kb_run *r, void *state)
     int64_t cap = c->params[P_MAX_GRID] > 0 ? c->params[P_MAX_GRID] : 65535LL * 16;
     if (c->variant == V_VEC && blocks > cap)
         blocks = cap;
-    kb_geom g = { { (unsigned)blocks, 1, 1 }, { block, 1, 1 }, 0 };
+    kb_geom g = { { (unsigned)blocks, 1, 1 }, { block, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_y), kb_arg_i64(n) };
     return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 3);
 }
@@ -217,9 +219,9 @@ const kb_family kb_family_gelu = {
     .name = "gelu",
     .source = "gelu.cu",
     .about = "GELU activation (erf and tanh forms), elementwise",
-    .variants = variants, .n_variants = 2,
-    .dims = dims, .n_dims = 1,
-    .params = params, .n_params = (int)(sizeof params / sizeof params[0]),
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = gelu_valid,
     .defines = NULL,
     .work = gelu_work,

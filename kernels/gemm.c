@@ -15,6 +15,7 @@
 #include "gemm_inputs.h"
 #include "gemm_model.h"
 #include "gemm_valid.h"
+#include "gemm_wgmma.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +28,10 @@
 #define MMA_DTYPES (KB_DT_BIT(KB_DT_TF32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16) | \
                     KB_DT_BIT(KB_DT_INT8) | KB_DT_BIT(KB_DT_FP8E4M3) | KB_DT_BIT(KB_DT_FP8E5M2) | \
                     KB_DT_BIT(KB_DT_FP6E2M3) | KB_DT_BIT(KB_DT_FP6E3M2) | KB_DT_BIT(KB_DT_FP4E2M1))
-#define TILED ((1u << V_SMEM) | (1u << V_MMA))
+#define WGMMA_DTYPES (KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16) | KB_DT_BIT(KB_DT_INT8) | \
+                      KB_DT_BIT(KB_DT_FP8E4M3) | KB_DT_BIT(KB_DT_FP8E5M2))
+#define TILED ((1u << V_SMEM) | (1u << V_MMA) | (1u << V_WGMMA))
+#define PIPED ((1u << V_MMA) | (1u << V_WGMMA))
 #define LT_DTYPES (KB_DT_BIT(KB_DT_FP32) | MMA_DTYPES)
 #define LT_ONLY (1u << V_CUBLASLT)
 
@@ -39,6 +43,9 @@ static const kb_variant variants[] = {
                 "tensor cores (mma.sync, ldmatrix), warp tiles WMxWN, STAGES-deep cp.async pipeline" },
     [V_CUBLASLT] = { "cublaslt", NULL, LT_DTYPES,
                      "the vendor baseline: cublasLtMatmul, the algorithm of rank `algo` (heuristic or enumerated)" },
+    [V_WGMMA] = { "wgmma", "gemm_wgmma", WGMMA_DTYPES,
+                  "sm_90a: TMA into a STAGES-deep ring of swizzled tiles, mbarriers, a producer and two consumer "
+                  "warpgroups (setmaxnreg), wgmma.mma_async, persistent tiles, TMA-store epilogue" },
 };
 
 static const char *const layouts[] = { "nn", "nt", "tn", "tt", NULL };
@@ -49,11 +56,16 @@ _Static_assert(sizeof scales / sizeof scales[0] == KB_RECIPE_COUNT + 1, "gemm sc
 _Static_assert(sizeof dists / sizeof dists[0] == KB_DIST_COUNT + 1, "gemm dist choices out of sync");
 static const char *const searches[] = { "heuristic", "enumerate", NULL };
 static const char *const dims[] = { "m", "n", "k" };
+static const char *const schedules[] = { "cooperative", "pingpong", NULL };
+static const char *const accums[] = { "one", "two", NULL };
 
 static const kb_param params[] = {
-    [P_LAYOUT] = { "layout", L_NN, layouts, 0, "A and B stored as is (n) or transposed (t): nn = A @ B, nt = K contiguous in both" },
-    [P_ALPHA] = { "alpha", 1, NULL, 0, "D = alpha*A*B + beta*C (integers keep int8 exact)", -1024, 1024 },
-    [P_BETA] = { "beta", 0, NULL, 0, "0: C is not read; otherwise C is read and scaled", -1024, 1024 },
+    [P_LAYOUT] = { "layout", L_NN, layouts, 0, "A and B stored as is (n) or transposed (t): nn = A @ B, nt = K contiguous in both",
+                   .problem = 1 },
+    [P_ALPHA] = { "alpha", 1, NULL, 0, "D = alpha*A*B + beta*C (integers keep int8 exact)", -1024, 1024,
+                  .problem = 1 },
+    [P_BETA] = { "beta", 0, NULL, 0, "0: C is not read; otherwise C is read and scaled", -1024, 1024,
+                 .problem = 1 },
     [P_BM] = { "BM", 128, NULL, TILED, "block tile rows" },
     [P_BN] = { "BN", 128, NULL, TILED, "block tile columns" },
     [P_BK] = { "BK", 32, NULL, TILED, "block tile depth along K" },
@@ -61,7 +73,7 @@ static const kb_param params[] = {
     [P_TN] = { "TN", 8, NULL, 1u << V_SMEM, "micro-tile columns per thread" },
     [P_WM] = { "WM", 64, NULL, 1u << V_MMA, "warp tile rows (multiple of 16)" },
     [P_WN] = { "WN", 64, NULL, 1u << V_MMA, "warp tile columns (multiple of 16)" },
-    [P_STAGES] = { "STAGES", 3, NULL, 1u << V_MMA, "shared-memory pipeline depth (cp.async stages, >= 2)" },
+    [P_STAGES] = { "STAGES", 3, NULL, PIPED, "shared-memory pipeline depth (cp.async or TMA stages, >= 2)" },
     [P_ALGO] = { "algo", 0, NULL, LT_ONLY, "rank in cuBLASLt's algorithm list (0 = the heuristic's first choice)",
                  0, 1023 },
     [P_WORKSPACE] = { "workspace", 32, NULL, LT_ONLY, "MiB of workspace the algorithm may use (0 hides split-K)",
@@ -70,12 +82,19 @@ static const kb_param params[] = {
                    "heuristic: AlgoGetHeuristic's ranking; enumerate: AlgoGetIds/AlgoInit/AlgoCheck configurations" },
     [P_BUDGET] = { "budget", 64, NULL, LT_ONLY, "enumerate: stop after this many runnable configurations", 1, 4096 },
     /* from here on (n_id_params): in case ids only away from the default, so older ids stay */
-    [P_GROUP] = { "GROUP", 1, NULL, 1u << V_MMA,
+    [P_GROUP] = { "GROUP", 1, NULL, PIPED,
                   "rasterization: GROUP row blocks swept together column by column, sharing B in L2 (1: row by row)",
                   1, 65535 },
     [P_SPLITK] = { "SPLITK", 1, NULL, 1u << V_MMA,
                    "split K over SPLITK slices (grid.z) into a 4-byte workspace, summed by a second kernel (1: no split)",
                    1, 4 },
+    [P_SCHEDULE] = { "schedule", SCHED_COOPERATIVE, schedules, 1u << V_WGMMA,
+                     "wgmma consumers: cooperative (both warpgroups on one tile, BM/2 rows each) or pingpong (each "
+                     "warpgroup its own tiles, taking turns at the tensor cores: one's epilogue overlaps the other's "
+                     "main loop)" },
+    [P_ACCUM] = { "accum", ACCUM_ONE, accums, 1u << V_WGMMA,
+                  "wgmma fp8: one (the tensor core accumulates all of K) or two (each k-tile's sum added into an "
+                  "f32 accumulator, as DeepGEMM does for long K)" },
     [P_SCALE] = { "scale", KB_RECIPE_TENSOR, scales, (1u << V_NAIVE) | (1u << V_MMA) | (1u << V_CUBLASLT),
                   "scaling recipe of fp8/fp6/fp4 (docs/precision.md): tensor, channel, block1x128, block128x128 "
                   "(DeepSeek-V3), mx (OCP MX, UE8M0 per 32), nv (NVFP4, UE4M3 per 16 and FP32 per tensor)" },
@@ -83,6 +102,7 @@ static const kb_param params[] = {
                  "input distribution: uniform, normal, outliers (a few activation channels 100x); ranges, zeros, "
                  "extremes, nan are check inputs" },
 };
+_Static_assert(KB_COUNT(params) == P_COUNT, "a row of params[] for every P_* of gemm_model.h");
 
 /* ---- legality: gemm_valid.c ---- */
 
@@ -127,6 +147,12 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
     const kb_gemm_geo *g = &s->g;
     if (c->variant == V_CUBLASLT)
         return kb_run_vendor_run(r, s->plan);
+    if (c->variant == V_WGMMA) {
+        kb_arg aw[] = { s->maps[0], s->maps[1], s->maps[2], s->maps[3], kb_arg_i32((int32_t)g->m),
+                        kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->k), kb_arg_f32((float)c->params[P_ALPHA]),
+                        kb_arg_f32((float)c->params[P_BETA]), kb_arg_f32(s->scale_a), kb_arg_f32(s->scale_b) };
+        return kb_run_launch(r, r->f->variants[V_WGMMA].entry, &s->wg_geom, aw, 11);
+    }
     kb_geom geom = kb_gemm_geom(c);
     kb_arg args[] = {
         kb_arg_ptr(s->d_a), kb_arg_ptr(s->d_b), kb_arg_ptr(s->d_c), kb_arg_ptr(s->d_d),
@@ -141,7 +167,7 @@ static kb_status gemm_enqueue(kb_run *r, void *state)
     if (st != KB_OK || c->variant != V_MMA || c->params[P_SPLITK] == 1)
         return st;
     /* split-K: the partial sums added and the epilogue applied, one thread per element */
-    kb_geom g2 = { { (unsigned)((g->m * g->n + 255) / 256), 1, 1 }, { 256, 1, 1 }, 0 };
+    kb_geom g2 = { { (unsigned)((g->m * g->n + 255) / 256), 1, 1 }, { 256, 1, 1 }, 0, { 1, 1, 1 } };
     kb_arg a2[] = { kb_arg_ptr(s->d_w), kb_arg_ptr(s->d_c), kb_arg_ptr(s->d_d), kb_arg_i32((int32_t)g->m),
                     kb_arg_i32((int32_t)g->n), kb_arg_i32((int32_t)g->ldc), kb_arg_f32((float)c->params[P_ALPHA]),
                     kb_arg_f32((float)c->params[P_BETA]),
@@ -209,23 +235,26 @@ static kb_status gemm_check(kb_run *r, void *state, kb_verify *v)
 
 static void gemm_teardown(kb_run *r, void *state) { kb_gemm_state_free(state); }
 
-/* The instruction a variant's loop issues: fp8 on sm_90 and fp6/fp4 below sm_120a widened to
- * f16 (gemm.cu FP8_VIA_F16), the block-scaled mma.sync where it runs (gemm.cu GEMM_BS_MMA). */
+/* The instruction a variant's loop issues: fp8 where it is not native and fp6/fp4 below sm_120a
+ * widened to f16 (gemm.cu FP8_VIA_F16), the block-scaled mma.sync where it runs (gemm.cu GEMM_BS_MMA). */
 static int gemm_path(const kb_case *c, int sm, kb_path *out)
 {
+    if (c->variant == V_WGMMA)
+        return kb_path_set(out, "wgmma", c->dtype, 0);   /* fp8 native on sm_90a's wgmma */
     if (c->variant == V_CUBLASLT || (c->variant != V_MMA && c->dtype == KB_DT_INT8))
         return 0;   /* cuBLASLt's instructions are its own; integer SIMT has no FMA ceiling */
-    int widened = !kb_gemm_block_scaled_mma(c, sm) && (kb_gemm_sub8(c->dtype) || (kb_gemm_lowp(c->dtype) && sm >= 90));
+    int widened = !kb_gemm_block_scaled_mma(c, sm) && kb_gemm_widened(c->dtype, sm);
     return c->variant == V_MMA ? kb_path_set(out, "mma", c->dtype, widened) : kb_path_set(out, "fma", KB_DT_FP32, 0);
 }
 
 const kb_family kb_family_gemm = {
     .name = "gemm",
     .source = "gemm.cu",
-    .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async), cuBLASLt",
-    .variants = variants, .n_variants = 4,
-    .dims = dims, .n_dims = 3,
-    .params = params, .n_params = P_COUNT, .n_id_params = P_GROUP, .host_params = 1u << P_DIST,
+    .about = "D = alpha*op(A)*op(B) + beta*C: naive, shared-memory SIMT, tensor cores (mma.sync + cp.async), cuBLASLt, "
+             "Hopper wgmma + TMA (sm_90a)",
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params), .n_id_params = P_GROUP, .host_params = 1u << P_DIST,
     .valid = kb_gemm_valid,
     .defines = gemm_defines,
     .work = gemm_work,

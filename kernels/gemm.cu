@@ -71,6 +71,8 @@
  *               stages its accumulators through shared memory one 16-row band at a time
  *               and every lane reads C and writes D in 16-byte accesses (before: 4-byte
  *               pairs straight from the fragments, which stay for pad 1 and odd ldc).
+ *   gemm_wgmma  sm_90a: TMA ring, mbarriers, producer/consumer warpgroups with setmaxnreg,
+ *               wgmma.mma_async, persistent tiles, TMA-store epilogue; gemm_wgmma.cuh.
  * Edges: every variant predicates loads (zero fill) and stores, so M, N, K need not be
  * multiples of any tile.
  *
@@ -131,6 +133,7 @@
 #define GEMM_V_NAIVE 0
 #define GEMM_V_SMEM 1
 #define GEMM_V_MMA 2
+#define GEMM_V_WGMMA 4   /* gemm.c's variant index (3 is cuBLASLt, no kernel) */
 #ifndef GEMM_ASYNC_A
 #define GEMM_ASYNC_A 1
 #endif
@@ -470,17 +473,21 @@ extern "C" __global__ void __launch_bounds__(SMEM_THREADS, 1) gemm_smem(GEMM_ARG
 #else
 #define GEMM_BS_MMA 0
 #endif
-/* On sm_90 ptxas spills the fp8 m16n8k32 form at the default 64x64 warp tile (seen with
- * kbench compile; sm_89 does not). There the kernel widens each fp8 fragment once to f16
- * (exact for every e4m3/e5m2 value, tests/test_mma.c) and issues two m16n8k16 f16 mmas,
- * which Hopper runs natively; products and fp32 accumulation are the same. fp6 and fp4
- * take that path on every architecture but the block-scaled one (exact as well). */
+/* Where fp8 mma.sync is not the architecture's native fp8 path (the table's
+ * KB_PATH_MMA_FP8_NATIVE, harness/core/arch.c: sm_90 runs it through the f16 pipe; on sm_90
+ * and sm_100 ptxas spills the fp8 m16n8k32 form at the default 64x64 warp tile, seen with
+ * kbench compile), the kernel widens each fp8 fragment once to f16 (exact for every
+ * e4m3/e5m2 value, tests/test_mma.c) and issues two m16n8k16 f16 mmas; products and fp32
+ * accumulation are the same. sm_89 and sm_12x keep the native form (no spill there). The
+ * condition must agree with the table: test_ptx checks it for every architecture. fp6 and
+ * fp4 take the widening path on every architecture but the block-scaled one (exact as
+ * well; gemm_model.h kb_gemm_widened). */
 #if GEMM_BS_MMA
 #define FP8_VIA_F16 0
 #elif defined(LOWP_WIDEN)
 #define FP8_WIDEN LOWP_WIDEN
 #define FP8_VIA_F16 1
-#elif defined(FP8_WIDEN) && KB_ARCH >= 90
+#elif defined(FP8_WIDEN) && KB_ARCH >= 90 && KB_ARCH / 10 != 12
 #define FP8_VIA_F16 1
 #else
 #define FP8_VIA_F16 0
@@ -1042,7 +1049,8 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
      * stored in STEPS pieces of NP, one after each k-step, which frees their registers */
     constexpr int NA = GEMM_ASYNC_A ? 0 : mma_regs<A_ROWS, A_LEN>::N, NB = GEMM_ASYNC_B ? 0 : mma_regs<B_ROWS, B_LEN>::N;
     constexpr int STEPS = BK / MMA_K, NP = (NA + NB + STEPS - 1) / STEPS;
-    uint4 rs[NA + NB > 0 ? NA + NB : 1];
+    uint4 rs[NA + NB > 0 ? NA + NB : 1] = {};   /* every chunk is loaded before it is stored: {} only
+                                                  * tells the host compiler so (-Wmaybe-uninitialized) */
 
     acc_t acc[MT][NTL][4];
     /* block1x128 / block128x128: the current 128-K block's partial sums (else one unused tile) */
@@ -1244,3 +1252,12 @@ extern "C" __global__ void __launch_bounds__(256)
 }
 #endif
 #endif /* mma */
+
+/* ============================ 4. wgmma (sm_90a) ============================ */
+/* Compiled when its module asks for it (a wrong arch then fails with wgmma's static_assert
+ * naming sm_90a), or with every variant on sm_90a. */
+#if GEMM_HAS(GEMM_V_WGMMA) && (KB_HAS_WGMMA || defined(GEMM_VARIANT)) && \
+    (defined(KB_DTYPE_FP16) || defined(KB_DTYPE_BF16) || defined(KB_DTYPE_FP8E4M3) || defined(KB_DTYPE_FP8E5M2) || \
+     defined(KB_DTYPE_INT8))
+#include "gemm_wgmma.cuh"
+#endif

@@ -6,6 +6,7 @@
 #include "engine/quant.h"
 #include "engine/verify.h"
 #include "gemm_inputs.h"
+#include "gemm_wgmma.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -323,6 +324,11 @@ static kb_status uploads(kb_run *r, gemm_state *s, const void *h_a, const void *
         return st;   /* every slice writes all of its M x N partial sums: no clearing */
     if (r->c->variant == V_CUBLASLT)
         return plan_cublaslt(r, s, qa, qb, h_a, h_b);
+    if (r->c->variant == V_WGMMA) {
+        if ((st = kb_gemm_wgmma_maps(r, g, s->d_a, s->d_b, s->d_c, s->d_d, s->maps)) != KB_OK)
+            return st;
+        s->wg_geom = kb_gemm_wgmma_geom(r);   /* asks the device once, outside the timed enqueue */
+    }
     return KB_OK;
 }
 

@@ -31,9 +31,12 @@ typedef struct {
     float *c;                   /* [m][n] C as the kernel reads it (beta != 0), for --dump */
     float *rows_f;              /* [ref_rows] the checked rows' indices as float, for --dump */
     kb_vendor_plan *plan;       /* cublaslt: the planned cublasLtMatmul */
+    kb_arg maps[4];             /* wgmma: the tensor maps of A, B, C, D */
+    kb_geom wg_geom;            /* wgmma: the persistent launch, from the device's SM count at setup */
 } gemm_state;
 
-/* The family's setup: inputs, references, uploads, the cuBLASLt plan (gemm.c's setup slot). */
+/* The family's setup: inputs, references, uploads, the cuBLASLt plan, wgmma's tensor maps and
+ * persistent grid (gemm.c's setup slot). */
 kb_status kb_gemm_setup(kb_run *r, void **state);
 
 /* Free a state (NULL is fine). */

@@ -36,12 +36,10 @@ static dims_t dims_of(const kb_case *c)
     return d;
 }
 
-int kb_gemm_arch_block_scale(int sm) { return sm == 1120 || sm == 1121; }
-
 int kb_gemm_block_scaled_mma(const kb_case *c, int sm)
 {
     int64_t r = c->params[P_SCALE];
-    return c->variant == V_MMA && (r == KB_RECIPE_MX || r == KB_RECIPE_NV) && kb_gemm_arch_block_scale(sm);
+    return c->variant == V_MMA && (r == KB_RECIPE_MX || r == KB_RECIPE_NV) && kb_arch_has(sm, KB_PATH_MMA_BLOCK_SCALE);
 }
 
 double kb_gemm_scale_bytes(const kb_case *c, int is_b, int64_t rows, int64_t k)
@@ -62,6 +60,8 @@ int64_t kb_gemm_threads(const kb_case *c)
         return (p[P_BM] / p[P_TM]) * (p[P_BN] / p[P_TN]);
     if (c->variant == V_MMA)
         return (p[P_BM] / p[P_WM]) * (p[P_BN] / p[P_WN]) * 32;
+    if (c->variant == V_WGMMA)
+        return 384;   /* a producer and two consumer warpgroups */
     return 256;
 }
 
@@ -75,9 +75,17 @@ int64_t kb_gemm_mma_smem_bytes(const kb_case *c)
     return pipe > epi ? pipe : epi;
 }
 
+int64_t kb_gemm_wgmma_smem_bytes(const kb_case *c)
+{
+    dims_t g = dims_of(c);
+    int64_t bm = c->params[P_BM], bn = c->params[P_BN], bk = c->params[P_BK], st = c->params[P_STAGES];
+    int64_t outs = c->params[P_SCHEDULE] == SCHED_PINGPONG ? 2 : 1;
+    return 1024 + st * (bm + bn) * bk * (int64_t)g.esz + outs * bm * bn * (int64_t)g.osz + (2 * st + outs) * 8;
+}
+
 kb_geom kb_gemm_geom(const kb_case *c)
 {
-    kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
     int64_t m = c->dims[0], n = c->dims[1];
     if (c->variant == V_NAIVE) {
         geom.block[0] = 32, geom.block[1] = 8;
@@ -90,6 +98,10 @@ kb_geom kb_gemm_geom(const kb_case *c)
     if (c->variant == V_MMA) {
         geom.shmem_bytes = (size_t)kb_gemm_mma_smem_bytes(c);
         geom.grid[2] = (unsigned)c->params[P_SPLITK];   /* K slices */
+    }
+    if (c->variant == V_WGMMA) {   /* persistent: tiles in grid.x, clamped at launch */
+        geom.shmem_bytes = (size_t)kb_gemm_wgmma_smem_bytes(c);
+        geom.grid[0] *= geom.grid[1], geom.grid[1] = 1;
     }
     return geom;
 }
@@ -230,7 +242,7 @@ static double mma_warp_insts(const kb_case *c, const dims_t *d, int sm, int asyn
     const int64_t *p = c->params;
     double mt = (double)(p[P_WM] / 16), ntl = (double)(p[P_WN] / 8), steps = mma_k_steps(c, d, sm);
     int bs = kb_gemm_block_scaled_mma(c, sm);
-    int widened = !bs && (kb_gemm_sub8(c->dtype) || (kb_gemm_lowp(c->dtype) && sm >= 90));
+    int widened = !bs && kb_gemm_widened(c->dtype, sm);
     double gather = d->esz == 4 ? 4 : 16;              /* scalar shared loads per fragment without ldmatrix */
     double a_ld = !d->a_t || d->esz == 2 ? mt : mt * gather;
     double b_ld = d->b_t || d->esz == 2 ? ntl / 2 : ntl / 2 * gather;
@@ -280,6 +292,42 @@ static void mma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_t
     t->inflight_bytes = async ? (double)(p[P_STAGES] - 1) * chunks * 16.0 : chunks * 16.0;
 }
 
+/* wgmma (gemm_wgmma.cuh). The persistent grid's min(tiles, SMs) blocks walk the output tiles
+ * one after another, as a grid of one block per tile with one block resident per SM would
+ * (its shared memory allows no second): counted so. Per k-tile the TMA writes the A and B
+ * tiles to shared memory and the wgmmas read A once and B once per warpgroup on the tile
+ * (cooperative: two, each with half of A; ping-pong: one); per tile the epilogue writes D's
+ * staging tile and the TMA store reads it (beta: C loaded into it and read too). Instructions
+ * per k-tile: each consumer warp on the tile (cooperative 8, ping-pong 4) BK esz/32 x MI
+ * wgmmas (MI = its rows / 64) with two descriptor computations each, plus ~12 (wait, fence,
+ * commit, wait_group, arrive, loop); the producer warp 2 x boxes TMA copies + 6; per tile each
+ * of those warps ~4 per accumulator (scale, C, convert, shared store) + 20. The TMA keeps
+ * STAGES tiles in flight per block: as bytes per thread for the latency roof. */
+static void wgmma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_traffic *t)
+{
+    const int64_t *p = c->params;
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], kt = cdiv(d->k, bk);
+    int64_t tiles_mn = cdiv(d->m, bm) * cdiv(d->n, bn), span = bk * d->esz < 128 ? bk * d->esz : 128;
+    int pp = p[P_SCHEDULE] == SCHED_PINGPONG;
+    double warps = pp ? 4.0 : 8.0, wgs = pp ? 1.0 : 2.0, mi = (double)(pp ? bm / 64 : bm / 128);
+    double ksteps = (double)(bk * d->esz / 32), boxes = (double)(bk * d->esz / span);
+    t->blocks = tiles_mn;
+    t->threads = (int)kb_gemm_threads(c);
+    t->dyn_smem_bytes = kb_gemm_wgmma_smem_bytes(c);
+    t->tensor_path = KB_TENSOR_WGMMA;
+    double tiles = (double)tiles_mn * kt, tile_bytes = (double)(bm + bn) * bk * d->esz;
+    t->mma_flops = 2.0 * tiles * bm * bn * bk;
+    double epi = (double)bm * bn * d->osz * (d->beta ? 4 : 2);
+    t->smem_bytes = tiles * (tile_bytes + ((double)bm + wgs * (double)bn) * bk * d->esz) + (double)tiles_mn * epi;
+    double promote = p[P_ACCUM] == ACCUM_TWO ? mi * (double)bn / 2.0 : 0.0;   /* two-level: an FADD per accumulator */
+    t->warp_insts = tiles * (warps * (3.0 * ksteps * mi + 12.0 + promote) + 2.0 * boxes + 6.0) +
+                    (double)tiles_mn * warps * (mi * (double)bn / 2.0 * 4.0 + 20.0);
+    t->l2_bytes = tiles * tile_bytes + cd_bytes(d);
+    t->dram_bytes = operand_dram(d, bm, bn, p[P_GROUP], g) + cd_bytes(d);
+    t->write_bytes = (double)d->m * d->n * d->osz;
+    t->inflight_bytes = (double)p[P_STAGES] * tile_bytes / (double)t->threads;
+}
+
 static void smem(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_traffic *t)
 {
     const int64_t *p = c->params;
@@ -310,6 +358,8 @@ int kb_gemm_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *out)
         naive(c, g, &d, &t);
     else if (c->variant == V_SMEM)
         smem(c, g, &d, &t);
+    else if (c->variant == V_WGMMA)
+        wgmma(c, g, &d, &t);
     else
         mma(c, g, &d, &t);
     *out = t;

@@ -52,8 +52,9 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
     const int64_t *p = c->params;
     int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], wm = p[P_WM], wn = p[P_WN], st = p[P_STAGES];
     int mk = mma_k_of(c->dtype);
-    if ((c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2) && t->sm < 89)
-        REFUSE("fp8 mma.sync (m16n8k32 e4m3/e5m2) needs sm_89 or newer; the target is sm_%d", t->sm);
+    if ((c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2) && !kb_arch_has(t->sm, KB_PATH_MMA_FP8))
+        REFUSE("fp8 mma.sync (m16n8k32 e4m3/e5m2) needs sm_89 or newer (the architecture's fp8 mma path); the "
+               "target is %s", kb_arch_name(t->sm));
     if (wm < 16 || wm % 16)
         REFUSE("WM=%lld is not a multiple of the mma tile height 16", (long long)wm);
     if (wn < 16 || wn % 16)
@@ -92,8 +93,72 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
                (long long)p[P_GROUP]);
     int64_t smem = kb_gemm_mma_smem_bytes(c);
     if (t->max_shmem_per_block > 0 && smem > t->max_shmem_per_block)
-        REFUSE("STAGES*(A+B tiles) = %lld bytes of shared memory; sm_%d allows %d per block", (long long)smem, t->sm,
-               t->max_shmem_per_block);
+        REFUSE("STAGES*(A+B tiles) = %lld bytes of shared memory; %s allows %d per block", (long long)smem,
+               kb_arch_name(t->sm), t->max_shmem_per_block);
+    return 1;
+}
+
+/* wgmma (gemm_wgmma.cuh): sm_90a, tensor maps, layout nt, 16-byte strides, the tile rules
+ * of its static_asserts, shared memory. */
+static int valid_wgmma_tile(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    int64_t bm = p[P_BM], bn = p[P_BN], bk = p[P_BK], st = p[P_STAGES], esz = (int64_t)kb_dtype_size(c->dtype);
+    int pp = p[P_SCHEDULE] == SCHED_PINGPONG;
+    int64_t mi = pp ? bm / 64 : bm / 128;   /* 64-row wgmmas per consumer warpgroup */
+    if (!pp && bm != 128 && bm != 256)
+        REFUSE("BM=%lld: the cooperative schedule's two consumer warpgroups take BM/2 rows each in 64-row wgmmas: BM "
+               "is 128 or 256", (long long)bm);
+    if (pp && bm != 64 && bm != 128)
+        REFUSE("BM=%lld: under pingpong one consumer warpgroup takes the whole tile in 64-row wgmmas: BM is 64 or 128",
+               (long long)bm);
+    if (bn < 16 || bn > 256 || bn % 16)
+        REFUSE("BN=%lld: the wgmma N (and the TMA box) is a multiple of 16 in [16, 256]", (long long)bn);
+    if (bk * esz != 32 && bk * esz != 64 && (bk * esz) % 128)
+        REFUSE("BK=%lld: BK x %lld bytes must be 32, 64 or a multiple of 128 (the TMA/wgmma swizzle spans)",
+               (long long)bk, (long long)esz);
+    if (mi * bn / 2 > 128)
+        REFUSE("BM=%lld, BN=%lld: %lld accumulators per consumer thread; at most 128 fit beside the rest of its 232 "
+               "registers", (long long)bm, (long long)bn, (long long)(mi * bn / 2));
+    if (p[P_ACCUM] == ACCUM_TWO && mi * bn > 128)
+        REFUSE("accum=two keeps a second f32 accumulator: %lld of them per thread, at most 128 fit",
+               (long long)(mi * bn));
+    if (st < 2 || st > 8)
+        REFUSE("STAGES=%lld: the TMA ring needs 2 to 8 stages", (long long)st);
+    if (p[P_GROUP] < 1)
+        REFUSE("GROUP=%lld: at least 1", (long long)p[P_GROUP]);
+    int64_t smem = kb_gemm_wgmma_smem_bytes(c);
+    if (t->max_shmem_per_block > 0 && smem > t->max_shmem_per_block)
+        REFUSE("STAGES*(A+B tiles) + the BM x BN output tile = %lld bytes of shared memory; %s allows %d per block",
+               (long long)smem, kb_arch_name(t->sm), t->max_shmem_per_block);
+    return 1;
+}
+
+static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    const int64_t *p = c->params;
+    if (!kb_arch_has(t->sm, KB_PATH_WGMMA))
+        REFUSE("gemm/wgmma is built on wgmma.mma_async and setmaxnreg, which only sm_90a has (PTX ISA 9.7.15); the "
+               "target is %s: use --arch sm_90a", kb_arch_name(t->sm));
+    if (t->caps && !kb_valid_tma(t, why, n))   /* caps 0: offline (compile, estimate) */
+        return 0;
+    if (p[P_LAYOUT] != L_NT)
+        REFUSE("gemm/wgmma reads A (M x K) and B (N x K) K-major through TMA: layout nt only (MN-major operands, "
+               "f16/bf16 only on wgmma, are not written)");
+    int fp8 = c->dtype == KB_DT_FP8E4M3 || c->dtype == KB_DT_FP8E5M2;
+    if (p[P_ACCUM] == ACCUM_TWO && !fp8)
+        REFUSE("accum=two is for fp8, whose tensor-core accumulation keeps about 14 bits; %s accumulates in full f32 "
+               "or exactly in s32", kb_dtype_name(c->dtype));
+
+    kb_gemm_geo g = kb_gemm_geo_of(c);
+    int64_t sa = g.lda * (int64_t)g.esz, sb = g.ldb * (int64_t)g.esz, sc = g.ldc * (int64_t)g.osz;
+    if (sa % 16 || sb % 16 || sc % 16)
+        REFUSE("TMA needs global row strides that are multiples of 16 bytes (cuTensorMapEncodeTiled): lda, ldb, ldc = "
+               "%lld, %lld, %lld bytes at pad %d", (long long)sa, (long long)sb, (long long)sc, c->pad);
+    if (!valid_wgmma_tile(c, t, why, n))
+        return 0;
+    if (((g.m + p[P_BM] - 1) / p[P_BM]) * ((g.n + p[P_BN] - 1) / p[P_BN]) > INT32_MAX)
+        REFUSE("more than 2^31 - 1 output tiles: the tile loop counts with 32-bit int");
     return 1;
 }
 
@@ -110,12 +175,13 @@ static int valid_cublaslt_recipe(const kb_case *c, const kb_target *t, char *why
     if (c->params[P_LAYOUT] != L_NT)
         REFUSE("cuBLASLt's scaled (FP8/FP6/FP4) matmul takes only the TN form (A transposed, B not, column-major): "
                "kbench's layout nt");
-    if ((r == KB_RECIPE_MX || r == KB_RECIPE_NV) && t->sm < 100)
-        REFUSE("scale=%s: cuBLASLt's %s scaling needs Blackwell tensor cores (sm_100 and later); the target is sm_%d",
-               kb_recipe_name((kb_recipe)r), r == KB_RECIPE_MX ? "VEC32_UE8M0" : "VEC16_UE4M3", t->sm);
-    if ((r == KB_RECIPE_CHANNEL || r == KB_RECIPE_BLOCK1X128 || r == KB_RECIPE_BLOCK128X128) && t->sm < 90)
+    int cc = kb_arch_cc(t->sm);
+    if ((r == KB_RECIPE_MX || r == KB_RECIPE_NV) && cc < 100)
+        REFUSE("scale=%s: cuBLASLt's %s scaling needs Blackwell tensor cores (sm_100 and later); the target is %s",
+               kb_recipe_name((kb_recipe)r), r == KB_RECIPE_MX ? "VEC32_UE8M0" : "VEC16_UE4M3", kb_arch_name(t->sm));
+    if ((r == KB_RECIPE_CHANNEL || r == KB_RECIPE_BLOCK1X128 || r == KB_RECIPE_BLOCK128X128) && cc < 90)
         REFUSE("scale=%s: cuBLASLt's outer-vector and 128-element block scaling came with cuBLAS 12.9 for Hopper "
-               "(sm_90 and later); the target is sm_%d", kb_recipe_name((kb_recipe)r), t->sm);
+               "(sm_90 and later); the target is %s", kb_recipe_name((kb_recipe)r), kb_arch_name(t->sm));
     if (c->dtype == KB_DT_FP4E2M1 && (g.lda % 2 || g.ldb % 2))
         REFUSE("fp4 for cuBLASLt is packed two per byte: lda=%lld and ldb=%lld must be even (pad)", (long long)g.lda,
                (long long)g.ldb);
@@ -133,8 +199,8 @@ static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_
         REFUSE("cuBLASLt has no e5m2 x e5m2 matmul (its FP8 operand pairs: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3)");
     if (!valid_cublaslt_recipe(c, t, why, n))
         return 0;
-    if (c->dtype == KB_DT_FP8E4M3 && t->sm < 89)
-        REFUSE("cuBLASLt FP8 matmul needs sm_89 or newer; the target is sm_%d", t->sm);
+    if (c->dtype == KB_DT_FP8E4M3 && !kb_arch_has(t->sm, KB_PATH_MMA_FP8))
+        REFUSE("cuBLASLt FP8 matmul needs FP8 tensor cores (sm_89 and later); the target is %s", kb_arch_name(t->sm));
     if (c->dtype == KB_DT_FP8E4M3 && p[P_LAYOUT] != L_NT)
         REFUSE("cuBLASLt FP8 matmul takes only the TN form (A transposed, B not, column-major): kbench's layout nt");
     /* cuBLAS documentation, cublasLtMatmul(): IMMA kernels with the regular data ordering
@@ -166,6 +232,8 @@ int kb_gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         return 0;
     if (c->variant == V_CUBLASLT)
         return valid_cublaslt(c, t, why, n);
+    if (c->variant == V_WGMMA)
+        return valid_wgmma(c, t, why, n);
     if (c->variant == V_NAIVE) {
         if ((g.m + 7) / 8 > 65535)
             REFUSE("m=%lld needs more than 65535 blocks of 8 rows in grid.y", (long long)g.m);

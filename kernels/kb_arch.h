@@ -3,7 +3,9 @@
  *
  * The harness passes -DKB_ARCH=<compute capability x 10> and -DKB_ARCH_SPECIFIC=0|1 (1 for
  * the arch-specific targets sm_90a, sm_100a, sm_120a: their CUBINs load on that exact
- * compute capability only). Without them: KB_ARCH from __CUDA_ARCH__ (NVRTC) or
+ * compute capability only) to every module on both backends, from the architecture table
+ * (harness/core/arch.h, kb_arch_defines). This header is the one place KB_ARCH is defined
+ * when they are absent (a test's own compile): KB_ARCH from __CUDA_ARCH__ (NVRTC) or
  * KB_EMU_ARCH (the emulator, 90 by default), KB_ARCH_SPECIFIC 0.
  *
  *   KB_HAS_TMA        cp.async.bulk(.tensor), mbarrier expect_tx/try_wait, fence.proxy.async,
@@ -31,6 +33,12 @@
 
 #ifndef KB_ARCH_SPECIFIC
 #define KB_ARCH_SPECIFIC 0
+#endif
+
+/* The harness's -DKB_ARCH must name the architecture NVRTC compiles for (the build's
+ * --gpu-architecture comes from the same row of harness/core/arch.h). */
+#if defined(__CUDA_ARCH__) && KB_ARCH != __CUDA_ARCH__ / 10
+#error "kb_arch.h: KB_ARCH disagrees with the --gpu-architecture NVRTC compiles for"
 #endif
 
 /* NVRTC says whether it compiles for the arch-specific target: a mismatch would otherwise

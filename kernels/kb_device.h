@@ -34,8 +34,10 @@
  *                  __fdividef __saturatef __float2int_rn __int_as_float __float_as_int
  *                  __uint_as_float __float_as_uint __popc __clz __ffs, min/max, __ldg(p),
  *                  INFINITY, NAN, FLT_MAX, KB_FLT_MAX
- *   KB_ARCH        target arch x10 (80, 89, 90); usable in #if. KB_ARCH_SPECIFIC (1 for sm_90a ...)
- *                  and the feature macros KB_HAS_TMA, KB_HAS_WGMMA, KB_HAS_SETMAXNREG: kb_arch.h.
+ *   KB_ARCH        target compute capability x10 (80, 89, 90, 100, 120); usable in #if.
+ *   KB_ARCH_SPECIFIC  1 for an arch-specific `a` target (sm_90a, sm_100a, sm_120a), else 0.
+ *                  Both come from the build (-D, harness/core/arch.h) on both backends; the
+ *                  feature macros KB_HAS_TMA, KB_HAS_WGMMA, KB_HAS_SETMAXNREG: kb_arch.h.
  *   sm_90          mbarrier (kb_mbarrier.h), TMA tensor copies (kb_tma.h), fence.proxy.async,
  *                  named barriers, elect.sync, setmaxnreg (kb_sync90.h), wgmma (kb_wgmma.h).
  *   integer types  int8_t ... uint64_t, uintptr_t (NVRTC has no standard headers).

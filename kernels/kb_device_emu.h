@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kb_convert.h"
-#include "kb_emu_abi.h"
+#include "abi/kb_convert.h"
+#include "abi/kb_emu_abi.h"
 
 /* ---- CUDA qualifiers ---- */
 #define __global__ __attribute__((visibility("default")))

@@ -11,6 +11,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 #include "stream_model.h"
 
 #include <math.h>
@@ -58,7 +59,8 @@ static const char *const dims[] = { [D_ROWS] = "rows", [D_COLS] = "cols" };
 
 static const kb_param params[] = {
     [P_KIND] = { "kind", KIND_LAYERNORM, kinds, 0,
-                 "layernorm: (x - mean) * rstd * gamma + beta; rmsnorm: x * rstd * gamma, rstd from mean(x^2)" },
+                 "layernorm: (x - mean) * rstd * gamma + beta; rmsnorm: x * rstd * gamma, rstd from mean(x^2)",
+                 .problem = 1 },
     [P_BLOCK] = { "BLOCK", 256, NULL, 0,
                   "threads per block (multiple of 32, <= 1024); warp and vec own BLOCK/32 rows per block" },
     [P_VEC] = { "VEC", 4, NULL, 1u << V_VEC, "elements per vector access (1, 2, 4, 8; at most 16 bytes)" },
@@ -151,8 +153,9 @@ static int layernorm_valid(const kb_case *c, const kb_target *t, char *why, size
     if (shmem > (size_t)t->max_shmem_per_block) {
         snprintf(why, n,
                  "vec caches %lld rows of %lld %s (BLOCK/32 warps, one row each) in %zu bytes of shared memory; "
-                 "sm_%d allows %d per block: lower BLOCK",
-                 (long long)rpb, (long long)cols, kb_dtype_name(c->dtype), shmem, t->sm, t->max_shmem_per_block);
+                 "%s allows %d per block: lower BLOCK",
+                 (long long)rpb, (long long)cols, kb_dtype_name(c->dtype), shmem, kb_arch_name(t->sm),
+                 t->max_shmem_per_block);
         return 0;
     }
     return 1;
@@ -373,7 +376,8 @@ static kb_status layernorm_enqueue(kb_run *r, void *state)
     const kb_case *c = r->c;
     layernorm_state *s = state;
     int64_t rows = c->dims[D_ROWS];
-    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, shmem_bytes(c) };
+    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 },
+        shmem_bytes(c), { 1, 1, 1 } };
     if (c->variant == V_REG)
         return enqueue_reg(r, s, &g);
     kb_arg args[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_gamma), kb_arg_ptr(s->d_beta),
@@ -515,9 +519,9 @@ const kb_family kb_family_layernorm = {
     .name = "layernorm",
     .source = "layernorm.cu",
     .about = "LayerNorm and RMSNorm forward over rows: block two-pass, warp Welford, vectorised row cache, row in registers (split rows)",
-    .variants = variants, .n_variants = 4,
-    .dims = dims, .n_dims = 2,
-    .params = params, .n_params = 5,
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = layernorm_valid,
     .defines = NULL,
     .work = layernorm_work,

@@ -10,6 +10,7 @@
 #include "engine/exec.h"
 #include "engine/valid.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 #include "stream_model.h"
 
 #include <math.h>
@@ -264,7 +265,7 @@ static kb_status softmax_enqueue(kb_run *r, void *state)
     const kb_case *c = r->c;
     softmax_state *s = state;
     int64_t rows = c->dims[D_ROWS];
-    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, 0 };
+    kb_geom g = { { (unsigned)grid_blocks(c), 1, 1 }, { (unsigned)c->params[P_BLOCK], 1, 1 }, 0, { 1, 1, 1 } };
     if (c->variant == V_REG) {
         kb_status st;
         kb_arg a1[] = { kb_arg_ptr(s->d_x), kb_arg_ptr(s->d_part), kb_arg_i64(rows), kb_arg_i64(c->dims[D_COLS]),
@@ -333,9 +334,9 @@ const kb_family kb_family_softmax = {
     .name = "softmax",
     .source = "softmax.cu",
     .about = "row softmax: naive three-pass vs online single-pass statistics vs row in registers (split rows), fp32 math",
-    .variants = variants, .n_variants = 3,
-    .dims = dims, .n_dims = 2,
-    .params = params, .n_params = 5,
+    .variants = variants, .n_variants = KB_COUNT(variants),
+    .dims = dims, .n_dims = KB_COUNT(dims),
+    .params = params, .n_params = KB_COUNT(params),
     .valid = softmax_valid,
     .defines = NULL,
     .work = softmax_work,

@@ -2,10 +2,13 @@
 """check-layers.py - the shape of harness/ as rules a test can hold.
 
 1. Layers: a file may include headers of its own folder and of folders below it:
-       core < backend (backend/cuda, backend/emu, collective) < engine < suite < results < session
-            < tune, accept, model, selftest, estimate < cli
-   kernels/*.c (family descriptors) sit beside engine and may include core, backend,
-   engine. An include that runs up a layer is an error. cli/ is a command line over the
+       kernels/abi < core < backend (backend/cuda, backend/emu, collective) < engine (kernels)
+            < suite < results < session < tune, accept, model, selftest, estimate < cli
+   kernels/abi/ is what the harness shares with kernel code (kb_emu_abi.h: the emulator's
+   runtime table; kb_convert.h: the narrow formats' rounding): plain C, it includes nothing
+   of the tree, and both sides include it. kernels/ (the family descriptors <family>.c, their
+   headers, the registry families.{c,h}, the device headers) sits beside engine and may
+   include core, backend, engine. An include that runs up a layer is an error. cli/ is a command line over the
    session: it includes no header of the layers the session assembles (backend, engine,
    suite, kernels); their types reach it through session/ headers (CLI_BELOW_SESSION).
 2. No include circles between modules (a module is a .c/.h pair): module A including
@@ -28,6 +31,7 @@ MAX_FILE_LINES = 600
 MAX_FUNC_LINES = 80
 
 RANK = {
+    'kernels/abi': -1,   # the harness-kernel ABI: below everything, includes nothing of the tree
     'core': 0,
     'backend': 1, 'backend/cuda': 1, 'backend/emu': 1,
     # collectives: the rank transport (rendezvous, emu shared memory and sockets) and the
@@ -44,7 +48,7 @@ RANK = {
 }
 
 # What cli/ may not include: the session is its one way into them.
-CLI_BELOW_SESSION = ('backend', 'backend/cuda', 'backend/emu', 'engine', 'suite', 'kernels')
+CLI_BELOW_SESSION = ('backend', 'backend/cuda', 'backend/emu', 'engine', 'suite', 'kernels', 'kernels/abi')
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -62,7 +66,7 @@ def sources(root):
 def folder_of(path):
     parts = path.split('/')
     if parts[0] == 'kernels':
-        return 'kernels'
+        return '/'.join(parts[:-1])      # kernels, kernels/abi
     return '/'.join(parts[1:-1])
 
 
@@ -72,7 +76,7 @@ def module_of(path):
 
 def resolve(root, src, inc):
     """The repository path an include names, or None for a header outside the tree."""
-    for base in (os.path.dirname(src), 'harness', 'kernels'):
+    for base in (os.path.dirname(src), 'harness', '', 'kernels'):
         p = os.path.normpath(os.path.join(base, inc))
         if os.path.exists(os.path.join(root, p)):
             return p
@@ -88,9 +92,6 @@ def check_layers(root, files, errors):
         for inc in INCLUDE.findall(text):
             dst = resolve(root, src, inc)
             if dst is None or not dst.startswith(('harness/', 'kernels/')) or dst.endswith('.cu'):
-                continue
-            if dst.startswith('kernels/') and not dst.endswith('.c'):
-                # kernel headers (kb_device.h, kb_convert.h ...) are device-side leaves
                 continue
             a, b = folder_of(src), folder_of(dst)
             if a not in RANK or b not in RANK:
@@ -151,7 +152,7 @@ def check_definitions(root, files, errors):
         for m in re.finditer(r'^(?!static)[A-Za-z_][^;{}()]*?\b(kb_\w+)\s*\([^;{]*\)\s*\n?\{', text, re.M):
             defined.setdefault(m.group(1), module_of(src))
     for src in files:
-        if not src.endswith('.h') or not src.startswith('harness/'):
+        if not src.endswith('.h'):
             continue
         text = open(os.path.join(root, src), encoding='utf-8', errors='replace').read()
         for m in PROTO.finditer(text):
@@ -204,6 +205,17 @@ def self_test():
          'a layer above (engine < session)'),
         ('circle', {'harness/engine/a.h': '#include "engine/b.h"\n', 'harness/engine/b.h': '#include "engine/a.h"\n'},
          'include circle'),
+        ('the ABI from both sides', {'harness/backend/emu/e.c': '#include "kernels/abi/kb_x.h"\n',
+                                     'kernels/kb_dev.h': '#include "abi/kb_x.h"\n', 'kernels/abi/kb_x.h': ''}, None),
+        ('the ABI up into core', {'kernels/abi/kb_x.h': '#include "core/kb.h"\n', 'harness/core/kb.h': ''},
+         'a layer above (kernels/abi < core)'),
+        ('core into the registry', {'harness/core/a.c': '#include "kernels/families.h"\n', 'kernels/families.h': ''},
+         'a layer above (core < kernels)'),
+        ('cli into the ABI', {'harness/cli/a.c': '#include "kernels/abi/kb_x.h"\n', 'kernels/abi/kb_x.h': ''},
+         'cli/ reaches kernels/abi/ only through the session'),
+        ('a header declaring another module\'s function',
+         {'kernels/a.h': 'int kb_b_thing(void);\n', 'kernels/b.c': 'int kb_b_thing(void)\n{\n    return 0;\n}\n'},
+         'declares kb_b_thing, defined in kernels/b'),
     ]
     failed = 0
     for name, tree, want in cases:

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(build-essential g++ cmake pkg-config libyaml-dev libjansson-dev libsqlite3-dev libffi-dev
-      libbenchmark-dev python3 python3-numpy)
+      libbenchmark-dev liblapacke-dev python3 python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

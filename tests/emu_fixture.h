@@ -36,7 +36,7 @@ static kb_module *build_load_src(kb_backend_ctx *x, const char *src)
     kb_sb log;
     kb_module *m = NULL;
     snprintf(out, sizeof out, "%s/module-%d%s", tmpdir, n_built++, B->artifact_ext);
-    kb_compile_req req = { .source_path = src, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 90 };
+    kb_compile_req req = { .source_path = src, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 0 }; /* the context's arch */
     kb_sb_init(&log);
     kb_status st = B->build(x, &req, out, &log);
     CHECK_MSG(st == KB_OK, "build %s: %s\n%s", src, B->last_error(x), log.s);
@@ -67,7 +67,7 @@ static kb_status launch(kb_backend_ctx *x, kb_module *m, const char *entry, unsi
                         unsigned gz, unsigned bx, unsigned by, unsigned bz, size_t shmem,
                         const kb_arg *args, int nargs)
 {
-    kb_geom g = { { gx, gy, gz }, { bx, by, bz }, shmem };
+    kb_geom g = { { gx, gy, gz }, { bx, by, bz }, shmem, { 1, 1, 1 } };
     return B->launch(x, m, entry, &g, args, nargs);
 }
 

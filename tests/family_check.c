@@ -7,15 +7,19 @@
  *      or skipped with a reason, and every ok record verified over at least one element.
  *      Two compile workers build the modules ahead of the cases (the pool's real use).
  *   2. `kbench compile SUITE --arch sm_80 | sm_89 | sm_90` (default workers): every case's module compiles
- *      with NVRTC and ptxas reports its resources (with --no-spills: and none spills).
- * usage: family_check SUITE.yaml [--no-spills] */
+ *      with NVRTC and ptxas reports its resources (with --no-spills: and none spills); with
+ *      --blackwell also for sm_100 and sm_120a (issue 23: the suite compiles there spill-free).
+ * --arch A (a suite of one architecture's kernels, gemm/wgmma's sm_90a): the emulator run and
+ * the --dump check with --arch A, and the compile for A only.
+ * usage: family_check SUITE.yaml [--no-spills] [--blackwell] [--arch A] */
 #include "check.h"
 #include "spawn.h"
 
 #include <jansson.h>
 
 static const char *suite;
-static int no_spills;
+static int no_spills, blackwell;
+static const char *suite_arch;   /* --arch: the one architecture of the suite, or NULL */
 static char dir[256];
 static char first_ok[1024];   /* id of the first ok case, for the --dump check */
 
@@ -26,7 +30,8 @@ static void test_emulator_run_verifies_every_case(void)
     snprintf(log, sizeof log, "%s/run.log", dir);
     const char *argv[] = { "kbench", "run", suite, "--backend", "emu", "--out", out, "--quiet",
                            "--emu-schedule", "random:1", "--emu-check", "race,init", "-j", "2",
-                           "--min-samples", "1", "--max-samples", "2", "--timeout", "0.01", NULL };
+                           "--min-samples", "1", "--max-samples", "2", "--timeout", "0.01",
+                           suite_arch ? "--arch" : NULL, suite_arch, NULL };
     int rc = run_kbench(argv, log);
     CHECK_MSG(rc == 0, "kbench run %s exited %d", suite, rc);
     if (rc != 0)
@@ -81,7 +86,8 @@ static void test_dump_of_a_chosen_case(void)
     snprintf(log, sizeof log, "%s/dump.log", dir);
     snprintf(dump, sizeof dump, "%s/dump", dir);
     const char *argv[] = { "kbench", "run", suite, "--backend", "emu", "--out", out, "--quiet", "--filter", first_ok,
-                           "--dump", dump, "--min-samples", "1", "--max-samples", "1", NULL };
+                           "--dump", dump, "--min-samples", "1", "--max-samples", "1", suite_arch ? "--arch" : NULL, suite_arch,
+                           NULL };
     CHECK(run_kbench(argv, log) == 0);
     char name[1024];
     size_t k = 0;
@@ -112,15 +118,27 @@ static void compile_for(const char *arch)
 static void test_nvrtc_sm80(void) { compile_for("sm_80"); }
 static void test_nvrtc_sm89(void) { compile_for("sm_89"); }
 static void test_nvrtc_sm90(void) { compile_for("sm_90"); }
+static void test_nvrtc_sm100(void) { compile_for("sm_100"); }
+static void test_nvrtc_sm120a(void) { compile_for("sm_120a"); }
+static void test_nvrtc_suite_arch(void) { compile_for(suite_arch); }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--no-spills"))) {
-        fprintf(stderr, "usage: family_check SUITE.yaml [--no-spills]\n");
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--no-spills"))
+            no_spills = 1;
+        else if (!strcmp(argv[i], "--blackwell"))
+            blackwell = 1;
+        else if (!strcmp(argv[i], "--arch") && i + 1 < argc)
+            suite_arch = argv[++i];
+        else
+            argc = 0;
+    }
+    if (argc < 2) {
+        fprintf(stderr, "usage: family_check SUITE.yaml [--no-spills] [--blackwell] [--arch A]\n");
         return 2;
     }
     suite = argv[1];
-    no_spills = argc == 3;
     snprintf(dir, sizeof dir, "/tmp/kbench-family-check-XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
@@ -128,8 +146,16 @@ int main(int argc, char **argv)
     }
     RUN(test_emulator_run_verifies_every_case);
     RUN(test_dump_of_a_chosen_case);
+    if (suite_arch) {
+        RUN(test_nvrtc_suite_arch);
+        TEST_MAIN_END();
+    }
     RUN(test_nvrtc_sm80);
     RUN(test_nvrtc_sm89);
     RUN(test_nvrtc_sm90);
+    if (blackwell) {
+        RUN(test_nvrtc_sm100);
+        RUN(test_nvrtc_sm120a);
+    }
     TEST_MAIN_END();
 }

@@ -9,6 +9,7 @@
 #include "engine/defines.h"
 #include "engine/exec.h"
 #include "engine/modules.h"
+#include "kernels/families.h"
 
 #include <string.h>
 

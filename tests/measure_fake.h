@@ -181,7 +181,7 @@ static void fake_graph_free(kb_backend_ctx *x, kb_graph *g) { free(g); }
 
 static const kb_backend fake_be = {
     .name = "fake",
-    .caps = KB_CAP_GRAPHS,
+    .caps = KB_CAP_GRAPHS | KB_CAP_FULL_SPEED,   /* a GPU's pace (the emulator's: test_launch_overhead) */
     .last_error = fake_last_error,
     .device_info = fake_device_info,
     .alloc = fake_alloc,
@@ -201,7 +201,7 @@ static const kb_backend fake_be = {
 /* ---- the fake family: fk.fam_launches launches of "k" per execution ---- */
 static kb_status fam_enqueue(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 4, 1, 1 }, { 128, 1, 1 }, 0 };
+    static const kb_geom g = { { 4, 1, 1 }, { 128, 1, 1 }, 0, { 1, 1, 1 } };
     for (int i = 0; i < fk.fam_launches; i++) {
         kb_status st = kb_run_launch(r, "k", &g, NULL, 0);
         if (st != KB_OK)

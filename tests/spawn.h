@@ -22,7 +22,8 @@ static const char *kbench_bin(void)
 }
 
 /* Start argv[0..] (argv[0] is replaced by the kbench binary) with stdout+stderr going
- * to out_path. Returns the pid, or -1. */
+ * to out_path. Returns the pid (> 0); when the binary cannot be started the test program
+ * exits 1 with a message, so no caller ever signals pid -1. */
 static pid_t spawn_kbench(const char *const *argv, const char *out_path)
 {
     int n = 0;
@@ -40,8 +41,15 @@ static pid_t spawn_kbench(const char *const *argv, const char *out_path)
     pid_t pid;
     int rc = posix_spawn(&pid, av[0], &fa, NULL, av, environ);
     posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0 || pid <= 0) {
+        /* Never hand back -1: a caller's kill(pid, ...) would signal every process it may
+         * (kill(-1), as root the whole machine). No binary, no test. */
+        fprintf(stderr, "spawn.h: cannot start %s: %s (set KBENCH_BIN, or run from the source directory)\n",
+                av[0], strerror(rc));
+        exit(1);
+    }
     free(av);
-    return rc == 0 ? pid : -1;
+    return pid;
 }
 
 /* Wait for pid; returns its exit code, 128+signal when killed, -1 on error. */

@@ -19,15 +19,15 @@ static const kb_variant fake_gelu_variants[] = {
 static const char *const fake_gelu_dims[] = { "n" };
 static const char *const fake_gelu_forms[] = { "erf", "tanh", NULL };
 static const kb_param fake_gelu_params[] = {
-    { "BLOCK", 256, NULL, 0, "threads per block", 0, 0 },
-    { "VEC", 4, NULL, 1u << 1, "elements per thread (vec only)", 0, 0 },
-    { "form", 0, fake_gelu_forms, 0, "erf or tanh approximation", 0, 0 },
+    { "BLOCK", 256, NULL, 0, "threads per block", 0, 0, 0 },
+    { "VEC", 4, NULL, 1u << 1, "elements per thread (vec only)", 0, 0, 0 },
+    { "form", 0, fake_gelu_forms, 0, "erf or tanh approximation", 0, 0, 0 },
 };
 static const kb_family fake_gelu = {
     .name = "gelu", .source = "gelu.cu", .about = "fake gelu",
-    .variants = fake_gelu_variants, .n_variants = 2,
-    .dims = fake_gelu_dims, .n_dims = 1,
-    .params = fake_gelu_params, .n_params = 3,
+    .variants = fake_gelu_variants, .n_variants = KB_COUNT(fake_gelu_variants),
+    .dims = fake_gelu_dims, .n_dims = KB_COUNT(fake_gelu_dims),
+    .params = fake_gelu_params, .n_params = KB_COUNT(fake_gelu_params),
 };
 
 static const kb_variant fake_gemm_variants[] = {
@@ -37,15 +37,15 @@ static const kb_variant fake_gemm_variants[] = {
 };
 static const char *const fake_gemm_dims[] = { "m", "n", "k" };
 static const kb_param fake_gemm_params[] = {
-    { "BM", 64, NULL, (1u << 1) | (1u << 2), "block tile rows", 0, 0 },
-    { "BN", 64, NULL, (1u << 1) | (1u << 2), "block tile cols", 0, 0 },
-    { "BK", 16, NULL, 1u << 2, "k step (wmma only)", 0, 0 },
+    { "BM", 64, NULL, (1u << 1) | (1u << 2), "block tile rows", 0, 0, 0 },
+    { "BN", 64, NULL, (1u << 1) | (1u << 2), "block tile cols", 0, 0, 0 },
+    { "BK", 16, NULL, 1u << 2, "k step (wmma only)", 0, 0, 0 },
 };
 static const kb_family fake_gemm = {
     .name = "gemm", .source = "gemm.cu", .about = "fake gemm",
-    .variants = fake_gemm_variants, .n_variants = 3,
-    .dims = fake_gemm_dims, .n_dims = 3,
-    .params = fake_gemm_params, .n_params = 3,
+    .variants = fake_gemm_variants, .n_variants = KB_COUNT(fake_gemm_variants),
+    .dims = fake_gemm_dims, .n_dims = KB_COUNT(fake_gemm_dims),
+    .params = fake_gemm_params, .n_params = KB_COUNT(fake_gemm_params),
 };
 
 static const kb_family *const fake_fams[] = { &fake_gelu, &fake_gemm };

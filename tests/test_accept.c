@@ -33,6 +33,18 @@ static void test_shipped_specs_match_their_skus(void)
         { "NVIDIA H100 80GB HBM3", 90, 66, 0, "generic" },     /* SM count differs: not an H100 SXM */
         { "NVIDIA L4", 90, 58, 0, "generic" },                 /* compute capability differs */
         { "NVIDIA GeForce RTX 4090", 89, 128, 0, "generic" },
+        /* Blackwell (issue 23): by PCI device id where DCGM names one, else by name */
+        { "NVIDIA B200", 100, 148, 0x2901, "b200" },
+        { "NVIDIA B200", 100, 148, 0, "b200" },
+        { "NVIDIA B300 SXM6 AC", 103, 148, 0x3182, "b300" },
+        { "NVIDIA B300 SXM6 AC", 103, 160, 0x31c2, "generic" },  /* GB300's id: not a B300 spec */
+        { "NVIDIA GB200", 100, 152, 0, "gb200" },
+        { "NVIDIA GB200", 100, 152, 0x2941, "gb200" },           /* no id in the spec: the name decides */
+        { "NVIDIA B200", 100, 152, 0x2941, "generic" },          /* an unknown id, and not a GB200 */
+        { "NVIDIA GeForce RTX 5090", 120, 170, 0x2b85, "rtx5090" },
+        { "NVIDIA RTX PRO 6000 Blackwell Server Edition", 120, 188, 0x2bb5, "rtx-pro-6000" },
+        { "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", 120, 188, 0x2bb4, "rtx-pro-6000" },
+        { "NVIDIA GeForce RTX 5090", 100, 170, 0, "generic" },
     };
     kb_sb err;
     kb_sb_init(&err);
@@ -99,6 +111,8 @@ static void test_bad_specs_name_line_and_column(void)
     bad_spec(t, "bad.yaml:4:14", "needs a 'source'");
     snprintf(t, sizeof t, "%sthresholds:\n  gemm_fp16: {reference: 1, fraction: 0.5, unit: GB/s, source: s}\n", head);
     bad_spec(t, "bad.yaml:4:50", "TFLOPS, not 'GB/s'");
+    snprintf(t, sizeof t, "%smatch: {name: [x], sm: 75}\nthresholds: {}\n", head);
+    bad_spec(t, "bad.yaml:3:24", "no architecture of kbench's runs on compute capability 7.5");
     snprintf(t, sizeof t, "%smatch: {pci_device_id: [0x23]}\nthresholds: {}\n", head);
     bad_spec(t, "bad.yaml:3:25", "four hex digits");
     snprintf(t, sizeof t, "%smatch: {name: h100}\nthresholds: {}\n", head);

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "engine/exec.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 
 #include <math.h>
 #include <stdlib.h>

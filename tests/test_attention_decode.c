@@ -12,6 +12,7 @@
 #include "engine/verify.h"
 #include "attention_decode.h"
 #include "attention_decode_model.h"
+#include "kernels/families.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -185,6 +185,9 @@ static void test_key_changes(void)
     r.defines = defs_c; key_of(&r, k); CHECK(strcmp(k0, k) != 0);  /* order matters */
     r.n_defines = 1; r.defines = defs_a; key_of(&r, k); CHECK(strcmp(k0, k) != 0);
     r = req_default(); r.sm = 90; key_of(&r, k); CHECK(strcmp(k0, k) != 0);
+    char k90[KB_CACHE_KEY_LEN + 1];   /* sm_90 and sm_90a are different artefacts (core/arch.h codes) */
+    memcpy(k90, k, sizeof k90);
+    r.sm = 90 + KB_ARCH_SPECIFIC; key_of(&r, k); CHECK(strcmp(k90, k) != 0 && strcmp(k0, k) != 0);
     r = req_default();
     fake_toolchain = "fakecc 1.1"; key_of(&r, k); CHECK(strcmp(k0, k) != 0);
     fake_toolchain = "fakecc 1.0"; key_of(&r, k); CHECK(strcmp(k0, k) == 0);

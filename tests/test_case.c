@@ -3,6 +3,7 @@
  * the statuses and reasons, per-stage times, measurement caps and overrides, --dump. */
 #include "check.h"
 #include "engine/case.h"
+#include "kernels/families.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -98,10 +98,15 @@ static void test_bad_suite_names_the_place(void)
 static void test_no_driver(void)
 {
     setenv("KBENCH_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
-    const char *d[] = { "kbench", "devices", NULL };
+    const char *d[] = { "kbench", "devices", "--backend", "cuda", NULL };
     CHECK(run_kbench(d, path_in("d.log")) == 3);
     CHECK(contains(path_in("d.log"), "no CUDA driver found"));
     CHECK(contains(path_in("d.log"), "libcuda.so.1"));
+    /* without --backend, as run: the emulator, saying why */
+    const char *da[] = { "kbench", "devices", NULL };
+    CHECK(run_kbench(da, path_in("da.log")) == 0);
+    CHECK(contains(path_in("da.log"), "no CUDA driver found") && contains(path_in("da.log"), "using the CPU emulator"));
+    CHECK(contains(path_in("da.log"), "backend        emu"));
     const char *r[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "cuda", "--out", path_in("nd.jsonl"), NULL };
     CHECK(run_kbench(r, path_in("r.log")) == 3);
     CHECK(contains(path_in("r.log"), "no CUDA driver found"));
@@ -201,10 +206,20 @@ static void test_repeated_case_runs_once(void)
 /* The outputs of issue "reports" from a fresh run: every report format, the store, compare. */
 static void test_reports_query_compare_from_a_run(void)
 {
+    char dir_a[512], dir_b[512], out_a[600], out_b[600], db[600];   /* path_in's buffers are reused */
+    snprintf(dir_a, sizeof dir_a, "%s/ra", dir);
+    snprintf(dir_b, sizeof dir_b, "%s/rb", dir);
+    snprintf(out_a, sizeof out_a, "%s/a.jsonl", dir_a);
+    snprintf(out_b, sizeof out_b, "%s/b.jsonl", dir_b);
+    snprintf(db, sizeof db, "%s/kbench.db", dir_a);
     const char *ra[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/31/pad0",
-                         "--out", path_in("ra/a.jsonl"), "--max-samples", "3", "--quiet", NULL };
+                         "--out", out_a, "--db", db, "--max-samples", "3", "--quiet", NULL };
     const char *rb[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/31/pad0",
-                         "--out", path_in("rb/b.jsonl"), "--max-samples", "3", "--quiet", NULL };
+                         "--out", out_b, "--max-samples", "3", "--quiet", NULL };
+    /* the directory of an output file must exist (core/output.h): nothing is made, exit 3 */
+    CHECK(run_kbench(ra, path_in("ra.log")) == 3 && contains(path_in("ra.log"), "does not exist"));
+    CHECK(access(dir_a, F_OK) != 0);
+    CHECK(mkdir(dir_a, 0755) == 0 && mkdir(dir_b, 0755) == 0);
     CHECK(run_kbench(ra, path_in("ra.log")) == 0);
     CHECK(run_kbench(rb, path_in("rb.log")) == 0);
     const char *fmts[] = { "md", "csv", "html", "gbench-json", "junit" };
@@ -225,11 +240,11 @@ static void test_reports_query_compare_from_a_run(void)
     snprintf(pout, sizeof pout, "%s", path_in("precision.md"));
     const char *pr[] = { "kbench", "report", "tests/data/run_gpu.jsonl", "--precision", "--out", pout, NULL };
     CHECK(run_kbench(pr, path_in("pr.log")) == 0);
-    CHECK(contains(pout, "# kbench precision table") && contains(pout, "| dtype | recipe | case |") &&
+    CHECK(contains(pout, "## Precision comparison") && contains(pout, "| dtype | recipe | case |") &&
           contains(pout, "dist=uniform") && !contains(pout, "| case | status |"));
     const char *pj[] = { "kbench", "report", "tests/data/run_gpu.jsonl", "--precision", "--format", "junit", NULL };
     CHECK(run_kbench(pj, path_in("pj.log")) == 2 && contains(path_in("pj.log"), "--precision"));
-    const char *q[] = { "kbench", "query", "--db", path_in("ra/kbench.db"),
+    const char *q[] = { "kbench", "query", "--db", db,
                         "SELECT count(*) AS n FROM results WHERE status = 'ok' AND family = 'gelu'", NULL };
     CHECK(run_kbench(q, path_in("q.log")) == 0);
     int dups, n = count_records(path_in("ra/a.jsonl"), &dups);
@@ -245,6 +260,28 @@ static void test_reports_query_compare_from_a_run(void)
     CHECK_MSG(rc == 0, "compare exited %d", rc);
     CHECK(contains(path_in("cmp1.log"), "CPU clock") && contains(path_in("cmp1.log"), "do not gate"));
     CHECK(contains(path_in("cmp1.log"), "geomean") || contains(path_in("cmp1.log"), "geometric"));
+}
+
+/* One results store, wherever the records go: run --out elsewhere/x.jsonl adds its records
+ * to $KBENCH_DB (else results/kbench.db), not to elsewhere/kbench.db, and query finds them. */
+static void test_one_results_store(void)
+{
+    char db[600], count[64];
+    snprintf(db, sizeof db, "%s", path_in("store/kbench.db"));
+    setenv("KBENCH_DB", db, 1);
+    /* kbench makes neither the directory of an output file nor a named store's (core/output.h) */
+    CHECK(mkdir(path_in("elsewhere"), 0755) == 0 && mkdir(path_in("store"), 0755) == 0);
+    const char *r[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emu", "--filter", "/31/pad0", "--out",
+                        path_in("elsewhere/x.jsonl"), "--max-samples", "2", "-q", NULL };
+    CHECK(run_kbench(r, path_in("one.log")) == 0);
+    CHECK(access(path_in("elsewhere/kbench.db"), F_OK) != 0 && access(db, F_OK) == 0);
+    CHECK(contains(path_in("one.log"), db));   /* the summary says where */
+    int dups, n = count_records(path_in("elsewhere/x.jsonl"), &dups);
+    const char *q[] = { "kbench", "query", "SELECT count(*) AS n FROM results", NULL };
+    CHECK(run_kbench(q, path_in("oneq.log")) == 0);
+    snprintf(count, sizeof count, "%d", n);
+    CHECK_MSG(n > 0 && contains(path_in("oneq.log"), count), "%d records", n);
+    unsetenv("KBENCH_DB");
 }
 
 static void test_dump_writes_npy(void)
@@ -280,6 +317,7 @@ int main(void)
     RUN(test_interrupt_keeps_finished_cases);
     RUN(test_dump_writes_npy);
     RUN(test_reports_query_compare_from_a_run);
+    RUN(test_one_results_store);
     RUN(test_repeated_case_runs_once);
     TEST_MAIN_END();
 }

@@ -28,7 +28,7 @@ static const kb_module_ref *ref;
 
 static kb_status enqueue_empty(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    static const kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     for (int i = 0; i < LAUNCHES; i++) {
         kb_status st = kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
         if (st != KB_OK)
@@ -43,7 +43,7 @@ static const kb_family fam = { .name = "empty3", .work = work, .enqueue = enqueu
 #define MANY 16
 static kb_status enqueue_many(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    static const kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     for (int i = 0; i < MANY; i++) {
         kb_status st = kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
         if (st != KB_OK)
@@ -56,7 +56,7 @@ static const kb_family fam_many = { .name = "empty16", .work = work, .enqueue = 
 /* One launch per execution, as accept's launch ceiling (ceiling/launch) has. */
 static kb_status enqueue_one(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    static const kb_geom g = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
     return kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
 }
 static const kb_family fam_one = { .name = "empty1", .work = work, .enqueue = enqueue_one };

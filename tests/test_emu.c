@@ -10,6 +10,9 @@
 #include <dirent.h>
 #include <math.h>
 #include <nvrtc.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +31,7 @@ static void test_device_info(void)
     CHECK(B->device_info(x89, &d) == KB_OK);
     CHECK(d.sm == 89 && d.sm_count == 3 && d.max_shmem_per_block_optin == 99 * 1024);
     const char *tc = B->toolchain_id(X);
-    CHECK(tc && tc[0] && !contains(tc, "unknown"));
+    CHECK(tc && tc[0] && !contains(tc, "(version unknown)"));
     CHECK_MSG(contains(tc, " -O2 ") && contains(tc, "-fstack-clash-protection"), "%s", tc); /* flags key the cache */
     CHECK(strcmp(B->artifact_ext, ".so") == 0);
     B->fini(x89);
@@ -263,6 +266,54 @@ static void test_shared_limit(void)
     B->fini(x89);
 }
 
+/* The emulator emulates the architecture of the table --arch names (core/arch.h): its cc as
+ * the device's, the a-target kept, its shared-memory limit, and the gating defines in every
+ * module it builds. A cluster launch is refused: the emulator does not model clusters yet. */
+static void test_emulated_arch_and_clusters(void)
+{
+    kb_device_info d;
+    kb_backend_ctx *x = open_emu(1, 120 + KB_ARCH_SPECIFIC);
+    CHECK(x && B->device_info(x, &d) == KB_OK);
+    CHECK(d.sm == 120 && kb_target_sm(&d) == 1120 && d.max_shmem_per_block_optin == 99 * 1024);
+    char src[512];
+    snprintf(src, sizeof src, "%s/gate.cu", tmpdir);
+    FILE *f = fopen(src, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("#include \"kb_device.h\"\n#if KB_ARCH != 120 || KB_ARCH_SPECIFIC != 1\n#error gating defines\n#endif\n"
+              "extern \"C\" __global__ void gate(float *o) { o[threadIdx.x] = KB_ARCH + KB_ARCH_SPECIFIC; }\n", f);
+        fclose(f);
+    }
+    kb_module *m = build_load_src(x, src);
+    float out[32];
+    kb_dptr dp = dalloc(x, sizeof out);
+    kb_arg a[] = { kb_arg_ptr(dp) };
+    CHECK(m && launch(x, m, "gate", 1, 1, 1, 32, 1, 1, 0, a, 1) == KB_OK);
+    B->download(x, out, dp, sizeof out);
+    CHECK(out[0] == 121.0f && out[31] == 121.0f);
+    CHECK(launch(x, m, "gate", 1, 1, 1, 32, 1, 1, 100 * 1024, a, 1) == KB_ERR_LAUNCH);
+    CHECK_MSG(contains(B->last_error(x), "sm_120a allows 101376"), "%s", B->last_error(x));
+    kb_geom g = { { 4, 1, 1 }, { 32, 1, 1 }, 0, { 2, 1, 1 } };
+    CHECK(B->launch(x, m, "gate", &g, a, 1) == KB_ERR_LAUNCH);
+    CHECK_MSG(contains(B->last_error(x), "2x1x1 thread block cluster launch: the emulator does not model clusters"),
+              "%s", B->last_error(x));
+    CHECK(B->graph_begin(x) == KB_OK);   /* refused at capture too: its replay could not run it */
+    CHECK(B->launch(x, m, "gate", &g, a, 1) == KB_ERR_LAUNCH);
+    kb_graph *gr = NULL;
+    CHECK(B->graph_end(x, &gr) == KB_OK);
+    if (gr)
+        B->graph_free(x, gr);
+    B->free(x, dp);
+    if (m)
+        B->unload(x, m);
+    B->fini(x);
+    kb_backend_opts o = { .emu_threads = 1, .sm_override = 75 };
+    char err[256];
+    x = NULL;
+    CHECK(B->init(&o, &x, err, sizeof err) == KB_ERR_INPUT && !x);
+    CHECK_MSG(contains(err, "no architecture of code 75"), "%s", err);
+}
+
 static void test_segv_caught(void)
 {
     float out[64];
@@ -345,6 +396,18 @@ static void test_compile_error(void)
     CHECK_MSG(contains(log.s, "undeclared_name"), "log: %s", log.s);
     CHECK(access(out, F_OK) != 0);
     kb_sb_free(&log);
+    /* kernel code is held to -Wall -Wextra -Werror: a warning fails the module too */
+    f = fopen(src, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("#include \"kb_device.h\"\nextern \"C\" __global__ void k(float *p) { int never_read = 1; p[0] = 0; }\n", f);
+    fclose(f);
+    kb_sb_init(&log);
+    CHECK(B->build(X, &req, out, &log) == KB_ERR_COMPILE);
+    CHECK_MSG(contains(log.s, "never_read") && contains(log.s, "Werror"), "log: %s", log.s);
+    CHECK(access(out, F_OK) != 0);
+    kb_sb_free(&log);
     unlink(src);
     /* no compiler: init says which one is missing */
     char err[256] = "";
@@ -356,6 +419,155 @@ static void test_compile_error(void)
     CHECK_MSG(contains(err, "/nonexistent/kb-g++"), "%s", err);
     if (saved) setenv("CXX", saved, 1); else unsetenv("CXX");
     free(saved);
+}
+
+/* ---- builds paused while a timing window is open ---- */
+
+typedef struct {
+    kb_backend_ctx *x;
+    const char *src;
+    char out[512];
+    kb_status st;
+} build_job;
+
+static void *build_thread(void *arg)
+{
+    build_job *j = arg;
+    kb_compile_req req = { .source_path = j->src, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 90 };
+    kb_sb log;
+    kb_sb_init(&log);
+    j->st = B->build(j->x, &req, j->out, &log);
+    kb_sb_free(&log);
+    return NULL;
+}
+
+/* The pid a fake compiler wrote into path, waiting up to 5 s for it; 0 when none came. */
+static int pid_from(const char *path)
+{
+    for (int i = 0; i < 500; i++) {
+        FILE *f = fopen(path, "r");
+        int pid = 0;
+        if (f) {
+            int got = fscanf(f, "%d", &pid);
+            fclose(f);
+            if (got == 1 && pid > 0)
+                return pid;
+        }
+        nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+    }
+    return 0;
+}
+
+/* The state letter of /proc/pid/stat ('S' sleeping, 'T' stopped, ...), '?' when unreadable. */
+static char proc_state(int pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return '?';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Whether the process group pgid is stopped: a member stopped ('T') and none running or
+ * sleeping. A shell stopped while it vforks a child waits for that child uninterruptibly
+ * ('D') until the child, stopped too, execs: the group is stopped all the same. */
+static int group_stopped(int pgid)
+{
+    DIR *d = opendir("/proc");
+    int stopped = 0, going = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[300], buf[512], st;
+        int ppid, pgrp;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %c %d %d", &st, &ppid, &pgrp) != 3 || pgrp != pgid)
+            continue;
+        stopped += st == 'T' || st == 't';
+        going += st == 'R' || st == 'S';
+    }
+    if (d)
+        closedir(d);
+    return stopped > 0 && going == 0;
+}
+
+/* Poll up to 30 s (a loaded machine, a sanitizer build) for pid, the leader of its process
+ * group, to reach (want 1) or leave (want 0) the stopped state. */
+static int stopped_becomes(int pid, int want)
+{
+    for (int i = 0; i < 3000; i++) {
+        if (want ? proc_state(pid) == 'T' || group_stopped(pid) : proc_state(pid) != 'T')
+            return 1;
+        nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+    }
+    return 0;
+}
+
+/* A compiler in flight is stopped while a timing window is open (timer_start .. timer_stop)
+ * and goes on after it; one started while a window is open is stopped at once. The fake
+ * compiler writes its pid (its process group's) and sleeps 5 s (1 s could end before a
+ * loaded machine opened the window): its sleep child belongs to the group and is stopped
+ * with it. */
+static void test_builds_pause_in_timing_windows(void)
+{
+    char cxx[512], pidfile[2][512];
+    snprintf(cxx, sizeof cxx, "%s/slow-cxx.sh", tmpdir);
+    FILE *f = fopen(cxx, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fprintf(f, "#!/bin/sh\ncase \"$1\" in --version) echo slow-cxx 1; exit 0;; esac\n"
+               "n=0; while [ -e %s/pid$n ]; do n=$((n+1)); done; echo $$ > %s/pid$n; sleep 5; exit 1\n",
+            tmpdir, tmpdir);
+    fclose(f);
+    CHECK(chmod(cxx, 0755) == 0);
+    for (int i = 0; i < 2; i++)
+        snprintf(pidfile[i], sizeof pidfile[i], "%s/pid%d", tmpdir, i);
+    const char *old = getenv("CXX");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("CXX", cxx, 1);
+    kb_backend_ctx *x = NULL;
+    char err[256] = "";
+    CHECK_MSG(B->init(NULL, &x, err, sizeof err) == KB_OK, "%s", err);
+    if (saved) setenv("CXX", saved, 1); else unsetenv("CXX");
+    free(saved);
+    if (!x)
+        return;
+    build_job j[2] = { { x, cxx, "", KB_OK }, { x, cxx, "", KB_OK } };
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        snprintf(j[i].out, sizeof j[i].out, "%s/never-%d.so", tmpdir, i);
+    CHECK(pthread_create(&t[0], NULL, build_thread, &j[0]) == 0);
+    int pid0 = pid_from(pidfile[0]);
+    CHECK(pid0 > 0 && proc_state(pid0) != 'T');
+    double us;
+    CHECK(B->timer_start(x) == KB_OK);                       /* the window opens */
+    CHECK_MSG(stopped_becomes(pid0, 1), "state %c", proc_state(pid0));
+    CHECK(pthread_create(&t[1], NULL, build_thread, &j[1]) == 0);
+    /* stopped as it starts: it has no time to write its pid (or, should it have had a
+     * moment, it is stopped right after) */
+    nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+    if (access(pidfile[1], F_OK) == 0)
+        CHECK_MSG(stopped_becomes(pid_from(pidfile[1]), 1), "state %c", proc_state(pid_from(pidfile[1])));
+    CHECK(B->timer_stop(x, &us) == KB_OK);                   /* it closes: both go on */
+    int pid1 = pid_from(pidfile[1]);
+    CHECK(pid1 > 0 && stopped_becomes(pid0, 0) && stopped_becomes(pid1, 0));
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(j[i].st == KB_ERR_COMPILE);   /* the fake exits 1 */
+        unlink(pidfile[i]);
+    }
+    unlink(cxx);
+    B->fini(x);
 }
 
 static void test_many_threads(void)
@@ -476,9 +688,11 @@ int main(void)
     RUN(test_poison_shared);
     RUN(test_divergent_barrier);
     RUN(test_shared_limit);
+    RUN(test_emulated_arch_and_clusters);
     RUN(test_segv_caught);
     RUN(test_graph);
     RUN(test_compile_error);
+    RUN(test_builds_pause_in_timing_windows);
     RUN(test_many_threads);
     RUN(test_nvrtc_compiles);
     fixture_end();

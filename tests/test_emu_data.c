@@ -3,7 +3,7 @@
  * and their alignment faults, math functions, and kernel arguments through both call
  * paths (direct x86-64 call and libffi) with the entry's stack alignment. */
 #include "emu_fixture.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <stdint.h>

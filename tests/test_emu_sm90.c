@@ -7,7 +7,7 @@
  * three schedules and three seeded bugs in it; tensor-map validation; and NVRTC compiling the
  * same kernels for sm_90a (and refusing them for sm_90). */
 #include "emu_fixture.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <nvrtc.h>
@@ -553,6 +553,25 @@ static void test_pipeline_schedules(void)
     run_pipeline(X, M90, 2, "has not landed");
 }
 
+/* The descriptors' swizzle against the TMA layout of the bytes they read: a checked launch
+ * (which sees the generic stores that would re-lay them) passes the correct pipeline and
+ * names the rule for descriptors that say 64B over tiles the maps laid out with 128B. */
+static void test_wgmma_swizzle_agrees_with_tma(void)
+{
+    kb_backend_opts o = { .emu_threads = 1, .emu_schedule = "random:3",
+                          .emu_checks = KB_EMU_CHECK_RACE | KB_EMU_CHECK_INIT };
+    kb_backend_ctx *x = NULL;
+    char err[256];
+    CHECK(B->init(&o, &x, err, sizeof err) == KB_OK);
+    kb_module *m = build_sm90(x);
+    run_pipeline(x, m, 0, NULL);
+    run_pipeline(x, m, 4, "wgmma descriptor swizzle disagrees with the TMA layout: the A operand's descriptor says "
+                          "the 64-byte swizzle, but shared offset");
+    CHECK_MSG(contains(B->last_error(x), "with the 128-byte swizzle"), "%s", B->last_error(x));
+    B->unload(x, m);
+    B->fini(x);
+}
+
 /* ---- named barriers, setmaxnreg ---- */
 static void test_named_barriers(void)
 {
@@ -683,6 +702,8 @@ static const char *break_rule(kb_tmap_desc *d, int k)
             d->base = 0x1010; return "32 with";
     case 10: d->dtype = KB_TMAP_U8; d->oob_fill = KB_TMAP_OOB_NAN_REQUEST_ZERO_FMA; return "floating-point";
     case 11: d->interleave = KB_TMAP_INTERLEAVE_16B; return "at least 3";
+    case 12: d->interleave = KB_TMAP_INTERLEAVE_32B; d->rank = 3; d->dims[2] = 1; d->box[2] = 1; d->strides[1] = 8192;
+             return "swizzle must be 32B";
     default: return NULL;
     }
 }
@@ -822,6 +843,7 @@ int main(void)
         RUN(test_setmaxnreg);
         RUN(test_more_rules);
         RUN(test_wgmma_proxy_fence);
+        RUN(test_wgmma_swizzle_agrees_with_tma);
         RUN(test_tmap_validate);
         RUN(test_tmap_arg_ffi);
         B->unload(X, M90);

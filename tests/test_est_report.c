@@ -7,6 +7,7 @@
  * synthetic inputs, not model output. */
 #include "check.h"
 #include "estimate/est_report.h"
+#include "kernels/families.h"
 
 #include <jansson.h>
 #include <stdlib.h>

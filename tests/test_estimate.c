@@ -4,6 +4,7 @@
 #include "check.h"
 #include "estimate/estimate.h"
 #include "gemm_model.h"
+#include "kernels/families.h"
 
 #include <math.h>
 #include <string.h>

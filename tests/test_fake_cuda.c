@@ -144,6 +144,42 @@ static void test_module_images(void)
     free(c90);
 }
 
+/* Load the CUBIN built for code on a device of compute capability cc (x10). */
+static CUresult load_on(void *cubin, int cc)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", cc);
+    setenv("KBENCH_FAKE_CUDA_ARCH", v, 1);
+    CUmodule m;
+    CUresult r = api.ModuleLoadData(&m, cubin);
+    if (r == CUDA_SUCCESS)
+        api.ModuleUnload(m);
+    unsetenv("KBENCH_FAKE_CUDA_ARCH");
+    return r;
+}
+
+/* An arch-specific CUBIN (sm_90a, sm_100a, sm_120a) loads on exactly its compute capability
+ * (CUDA Programming Guide 5.1.2); the plain one on the same major with a minor >= its own.
+ * NVRTC's real output: the double reads the `a` from the image, not from a name. */
+static void test_arch_specific_images(void)
+{
+    void *c90 = cubin_for(90), *c90a = cubin_for(1090), *c100 = cubin_for(100), *c100a = cubin_for(1100);
+    void *c120 = cubin_for(120), *c120a = cubin_for(1120);
+    CHECK(c90 && c90a && c100 && c100a && c120 && c120a);
+    CHECK(load_on(c90a, 90) == CUDA_SUCCESS);
+    CHECK(load_on(c90a, 100) == CUDA_ERROR_NO_BINARY_FOR_GPU);
+    CHECK(load_on(c90, 100) == CUDA_ERROR_NO_BINARY_FOR_GPU);     /* never across majors */
+    CHECK(load_on(c100, 100) == CUDA_SUCCESS);
+    CHECK(load_on(c100, 103) == CUDA_SUCCESS);                    /* 10.0 code on a 10.3 device */
+    CHECK(load_on(c100a, 100) == CUDA_SUCCESS);
+    CHECK(load_on(c100a, 103) == CUDA_ERROR_NO_BINARY_FOR_GPU);   /* the `a`: 10.0 exactly */
+    CHECK(load_on(c120, 121) == CUDA_SUCCESS);
+    CHECK(load_on(c120a, 121) == CUDA_ERROR_NO_BINARY_FOR_GPU);
+    CHECK(load_on(c120a, 120) == CUDA_SUCCESS);
+    CHECK(load_on(c120, 100) == CUDA_ERROR_NO_BINARY_FOR_GPU);
+    free(c90), free(c90a), free(c100), free(c100a), free(c120), free(c120a);
+}
+
 static CUmodule mod;
 static CUfunction k_bounded, k_dyn, k_block, k_regs, k_args;
 static CUdeviceptr buf;
@@ -178,6 +214,67 @@ static void test_launch_limits(void)
           CUDA_ERROR_INVALID_VALUE);                                   /* over the opt-in limit */
     CHECK(api.FuncSetAttribute(k_dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 * 1024) == CUDA_SUCCESS);
     CHECK(launch(k_dyn, 1, 32, 64 * 1024) == CUDA_SUCCESS);
+    CHECK(api.StreamSynchronize(stream) == CUDA_SUCCESS);
+}
+
+/* cuLaunchKernelEx with k_dyn in clusters of cx x 1 x 1 blocks over a grid of gx. */
+static CUresult launch_cluster(unsigned gx, unsigned cx, unsigned bx, unsigned smem)
+{
+    void *params[] = { &buf };
+    CUlaunchAttribute a;
+    memset(&a, 0, sizeof a);
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = cx, a.value.clusterDim.y = 1, a.value.clusterDim.z = 1;
+    CUlaunchConfig c = { gx, 1, 1, bx, 1, 1, smem, stream, &a, 1 };
+    return api.LaunchKernelEx(&c, k_dyn, params, NULL);
+}
+
+/* The cluster rules of fake_cuda.h, each broken once. */
+static void test_cluster_rules(void)
+{
+    CHECK(api.LaunchKernelEx != NULL);
+    setenv("KBENCH_FAKE_CUDA_SMS", "32", 1);
+    CHECK(launch_cluster(4, 2, 32, 0) == CUDA_SUCCESS);
+    CHECK(launch_cluster(8, 8, 32, 0) == CUDA_SUCCESS);                        /* the portable size */
+    CHECK(launch_cluster(3, 2, 32, 0) == CUDA_ERROR_INVALID_CLUSTER_SIZE);     /* grid not a multiple */
+    CHECK(launch_cluster(16, 16, 32, 0) == CUDA_ERROR_INVALID_CLUSTER_SIZE);   /* non-portable, not allowed */
+    CHECK(api.FuncSetAttribute(k_dyn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) == CUDA_SUCCESS);
+    CHECK(launch_cluster(16, 16, 32, 0) == CUDA_SUCCESS);
+    CHECK(launch_cluster(32, 32, 32, 0) == CUDA_ERROR_INVALID_CLUSTER_SIZE);   /* over 16 even so */
+    CHECK(api.FuncSetAttribute(k_dyn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 0) == CUDA_SUCCESS);
+    CHECK(launch_cluster(4, 0, 32, 0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(launch_cluster(4, 1, 2048, 0) == CUDA_ERROR_INVALID_VALUE);          /* the geometry checks too */
+    setenv("KBENCH_FAKE_CUDA_SMS", "4", 1);
+    CHECK(launch_cluster(8, 8, 32, 0) == CUDA_ERROR_INVALID_CLUSTER_SIZE);     /* more blocks than SMs */
+    CHECK(launch_cluster(8, 4, 32, 0) == CUDA_SUCCESS);
+    setenv("KBENCH_FAKE_CUDA_ARCH", "80", 1);
+    CHECK(launch_cluster(4, 2, 32, 0) == CUDA_ERROR_INVALID_CLUSTER_SIZE);     /* no clusters before 9.0 */
+    CHECK(launch_cluster(4, 1, 32, 0) == CUDA_SUCCESS);                        /* a cluster of one: none */
+    /* 12.x has 100 KB of shared memory per SM, 1 KB of it reserved per block */
+    setenv("KBENCH_FAKE_CUDA_ARCH", "120", 1);
+    CHECK(api.FuncSetAttribute(k_dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 150 * 1024) == CUDA_SUCCESS);
+    CHECK(launch_cluster(4, 2, 32, 99 * 1024) == CUDA_SUCCESS);
+    CHECK(launch_cluster(4, 2, 32, 99 * 1024 + 16) == CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    CHECK(api.FuncSetAttribute(k_dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 * 1024) == CUDA_SUCCESS);
+    unsetenv("KBENCH_FAKE_CUDA_ARCH");
+    unsetenv("KBENCH_FAKE_CUDA_SMS");
+    CUlaunchAttribute prio;
+    memset(&prio, 0, sizeof prio);
+    prio.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    void *params[] = { &buf };
+    CUlaunchConfig c = { 1, 1, 1, 32, 1, 1, 0, stream, &prio, 1 };
+    CHECK(api.LaunchKernelEx(&c, k_dyn, params, NULL) == CUDA_ERROR_NOT_SUPPORTED);
+    c.attrs = NULL;
+    CHECK(api.LaunchKernelEx(&c, k_dyn, params, NULL) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(api.LaunchKernelEx(NULL, k_dyn, params, NULL) == CUDA_ERROR_INVALID_VALUE);
+    /* captured like any launch */
+    CUgraph g = NULL;
+    CHECK(api.StreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+    setenv("KBENCH_FAKE_CUDA_SMS", "8", 1);
+    CHECK(launch_cluster(4, 2, 32, 0) == CUDA_SUCCESS);
+    unsetenv("KBENCH_FAKE_CUDA_SMS");
+    CHECK(api.StreamEndCapture(stream, &g) == CUDA_SUCCESS && g);
+    CHECK(api.GraphDestroy(g) == CUDA_SUCCESS);
     CHECK(api.StreamSynchronize(stream) == CUDA_SUCCESS);
 }
 
@@ -424,8 +521,10 @@ int main(void)
     RUN(test_context_is_per_thread);
     RUN(test_handles_and_ranges);
     RUN(test_module_images);
+    RUN(test_arch_specific_images);
     load_kernels();
     RUN(test_launch_limits);
+    RUN(test_cluster_rules);
     RUN(test_capture_rules);
     RUN(test_events_and_clock);
     RUN(test_graph_upload);

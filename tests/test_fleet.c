@@ -7,6 +7,7 @@
 #include "accept/fleet_md.h"
 #include "accept/fleet_stats.h"
 #include "accept/verdict_io.h"
+#include "core/fsutil.h"
 #include "check.h"
 #include "spawn.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void test_median_and_mad(void)
@@ -268,6 +270,89 @@ static void test_missing_duplicate_corrupt(void)
     rm_dir(dir);
 }
 
+/* A verdict file as text, from a fake GPU's, with one edit: key (inside block, NULL: the
+ * verdict itself; "tests0": the first timed test) set to the JSON value text. */
+static void write_edited(const char *dir, const fake_gpu *g, const char *block, const char *key, const char *text)
+{
+    kb_acc_spec spec;
+    memset(&spec, 0, sizeof spec);
+    snprintf(spec.name, sizeof spec.name, "h100-sxm");
+    json_t *v = verdict_of(g, &spec);
+    json_t *where = !block ? v : !strcmp(block, "tests0") ? json_array_get(json_object_get(v, "tests"), 1)
+                                                          : json_object_get(v, block);
+    json_error_t e;
+    json_object_set_new(where, key, json_loads(text, JSON_DECODE_ANY, &e));
+    char path[600];
+    snprintf(path, sizeof path, "%s/r%05d-%s.verdict.json", dir, g->rank, g->host);
+    CHECK(json_dump_file(v, path, 0) == 0);
+    json_decref(v);
+}
+
+/* Absurd numbers in rank files are "corrupt" problems naming the file and the field; a
+ * world size of 2^30 with 4 ranks present is one line of missing ranges, not a billion;
+ * a FIFO among the rank files is refused without blocking; an oversized file too. */
+static void test_hostile_rank_files(void)
+{
+    char dir[] = "/tmp/kb_test_fleet_XXXXXX", path[600];
+    CHECK(mkdtemp(dir) != NULL);
+    fake_gpu g[4];
+    for (int i = 0; i < 4; i++)
+        g[i] = (fake_gpu){ "n1", i + 2, 1 << 30, 2600, 700, 4.0, 0, 0, 0 };   /* ranks 2..5 of 2^30 */
+    write_fleet(dir, g, 4);
+    const struct { const char *block, *key, *value, *says; } bad[] = {
+        { "tests0", "value", "1e308", "tests[1].value: not a number in [0, 1e+12]" },
+        { "tests0", "value", "-5", "tests[1].value" },
+        { "identity", "rank", "7", "identity.rank: 7 is not below its world_size 4" },
+        { "identity", "world_size", "1e300", "identity.world_size: not an integer" },
+        { "identity", "host", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"", "identity.host: longer than" },
+        { "tests0", "status", "\"GREAT\"", "tests[1].status: not PASS" },
+        { NULL, "exit_code", "1000", "verdict.exit_code" },
+    };
+    int n_bad = (int)(sizeof bad / sizeof bad[0]);
+    for (int i = 0; i < n_bad; i++) {
+        fake_gpu b = { "n8", 100 + i, i == 2 ? 4 : 1 << 30, 2600, 700, 4.0, 0, 0, 0 };
+        write_edited(dir, &b, bad[i].block, bad[i].key, bad[i].value);
+    }
+    snprintf(path, sizeof path, "%s/r09999-fifo.verdict.json", dir);
+    CHECK(mkfifo(path, 0644) == 0);
+    snprintf(path, sizeof path, "%s/r09998-big.verdict.json", dir);
+    FILE *f1 = fopen(path, "w");
+    CHECK(f1 && ftruncate(fileno(f1), KB_LIMIT_RANK_BYTES + 1) == 0);
+    fclose(f1);
+    kb_fleet f;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_fleet_load(dir, &f, &err) == KB_OK && f.n == 4);
+    for (int i = 0; i < n_bad; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "r%05d-n8.verdict.json", 100 + i);
+        CHECK_MSG(has_problem(&f, file, bad[i].says), "no problem '%s' for %s", bad[i].says, file);
+    }
+    CHECK(has_problem(&f, "r09999-fifo.verdict.json", "not a regular file (a FIFO)"));
+    CHECK(has_problem(&f, "r09998-big.verdict.json", "a rank file may have at most 16 MiB"));
+    /* the missing ranks: 0-1 and 6-(2^30 - 1), one line, with the count */
+    CHECK(has_problem(&f, "missing: ranks 0-1, 6-1073741823 of 1073741824 of job 4242 step 0", "(1073741820 ranks)"));
+    CHECK(json_array_size(f.problems) == (size_t)n_bad + 3);
+    CHECK(kb_fleet_judge(&f, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR) == KB_OK);
+    json_t *fj = kb_fleet_json(&f);
+    char *text = json_dumps(fj, 0);
+    CHECK(text && strlen(text) < 200000);
+    free(text);
+    json_decref(fj);
+    kb_fleet_free(&f);
+    kb_sb_free(&err);
+    rm_dir(dir);
+}
+
+/* Medians near DBL_MAX do not overflow into null. */
+static void test_huge_values_stay_finite(void)
+{
+    double x[] = { 1e308, 1e308, 1.7e308, 1.7e308 };
+    CHECK(kb_fleet_median(x, 4) == 0.5 * 1e308 + 0.5 * 1.7e308 && isfinite(kb_fleet_median(x, 4)));
+}
+
 /* Every test marked an outlier is FAIL; every GPU's verdict is the worst of its tests and
  * its exit code follows; the fleet's verdict word agrees with its exit code and counts, and
  * the counts add up to the GPUs. The checks of test_findings_agree. */
@@ -452,6 +537,8 @@ int main(void)
     RUN(test_wrong_gpu_wins_over_slow);
     RUN(test_cpu_timings_by_factor);
     RUN(test_missing_duplicate_corrupt);
+    RUN(test_hostile_rank_files);
+    RUN(test_huge_values_stay_finite);
     RUN(test_findings_agree);
     RUN(test_out_dir_made_or_refused);
     RUN(test_cli_fleet);

@@ -4,15 +4,12 @@
  * tile loads, BROKEN_NO_SYNC=1) and unwritten outputs, the native fp8 mma path (the
  * emulator's default sm_90 takes the f16 route), and the sampled reference of big shapes. */
 #include "family_fixture.h"
+#include "gemm_model.h"   /* variant, param and layout indices; the launch geometry */
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT };   /* variant order in gemm.c */
-enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET, P_GROUP, P_SPLITK, P_SCALE, P_DIST };
-enum { L_NN, L_NT, L_TN, L_TT };
 
 static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_t n, int64_t k, int pad)
 {
@@ -24,7 +21,7 @@ static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_
 
 static void test_descriptor(void)
 {
-    CHECK(fam->n_variants == 4 && fam->n_dims == 3 && fam->n_params == 19);
+    CHECK(fam->n_variants == 5 && fam->n_dims == 3 && fam->n_params == 21);
     CHECK(!strcmp(fam->variants[V_CUBLASLT].name, "cublaslt") && fam->variants[V_CUBLASLT].entry == NULL);
     CHECK(kb_param_applies(fam, P_ALGO, V_CUBLASLT) && !kb_param_applies(fam, P_ALGO, V_MMA) &&
           !kb_param_applies(fam, P_BM, V_CUBLASLT) && kb_param_applies(fam, P_LAYOUT, V_CUBLASLT));
@@ -116,6 +113,118 @@ static void test_cublaslt_valid(void)
     kb_sb_free(&b);
     kb_work w = fam->work(&c), wm = fam->work((c.variant = V_MMA, &c));
     CHECK(w.flops == wm.flops && w.bytes_read == wm.bytes_read && w.bytes_written == wm.bytes_written);
+}
+
+/* wgmma: sm_90a only, with the reason elsewhere; layout nt; 16-byte strides (the pad axis);
+ * the tile rules; its id, defines and launch (384 threads, one block per tile before the
+ * launch clamps the grid to the SMs). */
+static void test_wgmma_valid(void)
+{
+    kb_target h100a = { 1090, 0, 227 * 1024 }, h100 = h100a, a100 = h100a;
+    h100.sm = 90, a100.sm = 80;
+    char why[512];
+    kb_case c = make_case(V_WGMMA, KB_DT_BF16, L_NT, 300, 200, 200, 0);
+    c.params[P_BK] = 64;
+    CHECK_MSG(fam->valid(&c, &h100a, why, sizeof why), "%s", why);
+    CHECK(refused(&c, &h100, "only sm_90a has") && refused(&c, &h100, "the target is sm_90"));
+    CHECK(refused(&c, &a100, "use --arch sm_90a"));
+    kb_target notma = h100a;
+    notma.caps = KB_CAP_GPU_TIMER;
+    CHECK(refused(&c, &notma, "tensor maps cannot be encoded here"));
+    c.params[P_LAYOUT] = L_NN;
+    CHECK(refused(&c, &h100a, "layout nt only"));
+    c.params[P_LAYOUT] = L_NT;
+    c.pad = 1;   /* (200 + 1) x 2 bytes */
+    CHECK(refused(&c, &h100a, "multiples of 16 bytes") && refused(&c, &h100a, "402, 402, 402 bytes at pad 1"));
+    c.pad = 8;
+    CHECK(fam->valid(&c, &h100a, why, sizeof why));
+    c.dims[2] = 36;   /* K = 36: 72-byte rows of A and B */
+    CHECK(refused(&c, &h100a, "lda, ldb, ldc = 88, 88, 416"));
+    c = make_case(V_WGMMA, KB_DT_FP8E4M3, L_NT, 64, 64, 64, 0);
+    CHECK(fam->valid(&c, &h100a, why, sizeof why));   /* BK 32 x 1 byte: the 32-byte swizzle */
+    c.params[P_BM] = 64;
+    CHECK(refused(&c, &h100a, "BM is 128 or 256"));
+    c.params[P_BM] = 256, c.params[P_BN] = 256;
+    CHECK(refused(&c, &h100a, "256 accumulators per consumer thread"));
+    c.params[P_BN] = 40;
+    CHECK(refused(&c, &h100a, "multiple of 16 in [16, 256]"));
+    c.params[P_BN] = 128, c.params[P_BK] = 48;
+    CHECK(refused(&c, &h100a, "32, 64 or a multiple of 128"));
+    c.params[P_BK] = 64, c.params[P_SCHEDULE] = SCHED_PINGPONG;   /* one warpgroup per tile: BM 64 or 128 */
+    CHECK(refused(&c, &h100a, "under pingpong one consumer warpgroup takes the whole tile"));
+    c.params[P_BM] = 128, c.params[P_BN] = 256;
+    CHECK(refused(&c, &h100a, "256 accumulators per consumer thread"));
+    c.params[P_BM] = 64;
+    CHECK_MSG(fam->valid(&c, &h100a, why, sizeof why), "%s", why);
+    c.params[P_SCHEDULE] = SCHED_COOPERATIVE, c.params[P_BM] = 256, c.params[P_BN] = 128;
+    c.params[P_BK] = 256, c.params[P_STAGES] = 8;   /* 8 x (256 + 128) x 256 bytes */
+    CHECK(refused(&c, &h100a, "bytes of shared memory; sm_90a allows"));
+    c.params[P_STAGES] = 1;
+    CHECK(refused(&c, &h100a, "2 to 8 stages"));
+
+    kb_sb b;
+    kb_sb_init(&b);
+    c = make_case(V_WGMMA, KB_DT_BF16, L_NT, 300, 200, 200, 0);
+    kb_case_id(&c, &b);
+    CHECK_MSG(!strcmp(b.s, "gemm/wgmma(layout=nt,alpha=1,beta=0,BM=128,BN=128,BK=32,STAGES=3)/bf16/300x200x200/pad0/eager"),
+              "%s", b.s);
+    kb_case_defines(fam, &c, &b);
+    CHECK_MSG(strstr(b.s, "GEMM_VARIANT=4") && strstr(b.s, "SCHEDULE=0\n") && strstr(b.s, "SCHEDULE_COOPERATIVE=0"),
+              "%s", b.s);
+    kb_sb_free(&b);
+    kb_geom g = kb_gemm_geom(&c);
+    CHECK(g.block[0] == 384 && g.grid[0] == 3 * 2 && g.grid[1] == 1);
+    /* 1024 slack + 3 x (128 + 128) x 32 x 2 + 128 x 128 x 2 + 7 mbarriers */
+    CHECK(g.shmem_bytes == 1024 + 3 * 256 * 64 + 128 * 128 * 2 + 7 * 8 && (int64_t)g.shmem_bytes == kb_gemm_wgmma_smem_bytes(&c));
+    c.params[P_SCHEDULE] = SCHED_PINGPONG;   /* a staging tile and a C barrier per consumer warpgroup */
+    CHECK(kb_gemm_wgmma_smem_bytes(&c) == 1024 + 3 * 256 * 64 + 2 * 128 * 128 * 2 + 8 * 8);
+}
+
+/* One wgmma case end to end at sm_90a on the emulator (6 tiles on 2 workers: the persistent
+ * loop wraps; beta reads C through TMA); the suite runs the rest. */
+static void test_wgmma_runs(void)
+{
+    kb_case c = make_case(V_WGMMA, KB_DT_BF16, L_NT, 200, 152, 72, 8);
+    c.params[P_BN] = 64, c.params[P_BK] = 64, c.params[P_BETA] = 1, c.params[P_GROUP] = 2;
+    kb_verify v;
+    kb_status st;
+    run_family_on_emu(&c, 1090, NULL, 1, FAM_CHECK_VALID | FAM_CHECK_RUN_OK, &v, &st);
+    CHECK_MSG(st == KB_OK && v.n == 200 * 152 && v.n_bad == 0 && v.guard_bad == 0, "n %lld bad %lld guard %lld",
+              (long long)v.n, (long long)v.n_bad, (long long)v.guard_bad);
+}
+
+/* fp8 two-level accumulation (accum=two): fp8 only, within the registers; at K = 2048 the
+ * emulator's model of Hopper's fp8 accumulation (13 explicit mantissa bits per wgmma,
+ * truncated) costs the one-level kernel a visible error, which two levels cut, both within
+ * the tolerance (seed 11: max |error| 0.955 and 0.474; what remains is D's bf16 rounding). */
+static void test_wgmma_two_level(void)
+{
+    kb_target h100a = { 1090, 0, 227 * 1024 };
+    kb_case c = make_case(V_WGMMA, KB_DT_BF16, L_NT, 128, 64, 8192, 0);
+    c.params[P_BN] = 64, c.params[P_BK] = 128, c.params[P_ACCUM] = ACCUM_TWO;
+    CHECK(refused(&c, &h100a, "accum=two is for fp8"));
+    c.dtype = KB_DT_FP8E4M3;
+    char why[256];
+    CHECK_MSG(fam->valid(&c, &h100a, why, sizeof why), "%s", why);
+    c.params[P_BN] = 256;
+    CHECK(refused(&c, &h100a, "second f32 accumulator"));
+    c.params[P_BN] = 64;
+    kb_sb b;
+    kb_sb_init(&b);
+    kb_case_id(&c, &b);
+    CHECK_MSG(strstr(b.s, "STAGES=3,accum=two)"), "%s", b.s);
+    kb_sb_free(&b);
+    kb_verify one, two;
+    kb_status st;
+    run_family_on_emu(&c, 1090, NULL, 1, FAM_CHECK_VALID | FAM_CHECK_RUN_OK, &two, &st);
+    c.params[P_ACCUM] = ACCUM_ONE;
+    run_family_on_emu(&c, 1090, NULL, 1, FAM_CHECK_VALID | FAM_CHECK_RUN_OK, &one, &st);
+    CHECK_MSG(one.n_bad == 0 && two.n_bad == 0 && two.n == 128 * 64, "bad: one %lld, two %lld", (long long)one.n_bad,
+              (long long)two.n_bad);
+    CHECK_MSG(two.max_abs_err < 0.6 * one.max_abs_err, "max error: two-level %g, one-level %g", two.max_abs_err,
+              one.max_abs_err);
+    printf("     fp8 e4m3, K = 8192: max |error| one-level %.3g, two-level %.3g (tolerance %.3g)\n", one.max_abs_err,
+           two.max_abs_err, one.atol);
 }
 
 /* ---- the matmul the cublaslt variant plans, on a host-memory backend with fake vendor slots ---- */
@@ -360,6 +469,9 @@ int main(void)
     RUN(test_work_model);
     RUN(test_valid_reasons);
     RUN(test_cublaslt_valid);
+    RUN(test_wgmma_valid);
+    RUN(test_wgmma_runs);
+    RUN(test_wgmma_two_level);
     RUN(test_cublaslt_plans_the_same_problem);
     RUN(test_broken_no_sync_is_caught);
     RUN(test_smem_b_tile_aligned_after_odd_a_tile);

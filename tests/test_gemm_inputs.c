@@ -8,7 +8,7 @@
 
 #include "core/precision.h"
 #include "gemm_inputs.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -177,9 +177,10 @@ static void test_recipes_on_mma(void)
     }
 }
 
-/* sm_120a (KB_ARCH 120, KB_ARCH_SPECIFIC 1): mx and nv through the block-scaled mma.sync,
- * K = 200 (partial blocks), K-contiguous tiles and gathered ones; a wrong thread-id-a in the
- * selector (A's scales then come from lanes that hold none) makes the case wrong. */
+/* sm_120a (arch code 1120: KB_ARCH 120, KB_ARCH_SPECIFIC 1 from the table): mx and nv
+ * through the block-scaled mma.sync, K = 200 (partial blocks), K-contiguous tiles and
+ * gathered ones; a wrong thread-id-a in the selector (A's scales then come from lanes that
+ * hold none) makes the case wrong. */
 static void test_block_scaled_mma_sm120a(void)
 {
     static const struct { kb_dtype dt; int recipe, layout; } cs[] = {
@@ -192,13 +193,13 @@ static void test_block_scaled_mma_sm120a(void)
         small_tiles(&c, 64);
         c.params[P_DIST] = KB_DIST_RANGES;
         kb_verify v;
-        CHECK_MSG(runs_ok(&c, 120, "KB_ARCH_SPECIFIC=1", &v), "sm_120a %s %s: %lld bad of %lld",
+        CHECK_MSG(runs_ok(&c, 120 + KB_ARCH_SPECIFIC, NULL, &v), "sm_120a %s %s: %lld bad of %lld",
                   kb_dtype_name(cs[i].dt), kb_recipe_name(cs[i].recipe), (long long)v.n_bad, (long long)v.n);
         if (i == 0 || i == 3) {
             char extra[64];
-            snprintf(extra, sizeof extra, "KB_ARCH_SPECIFIC=1\nBS_SEL=0,1,0,0");
-            CHECK_MSG(!runs_ok(&c, 120, extra, &v) && v.n_bad > v.n / 2, "a wrong selector escaped: %lld bad",
-                      (long long)v.n_bad);
+            snprintf(extra, sizeof extra, "BS_SEL=0,1,0,0");
+            CHECK_MSG(!runs_ok(&c, 120 + KB_ARCH_SPECIFIC, extra, &v) && v.n_bad > v.n / 2,
+                      "a wrong selector escaped: %lld bad", (long long)v.n_bad);
         }
     }
 }

@@ -67,6 +67,27 @@ static void test_too_few_is_null(void)
     CHECK(ov.eager_us == 16.0);
 }
 
+/* A backend without full speed (the emulator): every window KB_OVERHEAD_FEW_REPS times. */
+static void test_few_reps_without_full_speed(void)
+{
+    fake_reset();
+    kb_run r;
+    kb_case c;
+    fake_run(&r, &c, KB_LAUNCH_EAGER);
+    kb_backend slow = *r.be;
+    slow.caps &= ~(unsigned)KB_CAP_FULL_SPEED;
+    r.be = &slow;
+    kb_overhead ov;
+    memset(&ov, 0, sizeof ov);
+    ov.empty = FAKE_EMPTY;
+    CHECK(kb_launch_overhead(&r, NULL, 4, &ov) == KB_OK);
+    CHECK(ov.reps == KB_OVERHEAD_FEW_REPS && KB_OVERHEAD_FEW_REPS >= 3 && KB_OVERHEAD_FEW_REPS < KB_OVERHEAD_REPS);
+    CHECK(ov.eager_us == 16.0 && isnan(ov.per_launch_us) && ov.empty_eager_us == 3.0);
+    /* the case's and the floor's graphs replayed 1 + KB_OVERHEAD_FEW_REPS times each */
+    CHECK(fake_count('G') == 2 * (1 + KB_OVERHEAD_FEW_REPS));
+    CHECK(fake_count('S') == 4 * KB_OVERHEAD_FEW_REPS && fake_count('E') == 4 * KB_OVERHEAD_FEW_REPS);
+}
+
 /* Noisy windows: the median and quartiles of the per-repetition differences. The timer
  * answers the scripted values, eager windows first, then the graph's. */
 static void test_quartiles(void)
@@ -193,15 +214,15 @@ static void test_choice_of_n(void)
     CHECK(kb_launch_overhead_n(1000.0, KB_CAP_FULL_SPEED) == 20);    /* 1 ms: 20 fit in 20 ms */
     CHECK(kb_launch_overhead_n(1.5e6, 0) == 1);      /* longer than the budget: still one */
     CHECK(kb_launch_overhead_n(0.0, KB_CAP_FULL_SPEED) == 100);      /* unknown median */
-    CHECK(kb_launch_overhead_n(2.0, 0) == 4);
-    CHECK(kb_launch_overhead_n(10e3, 0) == 2);
+    CHECK(kb_launch_overhead_n(2.0, 0) == 1);      /* the emulator: one execution per window */
+    CHECK(kb_launch_overhead_n(10e3, 0) == 1);
 }
 
 /* ---- the real emulator and NVRTC with kernels/kb_empty.cu ---- */
 
 static kb_status empty_enqueue(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    static const kb_geom g = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
     return kb_run_launch(r, KB_EMPTY_ENTRY, &g, NULL, 0);
 }
 
@@ -216,6 +237,7 @@ static void test_emulator(void)
         CHECK_MSG(st == KB_OK, "%s", e.r.err);
         /* CPU times: only their presence and sign can be asserted */
         CHECK(ov.launches == 1 && ov.eager_us > 0 && ov.graph_us > 0 && isfinite(ov.per_launch_us));
+        CHECK(ov.reps == KB_OVERHEAD_FEW_REPS);   /* the emulator has no full speed */
         CHECK(ov.empty_eager_us > 0 && ov.empty_graph_us > 0 && ov.host_enqueue_us > 0);
     }
     empty_emu_close(&e);
@@ -252,6 +274,7 @@ int main(void)
 {
     RUN(test_arithmetic);
     RUN(test_too_few_is_null);
+    RUN(test_few_reps_without_full_speed);
     RUN(test_quartiles);
     RUN(test_long_kernel_hides_launches);
     RUN(test_errors);

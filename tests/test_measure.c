@@ -261,6 +261,18 @@ static void put_file(const char *dir, const char *sub, const char *text)
     }
 }
 
+static void put_level(const char *dir, const char *sub, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s/level", dir, sub);
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
 static void test_flush_bytes(void)
 {
     kb_device_info d;
@@ -277,12 +289,20 @@ static void test_flush_bytes(void)
     put_file(dir, "index3", "8M\n");
     put_file(dir, "power", "not a cache\n");
     CHECK(kb_emu_host_cache_bytes(dir) == 8u << 20);
-    CHECK(kb_emu_l2_bytes(dir) == 8u << 20);               /* the emulator's "L2": flushed 2x */
+    CHECK(kb_emu_l2_bytes(dir) == 8u << 20);               /* no levels: the largest listed */
     put_file(dir, "index3", "266240K\n");  /* a server's shared L3: capped */
     CHECK(kb_emu_host_cache_bytes(dir) == 266240ull << 10);
     CHECK(kb_emu_l2_bytes(dir) == 32u << 20);
+    /* with levels: a core's own caches (level <= 2), never the shared L3 */
+    put_level(dir, "index0", "1\n");
+    put_level(dir, "index2", "2\n");
+    put_level(dir, "index3", "3\n");
+    CHECK(kb_emu_host_cache_bytes(dir) == 266240ull << 10);
+    CHECK(kb_emu_l2_bytes(dir) == 2048u << 10);            /* the emulator's "L2": flushed 2x */
+    put_level(dir, "index2", "x\n");                      /* an unreadable level counts as none */
+    CHECK(kb_emu_l2_bytes(dir) == 48u << 10);
     CHECK(kb_emu_host_cache_bytes("/nonexistent/cache") == 0);
-    CHECK(kb_emu_l2_bytes("/nonexistent/cache") == 32u << 20);
+    CHECK(kb_emu_l2_bytes("/nonexistent/cache") == KB_EMU_L2_FALLBACK_BYTES);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
@@ -353,7 +373,7 @@ static void test_settings(void)
 
 static kb_status empty_enqueue(kb_run *r, void *state)
 {
-    static const kb_geom g = { { 2, 1, 1 }, { 32, 1, 1 }, 0 };
+    static const kb_geom g = { { 2, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     return kb_run_launch(r, "kb_empty", &g, NULL, 0);
 }
 

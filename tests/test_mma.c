@@ -5,7 +5,7 @@
  * are compiled with NVRTC for sm_80, sm_89 and sm_90 and their PTX inspected. */
 #include "backend/backend.h"
 #include "check.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <nvrtc.h>
@@ -33,7 +33,7 @@ static kb_dptr upload(const void *h, size_t bytes)
 /* One warp runs entry(args); returns the launch status. */
 static kb_status launch_warp(const char *entry, const kb_arg *args, int n)
 {
-    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     kb_status st = B->launch(X, M, entry, &g, args, n);
     CHECK_MSG(st == KB_OK, "%s: %s", entry, B->last_error(X));
     return st;
@@ -222,7 +222,7 @@ static void test_cp_async_zero_fill(void)
     }
     /* a misaligned source faults, as on the GPU */
     kb_arg bad_args[] = { kb_arg_ptr(ds + 4), kb_arg_ptr(dout) };
-    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     CHECK(B->launch(X, M, "cp_async", &g, bad_args, 2) == KB_ERR_FAULT);
     CHECK(strstr(B->last_error(X), "cp.async") != NULL);
     B->free(X, dout), B->free(X, ds);
@@ -346,7 +346,7 @@ static int run_bs(const bs_shape *sh, int flip_tida, int nan_row)
     kb_dptr dsb = upload(sb, sizeof sb), dd = 0;
     CHECK(B->alloc(X, sizeof d, &dd) == KB_OK);
     kb_arg args[] = { kb_arg_ptr(da), kb_arg_ptr(db), kb_arg_ptr(dc), kb_arg_ptr(dd), kb_arg_ptr(dsa), kb_arg_ptr(dsb) };
-    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0 };
+    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
     kb_status st = B->launch(X, M120, sh->entry, &g, args, 6);
     CHECK_MSG(st == KB_OK, "%s: %s", sh->entry, B->last_error(X));
     if (st == KB_OK && B->download(X, d, dd, sizeof d) == KB_OK) {
@@ -509,7 +509,7 @@ int main(void)
     snprintf(so120, sizeof so120, "%s/mma_tile_120%s", tmpdir, B->artifact_ext);
     if (X) {
         build_module(90, NULL, so, &M);
-        build_module(120, "KB_ARCH_SPECIFIC=1", so120, &M120);
+        build_module(120 + KB_ARCH_SPECIFIC, NULL, so120, &M120);   /* sm_120a */
     }
     if (M) {
         RUN(test_mma_f16);

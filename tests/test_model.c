@@ -11,6 +11,7 @@
  * full-shape case): no op missing, decode attention on the decode variant, and prefill
  * attention never on it. */
 #include "check.h"
+#include "kernels/families.h"
 #include "model/model_estimate.h"
 #include "model/model_json.h"
 #include "model/model_report.h"
@@ -525,7 +526,8 @@ static void synth_case(synth *s, const kb_case *c, const char *id)
     snprintf(dev.name, sizeof dev.name, "SYN-GPU");
     snprintf(dev.uuid, sizeof dev.uuid, "GPU-syn");
     dev.sm = 90;
-    kb_record_ctx ctx = { "syn", "synthetic", "2026-01-01T00:00:00Z", "cuda", &dev };
+    kb_record_ctx ctx = { .run_id = "syn", .suite = "synthetic", .time = "2026-01-01T00:00:00Z", .backend = "cuda",
+                          .dev = &dev };
     if (s->n == s->cap)
         s->recs = realloc(s->recs, (s->cap = s->cap ? 2 * s->cap : 256) * sizeof *s->recs);
     s->recs[s->n++] = kb_record_json(&ctx, &res);

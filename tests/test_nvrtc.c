@@ -213,11 +213,49 @@ static void test_bad_arch(void)
     size_t bytes = 0;
     kb_sb log;
     kb_sb_init(&log);
-    /* sm_10 never existed: NVRTC rejects the option, which is a compile error of the case. */
+    /* sm_10 never existed and is no row of the architecture table: refused before NVRTC */
     CHECK(kb_nvrtc_compile("extern \"C\" __global__ void k() {}", "k.cu", NULL, 0, NULL, 0, 10,
-                           &cubin, &bytes, &log) == KB_ERR_COMPILE);
-    CHECK(cubin == NULL);
-    CHECK_MSG(strstr(log.s, "NVRTC_ERROR_INVALID_OPTION") != NULL, "%s", log.s);
+                           &cubin, &bytes, &log) == KB_ERR_INPUT);
+    CHECK(cubin == NULL && bytes == 0);
+    CHECK_MSG(strstr(log.s, "no architecture of code 10") != NULL, "%s", log.s);
+    kb_sb_free(&log);
+}
+
+/* Every module gets -DKB_ARCH=<cc> and -DKB_ARCH_SPECIFIC=<0|1> from the table, and the
+ * table's --gpu-architecture: the source checks both against what NVRTC compiles for. */
+static const char gate_src[] =
+    "#if !defined(KB_ARCH) || !defined(KB_ARCH_SPECIFIC) || KB_ARCH != __CUDA_ARCH__ / 10\n"
+    "#error gating defines missing or wrong\n#endif\n"
+    "#if KB_ARCH_SPECIFIC != defined(__CUDA_ARCH_SPECIFIC__)\n#error KB_ARCH_SPECIFIC disagrees\n#endif\n"
+    "extern \"C\" __global__ void k(int *p) { p[0] = KB_ARCH * 10 + KB_ARCH_SPECIFIC; }\n";
+
+static void test_gating_defines(void)
+{
+    static const int codes[] = { 80, 90, 90 + KB_ARCH_SPECIFIC, 100, 100 + KB_ARCH_SPECIFIC, 120 + KB_ARCH_SPECIFIC };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        void *cubin = NULL;
+        size_t bytes = 0;
+        kb_sb log;
+        kb_sb_init(&log);
+        CHECK_MSG(kb_nvrtc_compile(gate_src, "gate.cu", NULL, 0, NULL, 0, codes[i], &cubin, &bytes, &log) == KB_OK,
+                  "%s: %s", kb_arch_name(codes[i]), log.s);
+        free(cubin);
+        kb_sb_free(&log);
+    }
+}
+
+/* The PTX of an sm_90a compile targets sm_90a (what `kbench compile --emit ptx` writes). */
+static void test_ptx_target(void)
+{
+    char *ptx = NULL;
+    size_t bytes = 0;
+    kb_sb log;
+    kb_sb_init(&log);
+    CHECK_MSG(kb_nvrtc_compile_ptx(gate_src, "gate.cu", NULL, 0, NULL, 0, 90 + KB_ARCH_SPECIFIC, &ptx, &bytes, &log) ==
+              KB_OK, "%s", log.s);
+    CHECK(ptx && bytes == strlen(ptx) && strstr(ptx, ".target sm_90a") && strstr(ptx, ".entry k"));
+    CHECK_MSG(strstr(log.s, "Compiling entry function 'k' for 'sm_90a'"), "the ptxas report stays: %s", log.s);
+    free(ptx);
     kb_sb_free(&log);
 }
 
@@ -231,5 +269,7 @@ int main(void)
     RUN(test_defines_and_includes);
     RUN(test_syntax_error);
     RUN(test_bad_arch);
+    RUN(test_gating_defines);
+    RUN(test_ptx_target);
     TEST_MAIN_END();
 }

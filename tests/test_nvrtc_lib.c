@@ -1,6 +1,7 @@
 /* test_nvrtc_lib.c - NVRTC chosen at run time: the pure rules (which driver loads which
- * NVRTC's CUBINs, which device runs which CUBIN arch) and the selection against the NVRTC
- * of this machine's toolkit (CUDA 13: it fits a 13.0 driver, not a 12.4 one). */
+ * NVRTC's CUBINs, which architectures an NVRTC's list covers) and the selection against the
+ * NVRTC of this machine's toolkit (CUDA 13: it fits a 13.0 driver, not a 12.4 one). Which
+ * device runs which CUBIN is the architecture table's rule (test_arch.c). */
 #include "check.h"
 #include "backend/cuda/kb_nvrtc.h"
 #include "backend/cuda/kb_nvrtc_lib.h"
@@ -39,21 +40,32 @@ static void test_unfit_message(void)
     CHECK(strlen(tiny) == 7);
 }
 
-/* A cubin for X.y runs only on X.z with z >= y. */
-static void test_arch_fit(void)
+/* nvrtcGetSupportedArchs lists compute capabilities; an `a` target is listed by its cc. */
+static void test_arch_listed(void)
 {
-    char why[256] = "";
-    CHECK(kb_cubin_runs_on(90, 90, why, sizeof why));
-    CHECK(kb_cubin_runs_on(80, 86, why, sizeof why));
-    CHECK(kb_cubin_runs_on(80, 89, why, sizeof why));
-    CHECK(kb_cubin_runs_on(86, 89, why, sizeof why));
-    CHECK(why[0] == 0);
-    CHECK(!kb_cubin_runs_on(89, 86, why, sizeof why));
-    CHECK_MSG(strstr(why, "sm_89") && strstr(why, "8.6"), "%s", why);
-    CHECK(!kb_cubin_runs_on(80, 90, why, sizeof why));
-    CHECK_MSG(strstr(why, "9.0 (sm_90)") && strstr(why, "--arch sm_90"), "%s", why);
-    CHECK(!kb_cubin_runs_on(90, 80, why, sizeof why));
-    CHECK(!kb_cubin_runs_on(100, 90, why, sizeof why));
+    static const int nvrtc12_4[] = { 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90 };
+    int n = (int)(sizeof nvrtc12_4 / sizeof nvrtc12_4[0]);
+    CHECK(kb_nvrtc_arch_listed(nvrtc12_4, n, 90));
+    CHECK(kb_nvrtc_arch_listed(nvrtc12_4, n, 90 + KB_ARCH_SPECIFIC));
+    CHECK(kb_nvrtc_arch_listed(nvrtc12_4, n, 86));
+    CHECK(!kb_nvrtc_arch_listed(nvrtc12_4, n, 100));
+    CHECK(!kb_nvrtc_arch_listed(nvrtc12_4, n, 120 + KB_ARCH_SPECIFIC));
+    CHECK(!kb_nvrtc_arch_listed(nvrtc12_4, n, 75));   /* listed, but no architecture of kbench's */
+    CHECK(!kb_nvrtc_arch_listed(nvrtc12_4, 0, 90));
+}
+
+/* The installed NVRTC (CUDA 13.0) is asked at run time: it compiles for every
+ * architecture of the table (75 80 86 87 88 89 90 100 103 110 120 121). An older NVRTC's
+ * refusal (and its list) is covered by test_arch_listed and the cli test with a fake. */
+static void test_supports_installed(void)
+{
+    char why[768] = "";
+    char note[1024];
+    CHECK_MSG(kb_nvrtc_lib_select(13000, note, sizeof note) == KB_OK, "%s", note);
+    for (int i = 0; i < kb_n_archs; i++)
+        CHECK_MSG(kb_nvrtc_supports(kb_archs[i].code, why, sizeof why) == 1, "%s: %s", kb_archs[i].name, why);
+    CHECK(kb_nvrtc_supports(75, why, sizeof why) == 0);   /* a code the table lacks: nothing to compile */
+    CHECK_MSG(strstr(why, "cannot compile for sm_?") && strstr(why, "sm_90a") && strstr(why, "sm_120a"), "%s", why);
 }
 
 /* This machine has NVRTC 13 only (the toolkit kbench builds with). */
@@ -110,7 +122,8 @@ int main(void)
 {
     RUN(test_version_fit);
     RUN(test_unfit_message);
-    RUN(test_arch_fit);
+    RUN(test_arch_listed);
+    RUN(test_supports_installed);
     RUN(test_select);
     RUN(test_compile_after_select);
     TEST_MAIN_END();

@@ -3,6 +3,7 @@
  * code, generated help; then the real commands through the kbench binary. */
 #include "check.h"
 #include "cli/opts.h"
+#include "core/arch.h"
 #include "spawn.h"
 
 #include <math.h>
@@ -73,11 +74,11 @@ static void test_values_and_forms(void)
 {
     fake_opts o;
     const char *a[] = { "one", "--flag", "--set", "--n", "42", "--x=2.5", "--s", "hello", "--colour=green",
-                        "--arch", "sm_89", "--item", "p", "--item=q", "two", NULL };
+                        "--arch", "sm_90a", "--item", "p", "--item=q", "two", NULL };
     CHECK(parse(&o, a) == -1);
     CHECK(!strcmp(o.pos[0], "one") && !strcmp(o.pos[1], "two"));
     CHECK(o.flag == 1 && o.set == 3 && o.n == 42 && o.x == 2.5 && !strcmp(o.s, "hello"));
-    CHECK(!strcmp(o.choice, "green") && o.arch == 89);
+    CHECK(!strcmp(o.choice, "green") && o.arch == 90 + KB_ARCH_SPECIFIC);   /* sm_90a's code (core/arch.h) */
     CHECK(o.n_list == 2 && !strcmp(o.list[0], "p") && !strcmp(o.list[1], "q"));
     kb_opts_free(&fake, &o);
     CHECK(o.list == NULL);
@@ -107,7 +108,10 @@ static void test_every_error(void)
         { { "a", "--x", "nan", NULL }, "got 'nan'" },
         { { "a", "--x", "1e308", NULL }, "got '1e308'" },
         { { "a", "--colour", "blue", NULL }, "--colour: expected one of red, green, got 'blue'" },
-        { { "a", "--arch", "sm_75", NULL }, "--arch: expected sm_80, sm_86, sm_89 or sm_90, got 'sm_75'" },
+        { { "a", "--arch", "sm_75", NULL }, "--arch: expected one of kbench's architectures (sm_80, sm_86, sm_89, "
+                                            "sm_90, sm_90a, sm_100, sm_100a, sm_103, sm_103a, sm_120, sm_120a, sm_121, "
+                                            "sm_121a), got 'sm_75'" },
+        { { "a", "--arch", "sm_90A", NULL }, "got 'sm_90A'" },
         { { "a", "--flag=1", NULL }, "--flag: takes no value, got '1'" },
         { { "a", "-n0", NULL }, "--n: expected an integer in [1, 100], got '0'" },
         { { "a", "-fx", NULL }, "unknown option '-fx'" },
@@ -185,11 +189,50 @@ static void test_binary(void)
     const char *run = "tests/data/run_gpu.jsonl";
     char *before = slurp(run);
     const char *i[] = { "kbench", "report", run, "--out", run, "--format", "csv", NULL };
-    expect(2, "is the run being reported", i);
+    expect(2, "kbench does not write over its own input", i);
     char *after = slurp(run);
     CHECK(before && after && !strcmp(before, after));
     free(before);
     free(after);
+    /* a path longer than KB_PATH_ARG_MAX, as an option or a positional argument: named, exit 2 */
+    char longp[600];
+    memset(longp, 'a', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    const char *j[] = { "kbench", "report", run, "--out", longp, NULL };
+    expect(2, "kbench report: --out: a path of 599 bytes; kbench takes paths of at most 400", j);
+    const char *k[] = { "kbench", "run", longp, NULL };
+    expect(2, "kbench run: SUITE: a path of 599 bytes", k);
+    /* query's argument is SQL, not a path: a long statement is not refused for its length */
+    char sql[700];
+    snprintf(sql, sizeof sql, "SELECT '%.*s'", 600, longp);
+    const char *l[] = { "kbench", "query", sql, NULL };
+    char log[80];
+    snprintf(log, sizeof log, "%s.bin", errlog);
+    run_kbench(l, log);
+    char *out = slurp(log);
+    CHECK_MSG(out && !strstr(out, "kbench takes paths"), "query refused its SQL: %s", out ? out : "");
+    free(out);
+    unlink(log);
+}
+
+/* A near miss gets "did you mean": commands, options, choices, GPU and model names. */
+static void test_did_you_mean(void)
+{
+    const char *a[] = { "kbench", "rnu", NULL };
+    expect(2, "unknown command 'rnu' - did you mean 'run'?", a);
+    const char *b[] = { "kbench", "run", "suites/smoke.yaml", "--fitler", "gelu", NULL };
+    expect(2, "unknown option '--fitler' - did you mean '--filter'?", b);
+    const char *c[] = { "kbench", "run", "suites/smoke.yaml", "--backend", "emx", NULL };
+    expect(2, "got 'emx' - did you mean 'emu'?", c);
+    const char *d[] = { "kbench", "estimate", "suites/smoke.yaml", "--gpu", "h100", NULL };
+    expect(2, "got 'h100' - did you mean 'h100-sxm'?", d);
+    const char *e[] = { "kbench", "model", "tests/data/run_gpu.jsonl", "--model", "llama7b", NULL };
+    expect(2, "--model llama7b: no model of that name - did you mean 'llama-7b-like'? (the models: gpt-style, "
+              "llama-70b-like, llama-7b-like;", e);
+    const char *f[] = { "kbench", "report", "tests/data/run_gpu.jsonl", "--section", "tile", NULL };
+    expect(2, "got 'tile' - did you mean 'tiles'?", f);
+    const char *g[] = { "kbench", "xyzzy", NULL };   /* nothing close: no guess */
+    expect(2, "unknown command 'xyzzy' (kbench --help lists them)", g);
 }
 
 int main(void)
@@ -199,6 +242,7 @@ int main(void)
     RUN(test_every_error);
     RUN(test_help_and_run);
     RUN(test_binary);
+    RUN(test_did_you_mean);
     unlink(errlog);
     TEST_MAIN_END();
 }

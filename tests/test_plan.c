@@ -303,7 +303,7 @@ static void test_limits_and_errors(void)
     CHECK_MSG(strstr(err.s, "entry 51 (gelu): the suite combines more than 20000000 cases") &&
               strstr(err.s, "(20000000 by the entries before this one)"), "%s", err.s);
     /* Errors of the loader pass through unchanged. */
-    CHECK(kb_suite_plan("tests/suites/absent.yaml", fake_fams, N_FAKE_FAMS, 0, &p, &err) == KB_ERR_IO);
+    CHECK(kb_suite_plan("tests/suites/absent.yaml", fake_fams, N_FAKE_FAMS, 0, &p, &err) == KB_ERR_INPUT);
     CHECK(strstr(err.s, "tests/suites/absent.yaml") != NULL);
     CHECK(kb_suite_plan("tests/suites/bad_param.yaml", fake_fams, N_FAKE_FAMS, 0, &p, &err) == KB_ERR_INPUT);
     CHECK(strstr(err.s, "tests/suites/bad_param.yaml:8:7: unknown parameter 'VECS'") == err.s);

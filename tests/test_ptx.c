@@ -8,12 +8,16 @@
  * attn_mma (variants mma and fa2) the same per K/V tile, plus its 16-byte output stores and
  * one ex2 per score; attn_fused's 16-byte shared loads, as many at RQ > 1 as at RQ = 1
  * (register blocking); attn_decode's mma.sync and ldmatrix per tile, 16-byte copies and stores,
- * and its combine's 16-byte loads and stores. */
+ * and its combine's 16-byte loads and stores; gemm_wgmma on sm_90a (wgmma.mma_async per k-tile,
+ * TMA loads and stores, mbarrier waits, setmaxnreg, no mma.sync) and its refusal on sm_90. */
 #include "check.h"
+#include "core/arch.h"
 #include "core/fsutil.h"
 #include "engine/defines.h"
 #include "engine/family.h"
 #include "engine/modules.h"
+#include "gemm_model.h"
+#include "kernels/families.h"
 
 #include <nvrtc.h>
 #include <stdlib.h>
@@ -21,9 +25,11 @@
 
 static const int archs[] = { 80, 89, 90 };
 
-/* The PTX of case c's module for NVRTC architecture arch ("compute_90", "sm_120a"), with one
- * extra define (or NULL), malloc'ed; NULL (and a message) on failure. */
-static char *ptx_of_arch(const kb_case *c, const char *arch_name, const char *extra)
+/* The PTX of case c's module for the arch of code sm (core/arch.h: 90, or 1090 for sm_90a) -
+ * the virtual arch (compute_90a), or with real the real one (sm_120a: NVRTC then assembles a
+ * CUBIN with ptxas too) - with the gating defines the harness passes (KB_ARCH,
+ * KB_ARCH_SPECIFIC), malloc'ed; NULL (and a message) on failure. */
+static char *ptx_of_arch(const kb_case *c, int sm, int real)
 {
     const kb_family *f = kb_families[c->family];
     char path[1024];
@@ -41,21 +47,24 @@ static char *ptx_of_arch(const kb_case *c, const char *arch_name, const char *ex
     const char *d[64];
     int nd = kb_defines_split(defs.s, d, 64);
     const char *opts[80];
-    char arch[64], inc[1100], cuda[1100], ex[128];
-    snprintf(arch, sizeof arch, "--gpu-architecture=%s", arch_name);
+    char arch[48], inc[1100], cuda[1100], def_arch[40] = "-D", def_spec[40] = "-D";
+    snprintf(arch, sizeof arch, "--gpu-architecture=%s_%s", real ? "sm" : "compute",
+             kb_arch_name(sm) + 3);   /* "sm_90a" -> 90a */
+    if (kb_arch_defines(sm, def_arch + 2, def_spec + 2) != 0) {
+        fprintf(stderr, "no architecture of code %d\n", sm);
+        free(src);
+        return NULL;
+    }
     snprintf(inc, sizeof inc, "-I%s", kb_kernels_dir());
     snprintf(cuda, sizeof cuda, "-I%.*s", (int)strcspn(KB_CUDA_INCLUDE_DIR, ";"), KB_CUDA_INCLUDE_DIR);
     int no = 0;
     opts[no++] = arch, opts[no++] = "-std=c++17", opts[no++] = inc, opts[no++] = cuda;
+    opts[no++] = def_arch, opts[no++] = def_spec;
     char *dd[64];
     for (int i = 0; i < nd; i++) {
         dd[i] = malloc(strlen(d[i]) + 3);
         sprintf(dd[i], "-D%s", d[i]);
         opts[no++] = dd[i];
-    }
-    if (extra) {
-        snprintf(ex, sizeof ex, "-D%s", extra);
-        opts[no++] = ex;
     }
     nvrtcProgram prog;
     char *ptx = NULL;
@@ -71,7 +80,7 @@ static char *ptx_of_arch(const kb_case *c, const char *arch_name, const char *ex
             nvrtcGetProgramLogSize(prog, &ll);
             char *log = malloc(ll + 1);
             nvrtcGetProgramLog(prog, log);
-            fprintf(stderr, "%s: %s\n", arch_name, log);
+            fprintf(stderr, "%s: %s\n", arch, log);
             free(log);
         }
         nvrtcDestroyProgram(&prog);
@@ -84,13 +93,8 @@ static char *ptx_of_arch(const kb_case *c, const char *arch_name, const char *ex
     return ptx;
 }
 
-/* The PTX of case c's module for compute_<sm>. */
-static char *ptx_of(const kb_case *c, int sm)
-{
-    char arch[32];
-    snprintf(arch, sizeof arch, "compute_%d", sm);
-    return ptx_of_arch(c, arch, NULL);
-}
+/* The PTX of case c's module for the virtual arch of code sm. */
+static char *ptx_of(const kb_case *c, int sm) { return ptx_of_arch(c, sm, 0); }
 
 /* Occurrences of needle in the PTX. */
 static int count(const char *ptx, const char *needle)
@@ -140,15 +144,16 @@ static int count16(const char *ptx, const char *kind)
     return n;
 }
 
-/* gemm_mma: per k-tile BK/mk steps, each MT x NTL mma.sync (twice for fp8 widened to f16 on
- * sm_90), MT + NTL/2 ldmatrix.x4 (layout nt); 16-byte cp.async; no local memory. */
+/* gemm_mma: per k-tile BK/mk steps, each MT x NTL mma.sync (twice for fp8 widened to f16
+ * where the table says fp8 mma.sync is not native: gemm.cu's FP8_VIA_F16 must agree with
+ * kb_gemm_fp8_widened), MT + NTL/2 ldmatrix.x4 (layout nt); 16-byte cp.async; no local memory. */
 static void check_gemm_mma(kb_dtype dt, int sm)
 {
     kb_case c = make("gemm", "mma", dt);
     set_param(&c, "layout", 1);   /* nt: both operands K-contiguous, ldmatrix for every dtype */
     int mk = dt == KB_DT_TF32 ? 8 : dt == KB_DT_FP16 || dt == KB_DT_BF16 ? 16 : 32;
     int steps = 32 / mk, mt = 64 / 16, ntl = 64 / 8;
-    int widened = (dt == KB_DT_FP8E4M3 || dt == KB_DT_FP8E5M2) && sm >= 90;
+    int widened = (dt == KB_DT_FP8E4M3 || dt == KB_DT_FP8E5M2) && kb_gemm_fp8_widened(sm);
     char *p = ptx_of(&c, sm);
     CHECK_MSG(p != NULL, "gemm mma %s sm_%d does not compile", kb_dtype_name(dt), sm);
     if (!p)
@@ -156,6 +161,9 @@ static void check_gemm_mma(kb_dtype dt, int sm)
     CHECK_MSG(count(p, ".local") == 0, "gemm mma %s sm_%d uses local memory", kb_dtype_name(dt), sm);
     CHECK_MSG(count(p, "mma.sync") == steps * mt * ntl * (widened ? 2 : 1), "gemm mma %s sm_%d: %d mma.sync",
               kb_dtype_name(dt), sm, count(p, "mma.sync"));
+    if (kb_dtype_size(dt) == 1 && dt != KB_DT_INT8)   /* the fp8 form itself, or none of it */
+        CHECK_MSG((count(p, "m16n8k32.row.col.f32.e") > 0) == !widened, "gemm mma %s sm_%d: fp8 mma form %d, widened %d",
+                  kb_dtype_name(dt), sm, count(p, "m16n8k32.row.col.f32.e"), widened);
     CHECK_MSG(count(p, "ldmatrix") == steps * (mt + ntl / 2), "gemm mma %s sm_%d: %d ldmatrix", kb_dtype_name(dt), sm,
               count(p, "ldmatrix"));
     /* 3 stages: the prologue's two tiles and the loop's one, (128+128) x 32 elements in 16-byte chunks */
@@ -201,6 +209,57 @@ static void test_gemm_mma(void)
         check_gemm_split(KB_DT_FP16, archs[a]);
         check_gemm_split(KB_DT_INT8, archs[a]);
     }
+    /* Blackwell: fp8 widened on 10.x, native on 12.x, as the architecture table says */
+    check_gemm_mma(KB_DT_FP8E4M3, 100);
+    check_gemm_mma(KB_DT_FP8E4M3, 120);
+    check_gemm_mma(KB_DT_BF16, 120);
+}
+
+static char *entry_of(const char *ptx, const char *name);
+
+/* gemm_wgmma at sm_90a, BM 128 x BN 128, BK of 128 bytes (one 128B-swizzled box per operand
+ * and stage), 4 stages: the k-tile body is unrolled and the loop over k-tiles is not, so the
+ * PTX holds its BK*esz/32 wgmma.mma_async (one 64-row block per consumer warpgroup) once; the
+ * producer's two TMA loads, the epilogue's C load and D store; mbarrier try_wait; both
+ * setmaxnreg; fence.proxy.async; no mma.sync, no local memory. On sm_90 (no `a`) the module does
+ * not compile (kb_wgmma.h's static_assert: wgmma needs sm_90a). */
+static void check_gemm_wgmma(kb_dtype dt)
+{
+    kb_case c = make("gemm", "wgmma", dt);
+    set_param(&c, "layout", 1);
+    set_param(&c, "BK", 128 / (int64_t)kb_dtype_size(dt));
+    set_param(&c, "STAGES", 4);
+    const char *dn = kb_dtype_name(dt);
+    char *ptx = ptx_of(&c, 90 + KB_ARCH_SPECIFIC), *p = ptx ? entry_of(ptx, "gemm_wgmma") : NULL;
+    CHECK_MSG(p != NULL, "gemm wgmma %s sm_90a does not compile to an entry gemm_wgmma", dn);
+    if (p) {
+        CHECK_MSG(count(p, "wgmma.mma_async.sync.aligned.m64n128k") == 4, "gemm wgmma %s: %d wgmma.mma_async m64n128",
+                  dn, count(p, "wgmma.mma_async"));
+        CHECK_MSG(count(p, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 3 &&
+                  count(p, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == 1,
+                  "gemm wgmma %s: %d TMA tensor copies", dn, count(p, "cp.async.bulk.tensor"));
+        CHECK_MSG(count(p, "mbarrier.try_wait.parity") >= 3 && count(p, "mbarrier.arrive.expect_tx") == 2,
+                  "gemm wgmma %s: %d try_wait.parity, %d arrive.expect_tx", dn, count(p, "mbarrier.try_wait.parity"),
+                  count(p, "mbarrier.arrive.expect_tx"));
+        CHECK_MSG(count(p, "setmaxnreg.dec.sync.aligned.u32 40") == 1 && count(p, "setmaxnreg.inc.sync.aligned.u32 232") == 1,
+                  "gemm wgmma %s: setmaxnreg missing", dn);
+        CHECK_MSG(count(p, "wgmma.fence") >= 1 && count(p, "wgmma.commit_group") >= 1 && count(p, "wgmma.wait_group") >= 2 &&
+                  count(p, "fence.proxy.async") >= 2, "gemm wgmma %s: fences, commit or waits missing", dn);
+        CHECK_MSG(count(p, "mma.sync") == 0 && count(p, ".local") == 0, "gemm wgmma %s: %d mma.sync, %d .local", dn,
+                  count(p, "mma.sync"), count(p, ".local"));
+    }
+    free(p);
+    free(ptx);
+    char *plain = ptx_of(&c, 90);
+    CHECK_MSG(plain == NULL, "gemm wgmma %s compiled for sm_90 (no wgmma there)", dn);
+    free(plain);
+}
+
+static void test_gemm_wgmma(void)
+{
+    const kb_dtype dts[] = { KB_DT_FP16, KB_DT_BF16, KB_DT_FP8E4M3, KB_DT_FP8E5M2, KB_DT_INT8 };
+    for (int i = 0; i < 5; i++)
+        check_gemm_wgmma(dts[i]);
 }
 
 /* Lines holding `what` whose previous line starts with `prev` (after indentation). */
@@ -464,7 +523,7 @@ static void test_gemm_block_scaled_sm120a(void)
         set_param(&c, "layout", 1);   /* nt */
         set_param(&c, "scale", cs[i].recipe);
         set_param(&c, "BK", 64);
-        char *ptx = ptx_of_arch(&c, "sm_120a", "KB_ARCH_SPECIFIC=1");
+        char *ptx = ptx_of_arch(&c, 120 + KB_ARCH_SPECIFIC, 1);
         CHECK_MSG(ptx != NULL, "gemm %s scale=%d does not compile for sm_120a", kb_dtype_name(cs[i].dt), cs[i].recipe);
         if (ptx) {
             CHECK_MSG(strstr(ptx, cs[i].want) != NULL, "%s: no %s", kb_dtype_name(cs[i].dt), cs[i].want);
@@ -482,6 +541,7 @@ int main(void)
 {
     RUN(test_count16);
     RUN(test_gemm_mma);
+    RUN(test_gemm_wgmma);
     RUN(test_attn_mma);
     RUN(test_attn_decode);
     RUN(test_vec_variants);

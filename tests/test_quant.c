@@ -5,7 +5,7 @@
  * fail here), zero, NaN and partial blocks, NVFP4's two levels, int8, and the inputs. */
 #include "check.h"
 #include "engine/quant.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -25,14 +25,14 @@ static const kb_variant toy_variants[] = {
 static const char *const toy_dims[] = { "n" };
 static const char *const toy_forms[] = { "erf", "tanh", NULL };
 static const kb_param toy_params[] = {
-    { "VEC", 4, NULL, 1u << 1, "elements per access", 0, 0 },
-    { "form", 0, toy_forms, 0, "formula", 0, 0 },
+    { "VEC", 4, NULL, 1u << 1, "elements per access", 0, 0, 0 },
+    { "form", 0, toy_forms, 0, "formula", 0, 0, 0 },
 };
 static const kb_family toy = {
     .name = "toy", .source = "toy.cu", .about = "test family",
-    .variants = toy_variants, .n_variants = 2,
-    .dims = toy_dims, .n_dims = 1,
-    .params = toy_params, .n_params = 2,
+    .variants = toy_variants, .n_variants = KB_COUNT(toy_variants),
+    .dims = toy_dims, .n_dims = KB_COUNT(toy_dims),
+    .params = toy_params, .n_params = KB_COUNT(toy_params),
 };
 
 static kb_device_info emu_dev(void)
@@ -111,7 +111,12 @@ static int streq(const char *a, const char *b) { return a && b && strcmp(a, b) =
 static void test_ok_record_fields(void)
 {
     char path[256];
-    path_in(path, sizeof path, "new/dir/ok.jsonl");       /* parents created */
+    path_in(path, sizeof path, "new/dir/ok.jsonl");       /* its directory must exist (core/output.h) */
+    kb_recorder *none = NULL;
+    CHECK(open_rec(path, &none) == KB_ERR_SETUP && none == NULL);
+    char parent[600];
+    path_in(parent, sizeof parent, "new/dir");
+    CHECK(kb_fs_mkdir_p(parent) == KB_OK);
     kb_device_info dev = emu_dev();
     kb_case c = toy_case(1, 65537);
     double samples[3] = { 10.5, 11.0, 12.25 };
@@ -477,7 +482,7 @@ static void test_truncated_and_malformed(void)
     CHECK(kb_record_load(path, &objs, &n, &err) == KB_ERR_INPUT && strstr(err.s, ":1:"));
 
     path_in(path, sizeof path, "does-not-exist.jsonl");
-    CHECK(kb_record_load(path, &objs, &n, &err) == KB_ERR_IO);
+    CHECK(kb_record_load(path, &objs, &n, &err) == KB_ERR_INPUT && strstr(err.s, "does-not-exist.jsonl"));
     kb_sb_free(&err);
 }
 

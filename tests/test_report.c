@@ -270,7 +270,14 @@ static void test_markdown(void)
     CHECK(strstr(md, "| gemm/wmma(BM=128,BN=128,BK=32)/bf16/4096x4096x4096/pad0/eager | ok | ok / 0.085 | 193.4 (gpu) | 710.8 |"));
     CHECK(strstr(md, "| compute |") && strstr(md, "| memory |"));
     CHECK(strstr(md, "**fault**: " FAULT_REASON) != NULL);
-    CHECK(strstr(md, "## Precision comparison") && strstr(md, "### gemm 4096x4096x4096, dist=uniform on TEST-GPU"));
+    CHECK(strstr(md, "## Precision comparison") && strstr(md, "### gemm 4096x4096x4096, pad 0, dist=uniform on TEST-GPU"));
+    /* the sections in the page's order, the summary first */
+    const char *order[] = { "## Summary", "## Fastest configuration per shape and dtype", "## Precision comparison",
+                            "## Tile sweep per shape", "## Graph vs eager", "## Verification margins", "## Roofline",
+                            "| case | status |" };
+    for (int i = 1; i < 8; i++)
+        CHECK_MSG(strstr(md, order[i - 1]) && strstr(md, order[i]) && strstr(md, order[i - 1]) < strstr(md, order[i]),
+                  "%s before %s", order[i - 1], order[i]);
     /* speed-up over the group's bf16 row (193.4 us); no accuracy block in these records: empty cells */
     CHECK_MSG(strstr(md, "| int8 | tensor | gemm/wmma(BM=128,BN=128,BK=32)/int8/4096x4096x4096/pad0/eager | 105.2 (gpu) | "
                          "1306 | 1.837x |  |  |  |"), "%s", strstr(md, "## Precision"));
@@ -317,32 +324,64 @@ static int csv_records(const char *s, int want_fields, int row, int col, char *g
     return records;
 }
 
+/* The index of column name in the header line of csv, -1 when absent. */
+static int csv_column(const char *csv, const char *name)
+{
+    size_t n = strlen(name);
+    int col = 0;
+    for (const char *p = csv; *p && *p != '\r'; col++) {
+        size_t len = strcspn(p, ",\r");
+        if (len == n && !strncmp(p, name, n))
+            return col;
+        p += len + (p[len] == ',');
+    }
+    return -1;
+}
+
+static int csv_columns(const char *csv)
+{
+    int n = 1;
+    for (const char *p = csv; *p && *p != '\r'; p++)
+        n += *p == ',';
+    return n;
+}
+
 static void test_csv(void)
 {
     char *csv = render(RUN_GPU, KB_REPORT_CSV);
     if (!csv) return;
-    CHECK(strncmp(csv, "run_id,device,case,family,variant,dtype,launch,status,verified,max_abs_err,max_rel_err,"
-                       "median_us,clock,tflops,gbps,ai,roof_tflops,pct_roof,bound,samples,cv,reason,pct_measured,"
-                       "measured_roof_tflops,path,pct_path,path_tflops,path_source,recipe,dist,acc_rel_fro,acc_snr_db,"
-                       "acc_max_rel\r\n", 283) == 0);
+    CHECK(strncmp(csv, "run_id,device,case,family,variant,dtype,shape,dims,", 51) == 0);
+    CHECK(strstr(csv, ",pad,launch,status,verified,max_abs_err,max_rel_err,median_us,clock,tflops,gbps,ai,roof_tflops,"
+                      "pct_roof,bound,samples,cv,reason,pct_measured,measured_roof_tflops,path,pct_path,path_tflops,"
+                      "path_source,acc_rel_fro,acc_snr_db,acc_max_rel\r\n"));
+    /* the axes as columns: a column per dim and param, so nobody parses ids */
+    int cols = csv_columns(csv), m = csv_column(csv, "m"), bm = csv_column(csv, "BM"), dims = csv_column(csv, "dims");
+    CHECK(m > 0 && bm > 0 && dims > 0 && csv_column(csv, "k") > 0 && csv_column(csv, "n") > 0);
     char field[256];
     /* row 4 is the bf16 GEMM (header is row 0); its id has commas, so it was quoted */
-    CHECK(csv_records(csv, 33, 4, 2, field, sizeof field) == 20);
+    CHECK(csv_records(csv, cols, 4, 2, field, sizeof field) == 20);
     CHECK(strcmp(field, "gemm/wmma(BM=128,BN=128,BK=32)/bf16/4096x4096x4096/pad0/eager") == 0);
-    csv_records(csv, 33, 4, 18, field, sizeof field);
+    csv_records(csv, cols, 4, m, field, sizeof field);
+    CHECK(strcmp(field, "4096") == 0);
+    csv_records(csv, cols, 4, bm, field, sizeof field);
+    CHECK(strcmp(field, "128") == 0);
+    csv_records(csv, cols, 4, dims, field, sizeof field);
+    CHECK(strcmp(field, "4096x4096x4096") == 0);
+    csv_records(csv, cols, 4, csv_column(csv, "bound"), field, sizeof field);
     CHECK(strcmp(field, "compute") == 0);
     /* a reason with quotes comes back intact (the fault is row 16) */
-    csv_records(csv, 33, 16, 21, field, sizeof field);
+    csv_records(csv, cols, 16, csv_column(csv, "reason"), field, sizeof field);
     CHECK_MSG(strcmp(field, FAULT_REASON) == 0, "got %s", field);
-    csv_records(csv, 33, 16, 11, field, sizeof field);
+    csv_records(csv, cols, 16, csv_column(csv, "median_us"), field, sizeof field);
     CHECK(field[0] == 0);                                        /* no median for a fault */
     free(csv);
 
     csv = render(RUN_EMU, KB_REPORT_CSV);
     if (!csv) return;
-    CHECK(csv_records(csv, 33, 1, 12, field, sizeof field) == 8);
+    cols = csv_columns(csv);
+    CHECK(csv_records(csv, cols, 1, csv_column(csv, "clock"), field, sizeof field) == 8);
     CHECK(strcmp(field, "cpu") == 0);
-    csv_records(csv, 33, 1, 17, field, sizeof field);
+    csv_records(csv, cols, 1, csv_column(csv, "pct_roof"), field, sizeof field);
     CHECK(field[0] == 0);                                        /* no %roof on the emulator */
     free(csv);
 }
@@ -356,12 +395,23 @@ static void test_html(void)
     CHECK_MSG(xml_well_formed(html, why, sizeof why), "%s", why);
     xmllint_if_there(html, "gpu.html");
     CHECK(count(html, "<svg") == count(html, "</svg>") && count(html, "class=\"roofline\"") == 1);
-    /* self-contained: one inline script (sorting, filtering), nothing loaded */
-    CHECK(count(html, "<script>") == 1 && count(html, "src=") == 0 && count(html, "href=") == 0);
-    /* charts: TFLOPS for every family with FLOPs, GB/s for every family, the verification margin */
-    CHECK(count(html, "data-chart=\"tflops-gemm\"") == 1 && count(html, "data-chart=\"gbps-embedding\"") == 1);
-    CHECK(count(html, "data-chart=\"tflops-embedding\"") == 0 && count(html, "data-chart=\"margin\"") == 1);
-    CHECK(count(html, "data-chart=\"precision\"") >= 1 && count(html, "class=\"sortable\"") == 1);
+    /* self-contained: one inline script (sorting, filtering), nothing loaded, links only within the page */
+    CHECK(count(html, "<script>") == 1 && count(html, "src=") == 0 && count(html, "href=\"#") == count(html, "href="));
+    /* the summary first, then the contents, then a section per question */
+    const char *ids[] = { "<section id=\"summary\">", "<nav class=\"toc\">", "<section id=\"best\">",
+                          "<section id=\"precision\">", "<section id=\"tiles\">", "<section id=\"launch\">",
+                          "<section id=\"margins\">", "<section id=\"roofline\">", "<section id=\"cases\">" };
+    for (int i = 1; i < 9; i++)
+        CHECK_MSG(strstr(html, ids[i - 1]) && strstr(html, ids[i]) && strstr(html, ids[i - 1]) < strstr(html, ids[i]),
+                  "%s before %s", ids[i - 1], ids[i]);
+    CHECK(count(html, "<a href=\"#tiles-") >= 2 && count(html, "<table class=\"matrix\">") == 1);
+    /* charts: the tile sweep of every shape (one per shape, not per family), the margin, precision */
+    CHECK(count(html, "data-chart=\"tiles-gemm\"") == 1 && count(html, "data-chart=\"tiles-embedding\"") == 1);
+    CHECK(count(html, "data-chart=\"margin\"") == 1 && count(html, "data-chart=\"precision\"") >= 1);
+    CHECK(count(html, "class=\"sortable\"") >= 2);   /* the fastest configurations, the cases */
+    CHECK(strstr(html, "max error / tolerance (log)") && strstr(html, "verified cases, by family"));   /* axes */
+    /* the case table: a sticky header; the GPU run fills %roof (its records predate %meas and %path) */
+    CHECK(strstr(html, ".scroll thead th{position:sticky;top:0") && strstr(html, "<th>%roof</th>"));
     /* one point per ok case with flops (12 of the 13: the embedding has none), each with its id */
     CHECK(count(html, "<circle cx") - count(html, "\"/><text") == 12);
     CHECK(strstr(html, "<title>gemm/wmma(BM=128,BN=128,BK=32)/fp8e4m3/4096x4096x4096/pad0/eager: AI") != NULL);
@@ -378,9 +428,46 @@ static void test_html(void)
     if (!html) return;
     CHECK_MSG(xml_well_formed(html, why, sizeof why), "%s", why);
     CHECK(strstr(html, "class=\"roofline\"") == NULL);         /* no roofline for CPU times */
-    CHECK(strstr(html, "data-chart=\"margin\"") && strstr(html, "CPU GB/s per case"));  /* the other charts */
+    CHECK(strstr(html, "data-chart=\"margin\"") && strstr(html, "data-chart=\"tiles-"));  /* the other charts */
     CHECK(strstr(html, "Emulator run: these are CPU times") != NULL);
+    /* no empty columns: the emulator has no %roof, %meas, %path or bound */
+    CHECK(!strstr(html, "<th>%roof</th>") && !strstr(html, "<th>%path</th>") && !strstr(html, "<th>bound</th>"));
+    CHECK(!strstr(html, "<section id=\"roofline\">"));
     free(html);
+}
+
+/* --filter and --section: the rows kept, the sections each format has, a section alone. */
+static void test_filter_and_sections(void)
+{
+    kb_report_run run;
+    if (!load(RUN_GPU, &run)) return;
+    const char *f[] = { "gemm/", "softmax/" };
+    CHECK(kb_report_run_filter(&run, f, 2) == KB_OK && run.n > 2 && run.n < 20);
+    for (size_t i = 0; i < run.n; i++)
+        CHECK(strstr(run.rows[i].case_id, "gemm/") || strstr(run.rows[i].case_id, "softmax/"));
+    CHECK(*run.run_id && *run.time);
+    char *text = NULL;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    CHECK(kb_report_write_section(&run, KB_REPORT_MD, KB_SECTION_BEST, out) == KB_OK);
+    fclose(out);
+    CHECK(text && strstr(text, "## Fastest configuration") && !strstr(text, "## Precision") && !strstr(text, "gelu"));
+    free(text);
+    out = open_memstream(&text, &len);
+    CHECK(kb_report_write_section(&run, KB_REPORT_CSV, KB_SECTION_BEST, out) == KB_OK);
+    fclose(out);
+    CHECK(text && !strncmp(text, "device,family,shape,dims,dtype,pad,measured,cases,fastest_case,", 62));
+    free(text);
+    CHECK(kb_report_has_section(KB_REPORT_HTML, KB_SECTION_TILES) && !kb_report_has_section(KB_REPORT_CSV,
+                                                                                               KB_SECTION_TILES));
+    CHECK(!kb_report_has_section(KB_REPORT_GBENCH, KB_SECTION_SUMMARY) &&
+          kb_report_has_section(KB_REPORT_JUNIT, KB_SECTION_ALL));
+    kb_report_section sec;
+    CHECK(kb_report_section_parse("tiles", &sec) == 0 && sec == KB_SECTION_TILES);
+    CHECK(kb_report_section_parse("tile", &sec) == -1);
+    const char *none[] = { "no such case" };
+    CHECK(kb_report_run_filter(&run, none, 1) == KB_ERR_INPUT && run.n == 0);
+    kb_report_run_free(&run);
 }
 
 static json_t *find_bench(json_t *arr, const char *name, int rep)
@@ -526,6 +613,7 @@ int main(void)
     RUN(test_markdown);
     RUN(test_csv);
     RUN(test_html);
+    RUN(test_filter_and_sections);
     RUN(test_gbench);
     RUN(test_junit);
     RUN(test_command);

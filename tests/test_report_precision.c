@@ -67,7 +67,7 @@ static char *render(kb_report_format fmt, int precision)
     char *text = NULL;
     size_t len;
     FILE *out = open_memstream(&text, &len);
-    kb_status st = precision ? kb_report_write_precision(&run, fmt, out) : kb_report_write(&run, fmt, out);
+    kb_status st = kb_report_write_section(&run, fmt, precision ? KB_SECTION_PRECISION : KB_SECTION_ALL, out);
     CHECK(st == KB_OK);
     fclose(out);
     kb_report_run_free(&run);
@@ -102,8 +102,8 @@ static void test_markdown_table(void)
     char *md = render(KB_REPORT_MD, 0);
     if (!md)
         return;
-    CHECK(strstr(md, "### gemm 256x512x1024, dist=outliers on TEST-GPU") &&
-          strstr(md, "### gemm 256x512x1024, dist=normal on TEST-GPU"));
+    CHECK(strstr(md, "### gemm 256x512x1024, pad 0, dist=outliers on TEST-GPU") &&
+          strstr(md, "### gemm 256x512x1024, pad 0, dist=normal on TEST-GPU"));
     CHECK(strstr(md, "| dtype | recipe | case | median_us (clock) | TFLOPS | speed-up vs bf16 | rel. Frobenius err | "
                      "SNR dB | max rel err | vendor median_us (clock) | kbench vs vendor |"));
     /* per tensor vs block-scaled fp8 under outliers, side by side with their accuracy */
@@ -118,18 +118,18 @@ static void test_markdown_table(void)
     free(md);
 }
 
-/* report --precision: the table alone, in each format it comes in; other formats refused. */
+/* report --precision (--section precision): the table alone, in each format it comes in; other formats refused. */
 static void test_precision_only(void)
 {
     char *md = render(KB_REPORT_MD, 1);
     if (md) {
-        CHECK(strstr(md, "# kbench precision table: prec-run") && strstr(md, "dist=outliers"));
+        CHECK(strstr(md, "# kbench report: prec-run") && strstr(md, "dist=outliers"));
         CHECK(!strstr(md, "| case | status |") && !strstr(md, "## TEST-GPU"));
         free(md);
     }
     char *html = render(KB_REPORT_HTML, 1);
     if (html) {
-        CHECK(strstr(html, "<h1>kbench precision table: prec-run</h1>") && strstr(html, "data-chart=\"precision\""));
+        CHECK(strstr(html, "<h1>kbench report: prec-run</h1>") && strstr(html, "data-chart=\"precision\""));
         CHECK(strstr(html, "<td>26.0</td>") && !strstr(html, "class=\"sortable\""));
         free(html);
     }
@@ -145,7 +145,7 @@ static void test_precision_only(void)
     CHECK(kb_report_run_load(path, NULL, &run, &err) == KB_OK);
     kb_sb_free(&err);
     FILE *out = fopen("/dev/null", "w");
-    CHECK(kb_report_write_precision(&run, KB_REPORT_JUNIT, out) == KB_ERR_INPUT);
+    CHECK(kb_report_write_section(&run, KB_REPORT_JUNIT, KB_SECTION_PRECISION, out) == KB_ERR_INPUT);
     fclose(out);
     kb_report_run_free(&run);
 }

@@ -3,9 +3,14 @@
  * query, signals). The rule for each: the documented exit code, a message that names the
  * place and says what was expected, done within seconds, no signal, and files that must
  * not change left byte-identical. */
+#include "accept/spec.h"
 #include "check.h"
 #include "core/kb.h"
 #include "spawn.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -67,7 +72,9 @@ static const char tiny_suite[] =
 
 static void test_suites(void)
 {
-    const char *av[] = { "kbench", "run", NULL, "--backend", "emu", "--out", in_dir("s.jsonl"), NULL };
+    char out[512];
+    snprintf(out, sizeof out, "%s", in_dir("s.jsonl"));   /* in_dir's buffers are reused */
+    const char *av[] = { "kbench", "run", NULL, "--backend", "emu", "--out", out, NULL };
     av[2] = "/dev/zero";
     expect(10, 2, av, "/dev/zero: not a regular file", NULL);
     /* 100k levels of nesting: refused by the event pass in milliseconds */
@@ -130,12 +137,12 @@ static void test_command_line(void)
     put(in_dir("tiny.yaml"), tiny_suite);
     const char *av[] = { "kbench", "run", in_dir("tiny.yaml"), "--backend", "emu", "--out", in_dir("cl.jsonl"),
                          "--filter", "no-such-case", NULL };
-    expect(10, 2, av, "--filter matches none of the suite's 1 cases", NULL);
+    expect(10, 2, av, "--filter 'no-such-case' matches none of the suite's 1 cases", NULL);
     CHECK(access(in_dir("cl.jsonl"), F_OK) != 0);            /* nothing was opened */
     put(in_dir("afile"), "x");
     const char *dump[] = { "kbench", "run", in_dir("tiny.yaml"), "--backend", "emu", "--out", in_dir("cl.jsonl"),
                            "--dump", in_dir("afile"), NULL };
-    expect(10, 3, dump, "--dump", "Not a directory");
+    expect(10, 2, dump, "--dump", "not a directory");
 }
 
 /* Set name=value for one run (NULL value: unset), then restore. */
@@ -167,7 +174,9 @@ static void test_environment(void)
     expect_env("CXX", "/bin/false", 3, "the emulator needs a working C++ compiler");
     put(in_dir("peaks.json"), "{\"gpus\": [");
     expect_env("KBENCH_PEAKS", in_dir("peaks.json"), 3, "not valid JSON");
-    expect_env("KBENCH_PEAKS", in_dir("no-peaks.json"), 3, "cannot read it");
+    expect_env("KBENCH_PEAKS", in_dir("no-peaks.json"), 3, "cannot open the peaks file");
+    put(in_dir("peaks75.json"), "{\"gpus\": [{\"sku\": \"T4\", \"match\": [\"t4\"], \"sm\": 75}]}");
+    expect_env("KBENCH_PEAKS", in_dir("peaks75.json"), 3, "entry 0 (T4): sm 75 is no compute capability kbench runs on");
 }
 
 /* A cached emulator module truncated to half (SIGBUS inside dlopen before): rebuilt. */
@@ -184,6 +193,14 @@ static void test_damaged_cache(void)
     CHECK(system(cmd) == 0);
     unlink(in_dir("dc.jsonl"));
     expect(120, 0, av, "is damaged", "1 ok");
+    /* a FIFO in place of a cached module: found damaged without blocking, and rebuilt (the
+     * cache is kbench's own directory: the name is replaced, nothing written through) */
+    snprintf(cmd, sizeof cmd, "for f in '%s'/*.so; do rm \"$f\"; mkfifo \"$f\"; done", cache);
+    CHECK(system(cmd) == 0);
+    unlink(in_dir("dc.jsonl"));
+    expect(120, 0, av, "is damaged", "1 ok");
+    snprintf(cmd, sizeof cmd, "for f in '%s'/*.so; do test -f \"$f\" || exit 1; done", cache);
+    CHECK(system(cmd) == 0);
     const char *test_cache = getenv("KBENCH_TEST_CACHE");
     if (test_cache)
         setenv("KBENCH_CACHE_DIR", test_cache, 1);
@@ -205,7 +222,7 @@ static void test_record_files(void)
     const char *out[] = { "kbench", "run", in_dir("tiny.yaml"), "--backend", "emu", "--out", in_dir("tiny.yaml"),
                           NULL };
     before = snapshot(in_dir("tiny.yaml"));
-    expect(20, 2, out, "tiny.yaml:1: not a kbench record", NULL);
+    expect(20, 2, out, "tiny.yaml is the SUITE argument", "does not write over its own input");
     same_bytes(in_dir("tiny.yaml"), before);
     /* another suite's records */
     put(path, "{\"schema_version\":1,\"run_id\":\"llm-1\",\"suite\":\"llm\",\"case_id\":\"x\"}\n");
@@ -275,6 +292,145 @@ static void test_signal_stops_every_loop(void)
     free(recs);
 }
 
+/* Issue 28's inputs of the newer commands: FIFOs and devices refused without blocking,
+ * oversized files named at the line:column where they pass the limit, absurd numbers in
+ * records refused naming the file, line and field. */
+/* A path in the test directory that stays valid (in_dir's buffers are reused). */
+static char *kept[256];   /* path_of's strings, freed at the end of main */
+static int n_kept;
+
+static const char *path_of(const char *name)
+{
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    sprintf(p, "%s/%s", dir, name);
+    if (n_kept < (int)(sizeof kept / sizeof kept[0]))
+        kept[n_kept++] = p;
+    return p;   /* kept for the test's life */
+}
+
+static void test_inputs_of_the_newer_commands(void)
+{
+    put(path_of("tiny.yaml"), tiny_suite);
+    const char *fifo = path_of("spec.fifo");
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0644) == 0);
+    const char *acc[] = { "kbench", "accept", "--backend", "emu", "--spec", NULL, "--suite", path_of("tiny.yaml"),
+                          "--out-dir", path_of("acc"), NULL };
+    acc[5] = fifo;
+    expect(10, 2, acc, "spec.fifo: not a regular file (a FIFO)", NULL);
+    acc[5] = "/dev/zero";
+    expect(10, 2, acc, "/dev/zero: not a regular file (a character device)", NULL);
+    kb_sb big;
+    kb_sb_init(&big);
+    kb_sb_printf(&big, "spec: big\nsku: B\nthresholds:\n");
+    while (big.len <= (1 << 20))
+        kb_sb_printf(&big, "  # a comment line to make the spec larger than its limit of one MiB ........\n");
+    put(path_of("big.yaml"), big.s);
+    kb_sb_free(&big);
+    acc[5] = path_of("big.yaml");
+    expect(10, 2, acc, "big.yaml:", "a spec may have at most 1 MiB; this byte is past it");
+    const char *run[] = { "kbench", "run", fifo, "--backend", "emu", "--out", path_of("f.jsonl"), NULL };
+    expect(10, 2, run, "spec.fifo: not a regular file (a FIFO)", NULL);
+    /* a FIFO among the spec directory's entries is refused, not opened blocking */
+    char specs[512];
+    snprintf(specs, sizeof specs, "%s/specs", dir);
+    mkdir(specs, 0755);
+    char entry[600];
+    snprintf(entry, sizeof entry, "%s/a.yaml", specs);
+    CHECK(mkfifo(entry, 0644) == 0);
+    kb_acc_gpu g = { "NVIDIA H100 80GB HBM3", 90, 132, 0 };
+    kb_acc_spec sp;
+    const char *how;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_acc_spec_find(specs, &g, &sp, &how, &err) == KB_ERR_INPUT && strstr(err.s, "not a regular file"));
+    kb_sb_free(&err);
+    /* a records file with a negative median: refused naming the file, line and field */
+    put(path_of("neg.jsonl"), "{\"schema_version\":1,\"run_id\":\"r\",\"case_id\":\"c\",\"timing\":{\"median_us\":-5}}\n");
+    const char *rep[] = { "kbench", "report", path_of("neg.jsonl"), NULL };
+    expect(10, 2, rep, "neg.jsonl:1: timing.median_us: -5 is not a number in [0, ", NULL);
+    put(path_of("dims.jsonl"), "{\"schema_version\":1,\"run_id\":\"r\",\"case_id\":\"c\",\"dims\":{\"n\":1e300}}\n");
+    rep[2] = path_of("dims.jsonl");
+    expect(10, 2, rep, "dims.jsonl:1: dims.n:", "is not an integer");
+    put(path_of("dup.jsonl"), "{\"schema_version\":1,\"case_id\":\"c\",\"dims\":{\"n\":4,\"n\":5}}\n");
+    rep[2] = path_of("dup.jsonl");
+    expect(10, 2, rep, "dup.jsonl:1:", "duplicate");
+}
+
+/* Databases that are not kbench's, or that kbench may not write, through the commands. */
+static void test_databases(void)
+{
+    put(path_of("tune.yaml"), "suite: tt\nbenchmarks:\n  - family: gelu\n    variant: naive\n    dtype: fp32\n"
+                             "    shape: {n: 1000}\n    params: {BLOCK: [64, 128]}\n    measure: {min_samples: 1}\n");
+    sqlite3 *db;
+    CHECK(sqlite3_open(path_of("foreign.db"), &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "CREATE TABLE notes(t); INSERT INTO notes VALUES ('mine')", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    char *before = snapshot(path_of("foreign.db"));
+    const char *tune[] = { "kbench", "tune", path_of("tune.yaml"), "--backend", "emu", "--db", path_of("foreign.db"),
+                           "--out", path_of("tt.jsonl"), "--max-noise", "1e12", NULL };   /* the database, not the verdict */
+    expect(60, 2, tune, "foreign.db: not a kbench tuning database (it holds the tables notes)", NULL);
+    same_bytes(path_of("foreign.db"), before);
+    CHECK(access(path_of("tt.jsonl"), F_OK) != 0);                     /* refused before any work */
+    /* kbench's own results store is not a tuning database either */
+    const char *run[] = { "kbench", "run", path_of("tiny.yaml"), "--backend", "emu", "-q", "--out", path_of("st.jsonl"),
+                          "--db", path_of("kbench.db"), NULL };
+    put(path_of("tiny.yaml"), tiny_suite);
+    expect(60, 0, run, NULL, NULL);
+    tune[6] = path_of("kbench.db");
+    expect(60, 2, tune, "kbench.db: kbench's results store, not a tuning database", NULL);
+    /* a read-only tuning database: exit 3 before any work, nothing changed */
+    tune[6] = path_of("tune.db");
+    expect(120, 0, tune, NULL, NULL);
+    chmod(path_of("tune.db"), 0444);
+    before = snapshot(path_of("tune.db"));
+    expect(60, 3, tune, "tune.db: is read-only", NULL);
+    same_bytes(path_of("tune.db"), before);
+    chmod(path_of("tune.db"), 0644);
+    /* export reads read-only: an empty file stays empty; a foreign database is named */
+    int fd = open(path_of("empty.db"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    close(fd);
+    const char *exp[] = { "kbench", "export", "--db", path_of("empty.db"), "--allow-cpu", NULL };
+    expect(10, 2, exp, "empty.db: an empty file, not a tuning database", NULL);
+    struct stat sb;
+    CHECK(stat(path_of("empty.db"), &sb) == 0 && sb.st_size == 0);
+    exp[3] = path_of("foreign.db");
+    expect(10, 2, exp, "foreign.db: not a kbench tuning database", NULL);
+    const char *alone[] = { "kbench", "export", "--db", path_of("tune.db"), "--gpu-sm-count", "132", NULL };
+    expect(10, 2, alone, "--gpu-sm-count: needs --gpu-sm", NULL);
+    /* query: --write into a foreign database is refused; a read-only ATTACH names the file */
+    const char *qw[] = { "kbench", "query", "--db", path_of("foreign.db"), "--write", "DELETE FROM notes", NULL };
+    expect(10, 2, qw, "foreign.db: not a kbench results store", NULL);
+    char sql[700];
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS x", path_of("other.db"));
+    const char *qa[] = { "kbench", "query", "--db", path_of("kbench.db"), sql, NULL };
+    expect(10, 2, qa, "ATTACH of", "other.db' refused");
+    CHECK(access(path_of("other.db"), F_OK) != 0);
+    /* estimate and model --estimate read the store's ceilings read-only: a store that is
+     * there but not one (another application's, the tuning database, a FIFO) is named, exit
+     * 2, without blocking; no store at all is the datasheet, exit 0 */
+    const char *est[] = { "kbench", "estimate", path_of("tiny.yaml"), "--gpu", "h100-sxm", "--db",
+                          path_of("foreign.db"), NULL };
+    expect(30, 2, est, "foreign.db: not a kbench results store", NULL);
+    est[6] = path_of("tune.db");
+    expect(30, 2, est, "tune.db: kbench's tuning database, not a results store", NULL);
+    est[6] = path_of("db.fifo");
+    CHECK(mkfifo(est[6], 0644) == 0);
+    expect(30, 2, est, "db.fifo: not a regular file", NULL);
+    est[6] = path_of("no-store.db");
+    expect(60, 0, est, "ESTIMATE", NULL);
+    CHECK(access(path_of("no-store.db"), F_OK) != 0);
+    const char *mest[] = { "kbench", "model", path_of("tiny.yaml"), "--estimate", "--gpu", "h100-sxm", "-m",
+                           "tests/data/model_tiny.yaml", "--db", path_of("foreign.db"), NULL };
+    expect(60, 2, mest, "foreign.db: not a kbench results store", NULL);
+    /* devices names a broken peaks file, exit 3 */
+    put(path_of("peaks.json"), "{\"gpus\": [");
+    setenv("KBENCH_PEAKS", path_of("peaks.json"), 1);
+    const char *dev[] = { "kbench", "devices", "--backend", "emu", NULL };
+    expect(10, 3, dev, "peaks.json:", "not valid JSON");
+    unsetenv("KBENCH_PEAKS");
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/kb_test_robust.XXXXXX");
@@ -292,6 +448,10 @@ int main(void)
     RUN(test_record_files);
     RUN(test_reports_and_query);
     RUN(test_signal_stops_every_loop);
+    RUN(test_inputs_of_the_newer_commands);
+    RUN(test_databases);
+    for (int i = 0; i < n_kept; i++)
+        free(kept[i]);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

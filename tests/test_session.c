@@ -43,11 +43,12 @@ static const kb_variant count_variants[] = {
     { "odd", NULL, KB_DT_BIT(KB_DT_FP32), "refused by valid() for odd n" },
 };
 static const char *const count_dims[] = { "n" };
-static const kb_param count_params[] = { { "B", 1, NULL, 0, "a param to plan twice", 0, 0 } };
+static const kb_param count_params[] = { { "B", 1, NULL, 0, "a param to plan twice", 0, 0, 0 } };
 static const kb_family count_fam = {
     .name = "count", .source = "count.cu", .about = "counts valid()",
-    .variants = count_variants, .n_variants = 2, .dims = count_dims, .n_dims = 1,
-    .params = count_params, .n_params = 1, .valid = count_valid, .work = count_work,
+    .variants = count_variants, .n_variants = KB_COUNT(count_variants),
+    .dims = count_dims, .n_dims = KB_COUNT(count_dims),
+    .params = count_params, .n_params = KB_COUNT(count_params), .valid = count_valid, .work = count_work,
     .setup = count_setup, .enqueue = count_enqueue, .check = count_check, .teardown = count_teardown,
 };
 static const kb_family *const fams[] = { &count_fam };

@@ -2,6 +2,8 @@
  * samples, devices, derived columns), idempotent re-import, results of the run stage,
  * and `kbench query` output as table, CSV and JSON, read-only by default. */
 #include "check.h"
+
+#include <sys/stat.h>
 #include "results/record.h"
 #include "results/store.h"
 #include "results/store_query.h"
@@ -272,7 +274,16 @@ int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/kb_test_store.XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
-    snprintf(db_path, sizeof db_path, "%s/sub/kbench.db", dir);   /* parent created on open */
+    snprintf(db_path, sizeof db_path, "%s/sub/kbench.db", dir);
+    /* the parent of a store other than results/kbench.db must exist (core/output.h) */
+    kb_store *none = NULL;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_store_open(db_path, &none, &err) == KB_ERR_SETUP && none == NULL && strstr(err.s, "does not exist"));
+    kb_sb_free(&err);
+    char sub[200];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    CHECK(mkdir(sub, 0755) == 0);
     RUN(test_import_round_trip);
     RUN(test_put_result);
     RUN(test_query_formats);

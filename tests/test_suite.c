@@ -108,7 +108,13 @@ static void test_defaults_when_absent(void)
     CHECK(e->measure.min_samples == 10 && e->measure.max_noise == 0.005 && e->measure.timeout_s == 15.0);
     CHECK(e->measure.warmup == 1 && e->measure.l2 == KB_L2_COLD);
     CHECK(e->n_param_values[2] == 1 && e->param_values[2][0] == 16);
+    CHECK(e->requires == 0);                                   /* planned everywhere */
     kb_suite_free(&s);
+    st = kb_suite_load_text(HEAD "  - family: gelu\n    shape: {n: 1}\n    requires: [gpu]\n", "x.yaml", fake_fams,
+                            N_FAKE_FAMS, &s, &err);
+    CHECK_MSG(st == KB_OK && s.entries[0].requires == KB_REQUIRE_GPU, "%s", err.s);
+    if (st == KB_OK)
+        kb_suite_free(&s);
     kb_sb_free(&err);
 }
 
@@ -126,8 +132,8 @@ static void test_errors_from_files(void)
     CHECK(kb_suite_load("tests/suites/bad_syntax.yaml", fake_fams, N_FAKE_FAMS, &s, &err) == KB_ERR_INPUT);
     CHECK_MSG(!strncmp(err.s, "tests/suites/bad_syntax.yaml:7:8: YAML: did not find expected ',' or ']'", 69) &&
               strstr(err.s, "while parsing a flow sequence at 6:12"), "%s", err.s);
-    /* A missing file is an I/O error naming the path. */
-    CHECK(kb_suite_load("tests/suites/no_such_suite.yaml", fake_fams, N_FAKE_FAMS, &s, &err) == KB_ERR_IO);
+    /* A missing file is an input error naming the path. */
+    CHECK(kb_suite_load("tests/suites/no_such_suite.yaml", fake_fams, N_FAKE_FAMS, &s, &err) == KB_ERR_INPUT);
     CHECK_MSG(strstr(err.s, "tests/suites/no_such_suite.yaml") && strstr(err.s, "No such file"), "%s", err.s);
     CHECK(s.n_entries == 0 && s.name == NULL);
     kb_sb_free(&err);
@@ -154,7 +160,11 @@ static void test_errors_names(void)
                      "x.yaml:5:21: unknown launch mode 'lazy' (expected one of: eager, graph)"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    dtypes: fp32\n",
                      "x.yaml:5:5: unknown key 'dtypes' in a benchmark entry (expected one of: family, variant, "
-                     "dtype, shape, params, pad, launch, zip, where, measure, seed)"));
+                     "dtype, shape, params, pad, launch, zip, where, measure, seed, requires)"));
+    CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    requires: tpu\n",
+                     "x.yaml:5:15: requires: expected gpu, got 'tpu'"));
+    CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    requires: {gpu: 1}\n",
+                     "x.yaml:5:15: expected gpu or a list of them for 'requires'"));
     CHECK(fails_with("suite: t\nbenchmark:\n  - family: gelu\n",
                      "x.yaml:2:1: unknown key 'benchmark' in the suite (expected one of: suite, description, "
                      "defaults, shapes, benchmarks)"));

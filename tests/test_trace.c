@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static json_t *rec(const char *id, double wall_ms)
@@ -94,10 +95,15 @@ static void test_stream(void)
     kb_trace_stream s;
     kb_report_run run;
     make_run(&run);
-    CHECK(kb_trace_stream_open(path, "kbench run r1", &s) == KB_OK);
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_trace_stream_open(path, "kbench run r1", &s, &err) == KB_OK);
     CHECK(kb_trace_stream_case(&s, run.recs[0]) == KB_OK && kb_trace_stream_case(&s, run.recs[1]) == KB_OK);
-    /* cut here (a run killed mid-way): the file plus ']' is the JSON array so far */
-    FILE *f = fopen(path, "r");
+    /* cut here (a run killed mid-way): the temporary file beside path, plus ']', is the
+     * JSON array so far; path itself is untouched until the close */
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && sb.st_size == 0);
+    FILE *f = fopen(s.out.tmp, "r");
     char *text = calloc(1, 1 << 16);
     size_t n = fread(text, 1, (1 << 16) - 2, f);
     fclose(f);
@@ -107,7 +113,8 @@ static void test_stream(void)
     CHECK_MSG(json_is_array(cut), "%s", e.text);
     json_decref(cut);
     free(text);
-    CHECK(kb_trace_stream_close(&s) == KB_OK);
+    CHECK(kb_trace_stream_close(&s, &err) == KB_OK);
+    kb_sb_free(&err);
     json_t *all = json_load_file(path, 0, &e);
     CHECK_MSG(json_is_array(all), "%s", e.text);
     if (all) check_events(all);
@@ -116,8 +123,50 @@ static void test_stream(void)
     kb_report_run_free(&run);
 }
 
+/* A case with 2.5 KB_TRACE_MAX_SAMPLE_SLICES samples: that many slices, each covering
+ * consecutive samples, from the first one's start to the last one's end; the output of a
+ * run with such records grows with its cases, not its samples. */
+static void test_many_samples(void)
+{
+    size_t n = KB_TRACE_MAX_SAMPLE_SLICES * 5 / 2;
+    json_t *us = json_array(), *start = json_array();
+    for (size_t k = 0; k < n; k++) {
+        json_array_append_new(us, json_real(k == 0 ? 1.0 : 2.0));
+        json_array_append_new(start, json_real(10.0 * (double)k));
+    }
+    json_t **recs = malloc(sizeof *recs);
+    recs[0] = rec("gelu/vec/fp16/1024/pad0/eager", 7.0);
+    json_t *timing = json_object_get(recs[0], "timing");
+    json_object_set_new(timing, "samples_us", us);
+    json_object_set_new(timing, "samples_start_us", start);
+    kb_report_run run;
+    CHECK(kb_report_run_from(recs, 1, "mem", &run) == KB_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    CHECK(kb_report_trace(&run, out) == KB_OK);
+    fclose(out);
+    json_t *doc = json_loads(buf, 0, NULL);
+    json_t *events = json_object_get(doc, "traceEvents");
+    size_t i, slices = 0;
+    json_t *e;
+    json_array_foreach(events, i, e)
+        slices += !strcmp(json_string_value(json_object_get(e, "cat")) ? json_string_value(json_object_get(e, "cat"))
+                                                                        : "", "sample");
+    CHECK_MSG(slices == KB_TRACE_MAX_SAMPLE_SLICES, "%zu sample slices", slices);
+    json_t *first = find(events, "X", "samples 0-1", 1);   /* 2.5 samples per slice: 0-1, 2-4, ... */
+    CHECK(first && dur(first) == 12 && json_integer_value(json_object_get(json_object_get(first, "args"), "n")) == 2);
+    CHECK(first && json_number_value(json_object_get(json_object_get(first, "args"), "min_us")) == 1.0);
+    CHECK(find(events, "X", "samples 2-4", 1) != NULL);
+    CHECK(json_is_object(json_object_get(doc, "otherData")));
+    json_decref(doc);
+    free(buf);
+    kb_report_run_free(&run);
+}
+
 int main(void)
 {
+    RUN(test_many_samples);
     RUN(test_report_trace);
     RUN(test_stream);
     TEST_MAIN_END();

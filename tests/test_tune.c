@@ -2,9 +2,9 @@
  * optima (seeded, budget-bound), the winner beyond the noise, static pruning, the space
  * built from a suite, and the tuning database's keys, resume and staleness. */
 #include "check.h"
-#include "suite/plan.h"
+#include "kernels/families.h"
 #include "session/prune.h"
-#include "tune/replay.h"
+#include "suite/plan.h"
 #include "tune/space.h"
 #include "tune/strategy.h"
 #include "tune/tunedb.h"
@@ -73,8 +73,8 @@ static int land_optimum(const land *l)
 
 static void search(kb_tune_strategy s, int budget, uint64_t seed, land *l, kb_tune_trace *t)
 {
-    kb_tune_view v = { l->n, AX, l->level };
-    kb_tune_search_opts o = { s, budget, seed, 0 };
+    kb_tune_view v = { .n = l->n, .n_axes = AX, .level = l->level };
+    kb_tune_search_opts o = { .strategy = s, .budget = budget, .seed = seed };
     CHECK(kb_tune_search(&o, &v, land_fn, l, t) == KB_OK);
 }
 
@@ -115,11 +115,11 @@ static void test_budget_seed_memo(void)
     }
 }
 
-/* The local searches find the bowl's optimum of 384 configurations with a fraction of
+/* The guided strategies find the bowl's optimum of 384 configurations with a quarter of
  * brute force's evaluations, for most seeds; a different seed gives a different order. */
 static void test_local_search_finds_optimum(void)
 {
-    for (int s = KB_TUNE_ILS; s <= KB_TUNE_ANNEAL; s++) {
+    for (int s = KB_TUNE_ILS; s < KB_TUNE_STRATEGY_COUNT; s++) {
         int found = 0;
         for (uint64_t seed = 1; seed <= 10; seed++) {
             land l;
@@ -154,7 +154,147 @@ static void test_stop(void)
     kb_tune_trace_free(&t);
     kb_tune_strategy s;
     CHECK(kb_tune_strategy_parse("ils", &s) == 0 && s == KB_TUNE_ILS);
-    CHECK(kb_tune_strategy_parse("genetic", &s) == -1);
+    CHECK(kb_tune_strategy_parse("genetic", &s) == 0 && s == KB_TUNE_GENETIC);
+    CHECK(kb_tune_strategy_parse("hill", &s) == -1);
+}
+
+
+/* A landscape with holes and refusals: the bowl's grid with about 40% of the
+ * combinations absent (not in the space: a restriction) and every 5th remaining one
+ * refused before it runs (pruned). */
+typedef struct {
+    land l;
+    int n;
+    int level[8 * 8 * 6 * AX];
+    int map[8 * 8 * 6];            /* index in the sparse space -> index in l */
+    double cost[8 * 8 * 6];
+    int asked[8 * 8 * 6];
+    int refused_asked;
+} sparse;
+
+static void sparse_init(sparse *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    land_init(&sp->l);
+    for (int i = 0; i < sp->l.n; i++) {
+        if ((i * 7919u) % 10 < 4 && !(i == land_optimum(&sp->l)))
+            continue;
+        memcpy(&sp->level[sp->n * AX], &sp->l.level[i * AX], AX * sizeof(int));
+        sp->cost[sp->n] = 0.5 + (i % 5);
+        sp->map[sp->n++] = i;
+    }
+}
+
+static double sparse_fn(void *user, int i)
+{
+    sparse *sp = user;
+    sp->asked[i]++;
+    if (i % 5 == 4) {
+        sp->refused_asked++;
+        return KB_TUNE_REFUSED;
+    }
+    return land_time(&sp->l, sp->map[i]);
+}
+
+/* Every strategy on the sparse space: a refused configuration is asked once and costs
+ * nothing (the budget counts only the others), nothing is asked twice, the best is the
+ * fastest evaluated and never refused, a seed repeats the search. */
+static void test_constraints_refused(void)
+{
+    for (int s = 0; s < KB_TUNE_STRATEGY_COUNT; s++) {
+        sparse a, b;
+        sparse_init(&a);
+        sparse_init(&b);
+        kb_tune_view va = { .n = a.n, .n_axes = AX, .level = a.level }, vb = { .n = b.n, .n_axes = AX, .level = b.level };
+        kb_tune_search_opts o = { .strategy = (kb_tune_strategy)s, .budget = 50, .seed = 11 };
+        kb_tune_trace ta, tb;
+        CHECK(kb_tune_search(&o, &va, sparse_fn, &a, &ta) == KB_OK);
+        CHECK(kb_tune_search(&o, &vb, sparse_fn, &b, &tb) == KB_OK);
+        CHECK_MSG(ta.evaluations == 50, "%s: %d evaluations", kb_tune_strategy_name(s), ta.evaluations);
+        CHECK(ta.refused == a.refused_asked);
+        int repeats = 0;
+        for (int i = 0; i < a.n; i++)
+            repeats += a.asked[i] > 1;
+        CHECK_MSG(repeats == 0, "%s asked %d configurations twice", kb_tune_strategy_name(s), repeats);
+        for (int k = 0; k < ta.evaluations; k++)
+            CHECK(ta.order[k] % 5 != 4);   /* refused ones are never in the trace */
+        CHECK(ta.evaluations == tb.evaluations && ta.refused == tb.refused &&
+              memcmp(ta.order, tb.order, (size_t)ta.evaluations * sizeof(int)) == 0);
+        CHECK(ta.best >= 0 && ta.best % 5 != 4);
+        kb_tune_trace_free(&ta);
+        kb_tune_trace_free(&tb);
+    }
+}
+
+/* A budget in simulated seconds: the search stops once the costs of its evaluations
+ * reach it (the evaluation that crosses it completes), the trace's times add up, and
+ * refused configurations cost nothing. */
+static void test_time_budget(void)
+{
+    for (int s = 0; s < KB_TUNE_STRATEGY_COUNT; s++) {
+        sparse a;
+        sparse_init(&a);
+        kb_tune_view v = { .n = a.n, .n_axes = AX, .level = a.level, .cost_s = a.cost };
+        kb_tune_search_opts o = { .strategy = (kb_tune_strategy)s, .seed = 3, .budget_s = 40.0 };
+        kb_tune_trace t;
+        CHECK(kb_tune_search(&o, &v, sparse_fn, &a, &t) == KB_OK);
+        double sum = 0;
+        for (int k = 0; k < t.evaluations; k++) {
+            sum += a.cost[t.order[k]];
+            CHECK(fabs(t.at_s[k] - sum) < 1e-9);
+        }
+        double last = t.evaluations ? a.cost[t.order[t.evaluations - 1]] : 0;
+        CHECK_MSG(t.spent_s >= 40.0 && t.spent_s - last < 40.0, "%s: spent %g s", kb_tune_strategy_name(s), t.spent_s);
+        kb_tune_trace_free(&t);
+    }
+}
+
+/* With a prior, every strategy but brute and random evaluates the prior's best first. */
+static void test_prior_first(void)
+{
+    land l;
+    land_init(&l);
+    double prior[8 * 8 * 6];
+    for (int i = 0; i < l.n; i++)
+        prior[i] = 100.0 + (i * 37 % 101);
+    prior[123] = 1.0;
+    for (int s = KB_TUNE_ILS; s < KB_TUNE_STRATEGY_COUNT; s++) {
+        land x;
+        land_init(&x);
+        kb_tune_view v = { .n = x.n, .n_axes = AX, .level = x.level, .prior = prior };
+        kb_tune_search_opts o = { .strategy = (kb_tune_strategy)s, .budget = 20, .seed = 5 };
+        kb_tune_trace t;
+        CHECK(kb_tune_search(&o, &v, land_fn, &x, &t) == KB_OK);
+        CHECK_MSG(t.evaluations == 20 && t.order[0] == 123, "%s began at %d", kb_tune_strategy_name(s), t.order[0]);
+        kb_tune_trace_free(&t);
+    }
+}
+
+/* A categorical axis (levels are names) and a space of one configuration. */
+static void test_categorical_and_tiny(void)
+{
+    land l;
+    land_init(&l);
+    const unsigned char cat[AX] = { 1, 0, 1 };
+    for (int s = 0; s < KB_TUNE_STRATEGY_COUNT; s++) {
+        land x;
+        land_init(&x);
+        kb_tune_view v = { .n = x.n, .n_axes = AX, .level = x.level, .categorical = cat };
+        kb_tune_search_opts o = { .strategy = (kb_tune_strategy)s, .budget = 60, .seed = 2 };
+        kb_tune_trace t;
+        CHECK(kb_tune_search(&o, &v, land_fn, &x, &t) == KB_OK && t.evaluations == 60 && !x.repeat);
+        kb_tune_trace_free(&t);
+        land one;
+        land_init(&one);
+        kb_tune_view v1 = { .n = 1, .n_axes = AX, .level = one.level };
+        CHECK(kb_tune_search(&o, &v1, land_fn, &one, &t) == KB_OK && t.evaluations == 1 && t.best == 0);
+        kb_tune_trace_free(&t);
+    }
+    int bad_level[AX] = { 0, -1, 0 };
+    kb_tune_view bad = { .n = 1, .n_axes = AX, .level = bad_level };
+    kb_tune_search_opts o = { .strategy = KB_TUNE_BAYES, .seed = 1 };
+    kb_tune_trace t;
+    CHECK(kb_tune_search(&o, &bad, land_fn, &l, &t) == KB_ERR_INPUT);
 }
 
 static void test_winner(void)
@@ -166,18 +306,30 @@ static void test_winner(void)
         { "d", 1, 95.0, 0.001, -1, -1 },
     };
     kb_tune_choice c;
-    CHECK(kb_tune_choose(r, 4, &c) == 1 && !c.tie && c.n_tied == 0);
-    CHECK(fabs(c.lo_us - (90.0 - 1.96 * 0.09)) < 1e-9);
+    CHECK(kb_tune_choose(r, 4, 0, &c) == 1 && !c.tie && c.n_tied == 0 && !c.noisy);
+    CHECK(fabs(c.lo_us - 90.0 / exp(1.96 * 0.001)) < 1e-9 && fabs(c.hi_us - 90.0 * exp(1.96 * 0.001)) < 1e-9);
     /* d within b's noise: a tie; with resources known, fewer registers goes first */
     r[3].median_us = 90.1;
     r[1].registers = 96;
     r[3].registers = 64;
-    CHECK(kb_tune_choose(r, 4, &c) == 3 && c.tie && c.n_tied == 1 && c.tied[0] == 1);
+    CHECK(kb_tune_choose(r, 4, 0, &c) == 3 && c.tie && c.n_tied == 1 && c.tied[0] == 1);
     /* unknown resources: the median decides, then the id */
     r[1].registers = r[3].registers = -1;
-    CHECK(kb_tune_choose(r, 4, &c) == 1 && c.tie && c.tied[0] == 3);
+    CHECK(kb_tune_choose(r, 4, 0, &c) == 1 && c.tie && c.tied[0] == 3);
     kb_tune_result none[] = { { "x", 0, 1.0, 0.0, -1, -1 } };
-    CHECK(kb_tune_choose(none, 1, &c) == -1 && c.winner == -1);
+    CHECK(kb_tune_choose(none, 1, 0, &c) == -1 && c.winner == -1);
+    /* intervals in log space never reach 0, however large the noise (issue 24: [0.00, 2893.97]) */
+    kb_tune_result wide = { "w", 1, 1446.985, 0.6, -1, -1 };
+    double lo, hi;
+    kb_tune_interval(&wide, &lo, &hi);
+    CHECK(lo > 0 && fabs(lo * hi - 1446.985 * 1446.985) < 1e-6 * 1446.985 * 1446.985);
+    /* a leader noisier than the bound, or of unknown noise, is no winner: noise */
+    kb_tune_result noisy[] = { { "a", 1, 10.0, KB_TUNE_NOISE_BOUND * 1.5, -1, -1 }, { "b", 1, 30.0, 0.001, -1, -1 } };
+    CHECK(kb_tune_choose(noisy, 2, 0, &c) == 0 && c.noisy);
+    noisy[0].noise = NAN;
+    CHECK(kb_tune_choose(noisy, 2, 0, &c) == 0 && c.noisy && isnan(c.lo_us) && c.tie);   /* unknown: within noise of b */
+    noisy[0].noise = KB_TUNE_NOISE_BOUND;
+    CHECK(kb_tune_choose(noisy, 2, 0, &c) == 0 && !c.noisy && !c.tie);
 }
 
 static void test_prune(void)
@@ -236,6 +388,26 @@ static void test_space(void)
     for (int i = 0; i < q->n; i++)
         found += strcmp(q->configs[i].config, "vec(BLOCK=128,VEC=4,max_grid=0)") == 0;
     CHECK(found == 1);
+    kb_tune_space_free(&s);
+    kb_cases_free(&l);
+    kb_plan_free(&p);
+    /* levels of an integer param follow its values, whatever order the suite lists them in;
+     * the variant is categorical */
+    static const char unordered[] = "suite: u\nbenchmarks:\n  - family: gelu\n    variant: [vec]\n"
+                                    "    dtype: [fp32]\n    shape: [{n: 4096}]\n    params: {BLOCK: [256, 64, 128], VEC: [4, 2]}\n";
+    CHECK(kb_suite_plan_text(unordered, "u.yaml", kb_families, kb_n_families, 0, &p, &err) == KB_OK);
+    CHECK(kb_cases_build(&p, &o, &l) == KB_OK);
+    CHECK(kb_tune_space_of_cases(&p, &l, &s) == KB_OK && s.n == 1);
+    q = &s.problems[0];
+    CHECK(q->categorical[0] && !q->categorical[1]);
+    for (int a = 1; a < q->n_axes; a++)
+        for (int k = 1; k < q->n_values[a]; k++)
+            CHECK(q->values[a][k - 1] < q->values[a][k]);
+    for (int i = 0; i < q->n; i++) {
+        const char *b = strstr(q->configs[i].config, "BLOCK=");
+        int block = b ? atoi(b + 6) : 0;
+        CHECK(q->values[1][q->levels[i * q->n_axes + 1]] == block);
+    }
     kb_tune_space_free(&s);
     kb_cases_free(&l);
     kb_plan_free(&p);
@@ -307,6 +479,7 @@ static int count_choice(void *user, const kb_tune_choice_row *c)
     return 0;
 }
 
+
 /* Keys: a rerun hits; another source, driver or GPU misses; a newer choice under another
  * key marks the older stale. */
 static void test_db(void)
@@ -355,72 +528,20 @@ static void test_db(void)
     unlink(path);
 }
 
-static double replay_objective(void *user, int i) { return ((const kb_tune_replay *)user)->time[i]; }
-
-/* A Kernel Tuner cache (2 x 3 space): one failed entry, one absent (failed), the rest
- * timed; written unterminated, as Kernel Tuner leaves a cache it is appending to. */
-static const char kt_cache[] =
-    "{\"schema_version\": \"1.0.0\", \"device_name\": \"NVIDIA A100-SXM4-80GB\", \"kernel_name\": \"matmul\",\n"
-    " \"problem_size\": [4096, 4096], \"tune_params_keys\": [\"block_size_x\", \"tile\"],\n"
-    " \"tune_params\": {\"block_size_x\": [32, 64], \"tile\": [1, 2, 4]}, \"objective\": \"time\",\n"
-    " \"cache\": {\n"
-    "\"32,1\": {\"block_size_x\": 32, \"tile\": 1, \"time\": 4.0},\n"
-    "\"32,2\": {\"block_size_x\": 32, \"tile\": 2, \"time\": 3.0},\n"
-    "\"32,4\": {\"block_size_x\": 32, \"tile\": 4, \"time\": \"CompilationFailedConfig\"},\n"
-    "\"64,1\": {\"block_size_x\": 64, \"tile\": 1, \"time\": 2.0},\n"
-    "\"64,4\": {\"block_size_x\": 64, \"tile\": 4, \"time\": 1.0},\n";
-
-static void test_replay_kerneltuner(void)
-{
-    char path[] = "/tmp/kb_tune_kt_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0 && write(fd, kt_cache, sizeof kt_cache - 1) == (ssize_t)(sizeof kt_cache - 1));
-    close(fd);
-    kb_tune_replay r;
-    kb_sb err;
-    kb_sb_init(&err);
-    CHECK_MSG(kb_tune_replay_load(path, NULL, &r, &err) == KB_OK, "%s", err.s);
-    CHECK(r.n == 6 && r.n_axes == 2 && r.absent == 1 && strcmp(r.format, "Kernel Tuner cache") == 0);
-    int failed = 0, opt = kb_tune_replay_optimum(&r);
-    for (int i = 0; i < r.n; i++)
-        failed += isinf(r.time[i]);
-    CHECK(failed == 2 && opt >= 0 && r.time[opt] == 1.0 && strcmp(r.label[opt], "block_size_x=64,tile=4") == 0);
-    /* random's expected best of 1 draw: the mean with failures as the slowest (4):
-     * (4 + 3 + 4 + 2 + 4 + 1) / 6 = 3; of 6 draws: the optimum */
-    CHECK(fabs(kb_tune_replay_random_expected(&r, 1) - 3.0) < 1e-12);
-    CHECK(fabs(kb_tune_replay_random_expected(&r, 6) - 1.0) < 1e-12);
-    /* of 2 draws: sorted 1,2,3,4,4,4: P(min=1) = 5/15, P(2) = 4/15, P(3) = 3/15, P(4) = 3/15 */
-    CHECK(fabs(kb_tune_replay_random_expected(&r, 2) - (5 * 1.0 + 4 * 2.0 + 3 * 3.0 + 3 * 4.0) / 15) < 1e-12);
-    kb_tune_view v = { r.n, r.n_axes, r.level };
-    for (int s = 0; s < KB_TUNE_STRATEGY_COUNT; s++) {
-        kb_tune_search_opts o = { (kb_tune_strategy)s, 0, 5, 0 };
-        kb_tune_trace t;
-        CHECK(kb_tune_search(&o, &v, replay_objective, &r, &t) == KB_OK);
-        CHECK(t.evaluations == 6 && t.best == opt);
-        kb_tune_trace_free(&t);
-    }
-    kb_tune_replay_free(&r);
-    /* neither format */
-    fd = open(path, O_WRONLY | O_TRUNC);
-    CHECK(write(fd, "[1, 2]\n", 7) == 7);
-    close(fd);
-    kb_sb_clear(&err);
-    CHECK(kb_tune_replay_load(path, NULL, &r, &err) == KB_ERR_INPUT && strstr(err.s, path));
-    kb_sb_free(&err);
-    unlink(path);
-}
-
 int main(void)
 {
     RUN(test_brute_finds_optimum);
     RUN(test_budget_seed_memo);
     RUN(test_local_search_finds_optimum);
     RUN(test_stop);
+    RUN(test_constraints_refused);
+    RUN(test_time_budget);
+    RUN(test_prior_first);
+    RUN(test_categorical_and_tiny);
     RUN(test_winner);
     RUN(test_prune);
     RUN(test_space);
     RUN(test_space_other_operation);
     RUN(test_db);
-    RUN(test_replay_kerneltuner);
     TEST_MAIN_END();
 }

@@ -42,7 +42,7 @@ static int query_int(const char *sql)
 static int tune(const char *strategy, const char *budget)
 {
     const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db, "--out", out, "--strategy",
-                           strategy, "--budget", budget, "--threads", "2", NULL };
+                           strategy, "--budget", budget, "--threads", "2", "--max-noise", "1e12", NULL };
     int rc = run_kbench_within(argv, log_path, 120);
     if (rc != 0)
         print_tail(log_path, 3000);
@@ -78,7 +78,7 @@ static void test_tune_and_resume(void)
     free(log);
     /* --confirm re-measures the stored winners and says whether each held */
     const char *confirm[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db, "--out", out, "--strategy",
-                              "brute", "--confirm", "--rounds", "1", NULL };
+                              "brute", "--confirm", "--rounds", "1", "--max-noise", "1e12", NULL };
     CHECK(run_kbench_within(confirm, log_path, 120) == 0);
     log = slurp(log_path);
     CHECK(log && strstr(log, "0 measured, 21 from the database"));
@@ -230,6 +230,43 @@ static void test_export_kerneltuner(void)
     json_decref(doc);
 }
 
+/* A leader noisier than --max-noise is no winner: said on the console (exit 1), stored
+ * as verdict noise, never exported as a choice. */
+static void test_noise_verdict(void)
+{
+    char db4[300], path[300];
+    snprintf(db4, sizeof db4, "%s/noise.db", dir);
+    snprintf(path, sizeof path, "%s/noise.json", dir);
+    const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db4, "--out", out, "--strategy",
+                           "random", "--budget", "3", "--rounds", "0", "--max-noise", "1e-9", NULL };
+    CHECK(run_kbench_within(argv, log_path, 120) == 1);
+    char *log = slurp(log_path);
+    CHECK(log && strstr(log, "no winner: noise") && strstr(log, "2 without a winner"));
+    free(log);
+    char sql[400];
+    sqlite3 *h;
+    sqlite3_stmt *s;
+    int noise = -1;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM tune_choices WHERE verdict = 'noise'");
+    if (sqlite3_open(db4, &h) == SQLITE_OK && sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW)
+            noise = sqlite3_column_int(s, 0);
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(h);
+    CHECK_MSG(noise == 2, "%d choices with verdict noise", noise);
+    const char *json[] = { "kbench", "export", "--db", db4, "--out", path, "--allow-cpu", NULL };
+    CHECK(run_kbench(json, log_path) == 0);
+    json_t *doc = json_load_file(path, 0, NULL), *c = json_array_get(json_object_get(doc, "choices"), 0);
+    CHECK(c && strcmp(json_string_value(json_object_get(c, "confidence")), "noise") == 0);
+    CHECK(c && json_is_null(json_object_get(c, "variant")) && json_is_string(json_object_get(c, "no_winner")));
+    CHECK(c && json_is_null(json_object_get(c, "params")) && json_is_object(json_object_get(c, "leader_params")) &&
+          json_is_string(json_object_get(c, "leader_variant")));
+    json_decref(doc);
+    const char *header[] = { "kbench", "export", "--format", "header", "--db", db4, "--out", path, "--allow-cpu", NULL };
+    CHECK(run_kbench(header, log_path) != 0);
+}
+
 /* --time: each problem's search stops when its time is spent, and the choice is made
  * among what was evaluated. */
 static void test_time_budget(void)
@@ -237,7 +274,7 @@ static void test_time_budget(void)
     char db3[300];
     snprintf(db3, sizeof db3, "%s/time.db", dir);
     const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db3, "--out", out, "--strategy",
-                           "brute", "--time", "0.001", "--rounds", "0", NULL };
+                           "brute", "--time", "0.001", "--rounds", "0", "--max-noise", "1e12", NULL };
     CHECK(run_kbench_within(argv, log_path, 120) == 0);
     char *log = slurp(log_path);
     CHECK(log && strstr(log, "s spent: choosing among the 1 evaluated"));
@@ -287,7 +324,14 @@ static void test_interrupt(void)
     const char *argv[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db2, "--out", out, "--strategy",
                            "brute", "--min-samples", "3000", "--max-samples", "3000", "--timeout", "30", NULL };
     pid_t pid = spawn_kbench(argv, log_path);
-    sleep(5);
+    for (int tenth = 0; tenth < 1200; tenth++) {   /* until the first configuration is measured (a loaded machine: not 5 s) */
+        char *so_far = slurp(log_path);
+        int first = so_far && strstr(so_far, "[  1/");
+        free(so_far);
+        if (first)
+            break;
+        usleep(100000);
+    }
     kill(pid, SIGINT);
     CHECK(wait_exit(pid) == 130);
     char *log = slurp(log_path);
@@ -298,7 +342,7 @@ static void test_interrupt(void)
     CHECK_MSG(done >= 1 && done < 21, "%d measured before the interrupt", done);
     free(log);
     const char *again[] = { "kbench", "tune", suite, "--backend", "emu", "--db", db2, "--resume", out, "--strategy",
-                            "brute", NULL };
+                            "brute", "--max-noise", "1e12", NULL };
     CHECK(run_kbench_within(again, log2, 120) == 0);
     log = slurp(log2);
     char want[64];
@@ -331,9 +375,24 @@ static void test_replay_records(void)
     CHECK(run_kbench(all, res) == 0);
     text = slurp(res);
     j = text && strstr(text, "{") ? json_loads(strstr(text, "{"), JSON_DISABLE_EOF_CHECK, NULL) : NULL;
-    CHECK(j && json_integer_value(json_object_get(j, "space")) == 9);
-    CHECK(j && json_array_size(json_object_get(j, "strategies")) == 4);
+    json_t *sp = json_array_get(json_object_get(j, "spaces"), 0);
+    CHECK(j && json_integer_value(json_object_get(sp, "space")) == 9);
+    CHECK(j && json_array_size(json_object_get(j, "strategies")) == 8);
     json_decref(j);
+    free(text);
+    /* a missing file is bad input (exit 2), as is --out onto a replayed file */
+    const char *missing[] = { "kbench", "tune", "--replay", "/nonexistent/kt.json", NULL };
+    CHECK(run_kbench(missing, res) == 2);
+    const char *onto[] = { "kbench", "tune", "--replay", out, "--strategy", "all", "--out", out, NULL };
+    CHECK(run_kbench(onto, res) == 2);
+    /* the performance curves as an SVG chart */
+    char svg[300];
+    snprintf(svg, sizeof svg, "%s/curves.svg", dir);
+    const char *chart[] = { "kbench", "tune", "--replay", out, "--filter", "fp32", "--strategy", "all", "--budgets",
+                            "20,50", "--repeats", "2", "--format", "svg", "--out", svg, NULL };
+    CHECK(run_kbench(chart, res) == 0);
+    text = slurp(svg);
+    CHECK(text && strstr(text, "<svg") && strstr(text, "polyline") && strstr(text, "</svg>"));
     free(text);
     const char *neither[] = { "kbench", "tune", NULL };
     CHECK(run_kbench(neither, res) == 2);
@@ -357,6 +416,7 @@ int main(void)
     RUN(test_export_kerneltuner);
     RUN(test_export_schema_v1);
     RUN(test_time_budget);
+    RUN(test_noise_verdict);
     RUN(test_prune_on_cuda);
     RUN(test_interrupt);
     char cmd[300];

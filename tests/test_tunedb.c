@@ -5,13 +5,16 @@
  * only, in memory with the file unchanged; a schema-1 row that does not parse refuses the
  * migration and leaves the file as it was; and the exported C header, compiled with
  * -Wall -Wextra -Werror, returns no emulator entry to a GPU lookup and no entry beyond its
- * shape-distance bound. */
+ * shape-distance bound; the noise verdict (no winner) stored, migrated from schema 1, and
+ * kept out of the header. */
 #include "check.h"
 #include "tune/export.h"
+#include "results/dbfile.h"
 #include "tune/tunedb.h"
 #include "tune/tunedb_migrate.h"
 #include "tune_v1.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +159,23 @@ static int schema_of(const char *path)
     return v;
 }
 
+/* The database's PRAGMA application_id and user_version (results/dbfile.h), as id * 100 + version. */
+static long long ids_of(const char *path)
+{
+    sqlite3 *h;
+    long long v[2] = { -1, -1 };
+    const char *q[2] = { "PRAGMA application_id", "PRAGMA user_version" };
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+        for (int i = 0; i < 2; i++) {
+            sqlite3_stmt *s;
+            if (sqlite3_prepare_v2(h, q[i], -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+                v[i] = sqlite3_column_int64(s, 0);
+            sqlite3_finalize(s);
+        }
+    sqlite3_close(h);
+    return v[0] * 100 + v[1];
+}
+
 static char *read_file(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -192,7 +212,17 @@ static void test_migrate_in_place(void)
     CHECK(e->cfg.n_params == 20);
     kb_tunedb_close(db);
     CHECK(schema_of(path) == 0);
+    CHECK_MSG(ids_of(path) == KB_DB_APP_ID_TUNE * 100LL + 2, "ids %lld", ids_of(path));   /* claimed once migrated */
     free(c), free(e);
+    /* schema 1 already carrying kbench's ids (user_version 1): migrated the same, version 2 */
+    path_in(path, sizeof path, "v1ids.db");
+    sqlite3 *h;
+    CHECK(tune_v1_write(path, TUNE_V1_PROBLEM) == 0 && sqlite3_open(path, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, "PRAGMA application_id = 0x6b627464; PRAGMA user_version = 1", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    CHECK_MSG(kb_tunedb_open(path, &db, &err) == KB_OK, "%s", err.s);
+    kb_tunedb_close(db);
+    CHECK(schema_of(path) == 0 && ids_of(path) == KB_DB_APP_ID_TUNE * 100LL + 2);
     kb_sb_free(&err);
 }
 
@@ -212,6 +242,7 @@ static void test_migrate_refused(void)
               strstr(err.s, "left as it was"), "%s", err.s);
     char *after = read_file(path, &n1);
     CHECK(schema_of(path) == 1 && before && after && n0 == n1 && !memcmp(before, after, n0));
+    CHECK(ids_of(path) == 0);   /* not claimed: the migration did not happen */
     free(before), free(after);
     kb_sb_free(&err);
 }
@@ -239,6 +270,99 @@ static void test_migrate_readonly(void)
         fclose(f);
     CHECK(kb_tunedb_open_readonly(path, &db, &err) == KB_ERR_INPUT && strstr(err.s, "not a tuning database"));
     free(before), free(after), free(c);
+    kb_sb_free(&err);
+}
+
+/* The noise verdict (issue 24) in schema 2: a choice without a winner is stored as verdict
+ * "noise" with its unknown interval NULL and read back so; a schema-1 file whose choice had
+ * verdict "noise" (the tuner branch wrote it there) keeps it through the migration, in place
+ * and read only. */
+static void test_noise_verdict(void)
+{
+    char path[300];
+    path_in(path, sizeof path, "noise.db");
+    kb_tunedb *db;
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(kb_tunedb_open(path, &db, &err) == KB_OK);
+    kb_device_info d = emulator_device();
+    kb_tune_key k;
+    kb_tune_key_make(&d, "c++ 12", &k);
+    kb_tune_choice_row *c = calloc(1, sizeof *c), *back = calloc(1, sizeof *back);
+    snprintf(c->problem, sizeof c->problem, "gemm(layout=nt,alpha=1,beta=0)/bf16/64x64x64/pad0/eager");
+    snprintf(c->case_id, sizeof c->case_id, "gemm/mma(BM=32)/bf16/64x64x64/pad0/eager");
+    gemm_problem(&c->prob, 64, 64, 64);
+    snprintf(c->cfg.variant, sizeof c->cfg.variant, "mma");
+    c->median_us = 10;
+    c->lo_us = c->hi_us = NAN;   /* the leader's noise unknown: no interval */
+    c->noisy = 1;
+    c->tie = 1;                  /* unknown noise is within everyone's: a tie too, but the verdict is noise */
+    CHECK(db && kb_tunedb_put_choice(db, &k, "src", c, &err) == KB_OK);
+    CHECK(db && kb_tunedb_each_choice(db, keep_choice, back) == 1);
+    CHECK(back->noisy && !back->tie && isnan(back->lo_us) && isnan(back->hi_us) && back->median_us == 10);
+    c->noisy = 0;
+    c->lo_us = 9, c->hi_us = 11;
+    CHECK(db && kb_tunedb_put_choice(db, &k, "src", c, &err) == KB_OK);   /* re-chosen: a tie now */
+    CHECK(db && kb_tunedb_each_choice(db, keep_choice, back) == 1 && !back->noisy && back->tie && back->lo_us == 9);
+    kb_tunedb_close(db);
+    for (int readonly = 0; readonly <= 1; readonly++) {
+        path_in(path, sizeof path, readonly ? "v1noise_ro.db" : "v1noise.db");
+        CHECK(tune_v1_write(path, TUNE_V1_PROBLEM) == 0);
+        sqlite3 *h;
+        CHECK(sqlite3_open(path, &h) == SQLITE_OK &&
+              sqlite3_exec(h, "UPDATE tune_choices SET verdict = 'noise', lo_us = NULL, hi_us = NULL", NULL, NULL,
+                           NULL) == SQLITE_OK);
+        sqlite3_close(h);
+        memset(back, 0, sizeof *back);
+        kb_status st = readonly ? kb_tunedb_open_readonly(path, &db, &err) : kb_tunedb_open(path, &db, &err);
+        CHECK_MSG(st == KB_OK, "%s", err.s);
+        CHECK(db && kb_tunedb_each_choice(db, keep_choice, back) == 1);
+        CHECK_MSG(back->noisy && !back->tie && isnan(back->lo_us) && back->median_us == 21.5, "readonly %d", readonly);
+        kb_tunedb_close(db);
+        CHECK(schema_of(path) == (readonly ? 1 : 0));
+    }
+    free(c), free(back);
+    kb_sb_free(&err);
+}
+
+/* A header of choices of which one has no winner: that one is a comment, never an entry,
+ * and the next entry still opens its device's group; a header of nothing but such choices
+ * is refused; no choice at all is an empty table. */
+static void test_header_noise(void)
+{
+    kb_tune_choice_row *rows = calloc(2, sizeof *rows);
+    kb_device_info d = emulator_device();
+    for (int i = 0; i < 2; i++) {
+        kb_tune_key_make(&d, "c++ 12", &rows[i].key);
+        gemm_problem(&rows[i].prob, 64 << i, 64, 64);
+        snprintf(rows[i].problem, sizeof rows[i].problem, "gemm/bf16/%dx64x64/*noisy*/", 64 << i);
+        snprintf(rows[i].cfg.variant, sizeof rows[i].cfg.variant, "mma");
+    }
+    rows[0].noisy = 1;
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    kb_sb err;
+    kb_sb_init(&err);
+    CHECK(f && kb_tune_export_header(rows, 2, f, &err) == KB_OK);
+    if (f)
+        fclose(f);
+    CHECK_MSG(text && strstr(text, "/* no winner (noise): gemm_bf16_64x64x64__noisy__ */") &&
+              strstr(text, "1 entries") && strstr(text, "1 problem without a winner"), "%s", text);
+    CHECK(text && strstr(text, "CPU emulator timings") && !strstr(text, "\"gemm/bf16/64x64x64") &&
+          strstr(text, "\"gemm/bf16/128x64x64"));
+    free(text);
+    rows[1].noisy = 1;
+    text = NULL;
+    f = open_memstream(&text, &n);
+    CHECK(f && kb_tune_export_header(rows, 2, f, &err) == KB_ERR_INPUT && strstr(err.s, "no winner"));
+    kb_sb_clear(&err);
+    CHECK(f && kb_tune_export_header(rows, 0, f, &err) == KB_OK);
+    if (f)
+        fclose(f);
+    CHECK(text && strstr(text, "an empty table is not C11"));
+    free(text);
+    free(rows);
     kb_sb_free(&err);
 }
 
@@ -333,6 +457,8 @@ int main(void)
     RUN(test_migrate_refused);
     RUN(test_migrate_readonly);
     RUN(test_header_lookup);
+    RUN(test_noise_verdict);
+    RUN(test_header_noise);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

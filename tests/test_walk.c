@@ -119,6 +119,38 @@ static void test_filters_skip_stop(void)
     kb_plan_free(&p);
 }
 
+/* requires: gpu - planned for a target with a GPU timer, left out (and counted) elsewhere. */
+static void test_requires_gpu(void)
+{
+    static const char *const text =
+        "suite: req\nbenchmarks:\n"
+        "  - family: gelu\n    variant: naive\n    dtype: fp32\n    shape: {n: 64}\n"
+        "  - family: gelu\n    variant: vec\n    dtype: fp32\n    shape: {n: 64}\n    params: {VEC: [4, 8]}\n"
+        "    requires: gpu\n"
+        "  - family: gelu\n    variant: naive\n    dtype: fp32\n    shape: {n: 128}\n";
+    unsigned gpu_caps = KB_CAP_GPU_TIMER | KB_CAP_FULL_SPEED, emu_caps = KB_CAP_GRAPHS;
+    CHECK(kb_walk_has(gpu_caps) == KB_REQUIRE_GPU && kb_walk_has(emu_caps) == 0);
+    for (int k = 0; k < 2; k++) {
+        kb_plan p;
+        kb_sb err;
+        kb_sb_init(&err);
+        kb_status st = kb_suite_plan_text(text, "req.yaml", fams, 2, 1, &p, &err);
+        CHECK_MSG(st == KB_OK, "%s", err.s);
+        kb_sb_free(&err);
+        if (st != KB_OK)
+            return;
+        CHECK(p.n_cases == 4 && p.entries[1].requires == KB_REQUIRE_GPU);
+        kb_walk_drop_unmet(&p, k ? emu_caps : gpu_caps);
+        if (k) {   /* the emulator: the two vec cases are not planned; the rest keep their order */
+            CHECK(p.n_cases == 2 && p.n_not_planned == 2 && p.entries[1].n_cases == 0);
+            CHECK(p.cases[0].entry == 0 && p.cases[1].entry == 2 && p.cases[1].dims[0] == 128);
+        } else {
+            CHECK(p.n_cases == 4 && p.n_not_planned == 0 && p.entries[1].n_cases == 2);
+        }
+        kb_plan_free(&p);
+    }
+}
+
 static void test_check_shape_choice(void)
 {
     CHECK(kb_walk_check_shapes(0, 0) == 1);                     /* the emulator */
@@ -137,5 +169,6 @@ int main(void)
     RUN(test_dedupe_valid_counts);
     RUN(test_filters_skip_stop);
     RUN(test_check_shape_choice);
+    RUN(test_requires_gpu);
     TEST_MAIN_END();
 }

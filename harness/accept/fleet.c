@@ -1,9 +1,11 @@
 /* fleet.c - merge the ranks' verdict files and flag outliers (see fleet.h). */
 #include "accept/fleet.h"
 
+#include "accept/fleet_check.h"
 #include "accept/fleet_stats.h"
 #include "accept/verdict.h"
 #include "accept/verdict_io.h"
+#include "core/fsutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,22 +23,35 @@ static int jint(json_t *o, const char *k) { return (int)json_integer_value(json_
 
 static void problem(kb_fleet *f, const char *fmt, const char *a, const char *b)
 {
-    char msg[1200];
+    char msg[2048];
     snprintf(msg, sizeof msg, fmt, a, b);
     json_array_append_new(f->problems, json_string(msg));
 }
 
 /* ---- loading ---- */
 
-/* A verdict object of the schema this kbench writes; else a problem and 0. */
+/* A verdict object of the schema this kbench writes, its numbers in range (fleet_check.c);
+ * else a problem and 0. Read as every input is (core/fsutil.h): without blocking, a
+ * regular file of at most KB_LIMIT_RANK_BYTES, no key twice. */
 static int read_verdict(kb_fleet *f, const char *path, json_t **out)
 {
+    char *text = NULL;
+    size_t len = 0;
+    kb_sb why;
+    kb_sb_init(&why);
+    if (kb_fs_read_input(path, KB_LIMIT_RANK_BYTES, "rank file", &text, &len, &why) != KB_OK) {
+        problem(f, "corrupt: %s%s", why.s, "");
+        kb_sb_free(&why);
+        return 0;
+    }
     json_error_t e;
-    json_t *v = json_load_file(path, 0, &e);
+    json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &e);
+    free(text);
     if (!v) {
-        char where[64];
-        snprintf(where, sizeof where, "%d:%d", e.line, e.column);
-        problem(f, "corrupt: %s:%s: not valid JSON", path, where);
+        char where[300];
+        snprintf(where, sizeof where, "%d:%d: %.200s", e.line, e.column, e.text);
+        problem(f, "corrupt: %s:%s (not valid JSON)", path, where);
+        kb_sb_free(&why);
         return 0;
     }
     if (!json_is_object(v) || strcmp(jstr(v, "schema"), KB_ACC_SCHEMA) ||
@@ -44,8 +59,16 @@ static int read_verdict(kb_fleet *f, const char *path, json_t **out)
         !json_is_object(json_object_get(v, "identity")) || !json_is_object(json_object_get(v, "gpu"))) {
         problem(f, "corrupt: %s: not a %s verdict of schema version 1", path, KB_ACC_SCHEMA);
         json_decref(v);
+        kb_sb_free(&why);
         return 0;
     }
+    if (kb_fleet_check_verdict(v, &why) != KB_OK) {
+        problem(f, "corrupt: %s: %s", path, why.s);
+        json_decref(v);
+        kb_sb_free(&why);
+        return 0;
+    }
+    kb_sb_free(&why);
     *out = v;
     return 1;
 }
@@ -64,59 +87,137 @@ static int is_verdict_name(const char *name)
     return name[0] != '.' && n > s && !strcmp(name + n - s, ".verdict.json");
 }
 
-/* Same rank of the same job step, or the same (real) GPU twice. */
-static void check_duplicates(kb_fleet *f)
+/* ---- the merge: every pass sorts once, so a fleet of n files costs O(n log n) ---- */
+
+/* What the merge compares of a GPU (borrowed from its verdict). */
+typedef struct {
+    const char *launcher, *job, *step, *uuid, *spec, *host;
+    int rank, world;
+    int i;                      /* its index in kb_fleet.gpus */
+} gpu_key;
+
+static gpu_key *make_keys(const kb_fleet *f)
 {
-    for (int i = 0; i < f->n; i++)
-        for (int j = i + 1; j < f->n; j++) {
-            json_t *a = json_object_get(f->gpus[i].v, "identity"), *b = json_object_get(f->gpus[j].v, "identity");
-            const char *ua = jstr(json_object_get(f->gpus[i].v, "gpu"), "uuid");
-            const char *ub = jstr(json_object_get(f->gpus[j].v, "gpu"), "uuid");
-            int same_rank = strcmp(jstr(a, "launcher"), "none") && !strcmp(jstr(a, "job_id"), jstr(b, "job_id")) &&
-                            !strcmp(jstr(a, "step_id"), jstr(b, "step_id")) && jint(a, "rank") == jint(b, "rank") &&
-                            !strcmp(jstr(a, "launcher"), jstr(b, "launcher"));
-            int same_gpu = *ua && strcmp(ua, "emu") && !strcmp(ua, ub);
-            if (same_rank || same_gpu)
-                problem(f, same_rank ? "duplicate: %s and %s are the same rank of the same job step"
-                                     : "duplicate: %s and %s are the same GPU (UUID)",
-                        f->gpus[i].file, f->gpus[j].file);
-        }
+    gpu_key *k = malloc((size_t)(f->n ? f->n : 1) * sizeof *k);
+    for (int i = 0; k && i < f->n; i++) {
+        json_t *v = f->gpus[i].v, *id = json_object_get(v, "identity");
+        k[i] = (gpu_key){ jstr(id, "launcher"), jstr(id, "job_id"), jstr(id, "step_id"),
+                          jstr(json_object_get(v, "gpu"), "uuid"), jstr(json_object_get(v, "spec"), "name"),
+                          jstr(id, "host"), jint(id, "rank"), jint(id, "world_size"), i };
+    }
+    return k;
 }
 
-/* Ranks of a job step (world_size known) with no file. KB_ERR_OOM when they cannot be counted. */
-static kb_status check_missing(kb_fleet *f)
+static int cmp_int(int a, int b) { return a < b ? -1 : a > b; }
+
+/* Job step, then rank, then file order. */
+static int by_step_rank(const void *pa, const void *pb)
 {
-    for (int i = 0; i < f->n; i++) {
-        json_t *a = json_object_get(f->gpus[i].v, "identity");
-        int w = jint(a, "world_size");
-        int first = 1;   /* the first file of its job step does the counting */
-        for (int j = 0; j < i && first; j++) {
-            json_t *b = json_object_get(f->gpus[j].v, "identity");
-            first = !(!strcmp(jstr(a, "job_id"), jstr(b, "job_id")) && !strcmp(jstr(a, "step_id"), jstr(b, "step_id")));
+    const gpu_key *a = pa, *b = pb;
+    int c = strcmp(a->job, b->job);
+    if (!c) c = strcmp(a->step, b->step);
+    if (!c) c = cmp_int(a->rank, b->rank);
+    return c ? c : cmp_int(a->i, b->i);
+}
+
+static int by_uuid(const void *pa, const void *pb)
+{
+    const gpu_key *a = pa, *b = pb;
+    int c = strcmp(a->uuid, b->uuid);
+    return c ? c : cmp_int(a->i, b->i);
+}
+
+/* SKU (spec), then node, then file order. */
+static int by_spec_host(const void *pa, const void *pb)
+{
+    const gpu_key *a = pa, *b = pb;
+    int c = strcmp(a->spec, b->spec);
+    if (!c) c = strcmp(a->host, b->host);
+    return c ? c : cmp_int(a->i, b->i);
+}
+
+static int same_step(const gpu_key *a, const gpu_key *b) { return !strcmp(a->job, b->job) && !strcmp(a->step, b->step); }
+
+/* Both ranks of one job step under a launcher (not "none"). */
+static int same_rank(const gpu_key *a, const gpu_key *b)
+{
+    return strcmp(a->launcher, "none") && !strcmp(a->launcher, b->launcher) && same_step(a, b) && a->rank == b->rank;
+}
+
+static int is_real_uuid(const char *u) { return *u && strcmp(u, "emu"); }
+
+/* Same rank of the same job step, or the same (real) GPU twice: neighbours once sorted. */
+static void check_duplicates(kb_fleet *f, gpu_key *k)
+{
+    qsort(k, (size_t)f->n, sizeof *k, by_step_rank);
+    for (int i = 1; i < f->n; i++)
+        if (same_rank(&k[i - 1], &k[i]))
+            problem(f, "duplicate: %s and %s are the same rank of the same job step", f->gpus[k[i - 1].i].file,
+                    f->gpus[k[i].i].file);
+    qsort(k, (size_t)f->n, sizeof *k, by_uuid);
+    for (int i = 1; i < f->n; i++)
+        if (is_real_uuid(k[i].uuid) && !strcmp(k[i - 1].uuid, k[i].uuid) && !same_rank(&k[i - 1], &k[i]))
+            problem(f, "duplicate: %s and %s are the same GPU (UUID)", f->gpus[k[i - 1].i].file,
+                    f->gpus[k[i].i].file);
+}
+
+#define MAX_RANGES_SHOWN 32
+
+/* The ranks of [0, world) missing from the sorted ranks k[0..n) of one job step, as
+ * ranges ("3-7, 9"), at most MAX_RANGES_SHOWN of them written. The count of ranks missing. */
+static long long missing_ranges(const gpu_key *k, int n, int world, kb_sb *text, int *ranges)
+{
+    long long missing = 0;
+    int next = 0;   /* the lowest rank not yet accounted for */
+    *ranges = 0;
+    for (int j = 0; j <= n && next < world; j++) {
+        int upto = j < n ? k[j].rank : world;      /* ranks [next, upto) are missing */
+        if (upto > world)
+            upto = world;
+        if (upto > next) {
+            if ((*ranges)++ < MAX_RANGES_SHOWN)
+                kb_sb_printf(text, upto - next == 1 ? "%s%d" : "%s%d-%d", *ranges > 1 ? ", " : "", next, upto - 1);
+            missing += upto - next;
         }
-        if (!first || !strcmp(jstr(a, "launcher"), "none") || w <= 0 || w > 1 << 20)
-            continue;
-        char *seen = calloc((size_t)w, 1);
-        if (!seen)
-            return KB_ERR_OOM;
-        for (int j = 0; j < f->n; j++) {
-            json_t *b = json_object_get(f->gpus[j].v, "identity");
-            int r = jint(b, "rank");
-            if (!strcmp(jstr(a, "job_id"), jstr(b, "job_id")) && !strcmp(jstr(a, "step_id"), jstr(b, "step_id")) &&
-                r >= 0 && r < w)
-                seen[r] = 1;
-        }
-        for (int r = 0; r < w; r++)
-            if (!seen[r]) {
-                char rank[32], job[200];
-                snprintf(rank, sizeof rank, "%d of %d", r, w);
-                snprintf(job, sizeof job, "%s step %s", *jstr(a, "job_id") ? jstr(a, "job_id") : "?",
-                         *jstr(a, "step_id") ? jstr(a, "step_id") : "?");
-                problem(f, "missing: rank %s of job %s wrote no verdict", rank, job);
-            }
-        free(seen);
+        if (j < n && k[j].rank + 1 > next)
+            next = k[j].rank + 1;
     }
-    return KB_OK;
+    if (*ranges > MAX_RANGES_SHOWN)
+        kb_sb_printf(text, " and %d more ranges", *ranges - MAX_RANGES_SHOWN);
+    return missing;
+}
+
+/* Ranks of a job step (world_size known, from its first file in host/rank order) with no
+ * file, as one line per step whatever the world size. */
+static void check_missing(kb_fleet *f, gpu_key *k)
+{
+    qsort(k, (size_t)f->n, sizeof *k, by_step_rank);
+    kb_sb text;
+    kb_sb_init(&text);
+    for (int a = 0, b; a < f->n; a = b) {
+        int first = a;   /* the step's file first in host/rank order: its launcher and world size count */
+        for (b = a + 1; b < f->n && same_step(&k[a], &k[b]); b++)
+            if (k[b].i < k[first].i)
+                first = b;
+        if (!strcmp(k[first].launcher, "none") || k[first].world <= 0)
+            continue;
+        int lo = a;
+        while (lo < b && k[lo].rank < 0)
+            lo++;
+        kb_sb_clear(&text);
+        int ranges;
+        long long missing = missing_ranges(&k[lo], b - lo, k[first].world, &text, &ranges);
+        if (!missing)
+            continue;
+        char job[600];
+        snprintf(job, sizeof job, "%.200s step %.200s wrote no verdict%s", *k[a].job ? k[a].job : "?",
+                 *k[a].step ? k[a].step : "?", "");
+        kb_sb_printf(&text, " of %d of job %s", k[first].world, job);
+        if (missing > 1)
+            kb_sb_printf(&text, " (%lld ranks)", missing);
+        problem(f, missing == 1 ? "missing: rank %s%s" : "missing: ranks %s%s", text.s, "");
+    }
+    kb_sb_free(&text);
 }
 
 kb_status kb_fleet_load(const char *dir, kb_fleet *out, kb_sb *err)
@@ -157,11 +258,14 @@ kb_status kb_fleet_load(const char *dir, kb_fleet *out, kb_sb *err)
     closedir(d);
     if (out->n)
         qsort(out->gpus, (size_t)out->n, sizeof *out->gpus, cmp_gpu);
-    check_duplicates(out);
-    if (check_missing(out) != KB_OK) {
-        kb_sb_printf(err, "%s: out of memory counting the ranks of a job step", dir);
+    gpu_key *k = make_keys(out);
+    if (!k) {
+        kb_sb_printf(err, "%s: out of memory merging %d verdicts", dir, out->n);
         return KB_ERR_OOM;
     }
+    check_duplicates(out, k);
+    check_missing(out, k);
+    free(k);
     return KB_OK;
 }
 
@@ -211,53 +315,51 @@ static void mark(json_t *t, const kb_fleet_dist *d, const char *scope, int lower
     json_object_set_new(t, scope[0] == 'f' ? "fleet_outlier" : "node_outlier", json_true());
 }
 
-/* Judge test name among the GPUs of spec (and of host, when host is not NULL) whose
- * values were timed by clock: GPU timings against median -/+ k scales, CPU timings (the
- * emulator) by a factor from the median. KB_ERR_OOM when the values cannot be gathered. */
-static kb_status judge_group(kb_fleet *f, const char *spec, const char *host, const char *name, const char *clock,
-                        int lower_better)
+/* Judge test name among the GPUs who[0..m) (one SKU, or one SKU on one node when host is
+ * not NULL) whose values were timed by clock: GPU timings against median -/+ k scales, CPU
+ * timings (the emulator) by a factor from the median. x and idx are scratch arrays of m.
+ * KB_ERR_OOM when the statistics cannot be had. */
+static kb_status judge_group(kb_fleet *f, const gpu_key *who, int m_all, const char *host, const char *name,
+                             const char *clock, int lower_better, double *x, int *idx)
 {
-    double *x = malloc((size_t)(f->n ? f->n : 1) * sizeof *x);
-    int *who = malloc((size_t)(f->n ? f->n : 1) * sizeof *who), m = 0;
-    if (!x || !who) {
-        free(x);
-        free(who);
-        return KB_ERR_OOM;
-    }
-    for (int i = 0; i < f->n; i++) {
-        json_t *v = f->gpus[i].v;
-        if (strcmp(jstr(json_object_get(v, "spec"), "name"), spec) ||
-            (host && strcmp(jstr(json_object_get(v, "identity"), "host"), host)))
-            continue;
-        if (timed_value(f, i, name, clock, &x[m]))
-            who[m++] = i;
-    }
+    int m = 0;
+    for (int j = 0; j < m_all; j++)
+        if (timed_value(f, who[j].i, name, clock, &x[m]))
+            idx[m++] = who[j].i;
     kb_fleet_dist d;
     int cpu = !strcmp(clock, "cpu");
     int enough = cpu ? kb_fleet_dist_ratio(x, m, KB_FLEET_CPU_FACTOR, &d)
                      : kb_fleet_dist_of(x, m, f->k, f->rel_floor, &d);
-    if (enough < 0) {
-        free(x);
-        free(who);
+    if (enough < 0)
         return KB_ERR_OOM;
+    if (!enough)
+        return KB_OK;
+    for (int j = 0; j < m; j++)
+        if (kb_fleet_is_outlier(&d, x[j], lower_better))
+            mark(test_of(f->gpus[idx[j]].v, name), &d, host ? "node" : "fleet", lower_better);
+    if (!host) {
+        char key[96];
+        snprintf(key, sizeof key, "%s%s", who[0].spec, cpu ? " (cpu timings)" : "");
+        json_t *g = json_object_get(f->groups, key);
+        if (!g)
+            json_object_set_new(f->groups, key, g = json_object());
+        json_object_set_new(g, name, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "n", d.n, "median", d.median,
+                                               "mad", d.mad, "scale", d.scale, "low", d.low, "high", d.high));
     }
-    if (enough) {
-        for (int j = 0; j < m; j++)
-            if (kb_fleet_is_outlier(&d, x[j], lower_better))
-                mark(test_of(f->gpus[who[j]].v, name), &d, host ? "node" : "fleet", lower_better);
-        if (!host) {
-            char key[96];
-            snprintf(key, sizeof key, "%s%s", spec, cpu ? " (cpu timings)" : "");
-            json_t *g = json_object_get(f->groups, key);
-            if (!g)
-                json_object_set_new(f->groups, key, g = json_object());
-            json_object_set_new(g, name, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "n", d.n, "median", d.median,
-                                                   "mad", d.mad, "scale", d.scale, "low", d.low, "high", d.high));
-        }
-    }
-    free(x);
-    free(who);
     return KB_OK;
+}
+
+/* Every timed test of the GPUs who[0..m) judged as one group. */
+static kb_status judge_tests(kb_fleet *f, const gpu_key *who, int m, const char *host, double *x, int *idx)
+{
+    kb_status st = KB_OK;
+    for (int t = KB_ACC_MEM_BW; t <= KB_ACC_LAUNCH && st == KB_OK; t++) {
+        const char *name = kb_acc_test_name((kb_acc_test)t);
+        int lower = kb_acc_test_kind((kb_acc_test)t) == KB_ACC_KIND_LIMIT;
+        for (int c = 0; c < 2 && st == KB_OK; c++)
+            st = judge_group(f, who, m, host, name, c ? "cpu" : "gpu", lower, x, idx);
+    }
+    return st;
 }
 
 /* A GPU's verdict and exit code from its (updated) tests. */
@@ -284,30 +386,28 @@ static void reverdict(json_t *v)
 
 kb_status kb_fleet_judge(kb_fleet *f, double k, double rel_floor)
 {
-    kb_status st = KB_OK;
     f->k = k;
     f->rel_floor = rel_floor;
-    for (int i = 0; i < f->n; i++) {
-        const char *spec = jstr(json_object_get(f->gpus[i].v, "spec"), "name");
-        const char *host = jstr(json_object_get(f->gpus[i].v, "identity"), "host");
-        int first_spec = 1, first_node = 1;   /* each group is judged once, by its first GPU */
-        for (int j = 0; j < i; j++) {
-            int same = !strcmp(spec, jstr(json_object_get(f->gpus[j].v, "spec"), "name"));
-            first_spec &= !same;
-            first_node &= !(same && !strcmp(host, jstr(json_object_get(f->gpus[j].v, "identity"), "host")));
-        }
-        for (int t = KB_ACC_MEM_BW; t <= KB_ACC_LAUNCH; t++) {
-            const char *name = kb_acc_test_name((kb_acc_test)t);
-            int lower = kb_acc_test_kind((kb_acc_test)t) == KB_ACC_KIND_LIMIT;
-            for (int c = 0; c < 2; c++) {
-                const char *clock = c ? "cpu" : "gpu";
-                if (first_spec && st == KB_OK)
-                    st = judge_group(f, spec, NULL, name, clock, lower);
-                if (first_node && st == KB_OK)
-                    st = judge_group(f, spec, host, name, clock, lower);
-            }
+    /* sorted by SKU then node: each SKU, and each SKU's node, is one run of the array */
+    gpu_key *key = make_keys(f);
+    double *x = malloc((size_t)(f->n ? f->n : 1) * sizeof *x);
+    int *idx = malloc((size_t)(f->n ? f->n : 1) * sizeof *idx);
+    kb_status st = key && x && idx ? KB_OK : KB_ERR_OOM;
+    if (st == KB_OK)
+        qsort(key, (size_t)f->n, sizeof *key, by_spec_host);
+    for (int a = 0, b; st == KB_OK && a < f->n; a = b) {
+        for (b = a + 1; b < f->n && !strcmp(key[a].spec, key[b].spec); b++)
+            ;
+        st = judge_tests(f, &key[a], b - a, NULL, x, idx);
+        for (int h = a, e; st == KB_OK && h < b; h = e) {
+            for (e = h + 1; e < b && !strcmp(key[h].host, key[e].host); e++)
+                ;
+            st = judge_tests(f, &key[h], e - h, key[h].host, x, idx);
         }
     }
+    free(key);
+    free(x);
+    free(idx);
     for (int i = 0; i < f->n; i++)
         reverdict(f->gpus[i].v);
     return st;

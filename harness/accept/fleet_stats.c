@@ -20,7 +20,7 @@ double kb_fleet_median(const double *x, int n)
         return NAN;
     memcpy(s, x, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    double m = n % 2 ? s[n / 2] : 0.5 * s[n / 2 - 1] + 0.5 * s[n / 2];   /* no overflow near DBL_MAX */
     free(s);
     return m;
 }

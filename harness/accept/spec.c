@@ -142,6 +142,9 @@ static kb_status load_match(const kb_yctx *y, const yaml_node_t *m, kb_acc_spec 
     if ((v = kb_yaml_get(y, m, "sm"))) {
         if ((st = kb_yaml_int_range(y, v, "sm", 50, 200, &n)))
             return st;
+        if (!kb_arch_runs_any((int)n))
+            return kb_yaml_fail(y, v, "sm %lld: no architecture of kbench's runs on compute capability %lld.%lld "
+                                "(core/arch.h)", (long long)n, (long long)n / 10, (long long)n % 10);
         s->sm = (int)n;
     }
     if ((v = kb_yaml_get(y, m, "sm_count"))) {
@@ -270,7 +273,12 @@ kb_status kb_acc_spec_parse(const char *text, const char *display_name, kb_acc_s
         return KB_ERR_INTERNAL;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-    kb_status st = KB_ERR_INPUT;
+    kb_status st = kb_yaml_precheck(text, display_name, "a spec", 16, 100000, err);   /* before any tree */
+    if (st != KB_OK) {
+        yaml_parser_delete(&parser);
+        return st;
+    }
+    st = KB_ERR_INPUT;
     if (!yaml_parser_load(&parser, &doc)) {
         kb_sb_printf(err, "%s:%d:%d: YAML: %s", display_name, (int)parser.problem_mark.line + 1,
                      (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");
@@ -283,21 +291,17 @@ kb_status kb_acc_spec_parse(const char *text, const char *display_name, kb_acc_s
     return st;
 }
 
-#define KB_ACC_SPEC_MAX_BYTES (1 << 20)
-
 kb_status kb_acc_spec_load(const char *path, kb_acc_spec *out, kb_sb *err)
 {
     char *text = NULL;
     size_t len = 0;
     kb_sb_clear(err);
-    if (kb_fs_read_all(path, &text, &len) != KB_OK) {
-        kb_sb_printf(err, "%s: cannot read the spec", path);
-        return KB_ERR_IO;
-    }
-    kb_status st = KB_ERR_INPUT;
-    if (len > KB_ACC_SPEC_MAX_BYTES)
-        kb_sb_printf(err, "%s: %zu bytes; a spec may have at most 1 MiB", path, len);
-    else if (strlen(text) != len)
+    /* opened without blocking, a regular file of at most 1 MiB (core/fsutil.h) */
+    kb_status st = kb_fs_read_input(path, KB_LIMIT_SPEC_BYTES, "spec", &text, &len, err);
+    if (st != KB_OK)
+        return st;
+    st = KB_ERR_INPUT;
+    if (strlen(text) != len)
         kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);
     else
         st = kb_acc_spec_parse(text, path, out, err);

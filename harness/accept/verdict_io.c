@@ -1,6 +1,7 @@
 /* verdict_io.c - verdict JSON and JUnit XML (see verdict_io.h). */
 #include "accept/verdict_io.h"
 
+#include "core/output.h"
 #include "results/report_rows.h"
 
 #include <errno.h>
@@ -95,27 +96,15 @@ json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v)
     return o;
 }
 
+static kb_status json_fill(void *user, FILE *f, kb_sb *err)
+{
+    (void)err;
+    return json_dumpf(user, f, JSON_INDENT(2) | JSON_SORT_KEYS) == 0 && fputc('\n', f) != EOF ? KB_OK : KB_ERR_IO;
+}
+
 kb_status kb_acc_write_json(const char *path, json_t *o, kb_sb *err)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        kb_sb_printf(err, "%s: %s", path, strerror(errno));
-        return KB_ERR_IO;
-    }
-    char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
-    size_t len = text ? strlen(text) : 0;
-    int ok = text && write(fd, text, len) == (ssize_t)len && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
-    int e = errno;
-    ok = close(fd) == 0 && ok;
-    free(text);
-    if (ok && rename(tmp, path) == 0)
-        return KB_OK;
-    e = errno ? errno : e;
-    unlink(tmp);
-    kb_sb_printf(err, "%s: %s", path, strerror(e));
-    return KB_ERR_IO;
+    return kb_out_write_with(path, json_fill, o, err);
 }
 
 /* ---- JUnit ---- */
@@ -220,17 +209,20 @@ kb_status kb_acc_junit(FILE *out, json_t *verdicts, const char *name)
     return ferror(out) ? KB_ERR_IO : KB_OK;
 }
 
+typedef struct {
+    json_t *verdicts;
+    const char *name;
+} junit_job;
+
+static kb_status junit_fill(void *user, FILE *f, kb_sb *err)
+{
+    const junit_job *j = user;
+    (void)err;
+    return kb_acc_junit(f, j->verdicts, j->name);
+}
+
 kb_status kb_acc_junit_file(const char *path, json_t *verdicts, const char *name, kb_sb *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        kb_sb_printf(err, "%s: %s", path, strerror(errno));
-        return KB_ERR_IO;
-    }
-    kb_status st = kb_acc_junit(f, verdicts, name);
-    if (fclose(f) != 0 || st != KB_OK) {
-        kb_sb_printf(err, "%s: write failed", path);
-        return KB_ERR_IO;
-    }
-    return KB_OK;
+    junit_job j = { verdicts, name };
+    return kb_out_write_with(path, junit_fill, &j, err);
 }

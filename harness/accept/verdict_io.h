@@ -56,8 +56,9 @@ typedef struct {
 /* The verdict file's object (caller json_decref's); NULL when out of memory. */
 json_t *kb_acc_verdict_json(const kb_acc_context *c, const kb_acc_verdict *v);
 
-/* Write o to path atomically (path.tmp.<pid>, fsync, rename). KB_ERR_IO with
- * "path: why" in err. */
+/* Write o to path by the output rule (core/output.h: a file atomically, a device or FIFO
+ * through). KB_OK, or core/output.h's statuses (KB_ERR_INPUT, KB_ERR_SETUP, KB_ERR_OOM)
+ * with "path: why" in err. */
 kb_status kb_acc_write_json(const char *path, json_t *o, kb_sb *err);
 
 /* JUnit XML of verdict objects (an array of kb_acc_verdict_json objects, or of fleet GPU
@@ -65,7 +66,7 @@ kb_status kb_acc_write_json(const char *path, json_t *o, kb_sb *err);
  * stream fails. */
 kb_status kb_acc_junit(FILE *out, json_t *verdicts, const char *name);
 
-/* kb_acc_junit into the file path (created or replaced). */
+/* kb_acc_junit into path by the output rule (as kb_acc_write_json). */
 kb_status kb_acc_junit_file(const char *path, json_t *verdicts, const char *name, kb_sb *err);
 
 #endif /* KB_ACCEPT_VERDICT_IO_H */

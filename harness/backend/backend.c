@@ -138,6 +138,16 @@ kb_status kb_be_resources(const kb_backend *be, kb_backend_ctx *bx, kb_module *m
     return KB_ERR_SETUP;
 }
 
+int kb_be_compiles_for(const kb_backend *be, int code, char *why, size_t n)
+{
+    if (be->compiles_for)
+        return be->compiles_for(code, why, n);
+    if (kb_arch_get(code))
+        return 1;
+    snprintf(why, n, "no architecture of code %d in kbench's table (core/arch.h)", code);
+    return 0;
+}
+
 int kb_be_build_resources(const kb_backend *be, const char *log, const char *entry, kb_resources *out)
 {
     if (be->build_resources)

@@ -51,7 +51,15 @@ typedef struct {
     unsigned grid[3];       /* blocks */
     unsigned block[3];      /* threads per block */
     size_t shmem_bytes;     /* dynamic shared memory [bytes] */
+    unsigned cluster[3];    /* blocks per thread block cluster in x, y, z; {1,1,1} (or all 0): no cluster.
+                             * grid must be a multiple of it; sm_90+ (KB_PATH_CLUSTER) */
 } kb_geom;
+
+/* Blocks per cluster of g: 1 when g asks for no cluster (all dims 0 or 1). */
+static inline unsigned kb_geom_cluster_blocks(const kb_geom *g)
+{
+    return (g->cluster[0] ? g->cluster[0] : 1) * (g->cluster[1] ? g->cluster[1] : 1) * (g->cluster[2] ? g->cluster[2] : 1);
+}
 
 /* Resource usage of one compiled kernel entry; -1 where unknown (emu). */
 typedef struct {
@@ -77,7 +85,9 @@ enum {
     KB_CAP_CUBLASLT   = 1u << 7, /* cuBLASLt is loaded (vendor_* slots take KB_VOP_MATMUL). A backend's
                                   * caps promise it; a device's caps drop it when the library did not load */
     KB_CAP_CUDNN      = 1u << 8, /* cuDNN is loaded (vendor_* slots take KB_VOP_SDPA); as KB_CAP_CUBLASLT */
-    KB_CAP_TMA        = 1u << 9  /* tensor maps can be encoded (tmap_encode slot) for TMA kernels */
+    KB_CAP_TMA        = 1u << 9  /* tensor maps can be encoded (tmap_encode slot) for TMA kernels. A backend's
+                                  * caps promise it; a device's caps drop it where the device or the driver
+                                  * has no TMA (kb_device_info.tma_note says why) */
 };
 
 /* Description of the device a backend drives (or emulates). */
@@ -85,7 +95,7 @@ typedef struct {
     char name[128];
     char uuid[64];          /* "GPU-xxxxxxxx-..." on cuda; "emu" on emu */
     char pci_bus_id[32];
-    int sm;                 /* compute capability x10: 80, 89, 90; emu: the emulated arch */
+    int sm;                 /* compute capability x10: 80, 89, 90, 100; emu: the emulated arch's */
     int sm_count;
     int clock_khz;          /* max SM clock */
     int mem_clock_khz;
@@ -97,13 +107,17 @@ typedef struct {
                              * timings, never GPU numbers) */
     char vendor_note[1024];  /* one line per vendor library: its version, or why it did not load; "" without */
     int driver_version;     /* cuda: cuDriverGetVersion (12040 = CUDA 12.4); 0 on emu */
-    int target_sm;          /* the arch kernels are compiled for (--arch), x10; 0 = sm (kb_target_sm) */
+    int target_sm;          /* the arch kernels are compiled for: a code of core/arch.h (sm_90a = 1090),
+                             * --arch or the device's own; 0 = sm (kb_target_sm) */
     int toolchain_unusable; /* 1: no compiler this build found makes code this driver loads (run stops, exit 3) */
     char toolchain_note[512]; /* cuda: the NVRTC chosen and its fit with the driver, or why none fits; "" on emu */
+    char tma_note[256];     /* cuda: how tensor maps are encoded, or why they cannot be here (KB_CAP_TMA dropped
+                             * from caps: a device below compute capability 9.0, a driver without
+                             * cuTensorMapEncodeTiled); "" on emu */
 } kb_device_info;
 
-/* The arch a device's kernels are compiled for: --arch when given, else its own. Peaks,
- * `devices` and the record's "sm" keep the device's own (d->sm). */
+/* The arch a device's kernels are compiled for (a code of core/arch.h): --arch when given,
+ * else its own. Peaks, `devices` and the record's "sm" keep the device's own cc (d->sm). */
 static inline int kb_target_sm(const kb_device_info *d) { return d->target_sm > 0 ? d->target_sm : d->sm; }
 
 /* ---- vendor library calls (cuBLASLt, cuDNN): the OPTIONAL vendor_* slots ----
@@ -169,7 +183,7 @@ typedef struct {
     const char *include_dir;    /* kernels/ (holds kb_device.h) */
     const char *const *defines; /* "NAME=VALUE" strings */
     int n_defines;
-    int sm;                     /* target arch x10 (80, 89, 90) */
+    int sm;                     /* target architecture: a code of core/arch.h (90; sm_90a: 1090) */
 } kb_compile_req;
 
 /* Checks the emulator can build into its modules (--emu-check): every load and store of
@@ -186,7 +200,7 @@ typedef struct kb_graph kb_graph;             /* an instantiated graph, private 
 typedef struct {
     const char *cache_dir;  /* compile cache root (see cache.h); NULL = default */
     int device_index;       /* cuda device ordinal */
-    int sm_override;        /* --arch: 0 = the device's own */
+    int sm_override;        /* --arch: a code of core/arch.h; 0 = the device's own */
     int emu_threads;        /* emu worker threads; 0 = number of cores */
     const char *emu_schedule; /* emu: "lockstep" (NULL), "warp-ahead", "random" or "random:SEED" */
     unsigned emu_checks;    /* emu: KB_EMU_CHECK_* the modules are built to perform */
@@ -219,6 +233,10 @@ typedef struct kb_backend {
     /* OPTIONAL (KB_CAP_RESOURCES): resources of one entry of a loaded module (fields -1
      * where unknown). */
     kb_status (*resources)(kb_backend_ctx *x, kb_module *m, const char *entry, kb_resources *out);
+    /* OPTIONAL: whether build compiles for the architecture of code (core/arch.h), asked of
+     * the compiler itself with no device or context (NVRTC's list, read at run time): 1; 0
+     * with why (it lacks that architecture); -1 with why (no compiler can be loaded). */
+    int (*compiles_for)(int code, char *why, size_t n);
     /* OPTIONAL: the resources of entry as the build log reports them (what the loaded
      * module cannot tell, e.g. spills in ptxas's report); fields -1 where the log says
      * nothing. Returns 0 when the log describes entry, -1 otherwise. Needs no context. */
@@ -269,13 +287,17 @@ typedef struct kb_backend {
     void (*health)(kb_backend_ctx *x, kb_health *out);
     /* OPTIONAL (KB_CAP_TMA): encode a validated tensor map into the 128-byte opaque map a
      * TMA kernel takes (the emulator's own format on emu; cuTensorMapEncodeTiled on cuda).
-     * KB_ERR_INPUT with the reason for what the backend cannot encode. Reach it through
-     * kb_backend_tmap_encode, which validates first. */
+     * KB_ERR_INPUT with the reason for what the backend cannot encode, or where the device has
+     * no TMA (its caps lack KB_CAP_TMA). Reach it through kb_backend_tmap_encode, which
+     * validates first. */
     kb_status (*tmap_encode)(kb_backend_ctx *x, const kb_tmap_desc *d, unsigned char out[KB_TMAP_BYTES]);
 } kb_backend;
 
 extern const kb_backend kb_backend_cuda;
 extern const kb_backend kb_backend_emu;
+/* The cuda backend with PTX instead of CUBINs as its artefact (the driver JIT-compiles PTX
+ * when it loads it): `kbench compile --emit ptx` builds through it. Not selectable by name. */
+extern const kb_backend kb_backend_cuda_ptx;
 
 /* Look a backend up by name; NULL when unknown. */
 const kb_backend *kb_backend_find(const char *name);
@@ -315,6 +337,9 @@ const char *kb_be_artifact_ext(const kb_backend *be);
 /* The resources slot; without it every field -1 and KB_ERR_SETUP. */
 kb_status kb_be_resources(const kb_backend *be, kb_backend_ctx *bx, kb_module *m, const char *entry,
                           kb_resources *out);
+/* The compiles_for slot; without it 1 for every architecture of the table (the backend's
+ * compiler takes any: the emulator's), 0 with why for a code the table lacks. */
+int kb_be_compiles_for(const kb_backend *be, int code, char *why, size_t n);
 /* The build_resources slot; without it every field -1 and -1 (the log describes nothing). */
 int kb_be_build_resources(const kb_backend *be, const char *log, const char *entry, kb_resources *out);
 /* The telemetry slot; without it available 0 with the reason. */

@@ -78,6 +78,9 @@ static int check_box(const kb_tmap_desc *d, char *why, size_t whylen)
     if (d->interleave == KB_TMAP_INTERLEAVE_NONE && span && inner > span)
         return WHY("tensor map: inner box of %zu bytes exceeds the %u-byte swizzle span (boxDim[0] * element size "
                    "must be at most the swizzle size)", inner, span);
+    if (d->interleave == KB_TMAP_INTERLEAVE_32B && d->swizzle != KB_TMAP_SWIZZLE_32B)
+        return WHY("tensor map: swizzle %d with 32-byte interleave, swizzle must be 32B when interleave is 32B",
+                   (int)d->swizzle);
     return 0;
 }
 

@@ -404,6 +404,10 @@ static int accept_main(void *opts)
         snprintf(suite, sizeof suite, "%s/suites/accept.yaml", kb_data_root());
         r->suite_path = x.o->suite ? x.o->suite : suite;
         r->out_path = x.records.s;
+        static char db[1100];   /* a rank's store beside its records: ranks never share one */
+        const char *slash = strrchr(x.records.s, '/');
+        snprintf(db, sizeof db, "%.*skbench.db", slash ? (int)(slash - x.records.s + 1) : 0, x.records.s);
+        r->db_path = db;
         rc = kb_cmd_run(r);
         /* 0 and 1 (a case failed: the verdict says which) go on to the verdict */
         rc = rc == KB_EXIT_OK || rc == KB_EXIT_WRONG ? -1 : rc;
@@ -429,20 +433,21 @@ static void accept_defaults(void *o)
     ((kb_accept_opts *)o)->check_suites = "auto";
     ((kb_accept_opts *)o)->run.device_index = -1;  /* chosen from the rank unless --device */
     ((kb_accept_opts *)o)->run.quiet = 1;
+    ((kb_accept_opts *)o)->run.brief = 1;   /* its verdict decides; the run summary is counts and paths */
 }
 
 static const kb_opt accept_opts[] = {
-    { "--spec", NULL, KB_OPT_STR, offsetof(kb_accept_opts, spec_path), "FILE",
+    { "--spec", NULL, KB_OPT_IN, offsetof(kb_accept_opts, spec_path), "FILE",
       "the acceptance spec (default: the one under data/acceptance/ matching the GPU, else generic)", 0, 0, 0, NULL,
       0 },
-    { "--out-dir", NULL, KB_OPT_STR, offsetof(kb_accept_opts, out_dir), "DIR",
+    { "--out-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_accept_opts, out_dir), "DIR",
       "verdict, JUnit and records of this rank under DIR (shared by a fleet's ranks; default results/accept)", 0, 0,
       0, NULL, 0 },
-    { "--json", NULL, KB_OPT_STR, offsetof(kb_accept_opts, json_path), "FILE", "a copy of the verdict JSON", 0, 0,
+    { "--json", NULL, KB_OPT_OUT, offsetof(kb_accept_opts, json_path), "FILE", "a copy of the verdict JSON", 0, 0,
       0, NULL, 0 },
-    { "--junit", NULL, KB_OPT_STR, offsetof(kb_accept_opts, junit_path), "FILE", "a copy of the JUnit XML", 0, 0,
+    { "--junit", NULL, KB_OPT_OUT, offsetof(kb_accept_opts, junit_path), "FILE", "a copy of the JUnit XML", 0, 0,
       0, NULL, 0 },
-    { "--suite", NULL, KB_OPT_STR, offsetof(kb_accept_opts, suite), "FILE",
+    { "--suite", NULL, KB_OPT_IN, offsetof(kb_accept_opts, suite), "FILE",
       "the cases to run (default suites/accept.yaml)", 0, 0, 0, NULL, 0 },
     { "--check-suites", NULL, KB_OPT_CHOICE, offsetof(kb_accept_opts, check_suites), "auto|yes|no",
       "also verify every kernel check suite (tests/suites/kernels_*.yaml; auto: on a GPU, not on the emulator)", 0,

@@ -19,7 +19,10 @@ static void print_device(const char *backend, int index, const kb_device_info *d
     printf("uuid           %s\n", d->uuid);
     if (d->pci_bus_id[0])
         printf("pci bus id     %s\n", d->pci_bus_id);
-    printf("arch           sm_%d%s\n", d->sm, gpu ? "" : " (emulated)");
+    if (gpu)
+        printf("arch           sm_%d (compute capability %d.%d)\n", d->sm, d->sm / 10, d->sm % 10);
+    else   /* the emulator's device is the architecture it emulates, sm_90a included */
+        printf("arch           %s (emulated)\n", kb_arch_name(target_sm));
     printf("%-14s %d\n", gpu ? "SMs" : "workers", d->sm_count);
     if (gpu) {
         printf("sm clock       %d MHz\n", d->clock_khz / 1000);
@@ -27,8 +30,8 @@ static void print_device(const char *backend, int index, const kb_device_info *d
         printf("L2             %d KiB\n", d->l2_bytes / 1024);
         printf("memory         %.1f GiB\n", d->total_mem_bytes / (1024.0 * 1024 * 1024));
     }
-    if (target_sm != d->sm)
-        printf("compiled for   sm_%d (--arch)\n", target_sm);
+    if (gpu && target_sm != d->sm)   /* --arch, or the nearest target of a cc the table lacks */
+        printf("compiled for   %s\n", kb_arch_name(target_sm));
     printf("smem/block     %d KiB (opt-in)\n", d->max_shmem_per_block_optin / 1024);
     if (d->driver_version)
         printf("driver         CUDA %d.%d (%d)\n", d->driver_version / 1000, d->driver_version % 1000 / 10,
@@ -41,6 +44,8 @@ static void print_device(const char *backend, int index, const kb_device_info *d
         printf("%-14s %.*s\n", first ? "vendor libs" : "", (int)len, line);
         line += len + (line[len] == '\n');
     }
+    if (d->tma_note[0])
+        printf("tensor maps    %s\n", d->tma_note);
     if (!(d->caps & KB_CAP_GPU_TIMER))
         printf("note           the emulator executes kernels on the CPU; its timings are CPU time\n");
 }
@@ -50,18 +55,30 @@ int kb_cmd_devices(const kb_run_opts *o)
     kb_session_opts so;
     if (kb_run_session_opts(o, &so) != 0)
         return KB_EXIT_INPUT;
-    /* devices reports GPUs: without --backend it asks the driver, and says so plainly when there is none */
-    so.backend = strcmp(o->backend, "auto") ? o->backend : "cuda";
+    /* as run does: auto is the GPU when the driver has one, else the emulator with one line
+     * saying why; --backend cuda asks the driver only, and says so plainly when it has none */
+    so.backend = o->backend;
     so.keep_unusable = 1;      /* shown below, not refused */
     kb_session *s;
     kb_sb msg;
     kb_sb_init(&msg);
-    if (kb_session_open(&so, &s, &msg) != KB_OK) {
+    kb_status st = kb_session_open(&so, &s, &msg);
+    if (st != KB_OK) {
         fprintf(stderr, "kbench: %s\n", msg.s);
+        if (st == KB_ERR_INPUT) {   /* an --arch the device cannot load, or the NVRTC lacks: the line is wrong */
+            kb_sb_free(&msg);
+            return KB_EXIT_INPUT;
+        }
         if (!strcmp(so.backend, "cuda") && !strstr(msg.s, "device query: "))
             fprintf(stderr, "kbench: no GPU can be used here; the CPU emulator can run and verify every kernel: "
                             "kbench devices --backend emu\n");
         kb_sb_free(&msg);
+        return KB_EXIT_SETUP;
+    }
+    if (kb_session_peaks_file_check(&msg) != KB_OK) {   /* a broken peaks file is named, exit 3 */
+        fprintf(stderr, "kbench devices: %s\n", msg.s);
+        kb_sb_free(&msg);
+        kb_session_close(s);
         return KB_EXIT_SETUP;
     }
     const kb_device_info *d = kb_session_device(s);
@@ -79,8 +96,7 @@ int kb_cmd_devices(const kb_run_opts *o)
     kb_sb_free(&note);
     kb_sb_free(&msg);
     /* measured ceilings, when a ceilings run of this device is in the store */
-    const char *db = getenv("KBENCH_DB");
-    if (!kb_ceilings_print(db && *db ? db : KB_STORE_DEFAULT_PATH, d, stdout))
+    if (!kb_ceilings_print(kb_store_default_path(), d, stdout))
         printf("\n  measured ceilings: none in the store (kbench run suites/ceilings.yaml measures them)\n");
     kb_session_close(s);
     return KB_EXIT_OK;
@@ -93,7 +109,8 @@ static int devices_main(void *o) { return kb_cmd_devices(o); }
 const kb_command kb_command_devices = {
     "devices", "", 0, 0, 0,
     "the device the backend drives, with its properties, peaks and measured ceilings",
-    "  without --backend it asks the CUDA driver and says so plainly, exit 3, when there is none\n",
+    "  without --backend (auto): the GPU the CUDA driver has, else - as kbench run - the CPU emulator, with one\n"
+    "  line saying why; --backend cuda: the GPU only (exit 3, saying why, when there is none)\n",
     devices_opts, (int)(sizeof devices_opts / sizeof devices_opts[0]), sizeof(kb_run_opts), kb_run_opts_defaults,
     devices_main,
 };

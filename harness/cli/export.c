@@ -1,6 +1,7 @@
 /* export.c - `kbench export` (export.h). */
 #include "cli/export.h"
 
+#include "core/output.h"
 #include "tune/export.h"
 
 #include <stdio.h>
@@ -69,7 +70,7 @@ static int add_entry(void *user, const kb_tune_entry *e)
  * field; a problem tuned only on other architectures is left out. Returns the count kept. */
 static int for_gpu(export_ctx *x)
 {
-    int sm = x->o->gpu_sm, smc = x->o->gpu_sm_count, kept = 0;
+    int sm = kb_arch_cc(x->o->gpu_sm), smc = x->o->gpu_sm_count, kept = 0;   /* a device's cc: sm_90a is 9.0 */
     int *best_of = calloc((size_t)(x->n ? x->n : 1), sizeof *best_of);
     if (!best_of)
         return -1;
@@ -114,6 +115,59 @@ static kb_status write_out(export_ctx *x, kb_tunedb *db, FILE *out, kb_sb *err)
     return kb_tune_export_kerneltuner(&x->rows[0], x->entries, x->n_entries, out, err);
 }
 
+typedef struct {
+    export_ctx *x;
+    kb_tunedb *db;
+} export_job;
+
+static kb_status fill_file(void *user, FILE *f, kb_sb *err)
+{
+    export_job *j = user;
+    return write_out(j->x, j->db, f, err);
+}
+
+/* Write the export to path by the output rule (core/output.h), or to stdout (NULL). An
+ * exit code. */
+static int write_file(export_ctx *x, kb_tunedb *db, const char *path)
+{
+    kb_sb err;
+    kb_sb_init(&err);
+    export_job j = { x, db };
+    kb_status s;
+    if (path) {
+        s = kb_out_write_with(path, fill_file, &j, &err);
+    } else {
+        s = write_out(x, db, stdout, &err);
+        if (s == KB_OK && fflush(stdout) != 0)
+            s = KB_ERR_IO;
+    }
+    if (s != KB_OK)
+        fprintf(stderr, "kbench export: %s%s\n", path ? "--out: " : "", err.len ? err.s : "write error");
+    int rc = s == KB_OK ? KB_EXIT_OK : s == KB_ERR_INPUT && !path ? KB_EXIT_INPUT : kb_out_exit(s);
+    if (s == KB_OK && x->cpu_refused)
+        fprintf(stderr, "kbench export: %d emulator (CPU) choices left out (--allow-cpu exports them)\n",
+                x->cpu_refused);
+    kb_sb_free(&err);
+    return rc;
+}
+
+/* Options that need a partner, and an output onto the database read: refused naming
+ * both, before the database is opened. -1 to go on, else 2. */
+static int check_options(const kb_export_opts *o, const char *db_path)
+{
+    if (o->gpu_sm_count && !o->gpu_sm)
+        return kb_opts_fail(&kb_command_export, "--gpu-sm-count", "needs --gpu-sm (the GPU's architecture, sm_XX)");
+    if (o->gpu_sm && !o->gpu_sm_count)
+        return kb_opts_fail(&kb_command_export, "--gpu-sm", "needs --gpu-sm-count (the GPU's SM count)");
+    kb_sb err;
+    kb_sb_init(&err);
+    int rc = -1;
+    if (kb_out_not_input(o->out_path, db_path, "the tuning database read", &err) != KB_OK)
+        rc = kb_opts_fail(&kb_command_export, "--out", "%s", err.s);
+    kb_sb_free(&err);
+    return rc;
+}
+
 /* Checks before anything is written: something to export, one problem for kerneltuner. */
 static int check_rows(const kb_command *cmd, const export_ctx *x, const char *db)
 {
@@ -126,7 +180,7 @@ static int check_rows(const kb_command *cmd, const export_ctx *x, const char *db
         snprintf(cpu, sizeof cpu, " (its %d emulator choice%s no GPU's: CPU timings, sm 0)", x->cpu_not_gpu,
                  x->cpu_not_gpu == 1 ? " is" : "s are");
     if (x->n == 0 && x->o->gpu_sm)
-        return kb_opts_fail(cmd, "--gpu-sm", "%s holds no current choice for sm_%d%s%s", db, x->o->gpu_sm,
+        return kb_opts_fail(cmd, "--gpu-sm", "%s holds no current choice for %s%s%s", db, kb_arch_name(x->o->gpu_sm),
                             x->o->n_problems ? " matching --problem" : "", cpu);
     if (x->n == 0)
         return kb_opts_fail(cmd, "--db", "%s holds no current choice%s (kbench tune fills it)", db,
@@ -141,6 +195,9 @@ static int export_main(void *p)
 {
     const kb_export_opts *o = p;
     const char *db_path = o->db_path ? o->db_path : KB_TUNEDB_DEFAULT_PATH;
+    int early = check_options(o, db_path);
+    if (early >= 0)
+        return early;
     struct stat st;
     if (stat(db_path, &st) != 0 || !S_ISREG(st.st_mode))
         return kb_opts_fail(&kb_command_export, "--db", "%s: no tuning database there", db_path);
@@ -149,30 +206,17 @@ static int export_main(void *p)
     kb_sb err;
     kb_sb_init(&err);
     int rc = KB_EXIT_OK;
-    if (kb_tunedb_open_readonly(db_path, &db, &err) != KB_OK) {   /* an input: never written */
-        fprintf(stderr, "kbench export: %s\n", err.s);
+    kb_status opened = kb_tunedb_open_readonly(db_path, &db, &err);   /* an input: never written */
+    if (opened != KB_OK) {
+        fprintf(stderr, "kbench export: --db: %s\n", err.s);
         kb_sb_free(&err);
-        return KB_EXIT_INPUT;
+        return opened == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
     }
     if (kb_tunedb_each_choice(db, add_choice, &x) < 0) {
         fprintf(stderr, "kbench export: %s: not a tuning database\n", db_path);
         rc = KB_EXIT_INPUT;
     } else if ((o->gpu_sm == 0 || for_gpu(&x) >= 0) && (rc = check_rows(&kb_command_export, &x, db_path)) < 0) {
-        FILE *out = o->out_path ? fopen(o->out_path, "w") : stdout;
-        if (!out) {
-            fprintf(stderr, "kbench export: %s: cannot write\n", o->out_path);
-            rc = KB_EXIT_SETUP;
-        } else {
-            kb_status s = write_out(&x, db, out, &err);
-            if (out != stdout && fclose(out) != 0 && s == KB_OK)
-                s = KB_ERR_IO;
-            if (s != KB_OK)
-                fprintf(stderr, "kbench export: %s\n", err.len ? err.s : "write error");
-            rc = s == KB_OK ? KB_EXIT_OK : s == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-            if (s == KB_OK && x.cpu_refused)
-                fprintf(stderr, "kbench export: %d emulator (CPU) choices left out (--allow-cpu exports them)\n",
-                        x.cpu_refused);
-        }
+        rc = write_file(&x, db, o->out_path);
     }
     kb_tunedb_close(db);
     free(x.rows);
@@ -188,9 +232,9 @@ static void export_defaults(void *p) { ((kb_export_opts *)p)->format = "json"; }
 static const kb_opt export_opts[] = {
     { "--format", NULL, KB_OPT_CHOICE, offsetof(kb_export_opts, format), "json|header|kerneltuner",
       "JSON document, C header, or Kernel Tuner's cache file of one problem (default json)", 0, 0, 0, formats, 0 },
-    { "--db", NULL, KB_OPT_STR, offsetof(kb_export_opts, db_path), "FILE",
+    { "--db", NULL, KB_OPT_IN, offsetof(kb_export_opts, db_path), "FILE",
       "the tuning database (default results/tune.db)", 0, 0, 0, NULL, 0 },
-    { "--out", NULL, KB_OPT_STR, offsetof(kb_export_opts, out_path), "FILE", "write here (default stdout)", 0, 0, 0,
+    { "--out", NULL, KB_OPT_OUT, offsetof(kb_export_opts, out_path), "FILE", "write here (default stdout)", 0, 0, 0,
       NULL, 0 },
     { "--allow-cpu", NULL, KB_OPT_FLAG, offsetof(kb_export_opts, allow_cpu), NULL,
       "export choices measured on the CPU emulator too (marked as CPU timings)", 0, 0, 0, NULL, 0 },

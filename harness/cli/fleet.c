@@ -7,37 +7,70 @@
 #include "accept/fleet_stats.h"
 #include "accept/verdict_io.h"
 #include "core/fsutil.h"
+#include "core/output.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/* Write a page of fj to path with the writer fn. */
+typedef struct {
+    json_t *fj;
+    kb_status (*fn)(json_t *, FILE *);
+} page_job;
+
+static kb_status page_fill(void *user, FILE *f, kb_sb *err)
+{
+    const page_job *j = user;
+    (void)err;
+    return j->fn(j->fj, f);
+}
+
+/* Write a page of fj to path with the writer fn, by the output rule (core/output.h). */
 static kb_status write_page(const char *path, json_t *fj, kb_status (*fn)(json_t *, FILE *), kb_sb *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        kb_sb_printf(err, "%s: %s", path, strerror(errno));
-        return KB_ERR_IO;
+    page_job j = { fj, fn };
+    return kb_out_write_with(path, page_fill, &j, err);
+}
+
+static const char *const page_names[] = { "fleet.json", "fleet.md", "fleet.html", "fleet.junit.xml" };
+
+/* No page may be a rank file read (a symlink planted as fleet.json): refused before any
+ * page is written. -1 to go on, else 2. */
+static int pages_not_inputs(const kb_fleet_opts *o, const kb_fleet *f)
+{
+    const char *dir = o->out_dir ? o->out_dir : o->dir;
+    char page[1100], rank[1100];
+    kb_sb err;
+    kb_sb_init(&err);
+    int rc = -1;
+    for (int p = 0; p < 4 && rc < 0; p++) {
+        snprintf(page, sizeof page, "%s/%s", dir, page_names[p]);
+        struct stat sb;
+        if (stat(page, &sb) != 0)
+            continue;   /* a new page cannot be a rank file */
+        for (int i = 0; i < f->n && rc < 0; i++) {
+            snprintf(rank, sizeof rank, "%s/%s", o->dir, f->gpus[i].file);
+            if (kb_out_not_input(page, rank, "a rank file read", &err) != KB_OK)
+                rc = kb_opts_fail(&kb_command_fleet, "--out-dir", "%s", err.s);
+        }
     }
-    kb_status st = fn(fj, f);
-    if (fclose(f) != 0 || st != KB_OK) {
-        kb_sb_printf(err, "%s: write failed", path);
-        return KB_ERR_IO;
-    }
-    return KB_OK;
+    kb_sb_free(&err);
+    return rc;
 }
 
 static kb_status write_all(const kb_fleet_opts *o, json_t *fj, kb_sb *err)
 {
     const char *dir = o->out_dir ? o->out_dir : o->dir;
     char json_path[1024], md_path[1024], html_path[1024], junit_path[1024];
-    snprintf(json_path, sizeof json_path, "%s/fleet.json", dir);
-    snprintf(md_path, sizeof md_path, "%s/fleet.md", dir);
-    snprintf(html_path, sizeof html_path, "%s/fleet.html", dir);
-    snprintf(junit_path, sizeof junit_path, "%s/fleet.junit.xml", dir);
-    kb_status st = kb_acc_write_json(json_path, fj, err);
+    snprintf(json_path, sizeof json_path, "%s/%s", dir, page_names[0]);
+    snprintf(md_path, sizeof md_path, "%s/%s", dir, page_names[1]);
+    snprintf(html_path, sizeof html_path, "%s/%s", dir, page_names[2]);
+    snprintf(junit_path, sizeof junit_path, "%s/%s", dir, page_names[3]);
+    kb_status st = kb_out_dir_make(dir, err);   /* an output directory is made (core/output.h) */
+    if (st == KB_OK)
+        st = kb_acc_write_json(json_path, fj, err);
     if (st == KB_OK)
         st = write_page(md_path, fj, kb_fleet_markdown, err);
     if (st == KB_OK)
@@ -80,6 +113,12 @@ static int fleet_main(void *opts)
         kb_sb_free(&err);
         return rc;
     }
+    int early = pages_not_inputs(o, &f);
+    if (early >= 0) {
+        kb_fleet_free(&f);
+        kb_sb_free(&err);
+        return early;
+    }
     if (output_dir_ready(o) != 0) {
         kb_fleet_free(&f);
         kb_sb_free(&err);
@@ -120,7 +159,7 @@ static const kb_opt fleet_opts[] = {
       "outlier bound: median -/+ K robust scales (default 3)", 0, 100, 1, NULL, 0 },
     { "--rel-floor", NULL, KB_OPT_DOUBLE, offsetof(kb_fleet_opts, rel_floor), "F",
       "the robust scale is at least F x median (default 0.02)", 0, 1, 0, NULL, 0 },
-    { "--out-dir", NULL, KB_OPT_STR, offsetof(kb_fleet_opts, out_dir), "DIR",
+    { "--out-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_fleet_opts, out_dir), "DIR",
       "where fleet.json, .md, .html and .junit.xml go (default: the input DIR)", 0, 0, 0, NULL, 0 },
     { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_fleet_opts, quiet), NULL, "no markdown on stdout", 0, 0, 0, NULL, 0 },
 };

@@ -98,10 +98,10 @@ int kb_cmd_list(const kb_run_opts *o)
         if (it->valid)
             printf("%s\n", it->id);
         else
-            printf("%s  [skipped on sm_%d: %s]\n", it->id, sm, it->why);
+            printf("%s  [skipped on %s: %s]\n", it->id, kb_arch_name(sm), it->why);
     }
-    fprintf(stderr, "%lld cases (%lld would be skipped on sm_%d)%s\n", (long long)l->counts.visited,
-            (long long)l->counts.invalid, sm,
+    fprintf(stderr, "%lld cases (%lld would be skipped on %s)%s\n", (long long)l->counts.visited,
+            (long long)l->counts.invalid, kb_arch_name(sm),
             kb_session_check_shapes(s) ? "; shapes are the emulator's check shapes (--full-shapes for the full ones)"
                                        : "");
     if (l->counts.repeats)
@@ -110,7 +110,11 @@ int kb_cmd_list(const kb_run_opts *o)
     int64_t selected = l->n;
     kb_session_close(s);
     if (o->n_filters > 0 && selected == 0) {
-        fprintf(stderr, "kbench: --filter matches none of the suite's cases\n");
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(o, &f);
+        fprintf(stderr, "kbench: %s matches none of the suite's cases\n", f.s);
+        kb_sb_free(&f);
         return KB_EXIT_INPUT;
     }
     return KB_EXIT_OK;

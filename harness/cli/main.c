@@ -1,35 +1,13 @@
-/* main.c - the kbench command line: one table of commands, each with its options table
- * (cli/opts.h), from which parsing and every --help come. A new command is its
- * cli/<command>.{c,h} with a kb_command, and one row below. */
-#include "cli/accept.h"
-#include "cli/compile.h"
+/* main.c - the kbench command line: the table of commands (cli/commands.c), each with its
+ * options table (cli/opts.h), from which parsing and every --help come. */
+#include "cli/commands.h"
 #include "cli/console.h"
-#include "cli/devices.h"
-#include "cli/estimate.h"
-#include "cli/export.h"
-#include "cli/fleet.h"
-#include "cli/list.h"
-#include "cli/model.h"
 #include "cli/opts.h"
-#include "cli/report_cmd.h"
-#include "cli/run.h"
-#include "cli/tune.h"
-#include "cli/selftest.h"
 #include "core/kb.h"
+#include "core/suggest.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static const kb_command *const commands[] = {
-    &kb_command_run, &kb_command_list, &kb_command_devices, &kb_command_compile,
-    &kb_command_report, &kb_command_query, &kb_command_compare,
-    &kb_command_tune, &kb_command_export,
-    &kb_command_accept, &kb_command_fleet,
-    &kb_command_selftest,
-    &kb_command_estimate,
-    &kb_command_model,
-};
-#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
 static const char exit_codes[] =
     "exit codes: 0 all cases ok or skipped; 1 a case was wrong, faulted or failed to compile or launch;\n"
@@ -40,10 +18,10 @@ static const char exit_codes[] =
 static void main_help(FILE *out)
 {
     fputs("usage: kbench <command> [options]\n\ncommands:\n", out);
-    for (int i = 0; i < N_COMMANDS; i++) {
+    for (int i = 0; i < kb_n_commands; i++) {
         char left[48];
-        snprintf(left, sizeof left, "%s %s", commands[i]->name, commands[i]->args);
-        fprintf(out, "  %-18s %s\n", left, commands[i]->about);
+        snprintf(left, sizeof left, "%s %s", kb_commands[i]->name, kb_commands[i]->args);
+        fprintf(out, "  %-18s %s\n", left, kb_commands[i]->about);
     }
     fputs("\n  kbench <command> --help   the options of a command (also: kbench help <command>)\n"
           "  kbench --version\n\n", out);
@@ -52,10 +30,25 @@ static void main_help(FILE *out)
 
 static const kb_command *find_command(const char *name)
 {
-    for (int i = 0; i < N_COMMANDS; i++)
-        if (strcmp(commands[i]->name, name) == 0)
-            return commands[i];
+    for (int i = 0; i < kb_n_commands; i++)
+        if (strcmp(kb_commands[i]->name, name) == 0)
+            return kb_commands[i];
     return NULL;
+}
+
+/* "unknown command 'rnu' - did you mean 'run'? (kbench --help lists them)"; exit 2. */
+static int unknown_command(const char *name)
+{
+    const char *names[64];   /* more than the table holds */
+    int n = kb_n_commands < 64 ? kb_n_commands : 64;
+    for (int i = 0; i < n; i++)
+        names[i] = kb_commands[i]->name;
+    const char *close = kb_suggest(name, names, n);
+    fprintf(stderr, "kbench: unknown command '%s'", name);
+    if (close)
+        fprintf(stderr, " - did you mean '%s'?", close);
+    fprintf(stderr, " (kbench --help lists them)\n");
+    return KB_EXIT_INPUT;
 }
 
 /* kbench help [COMMAND] */
@@ -66,10 +59,8 @@ static int help(int argc, char **argv)
         return KB_EXIT_OK;
     }
     const kb_command *cmd = find_command(argv[2]);
-    if (!cmd) {
-        fprintf(stderr, "kbench: unknown command '%s' (kbench --help lists them)\n", argv[2]);
-        return KB_EXIT_INPUT;
-    }
+    if (!cmd)
+        return unknown_command(argv[2]);
     kb_opts_help(cmd, stdout);
     return KB_EXIT_OK;
 }
@@ -89,9 +80,7 @@ int main(int argc, char **argv)
         return KB_EXIT_OK;
     }
     const kb_command *cmd = find_command(name);
-    if (!cmd) {
-        fprintf(stderr, "kbench: unknown command '%s' (kbench --help lists them)\n", name);
-        return KB_EXIT_INPUT;
-    }
+    if (!cmd)
+        return unknown_command(name);
     return kb_command_main(cmd, argc - 2, argv + 2);
 }

@@ -1,6 +1,9 @@
 /* model.c - `kbench model` (see model.h): load the run and the description, roll up, write. */
 #include "cli/model.h"
+#include "core/paths.h"
+#include "core/suggest.h"
 
+#include "core/output.h"
 #include "estimate/gpu.h"
 #include "model/model_estimate.h"
 #include "model/model_html.h"
@@ -9,6 +12,7 @@
 #include "results/store.h"
 #include "results/store_load.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -56,6 +60,45 @@ static kb_status load_run(const model_opts *o, kb_report_run *run, kb_sb *err)
     return st;
 }
 
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* 1 when --model names a description under data/models/ (not a file path). */
+static int is_model_name(const char *m)
+{
+    size_t n = strlen(m);
+    return !strchr(m, '/') && !(n > 5 && !strcmp(m + n - 5, ".yaml"));
+}
+
+/* "--model llama7b: no model of that name - did you mean 'llama-7b-like'? (the models:
+ * gpt-style, llama-70b-like, llama-7b-like; or a YAML file)" */
+static void unknown_model(const char *name)
+{
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/data/models", kb_data_root());
+    char *names[64];
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < 64) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && !strcmp(e->d_name + len - 5, ".yaml") && (names[n] = strndup(e->d_name, len - 5)))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_str);
+    const char *close = kb_suggest(name, (const char *const *)names, n);
+    fprintf(stderr, "kbench model: --model %s: no model of that name", name);
+    if (close)
+        fprintf(stderr, " - did you mean '%s'?", close);
+    fprintf(stderr, " (the models:");
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+    fprintf(stderr, "%s; or a YAML file of your own: docs/model-format.md)\n", n ? "" : " none found");
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+}
+
 /* --with-report: the run's HTML report with the roll-up as its last section. */
 static kb_status write_with_report(const kb_model_rollup *r, FILE *out)
 {
@@ -81,22 +124,30 @@ static kb_status write_any(const model_opts *o, const kb_model_rollup *r, kb_mod
     return o->with_report ? write_with_report(r, out) : kb_model_write(r, f, out);
 }
 
-/* Write into path.tmp, then rename: a reader never sees half a file. */
+typedef struct {
+    const model_opts *o;
+    const kb_model_rollup *r;
+    kb_model_format f;
+} model_job;
+
+static kb_status fill_file(void *user, FILE *f, kb_sb *err)
+{
+    const model_job *j = user;
+    (void)err;
+    return write_any(j->o, j->r, j->f, f);
+}
+
+/* Write to path by the output rule (core/output.h): complete or not at all. */
 static int write_file(const model_opts *o, const kb_model_rollup *r, kb_model_format f, const char *path)
 {
-    kb_sb tmp;
-    kb_sb_init(&tmp);
-    kb_sb_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *out = fopen(tmp.s, "w");
-    kb_status st = out ? write_any(o, r, f, out) : KB_ERR_IO;
-    if (out && fclose(out) != 0) st = KB_ERR_IO;
-    if (st == KB_OK && rename(tmp.s, path) != 0) st = KB_ERR_IO;
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp.s);
-    }
-    kb_sb_free(&tmp);
-    return st == KB_OK ? KB_EXIT_OK : KB_EXIT_SETUP;
+    model_job j = { o, r, f };
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_status st = kb_out_write_with(path, fill_file, &j, &err);
+    if (st != KB_OK)
+        fprintf(stderr, "kbench model: --out: %s\n", err.s);
+    kb_sb_free(&err);
+    return kb_out_exit(st);
 }
 
 /* Write roll-up r in o's format to --out or stdout; a process exit code. */
@@ -176,6 +227,15 @@ static int model_main(void *opts)
     kb_report_run run;
     int rc = KB_EXIT_INPUT;
     kb_model_path(o->model, &path);
+    if (is_model_name(o->model) && access(path.s, F_OK) != 0) {
+        unknown_model(o->model);
+        goto done;
+    }
+    if (o->out && (kb_out_not_input(o->out, path.s, "the model description", &err) != KB_OK ||
+                   kb_report_run_not_output(o->run, o->results, o->out, "the run", &err) != KB_OK)) {
+        rc = kb_opts_fail(&kb_command_model, "--out", "%s", err.s);
+        goto done;
+    }
     if (kb_model_load(path.s, o->sets, o->n_sets, &m, &err) != KB_OK) {
         fprintf(stderr, "kbench model: %s\n", err.s);
         goto done;
@@ -200,12 +260,12 @@ done:
 }
 
 static const kb_opt model_opt_rows[] = {
-    { "--model", "-m", KB_OPT_STR, offsetof(model_opts, model), "NAME|FILE",
+    { "--model", "-m", KB_OPT_IN, offsetof(model_opts, model), "NAME|FILE",
       "the model description: data/models/NAME.yaml, or a YAML file (required)", 0, 0, 0, NULL, 0 },
     { "--format", "-f", KB_OPT_CHOICE, offsetof(model_opts, format), "md|json|html|trace",
       "output format: trace = the per-step timeline for chrome://tracing / Perfetto (default md)",
       0, 0, 0, formats, 0 },
-    { "--out", "-o", KB_OPT_STR, offsetof(model_opts, out), "FILE",
+    { "--out", "-o", KB_OPT_OUT, offsetof(model_opts, out), "FILE",
       "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
     { "--with-report", NULL, KB_OPT_FLAG, offsetof(model_opts, with_report), NULL,
       "html: the run's whole HTML report (charts, tables) with the roll-up as its last section", 0, 0, 0, NULL, 0 },
@@ -215,7 +275,7 @@ static const kb_opt model_opt_rows[] = {
       "override a param of the model (e.g. --set seq=4096)", 0, 0, 0, NULL, offsetof(model_opts, n_sets) },
     { "--results", NULL, KB_OPT_STR, offsetof(model_opts, results), "DIR",
       "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
-    { "--db", NULL, KB_OPT_STR, offsetof(model_opts, db), "PATH",
+    { "--db", NULL, KB_OPT_IN, offsetof(model_opts, db), "PATH",
       "else the results store a run id is read from (default $KBENCH_DB, else results/kbench.db); with --estimate "
       "also its measured ceilings of the --gpu model", 0, 0, 0, NULL, 0 },
     { "--estimate", NULL, KB_OPT_FLAG, offsetof(model_opts, estimate), NULL,
@@ -223,10 +283,10 @@ static const kb_opt model_opt_rows[] = {
       0, 0, 0, NULL, 0 },
     { "--gpu", NULL, KB_OPT_CHOICE, offsetof(model_opts, gpu), "NAME",
       "with --estimate: the GPU modelled (h100-sxm, a100-sxm, ...)", 0, 0, 0, kb_est_gpu_names, 0 },
-    { "--suite", NULL, KB_OPT_STR, offsetof(model_opts, suite), "FILE",
+    { "--suite", NULL, KB_OPT_IN, offsetof(model_opts, suite), "FILE",
       "with --estimate: the suite whose cases are estimated (default: RUN when a suite, else the run's suite)",
       0, 0, 0, NULL, 0 },
-    { "--peaks", NULL, KB_OPT_STR, offsetof(model_opts, peaks), "FILE",
+    { "--peaks", NULL, KB_OPT_IN, offsetof(model_opts, peaks), "FILE",
       "with --estimate: datasheet peaks (default $KBENCH_PEAKS, else data/peaks.json)", 0, 0, 0, NULL, 0 },
 };
 

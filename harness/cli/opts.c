@@ -2,6 +2,8 @@
 #include "cli/opts.h"
 
 #include "core/kb.h"
+#include "core/output.h"
+#include "core/suggest.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,14 +32,10 @@ int kb_opts_fail(const kb_command *cmd, const char *what, const char *fmt, ...)
 
 int kb_opts_arch(const char *s, int *sm)
 {
-    if (strncmp(s, "sm_", 3) == 0)
-        s += 3;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || (v != 80 && v != 86 && v != 89 && v != 90))
+    const kb_arch *a = kb_arch_find(s);
+    if (!a)
         return -1;
-    *sm = (int)v;
+    *sm = a->code;
     return 0;
 }
 
@@ -82,7 +80,9 @@ static int parse_choice(const kb_command *cmd, const kb_opt *op, const char *v, 
     kb_sb_init(&list);
     for (int i = 0; op->choices[i]; i++)
         kb_sb_printf(&list, "%s%s", i ? ", " : "", op->choices[i]);
-    int rc = kb_opts_fail(cmd, op->name, "expected one of %s, got '%s'", list.s, v);
+    const char *close = kb_suggest(v, op->choices, -1);
+    int rc = close ? kb_opts_fail(cmd, op->name, "expected one of %s, got '%s' - did you mean '%s'?", list.s, v, close)
+                   : kb_opts_fail(cmd, op->name, "expected one of %s, got '%s'", list.s, v);
     kb_sb_free(&list);
     return rc;
 }
@@ -96,7 +96,11 @@ static int store(const kb_command *cmd, const kb_opt *op, const char *v, void *o
     switch (op->kind) {
     case KB_OPT_FLAG: *(int *)field = 1; break;
     case KB_OPT_SET: *(int *)field = (int)op->min; break;
-    case KB_OPT_STR: *(const char **)field = v; break;
+    case KB_OPT_STR:
+    case KB_OPT_IN:
+    case KB_OPT_OUT:
+    case KB_OPT_OUTDIR:
+    case KB_OPT_OUTDB: *(const char **)field = v; break;
     case KB_OPT_CHOICE: rc = parse_choice(cmd, op, v, (const char **)field); break;
     case KB_OPT_INT:
         if ((rc = parse_number(cmd, op, v, &d)) == 0)
@@ -107,8 +111,11 @@ static int store(const kb_command *cmd, const kb_opt *op, const char *v, void *o
             *(double *)field = d;
         break;
     case KB_OPT_ARCH:
-        if (kb_opts_arch(v, (int *)field) != 0)
-            rc = kb_opts_fail(cmd, op->name, "expected sm_80, sm_86, sm_89 or sm_90, got '%s'", v);
+        if (kb_opts_arch(v, (int *)field) != 0) {
+            char names[512];
+            rc = kb_opts_fail(cmd, op->name, "expected one of kbench's architectures (%s), got '%s'",
+                              kb_arch_list(names, sizeof names, NULL, NULL), v);
+        }
         break;
     case KB_OPT_LIST: {
         const char ***list = (const char ***)field;
@@ -133,6 +140,24 @@ static const kb_opt *find_opt(const kb_command *cmd, const char *arg, size_t len
     return NULL;
 }
 
+/* "unknown option '--fitler' - did you mean '--filter'?"; 2. */
+static int unknown_option(const kb_command *cmd, const char *arg, size_t len)
+{
+    const char *names[2 * 64];
+    int n = 0;
+    for (int i = 0; i < cmd->n_opts && n + 2 <= (int)(sizeof names / sizeof names[0]); i++) {
+        names[n++] = cmd->opts[i].name;
+        if (cmd->opts[i].alias)
+            names[n++] = cmd->opts[i].alias;
+    }
+    char word[128];
+    snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), arg);
+    const char *close = kb_suggest(word, names, n);
+    if (close)
+        return kb_opts_fail(cmd, NULL, "unknown option '%s' - did you mean '%s'?", word, close);
+    return kb_opts_fail(cmd, NULL, "unknown option '%s'", word);
+}
+
 static int takes_value(const kb_opt *op) { return op->kind != KB_OPT_FLAG && op->kind != KB_OPT_SET; }
 
 /* One option at argv[*i] ("--name", "--name=value", "--name value"). 0, or 2. */
@@ -148,7 +173,7 @@ static int parse_option(const kb_command *cmd, int argc, char **argv, int *i, vo
         op = NULL;
     }
     if (!op)
-        return kb_opts_fail(cmd, NULL, "unknown option '%.*s'", (int)len, arg);
+        return unknown_option(cmd, arg, len);
     if (!takes_value(op)) {
         if (eq)
             return kb_opts_fail(cmd, op->name, "takes no value, got '%s'", eq + 1);
@@ -217,10 +242,106 @@ void kb_opts_help(const kb_command *cmd, FILE *out)
             range_text(op, r, sizeof r);
             snprintf(range, sizeof range, " (%s)", strchr(r, ' ') ? strstr(r, "in ") : r);
         }
-        fprintf(out, "  %-28s %s%s%s\n", left, op->help, range, op->kind == KB_OPT_LIST ? " (repeatable)" : "");
+        char names[512] = "";
+        if (op->kind == KB_OPT_ARCH)   /* the architecture table's names, never a copy of them */
+            kb_arch_list(names, sizeof names, NULL, NULL);
+        fprintf(out, "  %-28s %s%s%s%s%s\n", left, op->help, range, op->kind == KB_OPT_LIST ? " (repeatable)" : "",
+                names[0] ? "; one of " : "", names);
     }
     if (cmd->more)
         fprintf(out, "\n%s", cmd->more);
+}
+
+/* ---- the paths ---- */
+
+int kb_opt_is_output(kb_opt_kind kind)
+{
+    return kind == KB_OPT_OUT || kind == KB_OPT_OUTDIR || kind == KB_OPT_OUTDB;
+}
+
+static const char *path_of(const kb_opt *op, const void *o)
+{
+    return *(const char *const *)((const char *)o + op->offset);
+}
+
+/* One message in the parser's shape for a path refusal; the exit code. */
+static int path_fail(const kb_command *cmd, const char *what, kb_status st, const char *msg)
+{
+    if (st == KB_ERR_INPUT)
+        return kb_opts_fail(cmd, what, "%s", msg);
+    fprintf(stderr, "kbench %s: %s: %s\n", cmd->name, what, msg);
+    return kb_out_exit(st);
+}
+
+/* Output op (value out) against the inputs, the positionals and the other outputs. */
+static kb_status not_an_input(const kb_command *cmd, const kb_opt *op, const void *o, kb_sb *err)
+{
+    const char *out = path_of(op, o);
+    kb_sb what;
+    kb_sb_init(&what);
+    kb_status st = KB_OK;
+    for (int i = 0; i < cmd->n_opts && st == KB_OK; i++) {
+        const kb_opt *in = &cmd->opts[i];
+        int is_out = in->kind == KB_OPT_OUT || in->kind == KB_OPT_OUTDB;
+        if ((in->kind != KB_OPT_IN && !is_out) || in->offset == op->offset || (is_out && in < op))
+            continue;
+        kb_sb_clear(&what);
+        kb_sb_printf(&what, "%s %s", is_out ? "the output of" : "the input of", in->name);
+        st = kb_out_not_input(out, path_of(in, o), what.s, err);
+    }
+    const char *const *pos = (const char *const *)((const char *)o + cmd->pos_offset);
+    const char *word = cmd->args;
+    for (int k = 0; k < cmd->max_pos && st == KB_OK; k++) {
+        word += strspn(word, " [");
+        size_t n = strcspn(word, " ]");
+        kb_sb_clear(&what);
+        kb_sb_printf(&what, "the %.*s argument", (int)n, word);
+        word += n;
+        st = kb_out_not_input(out, pos[k], what.s, err);
+    }
+    kb_sb_free(&what);
+    return st;
+}
+
+static int is_path(kb_opt_kind k) { return k == KB_OPT_IN || kb_opt_is_output(k); }
+
+/* Paths longer than KB_PATH_ARG_MAX: refused naming the option. -1, or 2. */
+static int path_lengths(const kb_command *cmd, const void *o)
+{
+    for (int i = 0; i < cmd->n_opts; i++) {
+        const char *p = is_path(cmd->opts[i].kind) ? path_of(&cmd->opts[i], o) : NULL;
+        if (p && strlen(p) > KB_PATH_ARG_MAX)
+            return kb_opts_fail(cmd, cmd->opts[i].name, "a path of %zu bytes; kbench takes paths of at most %d",
+                                strlen(p), KB_PATH_ARG_MAX);
+    }
+    const char *const *pos = (const char *const *)((const char *)o + cmd->pos_offset);
+    int text = strstr(cmd->args, "SQL") != NULL;   /* query's argument is SQL, not a path */
+    for (int k = 0; k < cmd->max_pos && !text; k++)
+        if (pos[k] && strlen(pos[k]) > KB_PATH_ARG_MAX)
+            return kb_opts_fail(cmd, NULL, "%s: a path of %zu bytes; kbench takes paths of at most %d",
+                                cmd->args, strlen(pos[k]), KB_PATH_ARG_MAX);
+    return -1;
+}
+
+int kb_opts_check_files(const kb_command *cmd, const void *o)
+{
+    kb_sb err;
+    kb_sb_init(&err);
+    int rc = path_lengths(cmd, o);
+    for (int i = 0; i < cmd->n_opts && rc < 0; i++) {
+        const kb_opt *op = &cmd->opts[i];
+        if (!kb_opt_is_output(op->kind) || !path_of(op, o))
+            continue;
+        const char *p = path_of(op, o);
+        kb_status st = op->kind == KB_OPT_OUT ? kb_out_check(p, &err)
+                     : op->kind == KB_OPT_OUTDB ? kb_out_db_check(p, &err) : kb_out_dir_check(p, &err);
+        if (st == KB_OK && op->kind != KB_OPT_OUTDIR)
+            st = not_an_input(cmd, op, o, &err);
+        if (st != KB_OK)
+            rc = path_fail(cmd, op->name, st, err.s);
+    }
+    kb_sb_free(&err);
+    return rc;
 }
 
 int kb_command_main(const kb_command *cmd, int argc, char **argv)
@@ -231,6 +352,8 @@ int kb_command_main(const kb_command *cmd, int argc, char **argv)
         return KB_EXIT_SETUP;
     }
     int rc = kb_opts_parse(cmd, argc, argv, o);
+    if (rc < 0)
+        rc = kb_opts_check_files(cmd, o);
     if (rc < 0)
         rc = cmd->run(o);
     kb_opts_free(cmd, o);

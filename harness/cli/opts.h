@@ -6,10 +6,13 @@
  * kind, where in the struct the value goes (offsetof), a metavar and one line of help.
  * Values are checked as they are read: integers and numbers against [min, max] (no
  * trailing junk, no inf/nan, no overflow), choices against their list, architectures
- * as sm_XX. Every error has one shape, on stderr, and exit code 2:
+ * against the architecture table (core/arch.h). Every error has one shape, on stderr,
+ * and exit code 2:
  *     kbench run: --min-samples: expected an integer in [1, 1000000], got 'x'
  *     (kbench run --help lists the options)
- * Both `--name value` and `--name=value` are accepted; `--` ends the options.
+ * Both `--name value` and `--name=value` are accepted; `--` ends the options. Options
+ * that name files say what they are (KB_OPT_IN, _OUT, _OUTDIR, _OUTDB): outputs are
+ * checked by core/output.h's rule, and against the inputs, before the command runs.
  */
 #ifndef KB_OPTS_H
 #define KB_OPTS_H
@@ -25,7 +28,13 @@ typedef enum {
     KB_OPT_INT,       /* int field in [min, max] */
     KB_OPT_DOUBLE,    /* double field in [min, max], (min, max] with min_open; finite */
     KB_OPT_CHOICE,    /* const char * field, one of choices */
-    KB_OPT_ARCH       /* int field: sm_80 -> 80 (80, 86, 89, 90) */
+    KB_OPT_ARCH,      /* int field: an architecture's code (core/arch.h): sm_80 -> 80, sm_90a -> 1090 */
+    /* paths (const char * fields, read as STR) whose role the parser checks before the
+     * command runs (kb_opts_check_files) and the hostile-target test walks: */
+    KB_OPT_IN,        /* a file the command reads */
+    KB_OPT_OUT,       /* a file the command writes (core/output.h's rule) */
+    KB_OPT_OUTDIR,    /* a directory the command writes files into (made when missing) */
+    KB_OPT_OUTDB      /* an SQLite database the command writes (a regular file or a new path) */
 } kb_opt_kind;
 
 typedef struct {
@@ -55,10 +64,25 @@ typedef struct kb_command {
     int (*run)(void *o);        /* run the command; a process exit code */
 } kb_command;
 
+/* The longest path kbench takes on its command line [bytes] (a path option or a
+ * positional argument): paths are joined with file names in fixed buffers below. */
+#define KB_PATH_ARG_MAX 400
+
 /* Parse argv[0..argc) (the arguments after the command's name) into o (opts_size bytes,
  * zeroed and given its defaults here). Returns -1 when the command should run; 0 after
  * printing the help (-h, --help); 2 after printing an error (the one shape above). */
 int kb_opts_parse(const kb_command *cmd, int argc, char **argv, void *o);
+
+/* The paths of parsed options o checked before cmd runs: every path option and positional
+ * argument (but SQL: a usage line naming SQL) at most KB_PATH_ARG_MAX bytes; every KB_OPT_OUT, _OUTDB and
+ * _OUTDIR by core/output.h's rule (touching nothing), and every output against every
+ * KB_OPT_IN, every positional argument and every other output (the same file twice).
+ * -1 when all is well; else the exit code after one message in the parser's shape
+ * naming the option and the path: 2 for an argument error, 3 for the environment's. */
+int kb_opts_check_files(const kb_command *cmd, const void *o);
+
+/* 1 when kind names a path the command writes (KB_OPT_OUT, _OUTDIR, _OUTDB). */
+int kb_opt_is_output(kb_opt_kind kind);
 
 /* Parse argv[0..argc) for cmd and run it: the command's exit code, 0 after --help, 2
  * after a usage error. */
@@ -75,7 +99,9 @@ void kb_opts_help(const kb_command *cmd, FILE *out);
 int kb_opts_fail(const kb_command *cmd, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Parse an sm_XX architecture ("sm_90" or "90"); 0 and *sm set, or -1. */
+/* Parse an architecture of the table ("sm_90a", "sm_90" or "90"): 0 and *sm set to its code,
+ * or -1 for a name the table lacks. Whether the installed NVRTC can compile for it is
+ * checked where NVRTC is used (the cuda backend's init, `kbench compile`). */
 int kb_opts_arch(const char *s, int *sm);
 
 #endif /* KB_OPTS_H */

@@ -2,6 +2,7 @@
  * (cli/opts.h) and exit codes around report.h, store.h and compare.h (see report_cmd.h). */
 #include "cli/report_cmd.h"
 
+#include "core/output.h"
 #include "results/compare.h"
 #include "results/compare_out.h"
 #include "results/report.h"
@@ -23,16 +24,23 @@ typedef struct {
     const char *format;
     const char *out;
     const char *results;
-    int precision;             /* only the precision comparison */
+    const char **filters;      /* --filter: the cases whose id contains any */
+    int n_filters;
+    const char *section;       /* --section: one part of the report (report_rows.h) */
+   int precision;             /* only the precision comparison */
 } report_opts;
 
-static void report_defaults(void *o) { ((report_opts *)o)->format = "md"; }
+static void report_defaults(void *o)
+{
+    ((report_opts *)o)->format = "md";
+    ((report_opts *)o)->section = "all";
+}
 
 /* What an output file is filled by: the report of a run, or a comparison. */
 typedef struct {
     const kb_report_run *run, *b;
     kb_report_format report;
-    int precision;
+    kb_report_section section;
     const kb_cmp_result *cmp;
     double threshold;
     kb_cmp_format cmp_format;
@@ -42,39 +50,28 @@ static kb_status out_write(const out_job *j, FILE *out)
 {
     if (j->cmp)
         return kb_compare_write(j->run, j->b, j->cmp, j->threshold, j->cmp_format, out);
-    if (j->precision)
-        return kb_report_write_precision(j->run, j->report, out);
-    return kb_report_write(j->run, j->report, out);
+    return kb_report_write_section(j->run, j->report, j->section, out);
 }
 
-/* Write into path.tmp, then rename: a reader never sees half a report. */
-static int write_to_file(const out_job *j, const char *path)
+static kb_status out_fill(void *user, FILE *f, kb_sb *err)
 {
-    kb_sb tmp;
-    kb_sb_init(&tmp);
-    kb_sb_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *out = fopen(tmp.s, "w");
-    if (!out) {
-        fprintf(stderr, "kbench: cannot write %s: %s\n", tmp.s, strerror(errno));
-        kb_sb_free(&tmp);
-        return KB_EXIT_SETUP;
-    }
-    kb_status st = out_write(j, out);
-    if (fclose(out) != 0) st = KB_ERR_IO;
-    if (st == KB_OK && rename(tmp.s, path) != 0) st = KB_ERR_IO;
-    if (st != KB_OK) {
-        fprintf(stderr, "kbench: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp.s);
-    }
-    kb_sb_free(&tmp);
-    return st == KB_OK ? KB_EXIT_OK : KB_EXIT_SETUP;
+    (void)err;
+    return out_write(user, f);
 }
 
-/* To path (complete or not at all), or to stdout when path is NULL. */
+/* To path by the output rule (core/output.h: complete or not at all, devices and FIFOs
+ * written through), or to stdout when path is NULL. An exit code. */
 static int write_out(const out_job *j, const char *path)
 {
-    if (path)
-        return write_to_file(j, path);
+    if (path) {
+        kb_sb err;
+        kb_sb_init(&err);
+        kb_status st = kb_out_write_with(path, out_fill, (void *)j, &err);
+        if (st != KB_OK)
+            fprintf(stderr, "kbench: --out: %s\n", err.s);
+        kb_sb_free(&err);
+        return kb_out_exit(st);
+    }
     if (out_write(j, stdout) != KB_OK || fflush(stdout) != 0) {
         fprintf(stderr, "kbench: cannot write the output: %s\n", strerror(errno));
         return KB_EXIT_SETUP;
@@ -82,11 +79,18 @@ static int write_out(const out_job *j, const char *path)
     return KB_EXIT_OK;
 }
 
-/* 1 when a and b name the same existing file. */
-static int same_file(const char *a, const char *b)
+/* --out onto a file the run's loading reads (the run's file, or a records file searched
+ * for its id): refused before anything is read. -1 to go on, else 2. */
+static int out_is_input(const kb_command *cmd, const char *out, const char *run, const char *results,
+                        const char *what)
 {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    kb_sb err;
+    kb_sb_init(&err);
+    int rc = -1;
+    if (kb_report_run_not_output(run, results, out, what, &err) != KB_OK)
+        rc = kb_opts_fail(cmd, "--out", "%s", err.s);
+    kb_sb_free(&err);
+    return rc;
 }
 
 static int report_main(void *opts)
@@ -96,12 +100,20 @@ static int report_main(void *opts)
     if (kb_report_format_parse(o->format, &f) != 0)
         return kb_opts_fail(&kb_command_report, "--format", "expected one of md, csv, html, gbench-json, junit, trace, "
                             "got '%s'", o->format);
-    if (o->precision && f != KB_REPORT_MD && f != KB_REPORT_HTML && f != KB_REPORT_CSV)
-        return kb_opts_fail(&kb_command_report, "--precision", "the precision table comes as md, html or csv, not '%s'",
-                            o->format);
-    if (o->out && same_file(o->out, o->run))
-        return kb_opts_fail(&kb_command_report, "--out", "%s is the run being reported; the report would replace "
-                            "its records", o->out);
+    int rc = out_is_input(&kb_command_report, o->out, o->run, o->results, "the run being reported");
+    if (rc >= 0)
+        return rc;
+    kb_report_section sec = KB_SECTION_ALL;
+    kb_report_section_parse(o->section, &sec);   /* checked against its choices by cli/opts */
+    if (o->precision && sec != KB_SECTION_ALL && sec != KB_SECTION_PRECISION)
+        return kb_opts_fail(&kb_command_report, "--precision", "is --section precision; it cannot go with --section %s",
+                            o->section);
+    if (o->precision)
+        sec = KB_SECTION_PRECISION;
+    if (!kb_report_has_section(f, sec))
+        return kb_opts_fail(&kb_command_report, o->precision ? "--precision" : "--section",
+                            "%s has no section '%s' (md and html have every one; csv: all, cases, summary, best, "
+                            "precision)", o->format, kb_report_section_names[sec]);
     kb_report_run run;
     kb_sb err;
     kb_sb_init(&err);
@@ -111,8 +123,13 @@ static int report_main(void *opts)
         return KB_EXIT_INPUT;
     }
     kb_sb_free(&err);
-    out_job job = { .run = &run, .report = f, .precision = o->precision };
-    int rc = write_out(&job, o->out);
+    if (kb_report_run_filter(&run, o->filters, o->n_filters) != KB_OK) {
+        fprintf(stderr, "kbench: --filter matches none of the cases of %s\n", o->run);
+        kb_report_run_free(&run);
+        return KB_EXIT_INPUT;
+    }
+    out_job job = { .run = &run, .report = f, .section = sec };
+    rc = write_out(&job, o->out);
     kb_report_run_free(&run);
     return rc;
 }
@@ -120,13 +137,18 @@ static int report_main(void *opts)
 static const kb_opt report_opt_rows[] = {
     { "--format", "-f", KB_OPT_STR, offsetof(report_opts, format), "FMT",
       "md, csv, html (roofline), gbench-json (Google Benchmark), junit, trace (Chrome/Perfetto; default md)", 0, 0, 0, NULL, 0 },
-    { "--out", "-o", KB_OPT_STR, offsetof(report_opts, out), "FILE",
+    { "--out", "-o", KB_OPT_OUT, offsetof(report_opts, out), "FILE",
       "write to FILE (complete or not at all) instead of stdout", 0, 0, 0, NULL, 0 },
     { "--results", NULL, KB_OPT_STR, offsetof(report_opts, results), "DIR",
       "where a run id is looked up (default results)", 0, 0, 0, NULL, 0 },
+    { "--filter", NULL, KB_OPT_LIST, offsetof(report_opts, filters), "TEXT",
+      "only the cases whose id contains TEXT", 0, 0, 0, NULL, offsetof(report_opts, n_filters) },
+    { "--section", NULL, KB_OPT_CHOICE, offsetof(report_opts, section), "NAME",
+      "one part: summary, best, precision, tiles, launch, margins, roofline, cases (default all)", 0, 0, 0,
+      kb_report_section_names, 0 },
     { "--precision", NULL, KB_OPT_FLAG, offsetof(report_opts, precision), NULL,
-      "only the precision table: per shape and input distribution, dtype and scaling recipe -> time, TFLOPS, "
-      "speed-up vs bf16, accuracy (md, html or csv)", 0, 0, 0, NULL, 0 },
+      "only the precision table (--section precision): per shape and input distribution, dtype and scaling recipe "
+      "-> time, TFLOPS, speed-up vs bf16, accuracy", 0, 0, 0, NULL, 0 },
 };
 
 const kb_command kb_command_report = {
@@ -150,8 +172,7 @@ typedef struct {
 
 static void query_defaults(void *o)
 {
-    const char *db = getenv("KBENCH_DB");
-    ((query_opts *)o)->db = db && *db ? db : KB_STORE_DEFAULT_PATH;
+    ((query_opts *)o)->db = kb_store_default_path();
 }
 
 /* All of stdin as a string (caller frees), NULL on failure. */
@@ -212,7 +233,7 @@ static int query_main(void *opts)
 }
 
 static const kb_opt query_opt_rows[] = {
-    { "--db", NULL, KB_OPT_STR, offsetof(query_opts, db), "PATH",
+    { "--db", NULL, KB_OPT_IN, offsetof(query_opts, db), "PATH",
       "the store (default $KBENCH_DB, else " KB_STORE_DEFAULT_PATH ")", 0, 0, 0, NULL, 0 },
     { "--csv", NULL, KB_OPT_SET, offsetof(query_opts, format), NULL, "CSV (RFC 4180) instead of a table",
       KB_QUERY_CSV, 0, 0, NULL, 0 },
@@ -279,10 +300,11 @@ static int compare_loaded(kb_report_run *a, kb_report_run *b, const compare_opts
 static int compare_main(void *opts)
 {
     compare_opts *o = opts;
-    for (int k = 0; k < 2 && o->out; k++)
-        if (same_file(o->out, o->runs[k]))
-            return kb_opts_fail(&kb_command_compare, "--out", "%s is run %c being compared; the output would "
-                                "replace its records", o->out, "AB"[k]);
+    for (int k = 0; k < 2; k++) {
+        int rc = out_is_input(&kb_command_compare, o->out, o->runs[k], o->results, k ? "run B" : "run A");
+        if (rc >= 0)
+            return rc;
+    }
     kb_report_run a, b;
     kb_sb err;
     kb_sb_init(&err);
@@ -311,7 +333,7 @@ static const kb_opt compare_opt_rows[] = {
     { "--format", "-f", KB_OPT_CHOICE, offsetof(compare_opts, format), "FMT",
       "text (default), md, json (fields in docs/compare.md) or html (a self-contained page)", 0, 0, 0,
       kb_cmp_format_names, 0 },
-    { "--out", "-o", KB_OPT_STR, offsetof(compare_opts, out), "FILE",
+    { "--out", "-o", KB_OPT_OUT, offsetof(compare_opts, out), "FILE",
       "write to FILE (complete or not at all) instead of stdout; the exit code is unchanged", 0, 0, 0, NULL, 0 },
     { "--gate-cpu", NULL, KB_OPT_FLAG, offsetof(compare_opts, gate_cpu), NULL,
       "regressions of CPU-clock (emulator) cases gate too (exit 4); by default they are listed, not gated", 0, 0, 0,

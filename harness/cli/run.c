@@ -4,6 +4,9 @@
 #include "cli/run.h"
 
 #include "cli/console.h"
+#include "cli/run_summary.h"
+#include "core/output.h"
+#include "results/store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@ typedef struct {
     const kb_run_opts *o;
     kb_session *s;
     kb_sb out_path;
+    kb_run_summary *sum;          /* the closing summary, filled by its sink */
 } run_ctx;
 
 int kb_run_open_session(const kb_session_opts *so, kb_session **s)
@@ -65,8 +69,12 @@ static int open_and_plan(run_ctx *x)
     /* a --filter that selects nothing is a mistake on the command line: say so before
      * any file is opened */
     if (o->n_filters > 0 && kb_session_cases(x->s)->n == 0) {
-        fprintf(stderr, "kbench: --filter matches none of the suite's %lld cases (kbench list %s shows their ids)\n",
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(o, &f);
+        fprintf(stderr, "kbench: %s matches none of the suite's %lld cases (kbench list %s shows their ids)\n", f.s,
                 (long long)plan->n_cases, o->suite_path);
+        kb_sb_free(&f);
         return KB_EXIT_INPUT;
     }
     return -1;
@@ -79,37 +87,43 @@ static int open_records(run_ctx *x)
 {
     const kb_run_opts *o = x->o;
     const char *path = o->resume_path ? o->resume_path : o->out_path;
-    if (path)
-        kb_sb_printf(&x->out_path, "%s", path);
-    else
-        kb_sb_printf(&x->out_path, "results/%s.jsonl", kb_session_run_id(x->s));
     kb_sb err;
     kb_sb_init(&err);
-    kb_status st = kb_session_records(x->s, x->out_path.s, o->resume_path, &err);
+    kb_status st = KB_OK;
+    if (path)
+        kb_sb_printf(&x->out_path, "%s", path);
+    else if ((st = kb_out_dir_make("results", &err)) == KB_OK)   /* kbench's own default place */
+        kb_sb_printf(&x->out_path, "results/%s.jsonl", kb_session_run_id(x->s));
+    if (st == KB_OK)
+        st = kb_session_records(x->s, x->out_path.s, o->resume_path, &err);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
-    kb_sb_free(&err);
     if (st == KB_OK && o->trace_path) {
         char title[96];
         snprintf(title, sizeof title, "kbench run %s%s", kb_session_run_id(x->s),
                  kb_session_device(x->s)->caps & KB_CAP_GPU_TIMER ? "" : " (emulator: CPU timings)");
-        if (kb_session_trace(x->s, o->trace_path, title) != KB_OK) {
-            fprintf(stderr, "kbench run: --trace: cannot write %s: %s\n", o->trace_path, strerror(errno));
-            return KB_EXIT_INPUT;
-        }
+        kb_sb_clear(&err);
+        if ((st = kb_session_trace(x->s, o->trace_path, title, &err)) != KB_OK)
+            fprintf(stderr, "kbench run: --trace: %s\n", err.s);
     }
-    if (st == KB_OK)
-        return -1;
-    return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    kb_sb_free(&err);
+    if (st != KB_OK)
+        return kb_out_exit(st);
+    return -1;
 }
 
-/* The closing lines and the exit code. */
+/* The closing summary (cli/run_summary.h), the notes on how the run ended, the exit code. */
 static int summary(run_ctx *x)
 {
     const kb_session_tally *t = kb_session_tally_of(x->s);
     int64_t resumed = kb_session_cases(x->s)->resumed;
-    fprintf(stderr, "kbench: %d cases: %d ok, %d skipped, %d wrong, %d failed; records in %s\n", t->total,
-            t->count[KB_CASE_OK], t->count[KB_CASE_SKIPPED], t->count[KB_CASE_WRONG], t->failed, x->out_path.s);
+    kb_run_summary_where w = { x->out_path.s, kb_session_store_path(x->s), x->o->suite_path, x->o->brief };
+    if (x->sum)
+        kb_run_summary_print(x->sum, stdout, &w);
+    else   /* no memory for the summary: the counts at least */
+        fprintf(stdout, "kbench: %d cases: %d ok, %d skipped, %d wrong, %d failed; records in %s\n", t->total,
+                t->count[KB_CASE_OK], t->count[KB_CASE_SKIPPED], t->count[KB_CASE_WRONG], t->failed, x->out_path.s);
+    fflush(stdout);
     if (resumed)
         fprintf(stderr, "kbench: %lld cases were already recorded in %s and were not run again\n",
                 (long long)resumed, x->out_path.s);
@@ -127,6 +141,21 @@ static int summary(run_ctx *x)
     return t->count[KB_CASE_WRONG] || t->failed ? KB_EXIT_WRONG : KB_EXIT_OK;
 }
 
+/* The console and the summary as sinks. 0, or an exit code. */
+static int add_console(run_ctx *x)
+{
+    const kb_run_opts *o = x->o;
+    kb_console_opts co = { NULL, NULL, o->quiet, o->verbose, 0 };
+    if (kb_session_add_sink(x->s, kb_console_sink(&co)) != KB_OK)
+        return KB_EXIT_SETUP;
+    x->sum = kb_run_summary_new();
+    if (x->sum && kb_session_add_sink(x->s, kb_run_summary_sink(x->sum)) != KB_OK) {
+        kb_run_summary_free(x->sum);   /* the sink borrowed it: the list did not free it */
+        x->sum = NULL;
+    }
+    return 0;
+}
+
 int kb_cmd_run(const kb_run_opts *o)
 {
     run_ctx x;
@@ -138,8 +167,8 @@ int kb_cmd_run(const kb_run_opts *o)
         rc = open_records(&x);
     if (rc < 0) {
         kb_session_start(x.s);
-        kb_session_store(x.s, x.out_path.s);
-        rc = kb_session_add_sink(x.s, kb_console_sink(o->quiet)) == KB_OK ? -1 : KB_EXIT_SETUP;
+        kb_session_store(x.s, o->db_path ? o->db_path : kb_store_default_path(), x.out_path.s);
+        rc = add_console(&x) ? KB_EXIT_SETUP : -1;
     }
     if (rc < 0) {
         kb_session_begin(x.s);
@@ -148,11 +177,21 @@ int kb_cmd_run(const kb_run_opts *o)
         rc = summary(&x);
     }
     kb_session_close(x.s);
+    kb_run_summary_free(x.sum);   /* after the session: its sink only borrowed it */
     kb_sb_free(&x.out_path);
     return rc;
 }
 
 /* ---- the command line ---- */
+
+void kb_run_filters_text(const kb_run_opts *o, kb_sb *out)
+{
+    kb_sb_clear(out);
+    for (int i = 0; i < o->n_filters; i++)
+        kb_sb_printf(out, i == 0 ? "--filter '%s'" : i == 1 ? " (or '%s'" : ", '%s'", o->filters[i]);
+    if (o->n_filters > 1)
+        kb_sb_printf(out, ")");
+}
 
 int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so)
 {
@@ -198,14 +237,17 @@ static const kb_opt run_opts[] = {
     KB_ROW_ARCH,
     KB_ROW_DEVICE,
     KB_ROW_FILTER,
-    { "--out", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--out", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "JSON Lines records (default results/<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
-    { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, resume_path), "FILE",
+    { "--resume", NULL, KB_OPT_OUT, offsetof(kb_run_opts, resume_path), "FILE",
       "append to FILE, skipping the cases it already records", 0, 0, 0, NULL, 0 },
-    { "--trace", NULL, KB_OPT_STR, offsetof(kb_run_opts, trace_path), "FILE",
+    { "--db", NULL, KB_OPT_OUTDB, offsetof(kb_run_opts, db_path), "PATH",
+      "the results store the records are added to (default $KBENCH_DB, else " KB_STORE_DEFAULT_PATH ")", 0, 0, 0,
+      NULL, 0 },
+    { "--trace", NULL, KB_OPT_OUT, offsetof(kb_run_opts, trace_path), "FILE",
       "also write a Chrome/Perfetto trace of the run as it goes (cases, stages, samples)", 0, 0, 0, NULL, 0 },
     KB_ROW_CACHE_DIR,
-    { "--dump", NULL, KB_OPT_STR, offsetof(kb_run_opts, dump_dir), "DIR",
+    { "--dump", NULL, KB_OPT_OUTDIR, offsetof(kb_run_opts, dump_dir), "DIR",
       "inputs, output and reference as .npy under DIR/<case>/ (filtered cases, else wrong ones)", 0, 0, 0, NULL, 0 },
     KB_ROW_FULL_SHAPES,
     { "--min-samples", NULL, KB_OPT_INT, offsetof(kb_run_opts, min_samples), "N",
@@ -218,6 +260,7 @@ static const kb_opt run_opts[] = {
     KB_ROW_JOBS,
     KB_ROW_EMU,
     KB_ROW_QUIET,
+    KB_ROW_VERBOSE,
     { "--prune", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, prune), NULL,
       "skip (as 'pruned: ...') cases whose compile output shows spills or exceeded limits", 0, 0, 0, NULL, 0 },
 };

@@ -10,16 +10,19 @@
 typedef struct {
     const char *suite_path;
     const char *backend;        /* "auto" (cuda when a device is present, else emu), "cuda", "emu" */
-    int sm_override;            /* --arch sm_XX; 0 = the device's own (emu: 90) */
+    int sm_override;            /* --arch: an architecture's code (core/arch.h); 0 = the device's own (emu: sm_90) */
     int device_index;
     const char **filters;       /* a case runs when its id contains any of them (none: all) */
     int n_filters;
-    const char *out_path;       /* JSON Lines file; NULL: results/<suite>-<UTC time>.jsonl */
+    const char *out_path;       /* JSON Lines file; NULL: results/<suite>-<UTC time>.jsonl (compile: --emit's DIR) */
+    const char *db_path;        /* --db: the results store; NULL: kb_store_default_path() */
     const char *resume_path;    /* continue this JSON Lines file, skipping recorded cases */
     const char *cache_dir;      /* NULL: kb_cache_dir() */
     const char *dump_dir;       /* write inputs/outputs of failing cases as .npy here */
     int full_shapes;            /* run full shapes on the emulator too */
     int quiet;                  /* no per-case rows */
+    int verbose;                /* every skipped row, none folded into a count */
+    int brief;                  /* the closing summary: counts and paths only (accept's runs) */
     int emu_threads;
     int min_samples, max_samples; /* overrides when > 0 */
     double timeout_s;           /* override when > 0 */
@@ -29,6 +32,7 @@ typedef struct {
     const char *emu_check;      /* --emu-check: race, init, all (comma-separated) */
     const char *trace_path;     /* run --trace: Chrome trace-event JSON written as the run goes */
     int jobs;                   /* -j: compile workers; 0 = the session's default (kb_session_start) */
+    const char *emit;           /* compile --emit: "ptx", "cubin", or NULL */
 } kb_run_opts;
 
 /* The session options of o (session/session.h): backend, device, arch, compile cache,
@@ -36,6 +40,10 @@ typedef struct {
  * shapes, --dump, overrides, --prune, -j. -1 with a message when --emu-check names an
  * unknown check; 0 otherwise. */
 int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so);
+
+/* The --filter values of o as they are echoed in a message: "--filter 'a'" or
+ * "--filter 'a' (or 'b', ...)" (written into out, replacing it). */
+void kb_run_filters_text(const kb_run_opts *o, kb_sb *out);
 
 /* Open a session with so (its backend and device), saying why on stderr when that fails
  * or when no toolchain this build has makes code the device loads (run, tune). An exit
@@ -46,8 +54,8 @@ int kb_run_open_session(const kb_session_opts *so, kb_session **s);
 extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
 #define KB_ROW_BACKEND { "--backend", NULL, KB_OPT_CHOICE, offsetof(kb_run_opts, backend), "auto|cuda|emu", \
     "cuda when a device is present, else the CPU emulator (default auto)", 0, 0, 0, kb_run_backend_choices, 0 }
-#define KB_ROW_ARCH { "--arch", NULL, KB_OPT_ARCH, offsetof(kb_run_opts, sm_override), "sm_XX", \
-    "target architecture: sm_80, sm_86, sm_89, sm_90 (default: the device's; emu and offline: sm_90)", \
+#define KB_ROW_ARCH { "--arch", NULL, KB_OPT_ARCH, offsetof(kb_run_opts, sm_override), "ARCH", \
+    "target architecture (default: the device's; emu and offline: sm_90); on cuda, one the installed NVRTC supports", \
     0, 0, 0, NULL, 0 }
 #define KB_ROW_DEVICE { "--device", NULL, KB_OPT_INT, offsetof(kb_run_opts, device_index), "N", \
     "CUDA device ordinal (default 0)", 0, 1023, 0, NULL, 0 }
@@ -55,10 +63,12 @@ extern const char *const kb_run_backend_choices[];   /* auto, cuda, emu */
     "only cases whose id contains TEXT", 0, 0, 0, NULL, offsetof(kb_run_opts, n_filters) }
 #define KB_ROW_FULL_SHAPES { "--full-shapes", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, full_shapes), NULL, \
     "on the emulator, the full shapes instead of the suite's check shapes", 0, 0, 0, NULL, 0 }
-#define KB_ROW_CACHE_DIR { "--cache-dir", NULL, KB_OPT_STR, offsetof(kb_run_opts, cache_dir), "DIR", \
+#define KB_ROW_CACHE_DIR { "--cache-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_run_opts, cache_dir), "DIR", \
     "compile cache (default $KBENCH_CACHE_DIR, $XDG_CACHE_HOME/kbench, ~/.cache/kbench)", 0, 0, 0, NULL, 0 }
 #define KB_ROW_QUIET { "--quiet", "-q", KB_OPT_FLAG, offsetof(kb_run_opts, quiet), NULL, \
     "no per-case rows, only the summary", 0, 0, 0, NULL, 0 }
+#define KB_ROW_VERBOSE { "--verbose", "-v", KB_OPT_FLAG, offsetof(kb_run_opts, verbose), NULL, \
+    "a row for every skipped case (by default a run of them with one reason is one line)", 0, 0, 0, NULL, 0 }
 #define KB_ROW_EMU { "--emu-schedule", NULL, KB_OPT_STR, offsetof(kb_run_opts, emu_schedule), "S", \
     "emulator: lockstep (default), warp-ahead or random[:SEED] - who runs next at each wait", 0, 0, 0, NULL, 0 }, \
     { "--emu-check", NULL, KB_OPT_STR, offsetof(kb_run_opts, emu_check), "race,init", \

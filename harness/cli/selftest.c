@@ -14,7 +14,7 @@ int kb_cmd_selftest(const kb_selftest_cli_opts *o)
         snprintf(suite, sizeof suite, "%s", o->suite_path);
     else
         snprintf(suite, sizeof suite, "%s/suites/selftest.yaml", kb_data_root());
-    kb_selftest_opts so = { suite, o->cache_dir, o->device_index, o->work_dir };
+    kb_selftest_opts so = { suite, o->cache_dir, o->device_index, o->work_dir, o->sm_override };
     kb_selftest t;
     kb_sb err;
     kb_sb_init(&err);
@@ -37,9 +37,11 @@ int kb_cmd_selftest(const kb_selftest_cli_opts *o)
 static const kb_opt selftest_opts[] = {
     { "--device", NULL, KB_OPT_INT, offsetof(kb_selftest_cli_opts, device_index), "N",
       "CUDA device ordinal (default 0)", 0, 1023, 0, NULL, 0 },
-    { "--cache-dir", NULL, KB_OPT_STR, offsetof(kb_selftest_cli_opts, cache_dir), "DIR",
+    { "--arch", NULL, KB_OPT_ARCH, offsetof(kb_selftest_cli_opts, sm_override), "ARCH",
+      "both sides compile for this architecture (default: the GPU's own; sm_90a: the a-target)", 0, 0, 0, NULL, 0 },
+    { "--cache-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_selftest_cli_opts, cache_dir), "DIR",
       "compile cache (default $KBENCH_CACHE_DIR, $XDG_CACHE_HOME/kbench, ~/.cache/kbench)", 0, 0, 0, NULL, 0 },
-    { "--work-dir", NULL, KB_OPT_STR, offsetof(kb_selftest_cli_opts, work_dir), "DIR",
+    { "--work-dir", NULL, KB_OPT_OUTDIR, offsetof(kb_selftest_cli_opts, work_dir), "DIR",
       "keep both sides' outputs (.npy per case) here (default a new $TMPDIR/kbench-selftest-XXXXXX)", 0, 0, 0,
       NULL, 0 },
 };

@@ -11,6 +11,7 @@ typedef struct {
     const char *cache_dir;
     const char *work_dir;       /* default a fresh $TMPDIR/kbench-selftest-XXXXXX */
     int device_index;
+    int sm_override;            /* --arch: a code of core/arch.h; 0 = the GPU's own */
 } kb_selftest_cli_opts;
 
 /* Exit 0 when every check passed, 1 when one failed, 3 when no GPU could be checked

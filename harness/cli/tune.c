@@ -6,6 +6,9 @@
 
 #include "cli/tune_replay.h"
 #include "cli/tune_run.h"
+#include "core/output.h"
+#include "results/store.h"
+#include "tune/winner.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +53,12 @@ static int build_space(kb_tune_session *x)
         return KB_EXIT_SETUP;
     }
     if (x->space.n == 0) {
-        fprintf(stderr, "kbench: tune: no valid configuration to tune in %s%s%s\n", o->suite_path,
-                o->n_filters ? " with the --filter given" : "", x->space.invalid ? "; the first refused: " : "");
+        kb_sb f;
+        kb_sb_init(&f);
+        kb_run_filters_text(o, &f);
+        fprintf(stderr, "kbench: tune: no valid configuration to tune in %s%s%s%s\n", o->suite_path,
+                o->n_filters ? " with " : "", f.s, x->space.invalid ? "; the first refused: " : "");
+        kb_sb_free(&f);
         if (x->space.invalid)
             fprintf(stderr, "kbench:   %s\n", x->space.first_invalid);
         return KB_EXIT_INPUT;
@@ -74,26 +81,30 @@ static int open_outputs(kb_tune_session *x)
         if (*p == '/' || *p == ' ')
             *p = '_';
     kb_session_set_run_id(x->s, run_id);
-    if (o->run.out_path)
-        kb_sb_printf(&x->out_path, "%s", o->run.out_path);
-    else
-        kb_sb_printf(&x->out_path, "results/%s.jsonl", run_id);
     kb_sb err;
     kb_sb_init(&err);
-    kb_status st = kb_session_records(x->s, x->out_path.s, NULL, &err);
+    kb_status st = KB_OK;
+    if (o->run.out_path)
+        kb_sb_printf(&x->out_path, "%s", o->run.out_path);
+    else if ((st = kb_out_dir_make("results", &err)) == KB_OK)   /* kbench's own default place */
+        kb_sb_printf(&x->out_path, "results/%s.jsonl", run_id);
+    /* the tuning database first: one kbench may not write is refused before the records
+     * file is made (the session calls the records sink first whatever the order added) */
     if (st == KB_OK)
         st = kb_tunedb_sink_open(x->s, o->db_path ? o->db_path : KB_TUNEDB_DEFAULT_PATH, &x->db, &err);
+    if (st == KB_OK && kb_session_add_sink(x->s, kb_tunedb_sink_of(x->db)) != KB_OK) {
+        x->db = NULL;   /* freed by the failed add */
+        kb_sb_printf(&err, "out of memory");
+        st = KB_ERR_OOM;
+    }
+    if (st == KB_OK)
+        st = kb_session_records(x->s, x->out_path.s, NULL, &err);
     if (st != KB_OK)
         fprintf(stderr, "kbench: %s\n", err.s);
     kb_sb_free(&err);
     if (st != KB_OK)
         return st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-    kb_session_store(x->s, x->out_path.s);
-    if (kb_session_add_sink(x->s, kb_tunedb_sink_of(x->db)) != KB_OK) {
-        x->db = NULL;   /* freed by the failed add */
-        fprintf(stderr, "kbench: out of memory\n");
-        return KB_EXIT_SETUP;
-    }
+    kb_session_store(x->s, kb_store_default_path(), x->out_path.s);
     return -1;
 }
 
@@ -131,21 +142,26 @@ static int summary(kb_tune_session *x)
                 "reuses them\n", db);
         return KB_EXIT_INTERRUPTED;
     }
-    if (kb_session_tally_of(x->s)->record_failed)
+    if (x->db->failed)
+        fprintf(stderr, "kbench: %d writes to %s failed (above): every measurement is in %s; the same command "
+                "measures what the database lacks\n", x->db->failed, db, x->out_path.s);
+    if (kb_session_tally_of(x->s)->record_failed || x->db->failed)
         return KB_EXIT_SETUP;
     return x->failed || x->unchosen ? KB_EXIT_WRONG : KB_EXIT_OK;
 }
 
 int kb_cmd_tune(const kb_tune_opts *o)
 {
-    if (o->replay_path && o->run.suite_path)
-        return kb_opts_fail(&kb_command_tune, "--replay", "replays a file instead of tuning SUITE: give one of them");
-    if (o->replay_path)
+    if (o->n_replay)
         return kb_tune_replay_main(&kb_command_tune, o);
     if (!o->run.suite_path)
         return kb_opts_fail(&kb_command_tune, "SUITE", "a suite to tune (or --replay FILE)");
+    if (o->pos[1])
+        return kb_opts_fail(&kb_command_tune, "SUITE", "one suite at a time ('%s' is a second one)", o->pos[1]);
     if (strcmp(o->strategy, "all") == 0)
         return kb_opts_fail(&kb_command_tune, "--strategy", "'all' compares strategies on a --replay FILE only");
+    if (o->budgets)
+        return kb_opts_fail(&kb_command_tune, "--budgets", "compares strategies on a --replay FILE only");
     kb_tune_session *x = calloc(1, sizeof *x);
     if (!x)
         return KB_EXIT_SETUP;
@@ -175,43 +191,60 @@ static void tune_defaults(void *p)
 {
     kb_tune_opts *o = p;
     kb_run_opts_defaults(&o->run);
-    o->strategy = "ils";
+    o->strategy = KB_TUNE_DEFAULT_STRATEGY;
+    o->prior = "none";
+    o->budget_unit = "evaluations";
     o->seed = 1;
     o->repeats = 10;
     o->rounds = 2;
+    o->max_noise = KB_TUNE_NOISE_BOUND;
     o->format = "text";
 }
 
-static const char *const strategy_choices[] = { "brute", "random", "ils", "anneal", "all", NULL };
-static const char *const replay_formats[] = { "text", "json", NULL };
+static const char *const strategy_choices[] = { "brute",      "random", "ils", "anneal", "genetic", "diffevo",
+                                                "dualanneal", "bayes",  "all", NULL };
+_Static_assert(sizeof strategy_choices / sizeof strategy_choices[0] == KB_TUNE_STRATEGY_COUNT + 2,
+               "every strategy is a choice, and all");
+static const char *const replay_formats[] = { "text", "json", "svg", "html", NULL };
+static const char *const prior_choices[] = { "none", "estimate", NULL };
+static const char *const budget_units[] = { "evaluations", "time", NULL };
 
 static const kb_opt tune_opts[] = {
     KB_ROW_BACKEND,
     KB_ROW_ARCH,
     KB_ROW_DEVICE,
     KB_ROW_FILTER,
-    { "--strategy", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, strategy), "brute|random|ils|anneal|all",
-      "search strategy (default ils: greedy iterated local search); all: compare them (--replay)", 0, 0, 0,
-      strategy_choices, 0 },
+    { "--strategy", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, strategy), "NAME|all",
+      "brute, random, ils, anneal, genetic, diffevo, dualanneal, bayes (default " KB_TUNE_DEFAULT_STRATEGY
+      "; docs/tuning.md); all: compare them (--replay)", 0, 0, 0, strategy_choices, 0 },
+    { "--prior", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, prior), "none|estimate",
+      "estimate: rank configurations by kbench's static estimate before measuring (start there; bayes' mean)", 0, 0,
+      0, prior_choices, 0 },
     { "--budget", NULL, KB_OPT_INT, offsetof(kb_tune_opts, budget), "N",
       "configurations evaluated per problem at most (default: all)", 1, 1000000, 0, NULL, 0 },
     { "--time", NULL, KB_OPT_DOUBLE, offsetof(kb_tune_opts, time_s), "S",
       "search each problem for at most S seconds, then choose among what was evaluated", 0, 1e7, 1, NULL, 0 },
+    { "--budget-time", NULL, KB_OPT_DOUBLE, offsetof(kb_tune_opts, budget_time_s), "S",
+      "a budget of S seconds: simulated from the file's compile and benchmark times (--replay), else the real "
+      "clock (as --time)", 0, 1e9, 1, NULL, 0 },
     { "--seed", NULL, KB_OPT_INT, offsetof(kb_tune_opts, seed), "N", "the strategy's seed (default 1)", 0,
       2147483647, 0, NULL, 0 },
-    { "--db", NULL, KB_OPT_STR, offsetof(kb_tune_opts, db_path), "FILE",
+    { "--db", NULL, KB_OPT_OUTDB, offsetof(kb_tune_opts, db_path), "FILE",
       "the tuning database (default results/tune.db); a rerun reuses what it holds for the same key", 0, 0, 0,
       NULL, 0 },
     { "--rounds", NULL, KB_OPT_INT, offsetof(kb_tune_opts, rounds), "N",
       "a tie is re-measured interleaved for N rounds before the choice (default 2; 0: never)", 0, 100, 0, NULL, 0 },
+    { "--max-noise", NULL, KB_OPT_DOUBLE, offsetof(kb_tune_opts, max_noise), "X",
+      "a winner's noise (relative standard error of its median) at most X, else no winner: noise (default 0.05)",
+      0, 1e12, 1, NULL, 0 },
     { "--confirm", NULL, KB_OPT_FLAG, offsetof(kb_tune_opts, confirm), NULL,
       "re-measure each problem's winner and its runners-up within noise (a rerun: the stored winners)", 0, 0, 0, NULL,
       0 },
     { "--no-prune", NULL, KB_OPT_FLAG, offsetof(kb_tune_opts, no_prune), NULL,
       "measure configurations that spill or exceed a limit too", 0, 0, 0, NULL, 0 },
-    { "--out", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--out", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "JSON Lines records (default results/tune-<suite>-<UTC time>-<pid>.jsonl)", 0, 0, 0, NULL, 0 },
-    { "--resume", NULL, KB_OPT_STR, offsetof(kb_run_opts, out_path), "FILE",
+    { "--resume", NULL, KB_OPT_OUT, offsetof(kb_run_opts, out_path), "FILE",
       "continue an interrupted tune: append to its records FILE (the database supplies what finished)", 0, 0, 0,
       NULL, 0 },
     KB_ROW_CACHE_DIR,
@@ -226,25 +259,39 @@ static const kb_opt tune_opts[] = {
     KB_ROW_JOBS,
     KB_ROW_EMU,
     KB_ROW_QUIET,
-    { "--replay", NULL, KB_OPT_STR, offsetof(kb_tune_opts, replay_path), "FILE",
-      "run the strategy on recorded times: kbench records or a Kernel Tuner cache (no SUITE, no device)", 0, 0, 0,
-      NULL, 0 },
+    { "--replay", NULL, KB_OPT_LIST, offsetof(kb_tune_opts, replay_paths), "FILE",
+      "run strategies on recorded times: kbench records or a Kernel Tuner cache (no SUITE, no device); more FILEs "
+      "may follow", 0, 0, 0, NULL, offsetof(kb_tune_opts, n_replay) },
+    { "--budgets", NULL, KB_OPT_STR, offsetof(kb_tune_opts, budgets), "P,P,...",
+      "--replay: budgets in % of brute force (e.g. 1,3,10): curves per strategy and the methodology's score", 0, 0,
+      0, NULL, 0 },
+    { "--budget-unit", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, budget_unit), "evaluations|time",
+      "--replay: --budgets are % of brute force's evaluations (default) or of its simulated time", 0, 0, 0,
+      budget_units, 0 },
     { "--repeats", NULL, KB_OPT_INT, offsetof(kb_tune_opts, repeats), "N",
       "--replay --strategy all: seeds per strategy (default 10)", 1, 10000, 0, NULL, 0 },
-    { "--format", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, format), "text|json", "--replay: the report's form",
-      0, 0, 0, replay_formats, 0 },
+    { "--format", NULL, KB_OPT_CHOICE, offsetof(kb_tune_opts, format), "text|json|svg|html",
+      "--replay: the report's form (svg, html: the performance curves)", 0, 0, 0, replay_formats, 0 },
 };
 
-static int tune_main(void *o) { return kb_cmd_tune(o); }
+static int tune_main(void *p)
+{
+    kb_tune_opts *o = p;
+    o->run.suite_path = o->pos[0];
+    if (!o->n_replay && o->budget_time_s > 0 && (o->time_s <= 0 || o->budget_time_s < o->time_s))
+        o->time_s = o->budget_time_s;   /* live tuning: the real clock */
+    return kb_cmd_tune(o);
+}
 
 const kb_command kb_command_tune = {
-    "tune", "[SUITE]", 0, 1, offsetof(kb_tune_opts, run.suite_path),
+    "tune", "[SUITE | --replay FILE [FILE...]]", 0, KB_TUNE_MAX_POS, offsetof(kb_tune_opts, pos),
     "search each problem's configurations, choose winners beyond the noise, fill the tuning database",
     "Each problem (family, dtype, dims, pad, launch and the choice params) is tuned over its\n"
     "configurations (variant and tile params). Every evaluation is verified, measured and recorded;\n"
     "a rerun with the same GPU, driver, toolchain and kernel source reuses the database. Ctrl-C keeps\n"
-    "what finished. --replay FILE runs strategies on recorded times instead (kbench records or a\n"
-    "Kernel Tuner cache; --filter TEXT picks the problem; default budget 15% of the space).\n"
+    "what finished. --replay FILE... runs strategies on recorded times instead (kbench records or\n"
+    "Kernel Tuner caches; --filter TEXT picks the problem; default budget 15% of the space);\n"
+    "--strategy all --budgets 1,3,10 compares them as Willemsen et al. 2024 do, over many files.\n"
     "docs/tuning.md explains the strategies, the choice, the database and the replay.\n",
     tune_opts, (int)(sizeof tune_opts / sizeof tune_opts[0]), sizeof(kb_tune_opts), tune_defaults, tune_main,
 };

@@ -4,6 +4,7 @@
  * database); then the choice. */
 #include "cli/tune_run.h"
 
+#include "tune/prior.h"
 #include "tune/winner.h"
 
 #include <math.h>
@@ -95,7 +96,9 @@ static double objective(void *user, int i)
     kb_tune_session *x = pc->x;
     if (kb_interrupted())
         return NAN;
-    if (x->o->time_s > 0 && now_s() - pc->t0_s > x->o->time_s) {
+    /* the first configuration is always evaluated: a choice needs one, and the time before it
+     * (the compile workers taking the problem's modules) is not the search's */
+    if (x->o->time_s > 0 && pc->evals > 0 && now_s() - pc->t0_s > x->o->time_s) {
         pc->out_of_time = 1;
         return NAN;
     }
@@ -114,7 +117,9 @@ static double objective(void *user, int i)
         pc->best = i;
     }
     print_eval(pc, i, reused);
-    return t;
+    /* skipped (pruned before it ran, a vendor library without its GPU): refused before it
+     * cost a measurement, so not an evaluation of the budget */
+    return strcmp(pc->e[i].status, "skipped") == 0 ? KB_TUNE_REFUSED : t;
 }
 
 /* "config (median us)" of the tied runners-up, "; "-joined. */
@@ -133,7 +138,13 @@ static void print_choice(const problem_ctx *pc, const kb_tune_choice_row *c)
 {
     const kb_tune_session *x = pc->x;
     const char *unit = x->db->key.emulator ? "cpu_us" : "us";
-    printf("  winner %s: %.2f %s, 95%% interval [%.2f, %.2f]; ", c->config, c->median_us, unit, c->lo_us, c->hi_us);
+    if (c->noisy) {
+        printf("  no winner: noise - the leader %s (%.2f %s) has a noise above %.3g%% (95%% interval [%.4g, %.4g]); "
+               "measure again with more samples (--min-samples) or on a quieter machine\n", c->config, c->median_us,
+               unit, 100 * (x->o->max_noise > 0 ? x->o->max_noise : KB_TUNE_NOISE_BOUND), c->lo_us, c->hi_us);
+        return;
+    }
+    printf("  winner %s: %.2f %s, 95%% interval [%.4g, %.4g]; ", c->config, c->median_us, unit, c->lo_us, c->hi_us);
     if (c->tie) {
         const char *semi = strstr(c->tied, "; ");
         int first = semi ? (int)(semi - c->tied) : (int)strlen(c->tied);
@@ -210,7 +221,7 @@ static int break_tie(problem_ctx *pc, const kb_tune_trace *t)
     int rounds = confirm && pc->x->o->rounds < 1 ? 1 : pc->x->o->rounds;
     kb_tune_result *r = results_of(pc, t);
     kb_tune_choice ch;
-    if (!r || rounds <= 0 || kb_tune_choose(r, t->evaluations, &ch) < 0 || !(ch.tie || confirm)) {
+    if (!r || rounds <= 0 || kb_tune_choose(r, t->evaluations, pc->x->o->max_noise, &ch) < 0 || !(ch.tie || ch.noisy || confirm)) {
         free(r);
         return 0;
     }
@@ -247,7 +258,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         return;
     }
     kb_tune_choice ch;
-    if (kb_tune_choose(r, t->evaluations, &ch) < 0) {
+    if (kb_tune_choose(r, t->evaluations, pc->x->o->max_noise, &ch) < 0) {
         x->unchosen++;
         printf("  no configuration passed: no winner\n");
         free(r);
@@ -268,6 +279,7 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         c->lo_us = ch.lo_us;
         c->hi_us = ch.hi_us;
         c->tie = ch.tie;
+        c->noisy = ch.noisy;
         c->n_tied = ch.n_tied;
         tied_text(pc, t->order, &ch, c->tied, sizeof c->tied);
         snprintf(c->strategy, sizeof c->strategy, "%s", kb_tune_strategy_name(so->strategy));
@@ -275,8 +287,10 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         c->space = pc->p->n;
         kb_sb err;
         kb_sb_init(&err);
-        if (kb_tunedb_put_choice(x->db->db, &x->db->key, pc->source, c, &err) != KB_OK)
+        if (kb_tunedb_put_choice(x->db->db, &x->db->key, pc->source, c, &err) != KB_OK) {
             fprintf(stderr, "kbench: tuning database: %s\n", err.s);
+            x->db->failed++;   /* the run exits 3: the choice is printed, not saved */
+        }
         kb_sb_free(&err);
         print_choice(pc, c);
         int now = t->order[ch.winner];
@@ -285,10 +299,24 @@ static void choose(problem_ctx *pc, const kb_tune_trace *t, const kb_tune_search
         else if (pc->before >= 0)
             printf("  the re-measurement confirmed the winner\n");
     }
-    x->chosen++;
-    x->ties += ch.tie;
+    x->chosen += !ch.noisy;
+    x->unchosen += ch.noisy;   /* no winner: the exit code says so */
+    x->ties += ch.tie && !ch.noisy;
     free(c);
     free(r);
+}
+
+/* --prior estimate: the static estimate of each configuration of p (tune/prior.h), or
+ * NULL (said why) when there is none. */
+static double *problem_prior(kb_tune_session *x, const kb_tune_problem *p)
+{
+    kb_sb why;
+    kb_sb_init(&why);
+    double *est = kb_tune_prior_of_problem(x->s, p, &why);
+    if (!est)
+        fprintf(stderr, "kbench: --prior estimate: %s: %s; searching without it\n", p->key, why.s);
+    kb_sb_free(&why);
+    return est;
 }
 
 int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
@@ -303,8 +331,10 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
     if (x->o->budget <= 0 || x->o->budget >= p->n)   /* every configuration will be compiled: ahead */
         for (int i = 0; i < p->n; i++)
             kb_session_prefetch(x->s, item_of(&pc, i));
-    kb_tune_search_opts so = { x->strategy, x->o->budget, (uint64_t)x->o->seed, 0 };
-    kb_tune_view v = { p->n, p->n_axes, p->levels };
+    kb_tune_search_opts so = { .strategy = x->strategy, .budget = x->o->budget, .seed = (uint64_t)x->o->seed };
+    double *prior = strcmp(x->o->prior, "estimate") == 0 ? problem_prior(x, p) : NULL;
+    kb_tune_view v = { .n = p->n, .n_axes = p->n_axes, .level = p->levels, .categorical = p->categorical,
+                       .prior = prior };
     kb_tune_trace t;
     int rc = -1;
     if (kb_tune_search(&so, &v, objective, &pc, &t) == KB_OK) {
@@ -315,6 +345,7 @@ int kb_tune_session_problem(kb_tune_session *x, const kb_tune_problem *p)
             choose(&pc, &t, &so);
         kb_tune_trace_free(&t);
     }
+    free(prior);
     free(pc.e);
     return rc;
 }

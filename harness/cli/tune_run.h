@@ -9,20 +9,29 @@
 #include "tune/strategy.h"
 #include "tune/tunedb_sink.h"
 
+#define KB_TUNE_MAX_POS 64         /* positional arguments: SUITE, or more replay files */
+
 /* `kbench tune`'s options (cli/tune.c parses them). */
 typedef struct {
     kb_run_opts run;               /* first: the shared option rows (KB_ROW_*) address it */
-    const char *strategy;          /* brute, random, ils, anneal */
+    const char *strategy;          /* a kb_tune_strategy name, or "all" (--replay) */
     int budget;                    /* evaluations per problem; 0: all */
-    double time_s;                 /* [s] search time per problem; 0: no limit */
+    double time_s;                 /* [s] search time per problem (--time, --budget-time live); 0: no limit */
+    const char *prior;             /* "none" or "estimate" */
     int seed;
     const char *db_path;           /* NULL: results/tune.db */
     int no_prune;                  /* measure what spills too */
     int rounds;                    /* interleaved re-measurement rounds of a tie (0: none) */
     int confirm;                   /* re-measure every winner too (at least one round) */
-    const char *replay_path;       /* --replay: records or a Kernel Tuner cache */
+    double max_noise;              /* a winner's relative standard error at most (winner.h's bound) */
+    const char **replay_paths;     /* --replay: records or Kernel Tuner caches (and the positionals after) */
+    int n_replay;
+    const char *pos[KB_TUNE_MAX_POS]; /* positional arguments: the suite, or more replay files */
+    const char *budgets;           /* --replay: "1,3,10": percentages of brute force */
+    const char *budget_unit;       /* --replay: what --budgets are percentages of: evaluations or time */
+    double budget_time_s;          /* [s] --budget-time: simulated seconds (--replay), else the real clock */
     int repeats;                   /* --replay: seeds per strategy for --strategy all */
-    const char *format;            /* --replay: text or json */
+    const char *format;            /* --replay: text, json, svg or html */
 } kb_tune_opts;
 
 typedef struct {

@@ -39,9 +39,21 @@ static int read_record(const kb_rdv *r, int q, void *dst, size_t bytes, char *er
 {
     char path[700], hdr[300], why[400];
     file_of(r, "rank", q, path, sizeof path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* without blocking, and a regular file only: a FIFO planted in the directory must not
+     * hang the rank (core/output.h: the rendezvous directory is kbench's own) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    FILE *f = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+            close(fd);
+            snprintf(err, n, "rendezvous %s: %s: not a regular file", r->spec, path);
+            return -1;
+        }
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
     int rank = -1, rc = -1;
     if (!fgets(hdr, sizeof hdr, f))
         snprintf(why, sizeof why, "no header");

@@ -79,13 +79,6 @@ const char *kb_launch_name(kb_launch_mode m)
     return m == KB_LAUNCH_GRAPH ? "graph" : m == KB_LAUNCH_EAGER ? "eager" : "?";
 }
 
-int kb_arch_max_shmem_optin(int sm)
-{
-    if (sm >= 90) return 227 * 1024;
-    if (sm >= 86) return 99 * 1024;
-    return 163 * 1024;
-}
-
 void kb_out_of_memory(const char *what, size_t bytes)
 {
     kb_report(KB_REPORT_ERROR, "out of memory (%s, %zu bytes)", what, bytes);

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/arch.h" /* the architectures every stage names by code */
+
 /* ---- status codes (returned by every fallible function; 0 is success) ---- */
 typedef enum {
     KB_OK = 0,
@@ -80,10 +82,6 @@ const char *kb_dtype_ctype(kb_dtype d);
 /* ---- launch modes ---- */
 typedef enum { KB_LAUNCH_EAGER = 0, KB_LAUNCH_GRAPH, KB_LAUNCH_COUNT } kb_launch_mode;
 const char *kb_launch_name(kb_launch_mode m);        /* "eager", "graph" */
-
-/* Opt-in shared memory per block [bytes] of an architecture (x10): sm_80 163 KiB,
- * sm_86/sm_89 99 KiB, sm_90 227 KiB. For targets known without a device (emu, compile, list). */
-int kb_arch_max_shmem_optin(int sm);
 
 /* ---- a planned case ---- */
 #define KB_MAX_DIMS 4

@@ -12,8 +12,11 @@
 #include "core/kb.h"
 
 /* Write n = prod(shape) floats as descr "<f4". ndim 0 writes a scalar (one element).
- * The parent directory is created. KB_ERR_INPUT for a negative dim or ndim outside
- * [0, 32]; KB_ERR_IO when the file cannot be written (no partial file is left). */
+ * The parent directory is created (a case's folder under --dump DIR), then the file is
+ * written by the output rule (core/output.h: replaced atomically, a device or FIFO
+ * written through). KB_ERR_INPUT for a negative dim
+ * or ndim outside [0, 32]; KB_ERR_IO when the file cannot be written (no partial file is
+ * left). */
 kb_status kb_npy_write_f32(const char *path, const float *data, const int64_t *shape, int ndim);
 
 /* Write prod(shape) elements of elem_bytes each, with the given NumPy type string

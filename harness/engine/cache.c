@@ -247,7 +247,11 @@ static int fsync_path(const char *path)
     return rc;
 }
 
-/* Write text to final_path through a temporary file in the same directory + rename. */
+/* Write text to final_path through a temporary file in the same directory + rename. The
+ * compile cache is kbench's own directory (core/output.h): its entries are named by their
+ * key and only kbench makes them, so whatever sits at an entry's name - a damaged file, a
+ * FIFO, a symlink - is replaced as a name, never followed or written through; entries are
+ * read without blocking and must be regular files (kb_fs_read_all), else rebuilt. */
 static kb_status write_atomic(const char *final_path, const char *text, kb_sb *err)
 {
     kb_sb tmp;

@@ -5,6 +5,7 @@
 #include "engine/defines.h"
 #include "engine/nvtx.h"
 #include "engine/verify.h"
+#include "kernels/families.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -145,8 +146,8 @@ static int stage_compile(case_ctx *x)
     res->compile.log = x->mr->log;
     res->compile.note = x->mr->compile_ms > 0 ? x->mr->note : "";   /* once, where it was built */
     if (x->mr->status != KB_OK) {
-        snprintf(res->reason, sizeof res->reason, "%s did not %s for sm_%d (log in the record)", x->f->source,
-                 x->mr->status == KB_ERR_COMPILE ? "compile" : "load", kb_target_sm(x->p->dev));
+        snprintf(res->reason, sizeof res->reason, "%s did not %s for %s (log in the record)", x->f->source,
+                 x->mr->status == KB_ERR_COMPILE ? "compile" : "load", kb_arch_name(kb_target_sm(x->p->dev)));
         return fail(x, x->mr->status);
     }
     res->compile.have_resources = kb_modules_resources(x->p->mods, x->mr, x->entry, &res->compile.res) == KB_OK;

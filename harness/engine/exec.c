@@ -4,6 +4,7 @@
 
 #include "core/fsutil.h"
 #include "core/npy.h"
+#include "core/output.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -160,14 +161,19 @@ static kb_status dump_constants(kb_run *r, kb_sb *path)
     if (r->n_consts == 0)
         return KB_OK;
     kb_sb_printf(path, "constants.json");
-    FILE *f = fopen(path->s, "w");
-    if (!f)
-        return KB_ERR_IO;
-    fputc('{', f);
-    for (int i = 0; i < r->n_consts; i++)
-        fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", r->consts[i].name, r->consts[i].value);
-    fputs("}\n", f);
-    return fclose(f) == 0 ? KB_OK : KB_ERR_IO;
+    kb_sb err;
+    kb_sb_init(&err);
+    kb_out out;
+    kb_status st = kb_out_open(&out, path->s, &err);   /* the output rule: core/output.h */
+    if (st == KB_OK) {
+        fputc('{', out.f);
+        for (int i = 0; i < r->n_consts; i++)
+            fprintf(out.f, "%s\"%s\": %.17g", i ? ", " : "", r->consts[i].name, r->consts[i].value);
+        fputs("}\n", out.f);
+        st = kb_out_commit(&out, &err);
+    }
+    kb_sb_free(&err);
+    return st == KB_OK ? KB_OK : KB_ERR_IO;
 }
 
 kb_status kb_run_dump(kb_run *r, const char *dir, const char *case_id)

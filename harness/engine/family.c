@@ -1,35 +1,9 @@
-/* family.c - the registry of kernel families and the self-describing case id. */
+/* family.c - lookups in a family descriptor and the self-describing case id (the registry
+ * of families is kernels/families.c). */
 #include "engine/family.h"
 
 #include <stdio.h>
 #include <string.h>
-
-extern const kb_family kb_family_gelu;
-extern const kb_family kb_family_gemm;
-extern const kb_family kb_family_attention;
-extern const kb_family kb_family_softmax;
-extern const kb_family kb_family_embedding;
-extern const kb_family kb_family_layernorm;
-extern const kb_family kb_family_ceiling;
-
-const kb_family *const kb_families[] = {
-    &kb_family_gelu,
-    &kb_family_gemm,
-    &kb_family_attention,
-    &kb_family_softmax,
-    &kb_family_embedding,
-    &kb_family_layernorm,
-    &kb_family_ceiling,
-};
-const int kb_n_families = (int)(sizeof kb_families / sizeof kb_families[0]);
-
-int kb_family_find(const char *name)
-{
-    for (int i = 0; i < kb_n_families; i++)
-        if (strcmp(kb_families[i]->name, name) == 0)
-            return i;
-    return -1;
-}
 
 int kb_family_variant_find(const kb_family *f, const char *name)
 {
@@ -58,11 +32,6 @@ int kb_path_set(kb_path *out, const char *unit, kb_dtype dt, int widened)
     snprintf(out->kind, sizeof out->kind, "%s/%s%s", unit, kb_dtype_name(dt), widened ? "/widened" : "");
     out->dtype = widened ? KB_DT_FP16 : dt;
     return 1;
-}
-
-void kb_case_id(const kb_case *c, kb_sb *b)
-{
-    kb_case_id_of(kb_families[c->family], c, b);
 }
 
 void kb_case_id_of(const kb_family *f, const kb_case *c, kb_sb *b)

@@ -29,6 +29,11 @@ typedef struct {
     int64_t min, max;             /* the values a suite may give an integer param; both 0:
                                    * [0, KB_PARAM_MAX]. Checked at load (file:line:col), so that a
                                    * family's size arithmetic never sees an absurd value. */
+    int problem;                  /* 1: the param changes what is computed (the reference: gemm's
+                                   * layout, alpha, beta; layernorm's kind; gelu's form; attention's
+                                   * causal), not how - cases that differ in it are different
+                                   * problems, never ranked against each other (the run summary,
+                                   * the report). 0: a configuration knob (tiles, BLOCK, VEC, ...) */
 } kb_param;
 
 /* The default range of an integer param: tile sizes, vector widths, stage counts. With
@@ -145,20 +150,20 @@ typedef struct kb_family {
  * `return kb_path_set(...)` in a family's path hook. */
 int kb_path_set(kb_path *out, const char *unit, kb_dtype dt, int widened);
 
-/* The registry: one static table of every family (family.c). */
-extern const kb_family *const kb_families[];
-extern const int kb_n_families;
-int kb_family_find(const char *name);                      /* index or -1 */
+/* The number of elements of array a, for a descriptor's counts (.n_variants = KB_COUNT(variants)):
+ * counted, never written, so a row added to a table is never left out of its count. An array
+ * only (GCC's -Wsizeof-pointer-div refuses a pointer). */
+#define KB_COUNT(a) ((int)(sizeof (a) / sizeof (a)[0]))
+
+/* Lookups in one descriptor (the registry of families, kb_families[], is kernels/families.h). */
 int kb_family_variant_find(const kb_family *f, const char *name); /* index or -1 */
 int kb_family_param_find(const kb_family *f, const char *name);   /* index or -1 */
 int kb_param_applies(const kb_family *f, int param, int variant); /* 1 when the param is an axis of the variant */
 
 /* Self-describing id: "gelu/vec(VEC=4,form=tanh)/bf16/1000003/pad1/eager". Params that
  * do not apply to the variant are left out, and so are params from n_id_params on at their
- * default; dims joined by 'x'. Writes into b (cleared first).
- * Requires c->family to index kb_families[]. */
-void kb_case_id(const kb_case *c, kb_sb *b);
-/* The same with the case's family given (a plan made with another family table). */
+ * default; dims joined by 'x'. Writes into b (cleared first). kb_case_id (kernels/families.h)
+ * is this with c's family taken from the registry. */
 void kb_case_id_of(const kb_family *f, const kb_case *c, kb_sb *b);
 
 #endif /* KB_FAMILY_H */

@@ -43,7 +43,7 @@ static kb_status exec_once(const launcher *l)
         return kb_run_fail(r, KB_ERR_INTERRUPTED, "interrupted while timing the launch overhead");
     if (!l->empty)
         return r->f->enqueue(r, l->state);
-    static const kb_geom one = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    static const kb_geom one = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
     kb_status st = r->be->launch(r->bx, l->empty, KB_EMPTY_ENTRY, &one, NULL, 0);
     return st == KB_OK ? KB_OK : kb_run_fail(r, st, "launch of %s: %s", KB_EMPTY_ENTRY, r->be->last_error(r->bx));
 }
@@ -94,14 +94,14 @@ static kb_status timer_fail(kb_run *r, kb_status st, const char *what)
     return kb_run_fail(r, st, "%s: %s", what, r->be->last_error(r->bx));
 }
 
-/* n executions enqueued one by one, KB_OVERHEAD_REPS times: device time dev[rep] and
- * host enqueue time host[rep] [us]. */
-static kb_status time_eager(const launcher *l, int n, double *dev, double *host)
+/* n executions enqueued one by one, reps times: device time dev[rep] and host enqueue
+ * time host[rep] [us]. */
+static kb_status time_eager(const launcher *l, int n, int reps, double *dev, double *host)
 {
     kb_run *r = l->r;
     const kb_backend *be = r->be;
     kb_status st;
-    for (int rep = 0; rep < KB_OVERHEAD_REPS; rep++) {
+    for (int rep = 0; rep < reps; rep++) {
         if ((st = be->sync(r->bx)) != KB_OK)
             return timer_fail(r, st, "synchronise");
         if ((st = be->timer_start(r->bx)) != KB_OK)
@@ -121,8 +121,8 @@ static kb_status time_eager(const launcher *l, int n, double *dev, double *host)
 }
 
 /* One graph of n executions, captured and instantiated once, replayed once untimed,
- * then timed KB_OVERHEAD_REPS times: device time dev[rep] [us]. */
-static kb_status time_graph(const launcher *l, int n, double *dev)
+ * then timed reps times: device time dev[rep] [us]. */
+static kb_status time_graph(const launcher *l, int n, int reps, double *dev)
 {
     kb_run *r = l->r;
     const kb_backend *be = r->be;
@@ -142,7 +142,7 @@ static kb_status time_graph(const launcher *l, int n, double *dev)
         timer_fail(r, st, "graph warm-up replay");
         goto fail;
     }
-    for (int rep = 0; rep < KB_OVERHEAD_REPS; rep++) {
+    for (int rep = 0; rep < reps; rep++) {
         if ((st = be->timer_start(r->bx)) != KB_OK) {
             timer_fail(r, st, "timer start");
             goto fail;
@@ -163,16 +163,17 @@ fail:
     return st;
 }
 
-/* The case's figures from its KB_OVERHEAD_REPS eager and graph windows. */
+/* The case's figures from its out->reps eager and graph windows. */
 static void case_figures(kb_overhead *out, int n, double *eager, double *graph, double *host)
 {
     double diff[KB_OVERHEAD_REPS];
     double per = (double)n * out->launches;
-    for (int i = 0; i < KB_OVERHEAD_REPS; i++)
+    int reps = out->reps;
+    for (int i = 0; i < reps; i++)
         diff[i] = (eager[i] - graph[i]) / per;
-    out->eager_us = median_of(eager, KB_OVERHEAD_REPS) / n;
-    out->graph_us = median_of(graph, KB_OVERHEAD_REPS) / n;
-    out->host_enqueue_us = median_of(host, KB_OVERHEAD_REPS) / per;
+    out->eager_us = median_of(eager, reps) / n;
+    out->graph_us = median_of(graph, reps) / n;
+    out->host_enqueue_us = median_of(host, reps) / per;
     out->per_launch_us = out->per_launch_q1_us = out->per_launch_q3_us = NAN;
     if (n < KB_OVERHEAD_MIN_N) {
         snprintf(out->null_reason, sizeof out->null_reason,
@@ -180,27 +181,28 @@ static void case_figures(kb_overhead *out, int n, double *eager, double *graph, 
                  n == 1 ? "" : "s", KB_OVERHEAD_MIN_N);
         return;
     }
-    qsort(diff, KB_OVERHEAD_REPS, sizeof diff[0], cmp_double);
-    out->per_launch_us = kb_stats_quantile_sorted(diff, KB_OVERHEAD_REPS, 0.5);
-    out->per_launch_q1_us = kb_stats_quantile_sorted(diff, KB_OVERHEAD_REPS, 0.25);
-    out->per_launch_q3_us = kb_stats_quantile_sorted(diff, KB_OVERHEAD_REPS, 0.75);
+    qsort(diff, (size_t)reps, sizeof diff[0], cmp_double);
+    out->per_launch_us = kb_stats_quantile_sorted(diff, reps, 0.5);
+    out->per_launch_q1_us = kb_stats_quantile_sorted(diff, reps, 0.25);
+    out->per_launch_q3_us = kb_stats_quantile_sorted(diff, reps, 0.75);
 }
 
-/* The empty-kernel floor: KB_OVERHEAD_EMPTY_N launches per window. */
+/* The empty-kernel floor: KB_OVERHEAD_EMPTY_N launches per window, out->reps times. */
 static kb_status empty_floor(kb_run *r, void *state, kb_overhead *out)
 {
     launcher el = { r, state, out->empty };
     double eager[KB_OVERHEAD_REPS], graph[KB_OVERHEAD_REPS], host[KB_OVERHEAD_REPS];
+    int reps = out->reps;
     kb_status st;
     if ((st = exec_once(&el)) != KB_OK) /* warm-up: first launch loads the function */
         return st;
-    if ((st = time_eager(&el, KB_OVERHEAD_EMPTY_N, eager, host)) != KB_OK ||
-        (st = time_graph(&el, KB_OVERHEAD_EMPTY_N, graph)) != KB_OK)
+    if ((st = time_eager(&el, KB_OVERHEAD_EMPTY_N, reps, eager, host)) != KB_OK ||
+        (st = time_graph(&el, KB_OVERHEAD_EMPTY_N, reps, graph)) != KB_OK)
         return st;
     out->empty_n = KB_OVERHEAD_EMPTY_N;
-    out->empty_eager_us = median_of(eager, KB_OVERHEAD_REPS) / KB_OVERHEAD_EMPTY_N;
-    out->empty_host_us = median_of(host, KB_OVERHEAD_REPS) / KB_OVERHEAD_EMPTY_N;
-    out->empty_graph_us = median_of(graph, KB_OVERHEAD_REPS) / KB_OVERHEAD_EMPTY_N;
+    out->empty_eager_us = median_of(eager, reps) / KB_OVERHEAD_EMPTY_N;
+    out->empty_host_us = median_of(host, reps) / KB_OVERHEAD_EMPTY_N;
+    out->empty_graph_us = median_of(graph, reps) / KB_OVERHEAD_EMPTY_N;
     return KB_OK;
 }
 
@@ -229,7 +231,11 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out)
     if ((long)n * out->launches > KB_OVERHEAD_MAX_QUEUED)
         n = KB_OVERHEAD_MAX_QUEUED / out->launches > 1 ? KB_OVERHEAD_MAX_QUEUED / out->launches : 1;
     out->n = n;
-    if ((st = time_eager(&cl, n, eager, host)) != KB_OK || (st = time_graph(&cl, n, graph)) != KB_OK)
+    /* the emulator (no full speed) times one execution a window (kb_launch_overhead_n), too
+     * few for a per-launch difference: its medians come from fewer windows */
+    out->reps = r->be->caps & KB_CAP_FULL_SPEED ? KB_OVERHEAD_REPS : KB_OVERHEAD_FEW_REPS;
+    if ((st = time_eager(&cl, n, out->reps, eager, host)) != KB_OK ||
+        (st = time_graph(&cl, n, out->reps, graph)) != KB_OK)
         return st;
     case_figures(out, n, eager, graph, host);
     return empty ? empty_floor(r, state, out) : KB_OK;
@@ -245,7 +251,9 @@ double kb_overhead_floor_us(const kb_overhead *o)
 int kb_launch_overhead_n(double median_us, unsigned caps)
 {
     const double budget_us = 20e3;
-    int cap = caps & KB_CAP_FULL_SPEED ? 100 : 4;
+    /* the emulator: never the KB_OVERHEAD_MIN_N executions a per-launch figure needs, so one
+     * execution per window gives its eager and graph medians at a quarter of the cost */
+    int cap = caps & KB_CAP_FULL_SPEED ? 100 : 1;
     if (!(median_us > 0))
         return cap;
     double n = budget_us / median_us;

@@ -14,9 +14,13 @@
  * graph's submission are queued before the GPU starts, and the window holds GPU time
  * only). Each timing is the median of KB_OVERHEAD_REPS repetitions; per_launch_us comes
  * with the quartiles of the per-repetition differences. With fewer than
- * KB_OVERHEAD_MIN_N executions per window (a case so long that few fit in the budget),
- * per_launch_us is NAN (null in the record) with the reason in null_reason: the
- * difference of two long windows over a handful of launches is noise, not overhead.
+ * KB_OVERHEAD_MIN_N executions per window (a case so long that few fit in the budget,
+ * and every case on the emulator), per_launch_us is NAN (null in the record) with the
+ * reason in null_reason: the difference of two long windows over a handful of launches is
+ * noise, not overhead. On a backend without KB_CAP_FULL_SPEED (the emulator) a window holds
+ * one execution (kb_launch_overhead_n) and is repeated KB_OVERHEAD_FEW_REPS times (the
+ * record's `reps`): four executions and nine repetitions were a third of the emulator's
+ * main job for CPU medians nothing derives a per-launch figure from (issue 26).
  *
  * On the emu backend every number is CPU time (its launches run to completion and
  * its graphs replay the recorded launches); the caller labels them so.
@@ -27,6 +31,8 @@
 #include "engine/exec.h"
 
 #define KB_OVERHEAD_REPS 9       /* repetitions of every window: median and quartiles */
+#define KB_OVERHEAD_FEW_REPS 3   /* the same on a backend without KB_CAP_FULL_SPEED (the
+                                  * emulator: n = 1, so per_launch_us is always null) */
 #define KB_OVERHEAD_EMPTY_N 128  /* empty-kernel launches per floor window, fixed */
 #define KB_OVERHEAD_MIN_N 10     /* fewer executions per window: per_launch_us is null */
 #define KB_OVERHEAD_MAX_QUEUED 256 /* launches one window queues at most (see kb_launch_overhead) */
@@ -56,7 +62,7 @@ typedef struct {
  * sampling). out->empty is read, every other field written. n >= 1, lowered so that one
  * window queues at most KB_OVERHEAD_MAX_QUEUED launches (a driver blocks the host after
  * about a thousand launches queued behind a held stream; nvbench's blocking_kernel warns
- * to queue few); out->n says how many ran. 100 is a good number on a GPU, a handful on
+ * to queue few); out->n says how many ran. 100 is a good number on a GPU, 1 on
  * the emulator, whose executions are slow. Needs the
  * backend's graph slots: KB_ERR_LAUNCH without them. Returns KB_OK or the failing
  * status with the case's error set in r. */
@@ -68,9 +74,10 @@ kb_status kb_launch_overhead(kb_run *r, void *state, int n, kb_overhead *out);
 double kb_overhead_floor_us(const kb_overhead *o);
 
 /* A good n for a case whose median execution takes median_us: as many executions as fit
- * in about 20 ms per timing, at most 100 (4 without KB_CAP_FULL_SPEED in caps: the
- * emulator's executions are CPU work), at least 1. So a tiny kernel gets 100 launches
- * and an 8192^3 GEMM a few. */
+ * in about 20 ms per timing, at most 100 (1 without KB_CAP_FULL_SPEED in caps: the
+ * emulator's executions are CPU work, and no number of them it could afford reaches the
+ * KB_OVERHEAD_MIN_N a per-launch figure needs), at least 1. So a tiny kernel gets 100
+ * launches and an 8192^3 GEMM a few. */
 int kb_launch_overhead_n(double median_us, unsigned caps);
 
 #endif /* KB_LAUNCH_OVERHEAD_H */

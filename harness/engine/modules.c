@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "engine/cache.h"
 #include "engine/defines.h"
+#include "kernels/families.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ typedef struct {
     int handed;            /* 1: returned by kb_modules_get before */
     kb_module_ref ref;
     char *log;
+    char *artifact;        /* the cache file, for ref.artifact */
 } slot;
 
 struct kb_modules {
@@ -209,6 +211,8 @@ static void finish(kb_modules *ms, slot *s)
     }
     s->ref.log = s->log ? s->log : "out of memory\n";
     s->ref.compile_ms = s->build_ms + (now_ms() - t0);
+    s->artifact = ce->path && s->build_status == KB_OK ? strdup(ce->path) : NULL;
+    s->ref.artifact = s->artifact;
     kb_cache_entry_free(ce);
 }
 
@@ -241,7 +245,7 @@ static slot *claim(kb_modules *ms, const char *source, const char *defines, int 
     return s;
 }
 
-static const kb_module_ref oom_ref = { NULL, KB_ERR_OOM, "out of memory\n", 0, 0, "" };
+static const kb_module_ref oom_ref = { NULL, KB_ERR_OOM, "out of memory\n", 0, 0, "", NULL };
 
 const kb_module_ref *kb_modules_get(kb_modules *ms, const char *source, const char *defines, int sm)
 {
@@ -338,6 +342,7 @@ void kb_modules_free(kb_modules *ms)
         free(s->source);
         free(s->defines);
         free(s->log);
+        free(s->artifact);
         free(s);
     }
     free(ms->slots);

@@ -19,6 +19,8 @@ typedef struct {
     double compile_ms;     /* [ms] the build's own time (in whichever thread built it) + load time;
                             * 0 on a repeat within the run */
     char note[512];        /* "" or one line for the operator (the cache rebuilt a damaged entry) */
+    const char *artifact;  /* the built artefact's file in the compile cache (a .cubin, .ptx, .so), owned
+                            * by the table; NULL when the build failed. Read it, never write it. */
 } kb_module_ref;
 
 /* A run's module table over backend be. cache_dir NULL: the default cache. */

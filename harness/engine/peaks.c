@@ -2,6 +2,7 @@
  * peaks from the device attributes, and their description for `kbench devices`. */
 #include "engine/peaks.h"
 
+#include "core/fsutil.h"
 #include "core/paths.h"
 
 #include <ctype.h>
@@ -101,19 +102,46 @@ static void take_sheet(kb_peaks *p, json_t *g)
     }
 }
 
+/* The peaks file parsed: read as every input is (core/fsutil.h: without blocking, a
+ * regular file of at most KB_LIMIT_PEAKS_BYTES). *root, or NULL with err = "path: why"
+ * and *unreadable set when the file could not be read at all (rather than parsed). */
+static json_t *load_json(const char *path, int *unreadable, kb_sb *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *unreadable = 0;
+    kb_sb why;
+    kb_sb_init(&why);
+    kb_status st = kb_fs_read_input(path, KB_LIMIT_PEAKS_BYTES, "peaks file", &text, &len, &why);
+    json_t *root = NULL;
+    json_error_t je;
+    if (st != KB_OK) {
+        *unreadable = 1;
+        if (err) kb_sb_printf(err, "%s", why.s);
+    } else if (!(root = json_loadb(text, len, 0, &je))) {
+        if (err) kb_sb_printf(err, "%s:%d:%d: not valid JSON: %s", path, je.line, je.column, je.text);
+    }
+    free(text);
+    kb_sb_free(&why);
+    return root;
+}
+
 /* Look d's name up in the file; KB_ERR_INPUT only when the file is malformed. */
 static kb_status load_sheet(kb_peaks *p, const char *path, kb_sb *err)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    int unreadable;
+    kb_sb why;
+    kb_sb_init(&why);
+    json_t *root = load_json(path, &unreadable, &why);
     if (!root) {
-        if (je.line < 0 || strstr(je.text, "unable to open")) {
-            if (err) kb_sb_printf(err, "%s: cannot read the datasheet peaks; clock-based peaks only", path);
-            return KB_OK;
-        }
-        if (err) kb_sb_printf(err, "%s:%d: %s", path, je.line, je.text);
-        return KB_ERR_INPUT;
+        if (err && unreadable)
+            kb_sb_printf(err, "%s; clock-based peaks only", why.s);
+        else if (err)
+            kb_sb_printf(err, "%s", why.s);
+        kb_sb_free(&why);
+        return unreadable ? KB_OK : KB_ERR_INPUT;
     }
+    kb_sb_free(&why);
     json_t *gpus = json_object_get(root, "gpus");
     if (!json_is_array(gpus)) {
         if (err) kb_sb_printf(err, "%s: no \"gpus\" array", path);
@@ -137,19 +165,25 @@ static kb_status load_sheet(kb_peaks *p, const char *path, kb_sb *err)
 
 kb_status kb_peaks_check_file(const char *path, kb_sb *err)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    int unreadable;
+    json_t *root = load_json(path, &unreadable, err);
     kb_status st = KB_OK;
-    if (!root) {
-        if (je.line < 0 || strstr(je.text, "unable to open"))
-            kb_sb_printf(err, "%s: cannot read it (%s)", path, je.text);
-        else
-            kb_sb_printf(err, "%s:%d:%d: not valid JSON: %s", path, je.line, je.column, je.text);
+    if (!root)
         return KB_ERR_SETUP;
-    }
-    if (!json_is_array(json_object_get(root, "gpus"))) {
+    json_t *gpus = json_object_get(root, "gpus"), *g;
+    size_t i;
+    if (!json_is_array(gpus)) {
         kb_sb_printf(err, "%s: not a peaks file (expected an object with a \"gpus\" array, as data/peaks.json)", path);
         st = KB_ERR_SETUP;
+    }
+    json_array_foreach(gpus, i, g) {   /* the architecture table decides which compute capabilities exist */
+        json_t *sm = json_object_get(g, "sm");
+        if (st == KB_OK && json_is_integer(sm) && !kb_arch_runs_any((int)json_integer_value(sm))) {
+            kb_sb_printf(err, "%s: entry %zu (%s): sm %lld is no compute capability kbench runs on (core/arch.h)",
+                         path, i, json_string_value(json_object_get(g, "sku")) ? json_string_value(json_object_get(g, "sku"))
+                         : "?", (long long)json_integer_value(sm));
+            st = KB_ERR_SETUP;
+        }
     }
     json_decref(root);
     return st;

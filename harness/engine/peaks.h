@@ -58,8 +58,9 @@ int kb_peaks_ops_per_clock(int sm, kb_dtype dt);
  * source tree kbench was built from. Never NULL (static storage). */
 const char *kb_peaks_default_path(void);
 
-/* Check that path is a readable peaks file (valid JSON with a "gpus" array).
- * KB_ERR_SETUP with "path: why" in err otherwise. */
+/* Check that path is a readable peaks file (valid JSON with a "gpus" array, each entry's
+ * "sm" a compute capability some architecture of core/arch.h runs on). KB_ERR_SETUP with
+ * "path: why" in err otherwise. */
 kb_status kb_peaks_check_file(const char *path, kb_sb *err);
 
 /* Fill *out for device d: the clock-based peaks always (nothing for an emulator), the

@@ -2,7 +2,7 @@
 #include "engine/quant.h"
 
 #include "engine/verify.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <stdlib.h>

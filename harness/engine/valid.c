@@ -40,3 +40,17 @@ int kb_valid_vendor(const kb_target *t, unsigned cap, const char *lib, const cha
     }
     return 1;
 }
+
+int kb_valid_tma(const kb_target *t, char *why, size_t n)
+{
+    if (!kb_arch_has(t->sm, KB_PATH_TMA)) {
+        snprintf(why, n, "TMA needs sm_90 or newer (cp.async.bulk.tensor); the target is %s", kb_arch_name(t->sm));
+        return 0;
+    }
+    if (!(t->caps & KB_CAP_TMA)) {
+        snprintf(why, n, "tensor maps cannot be encoded here (a driver without cuTensorMapEncodeTiled, CUDA 12.0+, "
+                 "or a backend without KB_CAP_TMA): kbench devices says why");
+        return 0;
+    }
+    return 1;
+}

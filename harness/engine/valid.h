@@ -21,4 +21,10 @@ int kb_valid_vec(int64_t vec, kb_dtype dt, char *why, size_t n);
 int kb_valid_vendor(const kb_target *t, unsigned cap, const char *lib, const char *soname, const char *env,
                     char *why, size_t n);
 
+/* A variant whose kernel takes tensor maps (TMA, cp.async.bulk.tensor): refused on a target
+ * below sm_90, "TMA needs sm_90 or newer (cp.async.bulk.tensor); the target is sm_80", and on a
+ * backend or device that cannot encode tensor maps (caps without KB_CAP_TMA: a device or driver
+ * without them; `kbench devices` says which), before anything runs. 1 when it can run. */
+int kb_valid_tma(const kb_target *t, char *why, size_t n);
+
 #endif

@@ -1,7 +1,7 @@
 /* verify.c - element comparison, the tolerance policy, host dtype conversions
  * (see verify.h for the rules). */
 #include "engine/verify.h"
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
 #include <string.h>

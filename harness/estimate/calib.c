@@ -34,6 +34,10 @@ const char *kb_est_tensor_path_name(kb_tensor_path p)
  * so 0.125 / (0.125 / 0.35 - 0.0947) = 0.476. */
 #define H100_FA2_PRODUCTS (0.125 / (0.125 / 0.35 - (65.0 / 64.0 / 16.0 + 0.5 / 16.0)))
 
+/* Published wgmma GEMM figures (shared/REFERENCE.md): DeepGEMM fp8 1350 TFLOPS at release (H800,
+ * dense fp8 peak 1978.9), below cuBLAS bf16's 716 of 989.4 at 4096^3 as a fraction. */
+#define HOPPER_WGMMA (1350.0 / 1978.9)
+
 /* kb_est_tensor_efficiency looks rows up by "<path> efficiency", kb_est_attention_efficiency
  * by "<path> attention efficiency"; common() the every-architecture rows by name. */
 const kb_est_param kb_est_params[] = {
@@ -45,9 +49,12 @@ const kb_est_param kb_est_params[] = {
     { "mma.sync efficiency", 90, 0.62, "of the dense peak",
       "mma.sync fed by ldmatrix tops out around 60-70% of Hopper's dense peak (" REF ", Hopper facts; FA3 paper: "
       "mma.sync reaches about 2/3 of H100's tensor peak); the low end of that range", 1 },
-    { "wgmma efficiency", 90, 0.80, "of the dense peak",
-      "the best measured wgmma GEMM: cuBLAS bf16 on H100 SXM 792.1 of 989.4 TFLOPS = 80.1% (" MAMF "; " REF
-      ": cuBLAS ~795 TFLOPS at 8192^3); sm_90a only", 0 },
+    { "wgmma efficiency", 90, HOPPER_WGMMA, "of the dense peak",
+      "the lower of two published whole-kernel fractions of wgmma GEMMs at comparable sizes: DeepGEMM's fp8 at "
+      "release, 1350 of 1978.9 TFLOPS = 68.2% (H800, the same SMs and tensor peak as H100 SXM), and cuBLAS bf16 "
+      "at 4096^3, 716 of 989.4 = 72.4% (" REF "); kbench's gemm/wgmma (no multicast, never tuned on a "
+      "GPU) is not expected to beat either (cuBLAS's best, 792.1 = 80.1% at 8192^3, " MAMF ", would "
+      "flatter it); sm_90a only", 1 },
     { "mma.sync attention efficiency", 80, A100_CUBLAS, "of the dense peak",
       "attention's products (between softmax phases, serial_pipes) at the GEMM's 85.9%: no separate figure; "
       "FlashAttention-2's published A100 figures check it (" FA2 ")", 1 },

@@ -3,6 +3,7 @@
 #include "estimate/est_report.h"
 
 #include "estimate/est_table.h"
+#include "kernels/families.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -68,8 +69,12 @@ static json_t *target_json(const kb_est_report_opts *o)
     const kb_est_target *x = o->x;
     double eff;
     int cal = kb_est_tensor_efficiency(x->gpu->sm, KB_TENSOR_MMA_SYNC, &eff, NULL);
-    return json_pack("{ss ss si si si sf sf ss sf sf sf ss ss sf sb ss}", "gpu", x->gpu->name, "sku", x->peaks->sku,
-                     "sm", x->gpu->sm, "sms", x->gpu->sms, "compiled_for_sm", o->sm, "model_clock_mhz", x->clock_mhz,
+    /* compiled_for_sm: the compute capability x10 (an `a` target's too); compiled_for: the
+     * architecture's name ("sm_90a"); model_clock_mhz null where the GPU's clock is unpublished */
+    json_t *clock = x->clock_mhz > 0 ? json_real(x->clock_mhz) : json_null();
+    return json_pack("{ss ss si si si ss so sf ss sf sf sf ss ss sf sb ss}", "gpu", x->gpu->name, "sku",
+                     x->peaks->sku, "sm", x->gpu->sm, "sms", x->gpu->sms, "compiled_for_sm", kb_arch_cc(o->sm),
+                     "compiled_for", kb_arch_name(o->sm), "model_clock_mhz", clock,
                      "dram_gbps", x->dram_gbps, "dram_source", x->dram_source, "datasheet_gbps",
                      kb_peaks_gbps(x->peaks, NULL), "launch_us_eager", x->launch_us[0], "launch_us_graph",
                      x->launch_us[1], "launch_source", x->launch_source, "ceilings",

@@ -1,6 +1,8 @@
 /* est_select.c - the rows `kbench estimate` shows and its per-family summary (est_select.h). */
 #include "estimate/est_select.h"
 
+#include "kernels/families.h"
+
 #include <stdlib.h>
 #include <string.h>
 

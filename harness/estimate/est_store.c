@@ -2,10 +2,11 @@
 #include "estimate/est_store.h"
 
 #include "results/ceilings.h"
+#include "results/dbfile.h"
 
 #include <sqlite3.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 static const char *col_text(sqlite3_stmt *st, int i)
 {
@@ -36,8 +37,10 @@ static int find_device(const char *db_path, const char *peaks_path, const kb_pea
     const char *sql = "SELECT c.device, c.device_uuid, max(c.time) AS t, max(d.sm) FROM ceilings c"
                       " JOIN devices d USING (device_id) WHERE c.clock = 'gpu'"
                       " GROUP BY c.device, c.device_uuid ORDER BY t DESC";
-    if (access(db_path, R_OK) == 0 && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_busy_timeout(db, 5000) == SQLITE_OK && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    kb_sb why;
+    kb_sb_init(&why);
+    if (kb_db_open_read(db_path, &kb_db_store_kind, &db, NULL, &why) == KB_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
         while (!found && sqlite3_step(st) == SQLITE_ROW) {
             if (!same_sku(col_text(st, 0), sqlite3_column_int(st, 3), peaks_path, p))
                 continue;
@@ -49,7 +52,19 @@ static int find_device(const char *db_path, const char *peaks_path, const kb_pea
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
+    kb_sb_free(&why);
     return found;
+}
+
+kb_status kb_est_store_check(const char *db_path, kb_sb *err)
+{
+    struct stat sb;
+    if (!db_path || lstat(db_path, &sb) != 0)
+        return KB_OK;   /* no store (yet): the datasheet and the assumed fractions */
+    sqlite3 *db = NULL;
+    kb_status st = kb_db_open_read(db_path, &kb_db_store_kind, &db, NULL, err);
+    sqlite3_close(db);
+    return st;
 }
 
 int kb_est_store_ceilings(const char *db_path, const char *peaks_path, kb_peaks *p, char *note, size_t n)

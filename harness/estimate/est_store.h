@@ -16,4 +16,11 @@
  * is absent or unreadable or holds no GPU ceilings of that SKU (not an error). */
 int kb_est_store_ceilings(const char *db_path, const char *peaks_path, kb_peaks *p, char *note, size_t n);
 
+/* Whether db_path can be read as the results store: KB_OK when it can, or when nothing is
+ * there (no store yet); else KB_ERR_INPUT (not a regular file - a FIFO, a device -, not
+ * SQLite, another application's database, the tuning database) or KB_ERR_SETUP (no
+ * permission, locked), with "PATH: why" in err (results/dbfile.h). Never blocks, never
+ * writes. */
+kb_status kb_est_store_check(const char *db_path, kb_sb *err);
+
 #endif /* KB_EST_STORE_H */

@@ -1,6 +1,8 @@
 /* est_table.c - `kbench estimate` as aligned text and CSV (est_table.h). */
 #include "estimate/est_table.h"
 
+#include "kernels/families.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,14 +77,18 @@ static void print_header(const kb_est_report_opts *o, int shown, int estimated, 
     const kb_est_gpu *g = t->gpu;
     double eff;
     int cal = kb_est_tensor_efficiency(g->sm, KB_TENSOR_MMA_SYNC, &eff, NULL);
+    char clock[128] = "clock unpublished (sfu, cvt, issue, smem and l2 roofs left out; tensor and simt at the "
+                      "datasheet rate)";
+    if (t->clock_mhz > 0)
+        snprintf(clock, sizeof clock, "model clock %.0f MHz (every on-chip roof)", t->clock_mhz);
     fprintf(out,
-            "ESTIMATE: static model, NOT a measurement (docs/estimate.md). GPU %s = %s, sm_%d, %d SMs, compiled "
-            "for sm_%d\n",
-            g->name, t->peaks->sku, g->sm, g->sms, o->sm);
+            "ESTIMATE: static model, NOT a measurement (docs/estimate.md). GPU %s = %s, %s, %d SMs, compiled "
+            "for %s\n",
+            g->name, t->peaks->sku, kb_arch_name(g->sm), g->sms, kb_arch_name(o->sm));
     fprintf(out,
-            "ESTIMATE: model clock %.0f MHz (every on-chip roof); DRAM %.0f GB/s achievable (%s; datasheet "
+            "ESTIMATE: %s; DRAM %.0f GB/s achievable (%s; datasheet "
             "%.0f); launch %.1f us eager, %.1f us graph (%s); mma.sync at %.3f of the dense peak (%s)\n",
-            t->clock_mhz, t->dram_gbps, t->dram_source, kb_peaks_gbps(t->peaks, NULL), t->launch_us[0], t->launch_us[1],
+            clock, t->dram_gbps, t->dram_source, kb_peaks_gbps(t->peaks, NULL), t->launch_us[0], t->launch_us[1],
             t->launch_source, eff, cal == 1 ? "calibrated table" : "uncalibrated: datasheet rate");
     if (o->ceilings_note && *o->ceilings_note)
         fprintf(out, "ESTIMATE: ceilings %s\n", o->ceilings_note);

@@ -89,6 +89,13 @@ void kb_est_target_init(kb_est_target *x, const kb_est_gpu *g, const kb_peaks *p
     x->launch_source = launches_s > 0 ? "measured ceiling" : "assumed";
 }
 
+/* A datasheet rate stated at clock `stated` [MHz], brought to the model clock: 1 when either
+ * clock is unpublished (gpu.h: 0), so the datasheet rate stands as it is. */
+static double clock_ratio(double model_mhz, double stated_mhz)
+{
+    return model_mhz > 0 && stated_mhz > 0 ? model_mhz / stated_mhz : 1.0;
+}
+
 /* [FLOP/s] the tensor roof's rate for path dtype dt: the datasheet peak (stated at the
  * tensor clock) at the model clock, times the path's efficiency (e->tensor_eff). */
 static double tensor_rate(const kb_traffic *t, kb_dtype dt, const kb_est_target *x, kb_estimate *e)
@@ -97,7 +104,7 @@ static double tensor_rate(const kb_traffic *t, kb_dtype dt, const kb_est_target 
     int r = t->serial_pipes ? kb_est_attention_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL)
                             : kb_est_tensor_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL);
     e->tensor_calibrated = r == 1;
-    return kb_peaks_tflops(x->peaks, dt, NULL) * 1e12 * x->clock_mhz / tclk * e->tensor_eff;
+    return kb_peaks_tflops(x->peaks, dt, NULL) * 1e12 * clock_ratio(x->clock_mhz, tclk) * e->tensor_eff;
 }
 
 /* Every roof at the model clock; the per-SM ones over the SMs' balanced share (SM use over
@@ -106,21 +113,23 @@ static void roofs(const kb_traffic *t, const kb_case *c, kb_dtype path, const kb
 {
     const kb_est_arch *a = x->arch;
     double clk = x->clock_mhz * 1e6, bal = e->sm_use / e->imbalance, sms = x->gpu->sms * bal, sfu_clk, cvt_clk;
-    double fp32 = kb_peaks_tflops(x->peaks, KB_DT_FP32, NULL) * 1e12 * x->clock_mhz / x->gpu->boost_mhz;
+    double fp32 = kb_peaks_tflops(x->peaks, KB_DT_FP32, NULL) * 1e12 * clock_ratio(x->clock_mhz, x->gpu->boost_mhz);
     kb_est_sfu_per_clk(x->gpu->sm, &sfu_clk);
     kb_est_cvt_per_clk(x->gpu->sm, &cvt_clk);
     e->roof_us[KB_ROOF_TENSOR] = at_rate(t->mma_flops, tensor_rate(t, path, x, e) * bal);
     e->roof_us[KB_ROOF_SIMT] = at_rate(t->simt_flops, fp32 * bal);
-    e->roof_us[KB_ROOF_SFU] = at_rate(t->sfu_ops, sms * sfu_clk * clk);
-    e->roof_us[KB_ROOF_CVT] = at_rate(t->cvt_ops, sms * cvt_clk * clk);
+    if (clk > 0) {   /* a GPU whose clock is unpublished (gpu.h): its per-clock roofs are left out */
+        e->roof_us[KB_ROOF_SFU] = at_rate(t->sfu_ops, sms * sfu_clk * clk);
+        e->roof_us[KB_ROOF_CVT] = at_rate(t->cvt_ops, sms * cvt_clk * clk);
+        e->roof_us[KB_ROOF_ISSUE] = at_rate(t->warp_insts, sms * a->issue_per_clk * clk);
+        e->roof_us[KB_ROOF_SMEM] = at_rate(t->smem_bytes, sms * a->smem_bytes_clk * clk);
+        e->roof_us[KB_ROOF_L2] = at_rate(t->l2_bytes, a->l2_bytes_clk * clk);
+    }
     /* a warp's softmax waits for its first product and feeds the second; inside it the FP32
      * and SFU work (independent instructions, separate pipes) overlap, the conversions follow */
     if (t->serial_pipes)
         e->roof_us[KB_ROOF_PIPES] = e->roof_us[KB_ROOF_TENSOR] +
                                     fmax(e->roof_us[KB_ROOF_SIMT], e->roof_us[KB_ROOF_SFU]) + e->roof_us[KB_ROOF_CVT];
-    e->roof_us[KB_ROOF_ISSUE] = at_rate(t->warp_insts, sms * a->issue_per_clk * clk);
-    e->roof_us[KB_ROOF_SMEM] = at_rate(t->smem_bytes, sms * a->smem_bytes_clk * clk);
-    e->roof_us[KB_ROOF_L2] = at_rate(t->l2_bytes, a->l2_bytes_clk * clk);
     e->roof_us[KB_ROOF_DRAM] = at_rate(t->dram_bytes, x->dram_gbps * 1e9);
     /* Little's law: every byte loaded holds its in-flight slot for its latency (stores do not) */
     int64_t resident = (int64_t)e->occ.blocks * x->gpu->sms;

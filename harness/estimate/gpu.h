@@ -29,9 +29,9 @@ typedef struct {
     const char *name;           /* --gpu: "h100-sxm" */
     const char *device;         /* a device name data/peaks.json matches: "H100 SXM5" */
     int sm;
-    int sms;                    /* SMs (datasheet) */
-    double boost_mhz;           /* [MHz] SM boost clock (datasheet) */
-    double l2_mb;               /* [MB] L2 capacity (datasheet) */
+    int sms;                    /* SMs (datasheet); 0: unpublished (no estimate) */
+    double boost_mhz;           /* [MHz] SM boost clock (datasheet); 0: unpublished (per-clock roofs left out) */
+    double l2_mb;               /* [MB] L2 capacity (datasheet); 0: unpublished */
     const char *source;
 } kb_est_gpu;
 
@@ -42,8 +42,9 @@ extern const char *const kb_est_gpu_names[];
 
 /* The GPU called name, or NULL. */
 const kb_est_gpu *kb_est_gpu_find(const char *name);
-/* The reference GPU of an architecture: the first row of the table for sm (sm_90: H100
- * SXM, sm_80: A100 SXM, sm_89: L40S); NULL when the table has none (sm_86). */
+/* The reference GPU of an architecture (a code of core/arch.h; an `a` target's is its cc's):
+ * the first row of the table for it (sm_90: H100 SXM, sm_80: A100 SXM, sm_89: L40S, sm_100:
+ * B200, sm_120: RTX 5090); NULL when the table has none (sm_86). */
 const kb_est_gpu *kb_est_gpu_reference(int sm);
 
 /* The architecture table's row for sm (sm_86 and sm_89 share one row), or NULL. */

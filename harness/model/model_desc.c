@@ -11,6 +11,7 @@
 #include "core/fsutil.h"
 #include "core/paths.h"
 #include "engine/family.h"
+#include "kernels/families.h"
 #include "suite/expr.h"
 #include "suite/suite_loader.h"
 #include "suite/suite_yaml.h"
@@ -388,6 +389,9 @@ kb_status kb_model_load_text(const char *text, const char *display_name, const c
         return KB_ERR_INTERNAL;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+    if ((st = kb_yaml_precheck(text, display_name, "a model description", 16, 200000, err)) != KB_OK)
+        goto done;   /* before any tree: depth and node count */
+    st = KB_ERR_INPUT;
     if (!yaml_parser_load(&parser, &doc)) {
         kb_sb_printf(err, "%s:%d:%d: YAML: %s", display_name, (int)parser.problem_mark.line + 1,
                      (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");
@@ -413,19 +417,13 @@ kb_status kb_model_load(const char *path, const char *const *sets, int n_sets, k
     size_t len = 0;
     memset(out, 0, sizeof *out);
     kb_sb_clear(err);
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (stat(path, &sb) != 0) {
         kb_sb_printf(err, "%s: no such model description (a YAML file, or a name under data/models/)", path);
         return KB_ERR_INPUT;
     }
-    if (sb.st_size > KB_MODEL_MAX_BYTES) {
-        kb_sb_printf(err, "%s: %lld bytes; a model description may have at most 1 MiB", path,
-                     (long long)sb.st_size);
+    /* opened without blocking, a regular file of at most 1 MiB (core/fsutil.h) */
+    if (kb_fs_read_input(path, KB_MODEL_MAX_BYTES, "model description", &text, &len, err) != KB_OK)
         return KB_ERR_INPUT;
-    }
-    if (kb_fs_read_all(path, &text, &len) != KB_OK) {
-        kb_sb_printf(err, "%s: cannot read the model description", path);
-        return KB_ERR_INPUT;
-    }
     kb_status st = KB_ERR_INPUT;
     if (strlen(text) != len)
         kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);

@@ -12,6 +12,7 @@
 #ifndef KB_MODEL_DESC_H
 #define KB_MODEL_DESC_H
 
+#include "core/fsutil.h"
 #include "core/kb.h"
 
 #include <stdint.h>
@@ -20,7 +21,7 @@
 #define KB_MODEL_MAX_DIMS 8
 #define KB_MODEL_MAX_CONSTRAINTS 8
 #define KB_MODEL_MAX_OPS 64
-#define KB_MODEL_MAX_BYTES (1 << 20)    /* a description file is at most 1 MiB */
+#define KB_MODEL_MAX_BYTES KB_LIMIT_MODEL_BYTES   /* a description file is at most 1 MiB */
 
 typedef enum { KB_PHASE_PREFILL = 0, KB_PHASE_DECODE, KB_PHASE_COUNT } kb_model_phase;
 

@@ -3,6 +3,7 @@
 
 #include "core/paths.h"
 #include "estimate/est_report.h"
+#include "kernels/families.h"
 #include "results/record.h"
 
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* model_rollup.c - a model description rolled up from a recorded run (see model_rollup.h). */
 #include "model/model_rollup.h"
 #include "engine/family.h"
+#include "kernels/families.h"
 
 #include <math.h>
 #include <stdlib.h>

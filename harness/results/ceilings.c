@@ -1,9 +1,10 @@
 /* ceilings.c - a device's measured ceilings from the results store (see ceilings.h). */
 #include "results/ceilings.h"
 
+#include "results/dbfile.h"
+
 #include <sqlite3.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The rows of the ceilings view for device d (and timing clock, when not NULL), best per
  * kind; NULL when the store cannot be read or has no such view. */
@@ -11,9 +12,12 @@ static sqlite3_stmt *select_rows(const char *db_path, const kb_device_info *d, c
 {
     sqlite3_stmt *st = NULL;
     *db = NULL;
-    if (access(db_path, R_OK) != 0 || sqlite3_open_v2(db_path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    kb_sb why;   /* read-only, a regular file, the results store (results/dbfile.h): else none */
+    kb_sb_init(&why);
+    kb_status opened = kb_db_open_read(db_path, &kb_db_store_kind, db, NULL, &why);
+    kb_sb_free(&why);
+    if (opened != KB_OK)
         goto fail;
-    sqlite3_busy_timeout(*db, 5000);
     const char *sql = "SELECT kind, unit, value, clock, sm_clock_mhz, run_id, time FROM ceilings"
                       " WHERE device = ?1 AND device_uuid = ?2 AND (?3 IS NULL OR clock = ?3)"
                       " ORDER BY unit, kind";

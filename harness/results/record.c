@@ -1,7 +1,10 @@
 /* record.c - the JSON Lines results file: crash-safe appends and loading (see record.h). */
 #include "results/record.h"
+
 #include "core/fsutil.h"
+#include "core/output.h"
 #include "core/report.h"
+#include "results/record_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -176,13 +179,24 @@ kb_status kb_record_open(const char *path, const char *suite, kb_recorder **out,
         return KB_ERR_OOM;
     w->fd = -1;
     w->path = strdup(path);
-    kb_status st = KB_ERR_IO;
-    if (!w->path || kb_fs_mkdir_parent(path) != KB_OK)
+    kb_status st = KB_ERR_OOM;
+    if (!w->path)
         goto fail;
     /* opening (even creating) changes nothing in an existing file: inspect, under the
-     * lock, before the first byte is written */
-    w->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (w->fd < 0 || flock(w->fd, LOCK_EX) != 0)
+     * lock, before the first byte is written. The output rule (core/output.h) decides how
+     * it is opened: a file appended to, a device or FIFO written through, never replaced */
+    kb_sb why;
+    kb_sb_init(&why);
+    w->fd = kb_out_open_append(path, &st, &why);
+    if (w->fd < 0) {
+        kb_sb_printf(err, "cannot open results file %s", why.s);
+        kb_sb_free(&why);
+        kb_record_close(w);
+        return st;
+    }
+    kb_sb_free(&why);
+    st = KB_ERR_IO;
+    if (flock(w->fd, LOCK_EX) != 0 && errno != ENOLCK && errno != EINVAL)
         goto fail;
     st = inspect_fd(w->fd, path, suite, &f, err);
     if (st == KB_OK && (st = fix_tail(w->fd, path, &f)) != KB_OK)
@@ -273,9 +287,13 @@ kb_status kb_record_load(const char *path, json_t ***objs, size_t *n, kb_sb *err
     size_t len = 0, count = 0, cap = 0;
     json_t **arr = NULL;
     kb_status st = KB_OK;
-    if (kb_fs_read_all(path, &text, &len) != KB_OK) {
-        if (err) kb_sb_printf(err, "%s: %s", path, strerror(errno));
-        return KB_ERR_IO;
+    kb_sb why;
+    kb_sb_init(&why);
+    /* without blocking, a regular file of at most KB_LIMIT_RECORDS_BYTES (core/fsutil.h) */
+    if ((st = kb_fs_read_input(path, KB_LIMIT_RECORDS_BYTES, "records file", &text, &len, &why)) != KB_OK) {
+        if (err) kb_sb_printf(err, "%s", why.s);
+        kb_sb_free(&why);
+        return st == KB_ERR_OOM ? KB_ERR_OOM : st == KB_ERR_INPUT ? KB_ERR_INPUT : KB_ERR_IO;
     }
     int lineno = 0;
     for (size_t at = 0; at < len; ) {
@@ -286,14 +304,16 @@ kb_status kb_record_load(const char *path, json_t ***objs, size_t *n, kb_sb *err
         while (b < end && (text[b] == ' ' || text[b] == '\t' || text[b] == '\r')) b++;
         if (b < end) {
             json_error_t je;
-            json_t *o = json_loadb(text + at, end - at, 0, &je);
+            json_t *o = json_loadb(text + at, end - at, JSON_REJECT_DUPLICATES, &je);
             if (!o && !nl && strncmp(text + b, RECORD_START, strlen(RECORD_START)) == 0) {
                 kb_report(KB_REPORT_WARNING, "%s:%d: skipping a truncated last record (interrupted run)", path, lineno);
                 break;
             }
-            if (!o || !json_is_object(o)) {
+            kb_sb_clear(&why);
+            if (!o || !json_is_object(o) || kb_record_check(o, &why) != KB_OK) {
                 if (err)
-                    kb_sb_printf(err, "%s:%d: %s", path, lineno, o ? "not a JSON object" : je.text);
+                    kb_sb_printf(err, "%s:%d: %s", path, lineno, !o ? je.text : !json_is_object(o) ? "not a JSON object"
+                                                                                                    : why.s);
                 json_decref(o);
                 st = KB_ERR_INPUT;
                 goto fail;
@@ -310,12 +330,14 @@ kb_status kb_record_load(const char *path, json_t ***objs, size_t *n, kb_sb *err
         at = end + 1;
     }
     free(text);
+    kb_sb_free(&why);
     *objs = arr;
     *n = count;
     return KB_OK;
 fail:
     kb_record_free_all(arr, count);
     free(text);
+    kb_sb_free(&why);
     return st;
 }
 
@@ -333,8 +355,9 @@ kb_status kb_record_finished(const char *path, kb_strset *s, kb_sb *err)
 {
     json_t **objs;
     size_t n;
-    if (access(path, F_OK) != 0 && errno == ENOENT)
-        return KB_OK;
+    struct stat sb;
+    if ((stat(path, &sb) != 0 && errno == ENOENT) || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)))
+        return KB_OK;   /* nothing recorded yet, or a device or FIFO the records go through */
     kb_status st = kb_record_load(path, &objs, &n, err);
     if (st != KB_OK)
         return st;

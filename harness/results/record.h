@@ -42,11 +42,14 @@ typedef struct {
  * be read. A record names its suite in "suite"; older ones only in run_id's prefix. */
 kb_status kb_record_inspect(const char *path, const char *suite, kb_record_file *out, kb_sb *err);
 
-/* Open path for appending (created with its parent directories), after
- * kb_record_inspect (suite as there): anything that is not a records file of that
- * suite is refused with KB_ERR_INPUT and left byte-identical. A complete last record
- * without its newline gets one; a truncated last line left by a crash is cut off, with
- * a warning on stderr. KB_ERR_IO when the file cannot be opened; the reason in err. */
+/* Open path for appending by the output rule's append form (core/output.h's
+ * kb_out_open_append: a file created or appended to, its directory must exist; a device
+ * or FIFO written through; a directory or socket refused), after kb_record_inspect (suite
+ * as there): anything that is not a records file of that suite is refused with
+ * KB_ERR_INPUT and left byte-identical. A complete last record without its newline gets
+ * one; a truncated last line left by a crash is cut off, with a warning on stderr.
+ * KB_ERR_INPUT / KB_ERR_SETUP (kb_out_open_append's) or KB_ERR_IO when the file cannot be
+ * opened; the reason in err. */
 kb_status kb_record_open(const char *path, const char *suite, kb_recorder **out, kb_sb *err);
 
 /* Append rec (one record, e.g. from kb_record_json) as one line and fsync it. KB_ERR_IO
@@ -60,9 +63,12 @@ void kb_record_close(kb_recorder *w);
  * objects; free with kb_record_free_all). Blank lines are ignored; a record cut short
  * at the end (a crash mid-write: a last line without its newline that starts as every
  * record does) is skipped with a warning on stderr.
- * Any other malformed line, or a line that is not an object, is KB_ERR_INPUT with
- * "path:line: message" in err; an unreadable file is KB_ERR_IO. On error nothing is
- * returned (*objs NULL, *n 0). err may be NULL. */
+ * The file is opened as every input is (core/fsutil.h: without blocking, a regular file
+ * of at most KB_LIMIT_RECORDS_BYTES). Any other malformed line, a line that is not an
+ * object, an object with a key twice, or one whose numbers are out of range
+ * (results/record_check.h) is KB_ERR_INPUT with "path:line: message" in err, as is a
+ * missing path, a FIFO, a device or a file over the limit; an unreadable file is
+ * KB_ERR_IO. On error nothing is returned (*objs NULL, *n 0). err may be NULL. */
 kb_status kb_record_load(const char *path, json_t ***objs, size_t *n, kb_sb *err);
 void kb_record_free_all(json_t **objs, size_t n);
 
@@ -73,7 +79,8 @@ void kb_record_free_all(json_t **objs, size_t n);
 kb_status kb_record_case_ids(json_t *const *objs, size_t n, kb_strset *s);
 
 /* Load path and collect its case ids into s (kb_record_load + kb_record_case_ids).
- * A file that does not exist yet adds nothing and is KB_OK. Every complete record
+ * A file that does not exist yet, or a device or FIFO (records written through it cannot
+ * be read back), adds nothing and is KB_OK. Every complete record
  * counts, a last one without its newline included (kb_record_open keeps it). */
 kb_status kb_record_finished(const char *path, kb_strset *s, kb_sb *err);
 

@@ -153,7 +153,9 @@ static json_t *device_json(const kb_device_info *d, int *bad)
     put(j, "uuid", jstr(d->uuid), bad);
     put(j, "pci_bus_id", jstr(d->pci_bus_id), bad);
     put(j, "sm", jint(d->sm), bad);
-    put(j, "target_sm", jint(kb_target_sm(d)), bad);
+    /* the target's compute capability, and its name: sm_90a and sm_90 are both 90 */
+    put(j, "target_sm", jint(kb_arch_cc(kb_target_sm(d)) ? kb_arch_cc(kb_target_sm(d)) : kb_target_sm(d)), bad);
+    put(j, "target_arch", jstr(kb_arch_name(kb_target_sm(d))), bad);
     put(j, "driver_version", d->driver_version ? jint(d->driver_version) : json_null(), bad);
     put(j, "emulator", json_boolean(!(d->caps & KB_CAP_GPU_TIMER)), bad);
     return j;
@@ -444,6 +446,7 @@ json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r)
     put(o, "time", jstr(ctx->time), &bad);
     put(o, "case_id", jstr(r->case_id), &bad);
     case_fields(o, r, &bad);
+    put(o, "shape", jstr(ctx->shape), &bad);
     put(o, "backend", jstr(ctx->backend), &bad);
     put(o, "device", device_json(ctx->dev, &bad), &bad);
     put(o, "status", jstr(kb_case_status_name(r->status)), &bad);

@@ -8,8 +8,10 @@
  *   "2026-01-31T12:00:00Z"), case_id,
  *   family, variant, dtype, dims {<dim name>: n}, params {<param name>: int or choice
  *   name; only params that apply to the variant}, pad, launch, seed, check_shape,
+ *   shape (the suite's shape preset the dims come from, "qkv_prefill"; null for inline dims),
  *   backend, device {name, uuid, pci_bus_id, sm (the device's own compute capability x10),
- *   emulator, target_sm (what the kernels were compiled for: --arch, else sm),
+ *   emulator, target_sm (the compute capability the kernels were compiled for: --arch,
+ *   else sm) and target_arch (its name in the architecture table: "sm_90a", "sm_100"),
  *   driver_version (cuDriverGetVersion, e.g. 13000; null on the emulator)},
  *   status (a kb_case_status name: "ok", "skipped", "compile_error", "launch_error",
  *   "input_error", "wrong", "fault", "timeout"), error (kb_status_name of the error code
@@ -82,6 +84,7 @@ typedef struct {
     const char *time;            /* ISO-8601 UTC (kb_record_time_now) */
     const char *backend;         /* "cuda", "emu" */
     const kb_device_info *dev;   /* NULL: device null */
+    const char *shape;           /* the case's named shape preset ("qkv_prefill"), NULL: inline dims */
 } kb_record_ctx;
 
 /* The current UTC time as "2026-01-31T12:00:00Z". */

@@ -21,12 +21,20 @@ typedef enum {
  * 0 on success, -1 unknown. */
 int kb_report_format_parse(const char *s, kb_report_format *out);
 
+/* Keep only the rows whose case id contains one of filters[0..n) (n 0: keep all): the other
+ * records are released and the devices recounted. KB_OK, or KB_ERR_INPUT when none is
+ * left (the run is then empty). */
+kb_status kb_report_run_filter(kb_report_run *r, const char *const *filters, int n);
+
 /* Write the run in format f. KB_ERR_IO when the stream fails. */
 kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *out);
 
-/* Write only the run's precision comparison (per shape and input distribution: dtype and
- * recipe -> time, TFLOPS, speed-up vs bf16, accuracy) in format f: md, html or csv;
- * KB_ERR_INPUT for another format (nothing written), KB_ERR_IO when the stream fails. */
-kb_status kb_report_write_precision(const kb_report_run *run, kb_report_format f, FILE *out);
+/* The same narrowed to section s (KB_SECTION_ALL: all of it): html and md write any
+ * section, csv the cases (all, cases), the fastest configurations (summary, best) or the
+ * precision comparison (precision).
+ * KB_ERR_INPUT (nothing written) when f has no such section: kb_report_has_section says
+ * beforehand. */
+kb_status kb_report_write_section(const kb_report_run *run, kb_report_format f, kb_report_section s, FILE *out);
+int kb_report_has_section(kb_report_format f, kb_report_section s);
 
 #endif /* KB_REPORT_H */

@@ -13,97 +13,12 @@
 
 static void text(FILE *out, const char *s) { kb_report_xml_text(out, s); }
 
-/* A case label: its id without the family, at most 88 characters. */
-static void label(FILE *out, const kb_report_row *r)
-{
-    const char *s = r->case_id;
-    size_t fl = strlen(r->family);
-    if (!strncmp(s, r->family, fl) && s[fl] == '/') s += fl + 1;
-    char b[96];
-    snprintf(b, sizeof b, "%.88s%s", s, strlen(s) > 88 ? "..." : "");
-    text(out, b);
-}
-
-static void bar(FILE *out, const kb_report_row *r, int y, double v, double vmax, const char *unit, const char *fill)
-{
-    char num[48];
-    double w = vmax > 0 ? BAR_MAX * v / vmax : 0;
-    kb_report_num(num, sizeof num, v);
-    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\" font-family=\"monospace\">",
-            LABEL_W - 4, y + 10);
-    label(out, r);
-    fprintf(out, "</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>", LABEL_W, y,
-            w < 1 ? 1.0 : w, ROW_H - 3, fill);
-    text(out, r->case_id);
-    fprintf(out, ": %s %s</title></rect><text x=\"%.1f\" y=\"%d\" font-size=\"10\">%s</text>\n", num, unit,
-            LABEL_W + (w < 1 ? 1.0 : w) + 4, y + 10, num);
-}
-
-/* The value a family chart shows for row r: TFLOPS (which 0) or GB/s (which 1); 0 = none. */
-static double value(const kb_report_row *r, int which)
-{
-    if (!r->ok || !r->d.have_rates) return 0;
-    return which == 0 ? r->d.tflops : r->d.gbps;
-}
-
-/* Indices of the rows of dev and family with a value, largest first; returns the count. */
-static int collect(const kb_report_run *run, int dev, const char *family, int which, int *idx)
-{
-    int n = 0;
-    for (size_t i = 0; i < run->n; i++) {
-        const kb_report_row *r = &run->rows[i];
-        if (r->dev != dev || strcmp(r->family, family) || !(value(r, which) > 0)) continue;
-        int k = n++;
-        while (k > 0 && value(&run->rows[idx[k - 1]], which) < value(r, which)) {
-            idx[k] = idx[k - 1];
-            k--;
-        }
-        idx[k] = (int)i;
-    }
-    return n;
-}
-
-static void family_chart(const kb_report_run *run, int dev, const char *family, int which, int *idx, int emu,
-                         FILE *out)
-{
-    int n = collect(run, dev, family, which, idx);
-    if (n == 0) return;
-    const char *unit = which == 0 ? "TFLOPS" : "GB/s";
-    double vmax = value(&run->rows[idx[0]], which);
-    fprintf(out, "<h4>%s: %s%s per case</h4>\n", family, emu ? "CPU " : "", unit);
-    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"%s-%s\" width=\"%d\" "
-                 "height=\"%d\">\n",
-            which == 0 ? "tflops" : "gbps", family, CHART_W, n * ROW_H + 6);
-    for (int k = 0; k < n; k++)
-        bar(out, &run->rows[idx[k]], 3 + k * ROW_H, value(&run->rows[idx[k]], which), vmax, unit,
-            which == 0 ? "#4a7fb5" : "#5a9e6f");
-    fputs("</svg>\n", out);
-}
-
-void kb_report_chart_families(const kb_report_run *run, int dev, FILE *out)
-{
-    int *idx = malloc((run->n ? run->n : 1) * sizeof *idx);
-    if (!idx) return;
-    int emu = dev >= 0 && run->devs[dev].emulator;
-    fprintf(out, "<h3>Rates per family</h3>\n<p>%s</p>\n",
-            emu ? "Emulator run: CPU rates of the emulator, not GPU rates; fastest first."
-                : "TFLOPS from the work model's FLOPs, GB/s from its compulsory bytes; fastest first.");
-    for (size_t i = 0; i < run->n; i++) {
-        const char *fam = run->rows[i].family;
-        size_t j = 0;
-        while (j < i && (run->rows[j].dev != dev || strcmp(run->rows[j].family, fam))) j++;
-        if (j < i || run->rows[i].dev != dev) continue;   /* one pair of charts per family, at its first row */
-        family_chart(run, dev, fam, 0, idx, emu, out);
-        family_chart(run, dev, fam, 1, idx, emu, out);
-    }
-    free(idx);
-}
-
 /* ---- verification margin ---- */
 
-#define M_LEFT 70
+#define M_LEFT 80
 #define M_TOP 20
 #define M_H 180
+#define M_BOTTOM 52       /* [px] family names and the x axis title */
 #define M_LO (-8.0)       /* log10 of the smallest ratio drawn (exact results sit here) */
 #define M_HI 1.0
 
@@ -114,6 +29,7 @@ static double margin_y(double ratio)
     return M_TOP + M_H * (M_HI - l) / (M_HI - M_LO);
 }
 
+/* The y axis: a grid line and label per decade, the tolerance, the axis title. */
 static void margin_axes(FILE *out)
 {
     for (int e = (int)M_LO; e <= (int)M_HI; e += 1) {
@@ -124,9 +40,13 @@ static void margin_axes(FILE *out)
     }
     double y1 = margin_y(1);
     fprintf(out, "<line class=\"tolerance\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#c62828\" "
-                 "stroke-dasharray=\"4 3\"/>\n<text x=\"%d\" y=\"%.1f\" font-size=\"10\" fill=\"#c62828\">tolerance"
-                 "</text>\n",
-            M_LEFT, y1, CHART_W - 10, y1, CHART_W - 60, y1 - 3);
+                 "stroke-dasharray=\"4 3\"/>\n<text x=\"%d\" y=\"%.1f\" font-size=\"10\" fill=\"#c62828\" "
+                 "text-anchor=\"end\">tolerance (fails above)</text>\n",
+            M_LEFT, y1, CHART_W - 10, y1, CHART_W - 12, y1 - 3);
+    fprintf(out, "<text class=\"axis\" transform=\"translate(14,%d) rotate(-90)\" text-anchor=\"middle\" "
+                 "font-size=\"11\">max error / tolerance (log)</text>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" "
+                 "y2=\"%d\" stroke=\"#888\"/>\n",
+            M_TOP + M_H / 2, M_LEFT, M_TOP, M_LEFT, M_TOP + M_H);
 }
 
 /* A verified case of dev whose record has max_err_ratio (null: a non-finite error). */
@@ -135,33 +55,56 @@ static int has_margin(const kb_report_row *r, int dev)
     return r->dev == dev && r->verified && json_object_get(json_object_get(r->rec, "verify"), "max_err_ratio");
 }
 
+static void margin_point(FILE *out, const kb_report_row *r, double x)
+{
+    json_t *v = json_object_get(json_object_get(r->rec, "verify"), "max_err_ratio");
+    double ratio = json_is_number(v) ? json_number_value(v) : INFINITY;   /* null: NaN/inf error */
+    int bad = !(ratio <= 1) || r->n_bad > 0;
+    char b[48];
+    snprintf(b, sizeof b, isfinite(ratio) ? "%.3g" : "non-finite", ratio);
+    fprintf(out, "<circle class=\"margin\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", x,
+            margin_y(ratio), bad ? "#c62828" : "#1a7f37");
+    text(out, r->case_id);
+    fprintf(out, ": max error / tolerance %s</title></circle>\n", b);
+}
+
+/* The family's name under its group of points, and a separator before the next. */
+static void family_label(FILE *out, const char *family, double x0, double x1)
+{
+    double y = M_TOP + M_H;
+    fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bbb\"/>\n"
+                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\">",
+            x1, M_TOP, x1, y + 4, (x0 + x1) / 2, y + 16);
+    text(out, family);
+    fputs("</text>\n", out);
+}
+
 void kb_report_chart_margin(const kb_report_run *run, int dev, FILE *out)
 {
     int n = 0;
     for (size_t i = 0; i < run->n; i++) n += has_margin(&run->rows[i], dev);
     if (n == 0) return;
-    fputs("<h3>Verification margin</h3>\n<p>Each verified case's largest error relative to its tolerance "
-          "(max_err_ratio, log scale): 1 is the tolerance, below passes; exact results sit on the bottom line. "
-          "Meaningful on the emulator too: the kernels are the same.</p>\n", out);
+    fputs("<p>Each verified case's largest error relative to its tolerance (max_err_ratio, log scale): below 1 "
+          "passes; exact results sit on the bottom line. Cases are grouped by family in run order; hover a point "
+          "for its case. Meaningful on the emulator too: the kernels are the same.</p>\n", out);
     fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"margin\" width=\"%d\" "
-                 "height=\"%d\">\n", CHART_W, M_TOP + M_H + 20);
+                 "height=\"%d\">\n", CHART_W, M_TOP + M_H + M_BOTTOM);
     margin_axes(out);
     double step = (double)(CHART_W - M_LEFT - 20) / n;
     int k = 0;
-    for (size_t i = 0; i < run->n; i++) {
-        const kb_report_row *r = &run->rows[i];
-        if (!has_margin(r, dev)) continue;
-        json_t *v = json_object_get(json_object_get(r->rec, "verify"), "max_err_ratio");
-        double ratio = json_is_number(v) ? json_number_value(v) : INFINITY;   /* null: NaN/inf error */
-        int bad = !(ratio <= 1) || r->n_bad > 0;
-        char b[48];
-        snprintf(b, sizeof b, isfinite(ratio) ? "%.3g" : "non-finite", ratio);
-        fprintf(out, "<circle class=\"margin\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>",
-                M_LEFT + step * (k++ + 0.5), margin_y(ratio), bad ? "#c62828" : "#1a7f37");
-        text(out, r->case_id);
-        fprintf(out, ": max error / tolerance %s</title></circle>\n", b);
+    for (size_t f = 0; f < run->n; f++) {   /* family by family, at its first row */
+        const char *fam = run->rows[f].family;
+        size_t j = 0;
+        while (j < f && (!has_margin(&run->rows[j], dev) || strcmp(run->rows[j].family, fam))) j++;
+        if (j < f || !has_margin(&run->rows[f], dev)) continue;
+        double x0 = M_LEFT + step * k;
+        for (size_t i = f; i < run->n; i++)
+            if (has_margin(&run->rows[i], dev) && !strcmp(run->rows[i].family, fam))
+                margin_point(out, &run->rows[i], M_LEFT + step * (k++ + 0.5));
+        family_label(out, fam, x0, M_LEFT + step * k);
     }
-    fputs("</svg>\n", out);
+    fprintf(out, "<text class=\"axis\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">verified cases, "
+                 "by family</text>\n</svg>\n", (CHART_W + M_LEFT) / 2, M_TOP + M_H + M_BOTTOM - 6);
 }
 
 /* ---- precision groups ---- */

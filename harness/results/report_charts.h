@@ -1,8 +1,9 @@
-/* report_charts.h - the charts of the HTML report beside the roofline (report_svg.h), as
- * inline SVG, drawn for every run (on the emulator with CPU rates, labelled so):
- *   - per family, bar charts of each ok case's TFLOPS and GB/s, fastest first;
- *   - the verification margin: each verified case's max error / tolerance on a log axis,
- *     the tolerance (1) marked - meaningful on the emulator too;
+/* report_charts.h - the charts of the HTML report beside the roofline (report_svg.h) and
+ * the tile sweep (report_tiles.h), as inline SVG, drawn for every run (on the emulator with
+ * CPU times, labelled so):
+ *   - the verification margin: each verified case's max error / tolerance on a log axis
+ *     (labelled), grouped by family (named under the axis), the tolerance (1) marked -
+ *     meaningful on the emulator too;
  *   - per precision group (report_rows.h), bars of the best median per dtype and the vendor
  *     row, with the speed-up over fp16 and the max error beside each bar.
  * Every chart is an <svg class="chart" data-chart="KIND"> holding one <rect> or <circle>
@@ -12,9 +13,6 @@
 #define KB_REPORT_CHARTS_H
 
 #include "results/report_rows.h"
-
-/* The TFLOPS and GB/s bar charts of each family of device dev (-1: rows without one). */
-void kb_report_chart_families(const kb_report_run *run, int dev, FILE *out);
 
 /* The verification-margin chart of device dev. */
 void kb_report_chart_margin(const kb_report_run *run, int dev, FILE *out);

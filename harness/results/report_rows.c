@@ -2,8 +2,10 @@
  * pieces every report writer shares (see report_rows.h). */
 #include "results/report_rows.h"
 
+#include "core/output.h"
 #include "core/report.h"
 #include "engine/family.h"
+#include "kernels/families.h"
 #include "results/record.h"
 #include "results/record_json.h"
 
@@ -73,6 +75,11 @@ static void fill_row(kb_report_row *r, json_t *rec)
     }
     nget(rec, "wall_ms", &r->wall_ms);
     kb_record_derived(rec, &r->d);
+    r->shape = sget(rec, "shape");
+    double pad = 0;
+    r->pad = nget(rec, "pad", &pad) ? (int)pad : 0;
+    if (!nget(t, "noise", &r->noise))
+        r->noise = NAN;
 }
 
 /* Index of the row's device in run->devs, adding it when new; -1 without a device. */
@@ -131,6 +138,24 @@ void kb_report_run_free(kb_report_run *r)
     free(r->devs);
     free(r->source);
     memset(r, 0, sizeof *r);
+}
+
+const char *const kb_report_section_names[] = {   /* sized by the header: one name per section */
+    "all", "summary", "best", "precision", "tiles", "launch", "margins", "roofline", "cases", NULL,
+};
+const char *const kb_report_section_titles[] = {
+    "Report", "Summary", "Fastest configuration per shape and dtype", "Precision comparison",
+    "Tile sweep per shape", "Graph vs eager", "Verification margins", "Roofline", "All cases",
+};
+
+int kb_report_section_parse(const char *s, kb_report_section *out)
+{
+    for (int i = 0; i < KB_SECTION_COUNT; i++)
+        if (!strcmp(s, kb_report_section_names[i])) {
+            *out = (kb_report_section)i;
+            return 0;
+        }
+    return -1;
 }
 
 /* Records of run id in every *.jsonl of dir. */
@@ -228,9 +253,61 @@ kb_status kb_report_run_load(const char *run, const char *results_dir, kb_report
     return kb_report_run_from(recs, n, run, out);
 }
 
+kb_status kb_report_run_not_output(const char *run, const char *results_dir, const char *out, const char *what,
+                                   kb_sb *err)
+{
+    struct stat st;
+    if (!out || (stat(run, &st) == 0 && S_ISREG(st.st_mode)))
+        return kb_out_not_input(out, run, what, err);
+    const char *dir = results_dir ? results_dir : "results";
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    kb_status s = KB_OK;
+    kb_sb path, label;
+    kb_sb_init(&path);
+    kb_sb_init(&label);
+    while (d && s == KB_OK && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".jsonl") != 0)
+            continue;
+        kb_sb_clear(&path);
+        kb_sb_clear(&label);
+        kb_sb_printf(&path, "%s/%s", dir, e->d_name);
+        kb_sb_printf(&label, "a records file searched for %s's id %s", what, run);
+        s = kb_out_not_input(out, path.s, label.s, err);
+    }
+    if (d)
+        closedir(d);
+    kb_sb_free(&path);
+    kb_sb_free(&label);
+    return s;
+}
+
 static int precision_family(const char *f)
 {
     return strcmp(f, "gemm") == 0 || strcmp(f, "attention") == 0;
+}
+
+/* 1 when param name of family f changes what is computed (kb_param.problem). */
+static int problem_param(int f, const char *name)
+{
+    int p = f < 0 ? -1 : kb_family_param_find(kb_families[f], name);
+    return p >= 0 && kb_families[f]->params[p].problem;
+}
+
+int kb_report_same_problem_params(const kb_report_row *a, const kb_report_row *b)
+{
+    int f = kb_family_find(a->family);
+    json_t *pa = json_object_get(a->rec, "params"), *pb = json_object_get(b->rec, "params");
+    const char *k;
+    json_t *v;
+    json_object_foreach(pa, k, v)
+        if (problem_param(f, k) && !json_equal(v, json_object_get(pb, k)))
+            return 0;
+    json_object_foreach(pb, k, v)
+        if (problem_param(f, k) && !json_object_get(pa, k))
+            return 0;
+    return 1;
 }
 
 /* 1 when the row's variant computes another operation over its family's dims
@@ -242,30 +319,24 @@ static int other_op(const kb_report_row *r, int *variant)
     return *variant >= 0 && *variant < 32 && (kb_families[f]->other_op_variants >> *variant & 1u);
 }
 
-/* Rows of such a variant compare only with rows of the same variant and problem params (the
- * lower-case and choice ones: q_len, group, causal), not with the family's operation. */
+/* Rows of such a variant compare only with rows of the same variant (their problem params -
+ * q_len, group, causal - are compared by kb_report_same_problem_params), not with the
+ * family's operation. */
 static int same_operation(const kb_report_row *a, const kb_report_row *b)
 {
     int va, vb, oa = other_op(a, &va), ob = other_op(b, &vb);
-    if (!oa && !ob)
-        return 1;
-    if (va != vb)
-        return 0;
-    json_t *pa = json_object_get(a->rec, "params"), *pb = json_object_get(b->rec, "params"), *x;
-    const char *k;
-    json_object_foreach(pa, k, x)
-        if (!(k[0] >= 'A' && k[0] <= 'Z') && !json_equal(x, json_object_get(pb, k)))
-            return 0;
-    return 1;
+    return (!oa && !ob) || va == vb;
 }
 
-/* Same shape, input distribution, device, padding and launch mode (and operation): comparable across dtypes. */
+/* Same shape, input distribution, device, padding, launch mode, problem params (and
+ * operation): comparable across dtypes and recipes. */
 static int same_shape(const kb_report_row *a, const kb_report_row *b)
 {
     return a->dev == b->dev && strcmp(a->family, b->family) == 0 && strcmp(a->launch, b->launch) == 0 &&
            strcmp(a->dist, b->dist) == 0 &&
            json_equal(json_object_get(a->rec, "dims"), json_object_get(b->rec, "dims")) &&
-           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad")) && same_operation(a, b);
+           json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad")) &&
+           kb_report_same_problem_params(a, b) && same_operation(a, b);
 }
 
 int kb_report_row_is_vendor(const kb_report_row *row)
@@ -341,6 +412,29 @@ int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **ou
     if (kept == 0) { free(g); g = NULL; }
     *out = g;
     return kept;
+}
+
+void kb_report_precision_title(const kb_report_run *run, const kb_precision_group *g, kb_sb *out)
+{
+    const kb_report_row *f = &run->rows[g->first];
+    int fi = kb_family_find(f->family);
+    kb_sb_printf(out, "%s %s%s", f->family, f->shape, *f->shape ? " " : "");
+    kb_report_dims_text(f, out);
+    kb_sb_printf(out, ", pad %d", f->pad);
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(f->rec, "params"), k, v) {
+        if (!problem_param(fi, k))
+            continue;
+        if (json_is_string(v))
+            kb_sb_printf(out, ", %s=%s", k, json_string_value(v));
+        else if (json_is_integer(v))
+            kb_sb_printf(out, ", %s=%lld", k, (long long)json_integer_value(v));
+    }
+    kb_sb_printf(out, ", dist=%s", f->dist);
+    if (strcmp(f->launch, "eager"))
+        kb_sb_printf(out, ", %s launch", f->launch);
+    kb_sb_printf(out, " on %s", f->dev >= 0 ? run->devs[f->dev].name : "?");
 }
 
 void kb_report_dims_text(const kb_report_row *row, kb_sb *out)
@@ -441,77 +535,6 @@ void kb_report_xml_text(FILE *out, const char *s)
         default: fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, out);
         }
     }
-}
-
-const char *const kb_precision_cols[KB_PRECISION_COLS] = {
-    "dtype", "recipe", "case", "median_us (clock)", "TFLOPS", "speed-up vs bf16", "rel. Frobenius err", "SNR dB",
-    "max rel err", "vendor median_us (clock)", "kbench vs vendor",
-};
-
-void kb_report_precision_title(const kb_report_run *run, const kb_precision_group *g, kb_sb *out)
-{
-    const kb_report_row *f = &run->rows[g->first];
-    kb_sb_printf(out, "%s ", f->family);
-    kb_report_dims_text(f, out);
-    kb_sb_printf(out, ", dist=%s on %s", f->dist, f->dev >= 0 ? run->devs[f->dev].name : "?");
-}
-
-/* The vendor cells: its median with the clock and variant, and kbench's speed relative to it. */
-static void vendor_cells(const kb_report_run *run, const kb_report_row *r, int v, char *vendor, char *ratio)
-{
-    char b[64];
-    snprintf(ratio, 256, "n/a");
-    if (v < 0) {
-        snprintf(vendor, 256, "n/a");
-        return;
-    }
-    const kb_report_row *vr = &run->rows[v];
-    if (!vr->ok || !vr->have_timing) {
-        snprintf(vendor, 256, "%s %s: %s", vr->variant, vr->status, vr->reason);
-        return;
-    }
-    kb_report_num(b, sizeof b, vr->median_us);
-    snprintf(vendor, 256, "%s (%s) %s", b, vr->clock, vr->variant);
-    kb_report_num(b, sizeof b, vr->median_us / r->median_us);
-    snprintf(ratio, 256, "%sx", b);
-}
-
-/* The accuracy cells of row r: relative Frobenius, SNR, max relative error; "" where absent. */
-static void accuracy_cells(const kb_report_row *r, char *fro, char *snr, char *maxrel)
-{
-    fro[0] = snr[0] = maxrel[0] = 0;
-    if (!r->have_acc)
-        return;
-    snprintf(fro, 256, isfinite(r->acc_rel_fro) ? "%.3g" : "", r->acc_rel_fro);
-    snprintf(maxrel, 256, isfinite(r->acc_max_rel) ? "%.3g" : "", r->acc_max_rel);
-    if (isinf(r->acc_snr_db) && r->acc_snr_db > 0)
-        snprintf(snr, 256, "inf");
-    else if (isfinite(r->acc_snr_db))
-        snprintf(snr, 256, "%.1f", r->acc_snr_db);
-}
-
-void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype, int recipe,
-                               char cells[KB_PRECISION_COLS][256])
-{
-    const kb_report_row *r = &run->rows[g->rows[dtype][recipe]];
-    int ref = g->rows[KB_DT_BF16][KB_RECIPE_TENSOR];
-    char b[64];
-    snprintf(cells[0], 256, "%s", kb_dtype_name((kb_dtype)dtype));
-    snprintf(cells[1], 256, "%s", kb_recipe_name((kb_recipe)recipe));
-    snprintf(cells[2], 256, "%s", r->case_id);
-    kb_report_num(b, sizeof b, r->median_us);
-    snprintf(cells[3], 256, "%s (%s)", b, r->clock);
-    cells[4][0] = 0;
-    if (r->d.have_rates)
-        kb_report_num(cells[4], 256, r->d.tflops);
-    if (ref >= 0) {
-        kb_report_num(b, sizeof b, run->rows[ref].median_us / r->median_us);
-        snprintf(cells[5], 256, "%sx", b);
-    } else {
-        snprintf(cells[5], 256, "n/a");
-    }
-    accuracy_cells(r, cells[6], cells[7], cells[8]);
-    vendor_cells(run, r, g->vendor[dtype][recipe], cells[9], cells[10]);
 }
 
 int kb_report_measured(const kb_report_run *run, int dev, double *gbps, char kinds[][40], double *tflops, int max)

@@ -51,6 +51,9 @@ typedef struct {
     int samples;
     double wall_ms;            /* [ms] 0 when absent */
     kb_derived d;              /* rates (d.have_rates), roofline (d.have_roof) */
+    const char *shape;         /* the shape preset's name; "" for inline dims or an older record */
+    int pad;                   /* [elements] */
+    double noise;              /* relative standard error of the median; NAN when absent */
 } kb_report_row;
 
 typedef struct {
@@ -69,10 +72,39 @@ typedef struct {
  * neither exists or a file is malformed, message in err. Free with kb_report_run_free. */
 kb_status kb_report_run_load(const char *run, const char *results_dir, kb_report_run *out, kb_sb *err);
 
+/* Refuse the output path out when it is a file kb_report_run_load(run, results_dir) would
+ * read: run itself, or, for a run id, any *.jsonl of results_dir (all are read to find the
+ * id). what names the run ("the run", "run A"). KB_OK (also for a NULL out), or
+ * KB_ERR_INPUT with err naming both (core/output.h's kb_out_not_input). */
+kb_status kb_report_run_not_output(const char *run, const char *results_dir, const char *out, const char *what,
+                                   kb_sb *err);
+
 /* Build a run from records (takes ownership of recs, an array from kb_record_load). */
 kb_status kb_report_run_from(json_t **recs, size_t n, const char *source, kb_report_run *out);
 
 void kb_report_run_free(kb_report_run *r);
+
+/* The parts of a report, each a section of the HTML page and the markdown (kbench report
+ * --section NAME narrows a report to one): */
+typedef enum {
+    KB_SECTION_ALL = 0,
+    KB_SECTION_SUMMARY,        /* counts by status and skip reason; the best per shape and dtype */
+    KB_SECTION_BEST,           /* every problem's fastest configuration and its margin, listed */
+    KB_SECTION_PRECISION,      /* the precision comparison */
+    KB_SECTION_TILES,          /* per shape, every configuration's time, per dtype and pad */
+    KB_SECTION_LAUNCH,         /* graph vs eager, case by case */
+    KB_SECTION_MARGINS,        /* max error / tolerance per verified case */
+    KB_SECTION_ROOFLINE,       /* GPU devices: the roofline and its ceilings */
+    KB_SECTION_CASES,          /* the full case table */
+    KB_SECTION_COUNT
+} kb_report_section;
+
+/* "all", "summary", "best", "precision", "tiles", "launch", "margins", "roofline", "cases". */
+extern const char *const kb_report_section_names[KB_SECTION_COUNT + 1];   /* NULL-terminated */
+/* Their headings: "Summary", "Fastest configurations", ... */
+extern const char *const kb_report_section_titles[KB_SECTION_COUNT];
+/* 0 with *out set, or -1 for an unknown name. */
+int kb_report_section_parse(const char *s, kb_report_section *out);
 
 /* ---- shared by the writers ---- */
 
@@ -92,28 +124,14 @@ typedef struct {
  * Returns the count, or -1 when out of memory. */
 int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **out);
 
-/* The cells of one precision-comparison row as text, in the order of kb_precision_cols:
- * dtype, recipe, the best kbench case, median (clock), TFLOPS, speed-up over the group's bf16
- * row ("n/a" without one), the accuracy against the fp64 result of the unquantised inputs
- * (relative Frobenius error, SNR in dB, max relative error; "" where not measured, "inf" dB
- * when exact), the vendor row (its median and clock; "skipped: <reason>" when it did not
- * run; "n/a" without one) and kbench's speed relative to it (vendor median / kbench median;
- * "n/a" unless both ran). The markdown and HTML reports render the same cells. */
-#define KB_PRECISION_COLS 11
-extern const char *const kb_precision_cols[KB_PRECISION_COLS];
-void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype, int recipe,
-                               char cells[KB_PRECISION_COLS][256]);
-
-/* "gemm 4096x4096x4096, dist=outliers on H100" (appended to out): a group's heading. */
+/* The heading of a precision group: family, the shape preset and its dims, pad, the
+ * problem params of its rows, the input distribution and the device ("gemm qkv_prefill
+ * 48x96x64, pad 0, layout=nt, dist=outliers on NVIDIA H100"), appended to out. */
 void kb_report_precision_title(const kb_report_run *run, const kb_precision_group *g, kb_sb *out);
 
-/* What the precision tables hold, in a sentence for the reports. */
-#define KB_PRECISION_NOTE \
-    "Per shape and input distribution, the fastest ok kbench case of each dtype and scaling recipe; speed-up " \
-    "over bf16; accuracy against the fp64 product of the unquantised real-valued inputs (relative Frobenius " \
-    "error, SNR, max error relative to the largest output - what the precision costs, never a pass/fail: " \
-    "every row here was verified against the reference of its dequantised inputs); the vendor library's row " \
-    "of the same shape, dtype and recipe (cuBLASLt, cuDNN) and kbench's speed relative to it."
+/* 1 when rows a and b (of one family) agree on every problem param (kb_param.problem:
+ * layout, kind, causal, ...): what they compute is the same. */
+int kb_report_same_problem_params(const kb_report_row *a, const kb_report_row *b);
 
 /* 1 when the row is a vendor library's (its family's variant has no kernel entry). */
 int kb_report_row_is_vendor(const kb_report_row *row);

@@ -3,6 +3,7 @@
 #include "results/store.h"
 #include "results/ceilings.h"
 #include "core/fsutil.h"
+#include "results/dbfile.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -145,6 +146,12 @@ static kb_status prepare_all(kb_store *s, kb_sb *err)
     return KB_OK;
 }
 
+const char *kb_store_default_path(void)
+{
+    const char *db = getenv("KBENCH_DB");
+    return db && *db ? db : KB_STORE_DEFAULT_PATH;
+}
+
 kb_status kb_store_open(const char *path, kb_store **out, kb_sb *err)
 {
     *out = NULL;
@@ -154,15 +161,20 @@ kb_status kb_store_open(const char *path, kb_store **out, kb_sb *err)
         return KB_ERR_OOM;
     }
     kb_status st = KB_ERR_IO;
-    if (kb_fs_mkdir_parent(path) != KB_OK) {
+    if (!strcmp(path, KB_STORE_DEFAULT_PATH) && kb_fs_mkdir_parent(path) != KB_OK) {   /* kbench's own place */
         if (err) kb_sb_printf(err, "%s: cannot create its directory", path);
         goto fail;
     }
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        st = db_fail(s, err, "open");
+    /* kbench's own store, an empty file or an earlier kbench's store; busy timeout 30 s:
+     * other processes of a sweep append too (results/dbfile.h) */
+    kb_sb why;
+    kb_sb_init(&why);
+    st = kb_db_open_write(path, &kb_db_store_kind, &s->db, &why);
+    if (err && st != KB_OK) kb_sb_printf(err, "%s", why.s);
+    kb_sb_free(&why);
+    if (st != KB_OK)
         goto fail;
-    }
-    sqlite3_busy_timeout(s->db, 30000);   /* other processes of a sweep append too */
+    st = KB_ERR_IO;
     char *msg = NULL;
     if (sqlite3_exec(s->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
         if (err) kb_sb_printf(err, "%s: creating the tables: %s", path, msg ? msg : "?");

@@ -1,6 +1,8 @@
 /* store.h - the SQLite results store (results/kbench.db by default), filled from the
  * same JSON Lines records the reports read, and queried with plain SQL.
  *
+ * Identity: PRAGMA application_id 0x6b627273 ("kbrs"), user_version the schema version
+ * (results/dbfile.h); kbench writes no other database.
  * Tables (schema version 1, PRAGMA user_version):
  *   runs(run_id PK, source, backend, started, imported)
  *   devices(device_id PK, name, uuid, pci_bus_id, sm, emulator; UNIQUE(name, uuid, pci_bus_id))
@@ -30,10 +32,19 @@
 #define KB_STORE_DEFAULT_PATH "results/kbench.db"
 #define KB_STORE_SCHEMA_VERSION 1
 
+/* The one place the results store is, unless a command's --db says otherwise: $KBENCH_DB
+ * when set and not empty, else KB_STORE_DEFAULT_PATH (relative to the working directory).
+ * run and tune write it wherever their records go; query, model, estimate and devices
+ * read it. Never NULL. */
+const char *kb_store_default_path(void);
+
 typedef struct kb_store kb_store;
 
-/* Open (creating it, its parent directory and its tables) the store at path for
- * writing. KB_ERR_IO with "path: message" in err (may be NULL) on failure. */
+/* Open (creating it and its tables) the store at path for writing: kbench's own store,
+ * an empty database or an earlier kbench's store (results/dbfile.h: identified by its
+ * application_id, adopted by its tables); the parent directory is created only for
+ * KB_STORE_DEFAULT_PATH. "path: message" in err (may be NULL) on failure: KB_ERR_INPUT
+ * (another database, not a file), KB_ERR_SETUP (read-only, locked), KB_ERR_IO. */
 kb_status kb_store_open(const char *path, kb_store **out, kb_sb *err);
 
 /* Close (NULL is fine). */

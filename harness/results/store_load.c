@@ -1,10 +1,12 @@
 /* store_load.c - a run's records from the SQLite store (see store_load.h). */
 #include "results/store_load.h"
 
+#include "results/dbfile.h"
+#include "results/record_check.h"
+
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 kb_status kb_store_load_run(const char *db_path, const char *run_id, kb_report_run *out, kb_sb *err)
 {
@@ -12,23 +14,34 @@ kb_status kb_store_load_run(const char *db_path, const char *run_id, kb_report_r
     sqlite3_stmt *st = NULL;
     json_t **recs = NULL;
     size_t n = 0, cap = 0;
-    struct stat sb;
     kb_status rc = KB_ERR_INPUT;
     memset(out, 0, sizeof *out);
-    if (stat(db_path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT record FROM cases WHERE run_id = ? ORDER BY rowid", -1, &st, NULL) !=
-            SQLITE_OK) {
+    kb_sb why;
+    kb_sb_init(&why);
+    /* read-only, and only kbench's own store (results/dbfile.h) */
+    if ((rc = kb_db_open_read(db_path, &kb_db_store_kind, &db, NULL, &why)) != KB_OK) {
+        kb_sb_printf(err, "%s", why.s);
+        goto done;
+    }
+    rc = KB_ERR_INPUT;
+    if (sqlite3_prepare_v2(db, "SELECT record FROM cases WHERE run_id = ? ORDER BY rowid", -1, &st, NULL) !=
+        SQLITE_OK) {
         kb_sb_printf(err, "%s: no results store with a cases table", db_path);
         goto done;
     }
     sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *rec = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+        json_t *rec = json_loads((const char *)sqlite3_column_text(st, 0), JSON_REJECT_DUPLICATES, NULL);
         if (!json_is_object(rec)) {
             json_decref(rec);
             continue;
+        }
+        kb_sb_clear(&why);
+        if (kb_record_check(rec, &why) != KB_OK) {   /* the numbers, as a records file's */
+            kb_sb_printf(err, "%s: a record of run %s: %s", db_path, run_id, why.s);
+            json_decref(rec);
+            goto done;
         }
         if (n == cap) {
             json_t **grown = realloc(recs, (cap = cap ? 2 * cap : 64) * sizeof *grown);
@@ -53,5 +66,6 @@ done:
     free(recs);
     sqlite3_finalize(st);
     sqlite3_close(db);
+    kb_sb_free(&why);
     return rc;
 }

@@ -2,11 +2,14 @@
  * table, CSV or JSON (see store_query.h). */
 #include "results/store_query.h"
 
+#include "results/dbfile.h"
 #include "results/report_csv.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The rows of one statement, as text, for the aligned table (widths need every row). */
 typedef struct {
@@ -140,39 +143,63 @@ static int run_statement(sqlite3_stmt *st, kb_query_format fmt, FILE *out)
 }
 
 /* Read-only queries may not attach other files (ATTACH can create one) or write; the
- * authorizer denies the first, sqlite3_stmt_readonly catches the second (VACUUM INTO
- * among them, which would write a new file). */
+ * authorizer denies the first (keeping the file's name for the message), and
+ * sqlite3_stmt_readonly catches the second (VACUUM INTO among them, which would write a
+ * new file). */
+typedef struct {
+    char attach[512];    /* the file an ATTACH named, "" when none was refused */
+} query_guard;
+
 static int deny_attach(void *user, int action, const char *a, const char *b, const char *c, const char *d)
 {
-    (void)user; (void)a; (void)b; (void)c; (void)d;
-    return action == SQLITE_ATTACH || action == SQLITE_DETACH ? SQLITE_DENY : SQLITE_OK;
+    (void)b; (void)c; (void)d;
+    if (action != SQLITE_ATTACH && action != SQLITE_DETACH)
+        return SQLITE_OK;
+    query_guard *g = user;
+    snprintf(g->attach, sizeof g->attach, "%s", action == SQLITE_ATTACH && a ? a : "(detach)");
+    return SQLITE_DENY;
+}
+
+/* The database for the query: read-only (any SQLite file), or, with --write, kbench's own
+ * store or tuning database, or a new or empty one (results/dbfile.h). */
+static kb_status open_for_query(const char *db_path, int writable, sqlite3 **db, kb_sb *err)
+{
+    if (writable) {
+        const kb_db_kind *k = kb_db_kind_of(db_path);
+        return kb_db_open_write(db_path, k ? k : &kb_db_store_kind, db, err);
+    }
+    return kb_db_open_read(db_path, NULL, db, NULL, err);
 }
 
 kb_status kb_store_query(const char *db_path, const char *sql, kb_query_format fmt, int writable,
                          FILE *out, kb_sb *err)
 {
     sqlite3 *db = NULL;
-    int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-    if (sqlite3_open_v2(db_path, &db, flags, NULL) != SQLITE_OK) {
-        if (err) kb_sb_printf(err, "%s: %s", db_path, db ? sqlite3_errmsg(db) : "cannot open");
-        sqlite3_close(db);
-        return KB_ERR_IO;
+    kb_sb why;
+    kb_sb_init(&why);
+    kb_status opened = open_for_query(db_path, writable, &db, &why);
+    if (opened != KB_OK) {
+        if (err) kb_sb_printf(err, "%s", why.s);
+        kb_sb_free(&why);
+        return opened == KB_ERR_INPUT && access(db_path, F_OK) == 0 ? KB_ERR_INPUT : KB_ERR_IO;
     }
-    sqlite3_busy_timeout(db, 30000);
-    /* reading the schema is what tells a database from any other file */
-    if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
-        if (err) kb_sb_printf(err, "%s: not an SQLite database (%s)", db_path, sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return KB_ERR_INPUT;
-    }
+    kb_sb_free(&why);
+    query_guard guard = { "" };
     if (!writable)
-        sqlite3_set_authorizer(db, deny_attach, NULL);
+        sqlite3_set_authorizer(db, deny_attach, &guard);
     kb_status st = KB_OK;
     const char *tail = sql;
     int first = 1;
     while (tail && *tail) {
         sqlite3_stmt *stmt = NULL;
         int prc = sqlite3_prepare_v2(db, tail, -1, &stmt, &tail);
+        if (prc != SQLITE_OK && guard.attach[0]) {
+            if (err)
+                kb_sb_printf(err, "the query is read-only: ATTACH of '%s' refused (kbench query --write allows it)",
+                             guard.attach);
+            st = KB_ERR_INPUT;
+            break;
+        }
         if (prc != SQLITE_OK) {
             if (err)
                 kb_sb_printf(err, "SQL error: %s", sqlite3_errmsg(db));

@@ -115,7 +115,7 @@ static void gpu_half(const kb_selftest_opts *o, kb_selftest *t, const kb_plan *p
 {
     char err[1024] = "";
     kb_st_side gpu;
-    kb_status st = kb_st_side_open(&gpu, "cuda", o->cache_dir, o->device_index, dir, err, sizeof err);
+    kb_status st = kb_st_side_open(&gpu, "cuda", o->cache_dir, o->device_index, o->sm_override, dir, err, sizeof err);
     if (st != KB_OK) {
         not_run(t, 0, err);
         kb_st_side_close(&gpu);
@@ -184,7 +184,7 @@ kb_status kb_selftest_run(const kb_selftest_opts *o, kb_selftest *t, kb_sb *err)
     }
     snprintf(t->work_dir, sizeof t->work_dir, "%s", dir);
     snprintf(side, sizeof side, "%s/emu", dir);
-    if ((st = kb_st_side_open(&emu, "emu", o->cache_dir, 0, side, msg, sizeof msg)) != KB_OK) {
+    if ((st = kb_st_side_open(&emu, "emu", o->cache_dir, 0, o->sm_override, side, msg, sizeof msg)) != KB_OK) {
         kb_sb_printf(err, "the emulator: %s", msg);
         kb_st_side_close(&emu);
         kb_plan_free(&plan);

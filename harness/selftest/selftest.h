@@ -37,6 +37,8 @@ typedef struct {
     const char *cache_dir;   /* compile cache, NULL: default */
     int device_index;
     const char *work_dir;    /* where both sides dump their outputs (default: a temp folder) */
+    int sm_override;         /* --arch: both sides compile for this code of core/arch.h; 0: the GPU's own
+                              * (the emulator's default, sm_90) */
 } kb_selftest_opts;
 
 /* Run every check into *t. KB_OK; the planner's error when the suite cannot be planned

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-kb_status kb_st_side_open(kb_st_side *s, const char *name, const char *cache_dir, int device_index,
+kb_status kb_st_side_open(kb_st_side *s, const char *name, const char *cache_dir, int device_index, int sm_override,
                           const char *dir, char *err, size_t n)
 {
     memset(s, 0, sizeof *s);
@@ -20,6 +20,7 @@ kb_status kb_st_side_open(kb_st_side *s, const char *name, const char *cache_dir
                            .overrides = { 3, 3, 2.0 } };
     so.bo.cache_dir = cache_dir;
     so.bo.device_index = device_index;
+    so.bo.sm_override = sm_override;
     kb_sb msg;
     kb_sb_init(&msg);
     kb_status st = kb_session_open(&so, &s->s, &msg);

@@ -34,10 +34,12 @@ typedef struct {
     double copy_gbps, peak_gbps; /* [GB/s] a copy case's rate and the device's peak; 0 none */
 } kb_st_side;
 
-/* Open a session on backend `name` ("emu" or "cuda") for the selftest, dumping into dir
- * (created). A device whose toolchain fits no driver is opened (the selftest judges it).
- * KB_OK, or the backend's status with err filled (KB_ERR_SETUP: no such device). */
-kb_status kb_st_side_open(kb_st_side *s, const char *name, const char *cache_dir, int device_index,
+/* Open a session on backend `name` ("emu" or "cuda") for the selftest, compiling for
+ * sm_override (a code of core/arch.h; 0: the device's own), dumping into dir (created). A
+ * device whose toolchain fits no driver is opened (the selftest judges it). KB_OK, or the
+ * backend's status with err filled (KB_ERR_SETUP: no such device; KB_ERR_INPUT: an arch the
+ * device cannot load). */
+kb_status kb_st_side_open(kb_st_side *s, const char *name, const char *cache_dir, int device_index, int sm_override,
                           const char *dir, char *err, size_t n);
 
 /* Run every case of plan (borrowed until the next run or close) whose id contains filter

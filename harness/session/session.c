@@ -13,7 +13,6 @@
 #include "session/sink_files.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,11 +76,20 @@ static kb_status open_offline(kb_session *s, kb_sb *err)
     s->plan_caps = kb_backend_caps_of(s->o.backend);
     int sm = s->o.bo.sm_override ? s->o.bo.sm_override : 90;
     s->target = (kb_target){ sm, s->o.judge_caps ? s->plan_caps : 0, kb_arch_max_shmem_optin(sm) };
-    if (s->o.build && !(s->be = kb_backend_find(s->o.backend))) {
+    if (!s->o.build)
+        return KB_OK;
+    if (!(s->be = kb_backend_find(s->o.backend))) {
         kb_sb_printf(err, "unknown backend '%s' (expected cuda or emu)", s->o.backend);
         return KB_ERR_INPUT;
     }
-    return KB_OK;
+    if (s->o.build_ptx && s->be == &kb_backend_cuda)
+        s->be = &kb_backend_cuda_ptx;
+    /* the compiler's own list, read at run time (an older NVRTC lacks sm_100): before anything */
+    char why[768];
+    int r = kb_be_compiles_for(s->be, sm, why, sizeof why);
+    if (r <= 0)
+        kb_sb_printf(err, "--arch %s: %s", kb_arch_name(sm), why);
+    return r > 0 ? KB_OK : r == 0 ? KB_ERR_INPUT : KB_ERR_SETUP;
 }
 
 kb_status kb_session_open(const kb_session_opts *o, kb_session **out, kb_sb *err)
@@ -206,29 +214,22 @@ static void load_ceilings(kb_session *s)
         kb_report(KB_REPORT_INFO, "%s", s->peaks.measured_note);
 }
 
-void kb_session_store(kb_session *s, const char *records_path)
+void kb_session_store(kb_session *s, const char *db_path, const char *records_path)
 {
-    char *dir = strdup(records_path);
-    kb_sb db, note;
-    kb_sb_init(&db);
+    kb_sb note;
     kb_sb_init(&note);
-    if (!dir)   /* not "." instead: the store would silently move */
-        kb_out_of_memory("the records directory", strlen(records_path) + 1);
-    kb_sb_printf(&db, "%s/kbench.db", dirname(dir));
     kb_sink k;
-    if (kb_sink_store_open(db.s, records_path, &k, &note) != KB_OK)
-        kb_report(KB_REPORT_ERROR, "results store %s: %s (JSON Lines records only)", db.s, note.s);
-    else if (kb_session_add_sink(s, k) == KB_OK && (s->store_path = strdup(db.s)))
+    if (kb_sink_store_open(db_path, records_path, &k, &note) != KB_OK)
+        kb_report(KB_REPORT_ERROR, "results store %s: %s (JSON Lines records only)", db_path, note.s);
+    else if (kb_session_add_sink(s, k) == KB_OK && (s->store_path = strdup(db_path)))
         load_ceilings(s);
-    free(dir);
-    kb_sb_free(&db);
     kb_sb_free(&note);
 }
 
-kb_status kb_session_trace(kb_session *s, const char *path, const char *title)
+kb_status kb_session_trace(kb_session *s, const char *path, const char *title, kb_sb *err)
 {
     kb_sink k;
-    kb_status st = kb_sink_trace_open(path, title, &k);
+    kb_status st = kb_sink_trace_open(path, title, &k, err);
     return st == KB_OK ? kb_session_add_sink(s, k) : st;
 }
 
@@ -241,17 +242,18 @@ void kb_session_set_run_id(kb_session *s, const char *run_id)
 
 /* The compile workers: -j when given, else the cores (at most 8) for a session that only
  * compiles; for one that measures, the cores but one on a backend with a GPU timer (the
- * host only launches), and 1 on the emulator, whose timings are CPU time that a compiler
- * running beside them would inflate. */
+ * host only launches), and the cores on the emulator, which pauses the builds in flight
+ * while a timing window is open (backend/emu/emu_build.h): modules are built ahead of
+ * the cases while they verify, and no compiler's CPU time lands in a CPU-timed sample. */
 static int default_jobs(const kb_session *s)
 {
     if (s->o.jobs > 0)
         return s->o.jobs;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
-    if (s->o.offline)
+    if (s->o.offline || !(s->dev.caps & KB_CAP_GPU_TIMER))
         return n;
-    return s->dev.caps & KB_CAP_GPU_TIMER ? (n > 1 ? n - 1 : 1) : 1;
+    return n > 1 ? n - 1 : 1;
 }
 
 /* Peaks for the roofline, the flush buffer, overrides, dump and prune. */
@@ -346,6 +348,8 @@ int kb_session_check_shapes(const kb_session *s) { return kb_walk_check_shapes(s
 
 const char *kb_session_run_id(const kb_session *s) { return s->run_id; }
 
+const char *kb_session_store_path(const kb_session *s) { return s->store_path; }
+
 int kb_session_workers(const kb_session *s) { return s->workers; }
 
 int kb_session_modules_count(const kb_session *s) { return s->mods ? kb_modules_count(s->mods) : 0; }
@@ -359,6 +363,19 @@ void kb_session_prefetch(kb_session *s, const kb_cases_item *item)
 kb_status kb_session_datasheet_peaks(const kb_session *s, kb_peaks *out, kb_sb *note)
 {
     return kb_peaks_for_device(&s->dev, NULL, out, note);
+}
+
+kb_status kb_session_peaks_file_check(kb_sb *err)
+{
+    kb_sb why;
+    kb_sb_init(&why);
+    const char *path = kb_peaks_default_path();
+    kb_status st = kb_peaks_check_file(path, &why);
+    if (st != KB_OK)
+        kb_sb_printf(err, "peaks file%s %s", getenv("KBENCH_PEAKS") && *getenv("KBENCH_PEAKS") ? " (KBENCH_PEAKS)" : "",
+                     why.s);
+    kb_sb_free(&why);
+    return st;
 }
 
 kb_status kb_session_peaks_text(const kb_session *s, kb_sb *text, kb_sb *note)
@@ -403,10 +420,27 @@ void kb_session_build(kb_session *s, const kb_cases_item *item, kb_built *out)
     const kb_module_ref *b = kb_modules_get(s->mods, f->source, defs.s, s->target.sm);
     kb_sb_free(&defs);
     out->log = b->log;
+    out->artifact = b->status == KB_OK ? b->artifact : NULL;
     if (b->status != KB_OK)
         out->status = KB_BUILT_FAILED;
     else if (kb_be_build_resources(s->be, b->log, out->entry, &out->res) != 0)
         out->status = KB_BUILT_NO_REPORT;
+}
+
+int kb_session_module_id(const kb_session *s, const kb_cases_item *item, kb_sb *out)
+{
+    (void)s;   /* the target is the session's: one per session, so not part of the text */
+    const kb_family *f = item->f;
+    const kb_case *c = item->it.c;
+    if (!item->it.valid || !f->variants[c->variant].entry)
+        return -1;
+    kb_sb defs;
+    kb_sb_init(&defs);
+    kb_case_defines(f, c, &defs);
+    kb_sb_clear(out);
+    kb_sb_printf(out, "%s\n%s", f->source, defs.s);
+    kb_sb_free(&defs);
+    return 0;
 }
 
 /* ---- running the cases ---- */
@@ -414,7 +448,8 @@ void kb_session_build(kb_session *s, const kb_cases_item *item, kb_built *out)
 void kb_session_begin(kb_session *s)
 {
     kb_sink_run run = { s->run_id, s->plan ? s->plan->suite_name : "", kb_session_backend_name(s), &s->dev,
-                        s->target.sm, s->plan ? s->plan->n_cases : 0, &s->cases, kb_session_check_shapes(s) };
+                        s->target.sm, s->plan ? s->plan->n_cases : 0, &s->cases, kb_session_check_shapes(s),
+                        s->plan };
     kb_sinks_open(&s->sinks, &run);
     kb_interrupt_install();
 }
@@ -432,8 +467,10 @@ static int record(kb_session *s, const kb_cases_item *item, const kb_case_result
 {
     char when[32];
     kb_record_time_now(when);
+    int shape = item->it.c->shape_name;
     kb_record_ctx ctx = { .run_id = s->run_id, .suite = s->plan->suite_name, .time = when,
-                          .backend = s->be->name, .dev = &s->dev };
+                          .backend = s->be->name, .dev = &s->dev,
+                          .shape = shape >= 0 && shape < s->plan->n_shape_names ? s->plan->shape_names[shape] : NULL };
     json_t *rec = kb_record_json(&ctx, r);
     kb_sink_case c = { item, r, kb_case_status_name(r->status), rec, s->pipe.dump_err };
     int rc = kb_sinks_record(&s->sinks, &c);

@@ -26,6 +26,7 @@
 #define KB_SESSION_H
 
 #include "engine/case.h"
+#include "kernels/families.h"   /* the registry: `kbench list` shows it */
 #include "session/cases.h"
 #include "session/sink.h"
 
@@ -46,14 +47,19 @@ typedef struct {
     int offline;                  /* no device (list, compile, estimate): plan for the caps of
                                    * `backend` and --arch (default sm_90) */
     int build;                    /* offline: build modules for the target with `backend`'s
-                                   * compiler (NVRTC for cuda: no driver needed), never load */
+                                   * compiler (NVRTC for cuda: no driver needed), never load;
+                                   * the target must be one that compiler compiles for */
+    int build_ptx;                /* with build on cuda: PTX instead of CUBINs (compile --emit ptx;
+                                   * cached apart from the CUBINs) */
     int judge_caps;               /* offline: valid() sees the backend's caps (list); else none */
 } kb_session_opts;
 
 /* Open a session: the backend and its device, or (o->offline) a target with no device.
  * KB_OK with *out set (kb_session_close it); otherwise *out NULL and err says why:
- * KB_ERR_INPUT (an unknown backend, an --arch it refuses), KB_ERR_SETUP (no driver, no
- * device, the device query failed, no toolchain fits the driver), KB_ERR_OOM. */
+ * KB_ERR_INPUT (an unknown backend, an --arch it refuses or, building offline, one its
+ * compiler lacks: "--arch sm_100: NVRTC 12.4 (...) cannot compile for sm_100; ..."),
+ * KB_ERR_SETUP (no driver, no device, the device query failed, no toolchain fits the
+ * driver, no compiler to build with), KB_ERR_OOM. */
 kb_status kb_session_open(const kb_session_opts *o, kb_session **out, kb_sb *err);
 
 /* The compile cache and kernels directory (engine/setup.h) and --dump DIR (created, must
@@ -80,13 +86,16 @@ kb_status kb_session_select(kb_session *s, const char *const *filters, int n_fil
  * failure with err filled ("(--resume)" appended when reading resume failed). */
 kb_status kb_session_records(kb_session *s, const char *path, const char *resume, kb_sb *err);
 
-/* The SQLite store in the folder of records_path (<dir>/kbench.db) as a sink, and from it
- * the device's measured ceilings (once the pipeline has its peaks; reported). When the
- * store cannot be opened, that is reported and the records file stays the only output. */
-void kb_session_store(kb_session *s, const char *records_path);
+/* The SQLite store at db_path (a command's --db, else kb_store_default_path(): one place
+ * for every run, wherever its records file is) as a sink, its rows pointing at
+ * records_path, and from it the device's measured ceilings (once the pipeline has its
+ * peaks; reported). When the store cannot be opened, that is reported and the records
+ * file stays the only output. */
+void kb_session_store(kb_session *s, const char *db_path, const char *records_path);
 
-/* A Chrome trace at path, written as the run goes. KB_OK, or KB_ERR_IO (errno says why). */
-kb_status kb_session_trace(kb_session *s, const char *path, const char *title);
+/* A Chrome trace at path, written as the run goes (by the output rule, core/output.h).
+ * KB_OK, or KB_ERR_INPUT / KB_ERR_SETUP / KB_ERR_OOM with err naming path. */
+kb_status kb_session_trace(kb_session *s, const char *path, const char *title, kb_sb *err);
 
 /* Add a sink the command made (the session owns it from here). KB_OK or KB_ERR_OOM. */
 kb_status kb_session_add_sink(kb_session *s, kb_sink k);
@@ -96,8 +105,9 @@ void kb_session_set_run_id(kb_session *s, const char *run_id);
 
 /* Assemble the pipeline (once; later calls do nothing): modules and compile workers (-j
  * when given; else, measuring on a GPU timer, the cores but one (at most 8); on the
- * emulator 1, whose CPU timings a compiler beside them would inflate; offline the cores,
- * at most 8), peaks, ceilings, flush, overrides, dump, prune. What cannot be had (no
+ * emulator the cores, at most 8: it pauses the builds in flight during its timing
+ * windows, so none inflates a CPU timing; offline the cores, at most 8), peaks, ceilings,
+ * flush, overrides, dump, prune. What cannot be had (no
  * peaks for the device, no flush buffer) is reported, and the run goes on without it. */
 void kb_session_start(kb_session *s);
 
@@ -153,6 +163,7 @@ const kb_plan *kb_session_plan_of(const kb_session *s);         /* NULL before k
 const kb_cases *kb_session_cases(const kb_session *s);          /* the list of kb_session_select */
 int kb_session_check_shapes(const kb_session *s);               /* the plan holds the check shapes */
 const char *kb_session_run_id(const kb_session *s);
+const char *kb_session_store_path(const kb_session *s);         /* the store a sink writes, NULL: none */
 int kb_session_workers(const kb_session *s);                    /* compile workers running */
 int kb_session_modules_count(const kb_session *s);              /* distinct modules asked for */
 
@@ -161,6 +172,11 @@ void kb_session_prefetch(kb_session *s, const kb_cases_item *item);
 
 /* The device's datasheet peaks (engine/peaks.h). KB_OK, or the failure with note filled. */
 kb_status kb_session_datasheet_peaks(const kb_session *s, kb_peaks *out, kb_sb *note);
+/* The datasheet peaks file in use ($KBENCH_PEAKS, else data/peaks.json) checked as a whole:
+ * readable (a regular file of at most 4 MiB), valid JSON, a "gpus" array. KB_OK, or
+ * KB_ERR_SETUP with err = "peaks file PATH: why" (kbench devices exits 3 on it). */
+kb_status kb_session_peaks_file_check(kb_sb *err);
+
 /* The same, formatted for people (kb_peaks_format) into text, or why there are none into
  * note. KB_OK or the failure. */
 kb_status kb_session_peaks_text(const kb_session *s, kb_sb *text, kb_sb *note);
@@ -182,11 +198,20 @@ typedef struct {
     kb_built_status status;
     const char *entry;            /* the variant's kernel entry (NULL for a vendor call) */
     const char *log;              /* the compiler log (borrowed from the module table) */
+    const char *artifact;         /* KB_BUILT, KB_BUILT_NO_REPORT: the built file in the compile cache
+                                   * (a .cubin, or a .ptx with o->build_ptx; borrowed: read, never
+                                   * write); else NULL */
     kb_resources res;             /* fields -1 where unknown */
 } kb_built;
 
 /* Build item's module for the target in an offline session with o->build (the pipeline
  * started: kb_session_start) and read its resources from the build log. */
 void kb_session_build(kb_session *s, const kb_cases_item *item, kb_built *out);
+
+/* The identity of item's module for the session's target, as text equal exactly when two
+ * cases build the same module (its source and defines: "<source>\n<defines>"), into out
+ * (replacing its text): what names a module's file (compile --emit). 0, or -1 for a case
+ * with no module of kbench's (refused by valid(), or a vendor library call). */
+int kb_session_module_id(const kb_session *s, const kb_cases_item *item, kb_sb *out);
 
 #endif /* KB_SESSION_H */

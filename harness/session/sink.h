@@ -33,6 +33,7 @@ typedef struct {
     int64_t n_cases;              /* planned cases (the console's "[i/n]") */
     const kb_cases *cases;        /* the selected cases: todo, resumed, counts.repeats, id_width */
     int check_shapes;             /* the emulator runs the suite's check shapes */
+    const kb_plan *plan;          /* the plan the cases index (its shape names), NULL when none */
 } kb_sink_run;
 
 /* One finished case. */

@@ -1,6 +1,7 @@
 /* sink_files.c - the records file, the store and the trace as record sinks (see sink_files.h). */
 #include "session/sink_files.h"
 
+#include "core/output.h"
 #include "core/report.h"
 #include "results/record.h"
 #include "results/report_trace.h"
@@ -85,43 +86,60 @@ typedef struct {
     char *path;
 } trace_sink;
 
+/* Commit the trace (or give it up when failed), reporting a failure. */
+static void trace_end(trace_sink *s, int failed)
+{
+    if (!s->t.f)
+        return;
+    kb_sb err;
+    kb_sb_init(&err);
+    if (failed) {
+        kb_out_abort(&s->t.out);
+        s->t.f = NULL;
+    } else if (kb_trace_stream_close(&s->t, &err) != KB_OK) {
+        kb_report(KB_REPORT_ERROR, "--trace: %s", err.s);
+    }
+    kb_sb_free(&err);
+}
+
 static kb_status trace_record(void *self, const kb_sink_case *c)
 {
     trace_sink *s = self;
     kb_status st = kb_trace_stream_case(&s->t, c->rec);
     if (st != KB_OK) {
-        kb_report(KB_REPORT_ERROR, "--trace: cannot write %s; the trace stops here (records go on)", s->path);
-        kb_trace_stream_close(&s->t);
+        kb_report(KB_REPORT_ERROR, "--trace: cannot write %s: %s; no trace (the records go on)", s->path,
+                  strerror(errno));
+        trace_end(s, 1);
     }
     return st;
 }
 
-static void trace_close(void *self) { kb_trace_stream_close(&((trace_sink *)self)->t); }
+static void trace_close(void *self) { trace_end(self, 0); }
 
 static void trace_free(void *self)
 {
     trace_sink *s = self;
-    kb_trace_stream_close(&s->t);
+    trace_end(s, 0);
     free(s->path);
     free(s);
 }
 
 static const kb_sink_ops trace_ops = { "trace", KB_SINK_MIRROR, NULL, NULL, trace_record, trace_close, trace_free };
 
-kb_status kb_sink_trace_open(const char *path, const char *title, kb_sink *out)
+kb_status kb_sink_trace_open(const char *path, const char *title, kb_sink *out, kb_sb *err)
 {
     memset(out, 0, sizeof *out);
     trace_sink *s = calloc(1, sizeof *s);
     if (!s || !(s->path = strdup(path))) {
         free(s);
+        kb_sb_printf(err, "out of memory");
         return KB_ERR_OOM;
     }
-    if (kb_trace_stream_open(path, title, &s->t) != KB_OK) {
-        int e = errno;   /* the caller says why */
+    kb_status st = kb_trace_stream_open(path, title, &s->t, err);
+    if (st != KB_OK) {
         free(s->path);
         free(s);
-        errno = e;
-        return KB_ERR_IO;
+        return st;
     }
     *out = (kb_sink){ &trace_ops, s };
     return KB_OK;

@@ -16,9 +16,9 @@ kb_status kb_sink_jsonl_open(const char *path, const char *suite, kb_sink *out, 
  * set, or kb_store_open's status with err filled. */
 kb_status kb_sink_store_open(const char *db_path, const char *source, kb_sink *out, kb_sb *err);
 
-/* The trace at path (title: the trace's process name), closed when the run ends; a write
- * that fails is reported and the trace stops there (KB_SINK_MIRROR). KB_OK, or KB_ERR_IO
- * (errno says why) / KB_ERR_OOM. */
-kb_status kb_sink_trace_open(const char *path, const char *title, kb_sink *out);
+/* The trace at path by the output rule (core/output.h; title: the trace's process name),
+ * committed when the run ends; a write that fails is reported and the trace given up
+ * (KB_SINK_MIRROR). KB_OK, or core/output.h's statuses with err naming path. */
+kb_status kb_sink_trace_open(const char *path, const char *title, kb_sink *out, kb_sb *err);
 
 #endif /* KB_SESSION_SINK_FILES_H */

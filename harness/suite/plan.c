@@ -273,6 +273,7 @@ kb_status kb_plan_build(const kb_suite *s, const kb_family *const *fams, int n_f
         pe->column = e->column;
         snprintf(pe->family, sizeof pe->family, "%s", f->name);
         pe->measure = e->measure;
+        pe->requires = e->requires;
 
         x.f = f;
         x.e = e;

@@ -27,6 +27,7 @@ typedef struct {
     kb_measure_settings measure; /* the entry's measurement settings */
     int column;            /* 1-based column of the entry */
     int64_t n_cases;       /* cases this entry contributed to the plan */
+    unsigned requires;     /* KB_REQUIRE_* (suite.h) */
 } kb_plan_entry;
 
 typedef struct {
@@ -38,6 +39,8 @@ typedef struct {
     char **warnings; int n_warnings;         /* "file:line:col: ..." for the caller to print */
     char *description;                       /* "" when the suite has none */
     char *source;                            /* display name of the suite file */
+    int64_t n_not_planned;                   /* cases left out: their entry `requires:` what the
+                                              * target lacks (kb_walk_plan) */
 } kb_plan;
 
 /* Load the suite at path against fams[0..n_fams) and expand it. use_check_shapes:

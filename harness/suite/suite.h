@@ -19,6 +19,10 @@ typedef struct {
     int name;                        /* index into kb_suite.shape_names, -1 for an inline shape */
 } kb_suite_shape;
 
+/* An entry's `requires:` (kb_suite_entry.requires, kb_plan_entry.requires): planned only
+ * for a target that has it (kb_walk_plan); elsewhere its cases are counted, not planned. */
+#define KB_REQUIRE_GPU 1u             /* "gpu": a GPU (a backend with a GPU timer; not the emulator) */
+
 /* Axis ids of an entry (zip groups, where slots); params follow in declared order. */
 enum { KB_AXIS_VARIANT, KB_AXIS_DTYPE, KB_AXIS_SHAPE, KB_AXIS_PAD, KB_AXIS_LAUNCH, KB_AXIS_PARAM0 };
 #define KB_AXIS_MAX (KB_AXIS_PARAM0 + KB_MAX_PARAMS)
@@ -41,6 +45,7 @@ typedef struct {
     kb_expr **where; int n_where;     /* all must hold; compiled with KB_N_SLOTS slots */
     kb_measure_settings measure;      /* KB_MEASURE_DEFAULTS, then defaults:, then the entry's measure: */
     int64_t seed;                     /* suite seed inherited or overridden by the entry */
+    unsigned requires;                /* KB_REQUIRE_*: what the target must have for the entry to be planned */
 } kb_suite_entry;
 
 typedef struct {

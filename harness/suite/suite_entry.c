@@ -13,7 +13,8 @@
 #include "suite/suite_shape.h"
 
 static const char *const entry_keys[] = {
-    "family", "variant", "dtype", "shape", "params", "pad", "launch", "zip", "where", "measure", "seed", NULL
+    "family", "variant", "dtype", "shape", "params", "pad", "launch", "zip", "where", "measure", "seed",
+    "requires", NULL
 };
 
 typedef struct {
@@ -428,6 +429,26 @@ static kb_status load_where(entry_ctx *c)
     return st;
 }
 
+/* requires: gpu (a scalar or a list of them). */
+static kb_status load_requires(entry_ctx *c)
+{
+    const yaml_node_t *v = kb_yaml_get(c->y, c->node, "requires");
+    if (!v) return KB_OK;
+    if (v->type == YAML_MAPPING_NODE || kb_yaml_is_null(v))
+        return kb_yaml_fail(c->y, v, "expected gpu or a list of them for 'requires'");
+    int n = kb_yaml_len(v);
+    for (int i = 0; i < n; i++) {
+        const yaml_node_t *it = kb_yaml_item(c->y, v, i);
+        const char *text;
+        kb_status st = kb_yaml_scalar(c->y, it, "requires", &text);
+        if (st) return st;
+        if (strcmp(text, "gpu") != 0)
+            return kb_yaml_fail(c->y, it, "requires: expected gpu, got '%s'", text);
+        c->e->requires |= KB_REQUIRE_GPU;
+    }
+    return KB_OK;
+}
+
 kb_status kb_suite_load_entry(kb_loader *L, const yaml_node_t *n, int index, kb_suite_entry *e)
 {
     entry_ctx c = { 0 };
@@ -449,6 +470,7 @@ kb_status kb_suite_load_entry(kb_loader *L, const yaml_node_t *n, int index, kb_
     if ((st = load_inherited(&c))) goto done;
     if ((st = load_zip(&c))) goto done;
     if ((st = check_duplicates(&c))) goto done;
+    if ((st = load_requires(&c))) goto done;
     st = load_where(&c);
 done:
     free(c.variant_names);

@@ -81,52 +81,6 @@ static kb_status load_root(kb_loader *L, const yaml_node_t *root)
     return KB_OK;
 }
 
-/* Walk the YAML events once before building anything: one document only, nesting at
- * most KB_SUITE_MAX_DEPTH deep, at most KB_SUITE_MAX_NODES nodes. libyaml's own tree
- * builder takes tens of seconds on 100k-deep nesting; this pass costs a few ms. */
-static kb_status precheck(const char *text, const char *name, kb_sb *err)
-{
-    yaml_parser_t p;
-    yaml_event_t ev;
-    if (!yaml_parser_initialize(&p))
-        return KB_ERR_INTERNAL;
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
-    kb_status st = KB_OK;
-    int depth = 0, docs = 0;
-    long nodes = 0;
-    for (int done = 0; !done && st == KB_OK;) {
-        if (!yaml_parser_parse(&p, &ev))
-            break;                                /* the tree builder reports syntax errors */
-        int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT: done = 1; break;
-        case YAML_DOCUMENT_START_EVENT:
-            if (++docs > 1) {
-                kb_sb_printf(err, "%s:%d:%d: a second YAML document; a suite is one document", name, line, col);
-                st = KB_ERR_INPUT;
-            }
-            break;
-        case YAML_SEQUENCE_START_EVENT: case YAML_MAPPING_START_EVENT:
-            nodes++;
-            if (++depth > KB_SUITE_MAX_DEPTH) {
-                kb_sb_printf(err, "%s:%d:%d: nested more than %d levels deep", name, line, col, KB_SUITE_MAX_DEPTH);
-                st = KB_ERR_INPUT;
-            }
-            break;
-        case YAML_SCALAR_EVENT: case YAML_ALIAS_EVENT: nodes++; break;
-        case YAML_SEQUENCE_END_EVENT: case YAML_MAPPING_END_EVENT: depth--; break;
-        default: break;
-        }
-        if (nodes > KB_SUITE_MAX_NODES && st == KB_OK) {
-            kb_sb_printf(err, "%s:%d:%d: more than %d YAML nodes", name, line, col, KB_SUITE_MAX_NODES);
-            st = KB_ERR_INPUT;
-        }
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&p);
-    return st;
-}
-
 kb_status kb_suite_load_text(const char *text, const char *display_name,
                              const kb_family *const *fams, int n_fams, kb_suite *out, kb_sb *err)
 {
@@ -162,7 +116,7 @@ kb_status kb_suite_load_text(const char *text, const char *display_name,
         goto fail_parser;
     }
     kb_sb_clear(err);
-    if ((st = precheck(text, display_name, err)) != KB_OK)
+    if ((st = kb_yaml_precheck(text, display_name, "a suite", KB_SUITE_MAX_DEPTH, KB_SUITE_MAX_NODES, err)) != KB_OK)
         goto fail_pre;
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
     if (!yaml_parser_load(&parser, &doc)) {
@@ -190,43 +144,20 @@ fail_parser:
     return st;
 }
 
-/* Read the suite file: a regular file of at most KB_SUITE_MAX_BYTES with no NUL byte. */
+/* Read the suite file: a regular file of at most KB_SUITE_MAX_BYTES (opened without
+ * blocking: core/fsutil.h) with no NUL byte. */
 static kb_status read_suite(const char *path, kb_sb *text, kb_sb *err)
 {
-    struct stat st;
-    FILE *f = fopen(path, "rb");
-    if (!f || fstat(fileno(f), &st) != 0) {
-        kb_sb_printf(err, "%s: cannot open suite: %s", path, strerror(errno));
-        if (f) fclose(f);
-        return KB_ERR_IO;
-    }
-    kb_status rc = KB_OK;
-    if (!S_ISREG(st.st_mode)) {
-        kb_sb_printf(err, "%s: not a regular file (a suite is a YAML file)", path);
-        rc = KB_ERR_INPUT;
-    } else if (st.st_size > KB_SUITE_MAX_BYTES) {
-        kb_sb_printf(err, "%s: %lld bytes; a suite may have at most %d MiB", path, (long long)st.st_size,
-                     KB_SUITE_MAX_BYTES >> 20);
-        rc = KB_ERR_INPUT;
-    }
-    char buf[65536];
-    size_t n;
-    while (rc == KB_OK && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-        kb_sb_append(text, buf, n);
-        if (text->len > KB_SUITE_MAX_BYTES) {      /* it grew while we read it */
-            kb_sb_printf(err, "%s: more than %d MiB; a suite may have at most that", path, KB_SUITE_MAX_BYTES >> 20);
-            rc = KB_ERR_INPUT;
-        }
-    }
-    if (rc == KB_OK && ferror(f)) {
-        kb_sb_printf(err, "%s: cannot read suite: %s", path, strerror(errno));
-        rc = KB_ERR_IO;
-    }
-    fclose(f);
-    if (rc == KB_OK && strlen(text->s) != text->len) {
+    char *buf = NULL;
+    size_t len = 0;
+    kb_status rc = kb_fs_read_input(path, KB_SUITE_MAX_BYTES, "suite", &buf, &len, err);
+    if (rc == KB_OK && strlen(buf) != len) {
         kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);
         rc = KB_ERR_INPUT;
     }
+    if (rc == KB_OK)
+        kb_sb_append(text, buf, len);
+    free(buf);
     return rc;
 }
 

@@ -186,3 +186,47 @@ kb_status kb_yaml_check_axis(const kb_yctx *y, const yaml_node_t *n, const char 
         return kb_yaml_fail(y, n, "empty axis '%s'", what);
     return KB_OK;
 }
+
+kb_status kb_yaml_precheck(const char *text, const char *name, const char *what, int max_depth, long max_nodes,
+                           kb_sb *err)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    if (!yaml_parser_initialize(&p))
+        return KB_ERR_INTERNAL;
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
+    kb_status st = KB_OK;
+    int depth = 0, docs = 0;
+    long nodes = 0;
+    for (int done = 0; !done && st == KB_OK;) {
+        if (!yaml_parser_parse(&p, &ev))
+            break;                                /* the tree builder reports syntax errors */
+        int line = (int)ev.start_mark.line + 1, col = (int)ev.start_mark.column + 1;
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT: done = 1; break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++docs > 1) {
+                kb_sb_printf(err, "%s:%d:%d: a second YAML document; %s is one document", name, line, col, what);
+                st = KB_ERR_INPUT;
+            }
+            break;
+        case YAML_SEQUENCE_START_EVENT: case YAML_MAPPING_START_EVENT:
+            nodes++;
+            if (++depth > max_depth) {
+                kb_sb_printf(err, "%s:%d:%d: nested more than %d levels deep", name, line, col, max_depth);
+                st = KB_ERR_INPUT;
+            }
+            break;
+        case YAML_SCALAR_EVENT: case YAML_ALIAS_EVENT: nodes++; break;
+        case YAML_SEQUENCE_END_EVENT: case YAML_MAPPING_END_EVENT: depth--; break;
+        default: break;
+        }
+        if (nodes > max_nodes && st == KB_OK) {
+            kb_sb_printf(err, "%s:%d:%d: more than %ld YAML nodes", name, line, col, max_nodes);
+            st = KB_ERR_INPUT;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return st;
+}

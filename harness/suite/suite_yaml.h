@@ -16,6 +16,15 @@ typedef struct {
     kb_sb *err;        /* receives the one error message */
 } kb_yctx;
 
+/* Walk the YAML events of text once, before any tree is built (libyaml's tree builder
+ * takes tens of seconds on 100k-deep nesting; this pass costs a few ms): one document
+ * only, nested at most max_depth deep, at most max_nodes nodes. what names the document in
+ * the message ("a suite"). KB_OK (a syntax error is left to the tree builder, which names
+ * its place), KB_ERR_INPUT with "name:line:col: ..." in err, KB_ERR_INTERNAL when libyaml
+ * cannot start. */
+kb_status kb_yaml_precheck(const char *text, const char *name, const char *what, int max_depth, long max_nodes,
+                           kb_sb *err);
+
 /* Write "file:line:col: <message>" for node n (or 1:1 when n is NULL) into y->err,
  * replacing what was there, and return KB_ERR_INPUT. */
 kb_status kb_yaml_fail(const kb_yctx *y, const yaml_node_t *n, const char *fmt, ...)

@@ -3,6 +3,7 @@
 
 #include "engine/family.h"
 #include "engine/modules.h"
+#include "kernels/families.h"
 
 #include <string.h>
 
@@ -11,9 +12,33 @@ int kb_walk_check_shapes(unsigned caps, int full_shapes)
     return !(caps & KB_CAP_FULL_SPEED) && !full_shapes;
 }
 
+unsigned kb_walk_has(unsigned caps)
+{
+    return caps & KB_CAP_GPU_TIMER ? KB_REQUIRE_GPU : 0;
+}
+
+void kb_walk_drop_unmet(kb_plan *p, unsigned caps)
+{
+    unsigned has = kb_walk_has(caps);
+    int64_t kept = 0;
+    for (int64_t i = 0; i < p->n_cases; i++) {
+        kb_plan_entry *e = &p->entries[p->cases[i].entry];
+        if (e->requires & ~has) {
+            e->n_cases--;
+            p->n_not_planned++;
+        } else {
+            p->cases[kept++] = p->cases[i];
+        }
+    }
+    p->n_cases = kept;
+}
+
 kb_status kb_walk_plan(const char *path, unsigned caps, int full_shapes, kb_plan *out, kb_sb *err)
 {
-    return kb_suite_plan(path, kb_families, kb_n_families, kb_walk_check_shapes(caps, full_shapes), out, err);
+    kb_status st = kb_suite_plan(path, kb_families, kb_n_families, kb_walk_check_shapes(caps, full_shapes), out, err);
+    if (st == KB_OK)
+        kb_walk_drop_unmet(out, caps);
+    return st;
 }
 
 int kb_walk_selects(const kb_walk_opts *o, const char *id)

@@ -17,8 +17,16 @@
 int kb_walk_check_shapes(unsigned caps, int full_shapes);
 
 /* Plan the suite at path for a backend with caps (kb_walk_check_shapes decides the
- * shapes). As kb_suite_plan: KB_OK with *out owned by the caller, else the error. */
+ * shapes), without the cases of entries that require what caps lack (kb_walk_drop_unmet).
+ * As kb_suite_plan: KB_OK with *out owned by the caller, else the error. */
 kb_status kb_walk_plan(const char *path, unsigned caps, int full_shapes, kb_plan *out, kb_sb *err);
+
+/* The KB_REQUIRE_* bits (suite.h) a backend with caps has: gpu with KB_CAP_GPU_TIMER. */
+unsigned kb_walk_has(unsigned caps);
+
+/* Drop from plan p the cases of entries whose `requires:` caps do not meet, counting them
+ * in p->n_not_planned and out of their entries' n_cases (the order of the rest is kept). */
+void kb_walk_drop_unmet(kb_plan *p, unsigned caps);
 
 typedef struct {
     const char *const *filters;   /* a case is selected when its id contains any (none: all) */

@@ -51,7 +51,14 @@ static json_t *choice_json(const kb_tune_choice_row *c)
     json_object_set_new(o, "case_id", json_string(c->case_id));
     json_object_set_new(o, "median_us", real_or_null(c->median_us));
     json_object_set_new(o, "interval_us", json_pack("[oo]", real_or_null(c->lo_us), real_or_null(c->hi_us)));
-    json_object_set_new(o, "confidence", json_string(c->tie ? "tie" : "clear"));
+    json_object_set_new(o, "confidence", json_string(c->noisy ? "noise" : c->tie ? "tie" : "clear"));
+    if (c->noisy) {   /* no winner: the leader is kept for the record, never as a choice */
+        json_object_set_new(o, "no_winner", json_string("noise: the leader's noise is above the bound"));
+        json_object_set_new(o, "leader_variant", json_incref(json_object_get(o, "variant")));
+        json_object_set_new(o, "variant", json_null());
+        json_object_set_new(o, "leader_params", json_incref(json_object_get(o, "params")));
+        json_object_set_new(o, "params", json_null());
+    }
     json_object_set_new(o, "within_noise", json_integer(c->n_tied));
     json_object_set_new(o, "runners_up", json_string(c->tied));
     json_object_set_new(o, "timing", json_string(c->key.emulator ? "cpu" : "gpu"));
@@ -317,12 +324,17 @@ static void header_entry(FILE *out, const kb_tune_choice_row *c)
 /* The header's opening comment: what it is and where every entry was measured. */
 static void header_comment(FILE *out, const kb_tune_choice_row *rows, int n)
 {
-    int cpu = 0;
-    for (int i = 0; i < n; i++)
-        cpu += rows[i].key.emulator;
+    int cpu = 0, noisy = 0;
+    for (int i = 0; i < n; i++) {
+        noisy += rows[i].noisy;
+        cpu += rows[i].key.emulator && !rows[i].noisy;
+    }
     fprintf(out, "/* kbench_tuned.h - tile configurations chosen by `kbench tune`, written by `kbench export\n"
                  " * --format header`; do not edit. %d entries. Each keeps where it was measured (GPU, driver,\n"
-                 " * toolchain, time) and how sure the choice is (median, 95%% interval, clear or tie).\n", n);
+                 " * toolchain, time) and how sure the choice is (median, 95%% interval, clear or tie).\n", n - noisy);
+    if (noisy)
+        fprintf(out, " * %d problem%s without a winner (verdict noise: the leader's noise above the bound) %s left out.\n",
+                noisy, noisy == 1 ? "" : "s", noisy == 1 ? "is" : "are");
     if (cpu)
         fprintf(out, " * WARNING: %d entries were measured on kbench's CPU emulator (cpu_timing = 1, sm 0): CPU\n"
                      " * timings, not GPU measurements - they are not GPU choices, and a lookup returns them only\n"
@@ -334,15 +346,31 @@ static void header_comment(FILE *out, const kb_tune_choice_row *rows, int n)
 
 kb_status kb_tune_export_header(const kb_tune_choice_row *rows, int n, FILE *out, kb_sb *err)
 {
+    int winners = 0;
+    for (int i = 0; i < n; i++)
+        winners += !rows[i].noisy;
+    if (n > 0 && winners == 0) {   /* none at all is an empty table; only noise is refused */
+        kb_sb_printf(err, "no winner to export: every problem's leader is within its noise (verdict noise)");
+        return KB_ERR_INPUT;
+    }
     header_comment(out, rows, n);
     fprintf(out, "#ifndef KBENCH_TUNED_H\n#define KBENCH_TUNED_H\n\n#include <stddef.h>\n\n"
                  "#define KBENCH_TUNED_MAX_PARAMS %d\n", KB_MAX_PARAMS);
     fputs(header_head, out);
     fputs("static const kbench_tuned kbench_tuned_table[] = {\n", out);
+    int last = -1;
     for (int i = 0; i < n; i++) {
         const kb_tune_choice_row *c = &rows[i];
-        if (i == 0 || c->key.sm != rows[i - 1].key.sm || c->key.sm_count != rows[i - 1].key.sm_count ||
-            strcmp(c->key.device, rows[i - 1].key.device) != 0) {
+        if (c->noisy) {
+            fprintf(out, "    /* no winner (noise): ");
+            for (const char *p = c->problem; *p; p++)
+                fputc(*p == '*' || *p == '/' ? '_' : *p, out);
+            fprintf(out, " */\n");
+            continue;
+        }
+        const kb_tune_choice_row *prev = last >= 0 ? &rows[last] : NULL;   /* the last entry written */
+        if (!prev || c->key.sm != prev->key.sm || c->key.sm_count != prev->key.sm_count ||
+            strcmp(c->key.device, prev->key.device) != 0) {
             if (c->key.emulator)
                 fprintf(out, "    /* ---- %s: CPU emulator timings, sm 0 (no GPU): NOT GPU choices ---- */\n",
                         c->key.device);
@@ -352,8 +380,9 @@ kb_status kb_tune_export_header(const kb_tune_choice_row *rows, int n, FILE *out
         if (c->lookup[0])
             fprintf(out, "    /* %s */\n", c->lookup);
         header_entry(out, c);
+        last = i;
     }
-    if (n == 0)
+    if (winners == 0)
         fputs("    { \"\", \"\", \"\", 0, { 0 }, 0, \"\", \"\", 0, { { NULL, 0LL, NULL } }, 0, 0, 0, \"\", \"\", \"\", "
               "\"\", 0, 0, 0, \"\", 0 },   /* no entry: an empty table is not C11 */\n", out);
     fputs("};\n\n", out);

@@ -2,7 +2,7 @@
  *
  *   json         {"kbench_tuning": 1, "choices": [{problem, family, op, dtype, dims, pad,
  *                launch, variant, params {...}, case_id, median_us, interval_us [lo, hi],
- *                confidence "clear"|"tie", within_noise, runners_up, timing "gpu"|"cpu",
+ *                confidence "clear"|"tie"|"noise", within_noise, runners_up, timing "gpu"|"cpu",
  *                emulator, gpu {name, sm, sm_count, silicon}, driver, toolchain,
  *                source_hash, strategy, evaluations, space, time}, ...]}
  *   header       a C header: a table of kbench_tuned entries grouped per GPU (compute
@@ -18,7 +18,11 @@
  *                "CompilationFailedConfig" / "RuntimeFailedConfig"}} - the winner's variant
  *                only (a Kernel Tuner kernel is one kernel)
  * Rows measured on the emulator carry their CPU label in every format. Everything is read
- * from the rows' typed fields (tune/tunedb_types.h): no id is parsed here.
+ * from the rows' typed fields (tune/tunedb_types.h): no id is parsed here. A problem
+ * without a winner (verdict noise, winner.h) is never a choice: in JSON its variant and
+ * params are null (the leader in leader_variant and leader_params, "no_winner" says why),
+ * in the header a comment; a header of nothing but such problems is refused
+ * (KB_ERR_INPUT; no rows at all: an empty table).
  */
 #ifndef KB_TUNE_EXPORT_H
 #define KB_TUNE_EXPORT_H

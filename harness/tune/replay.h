@@ -2,48 +2,66 @@
  * simulation mode): each configuration's time comes from a file instead of a device.
  *
  * FILE is either
- *   kbench records (JSON Lines, as in results/): grouped into problems as `kbench tune`
- *     groups cases (space.h); a record that is not ok counts as failed; or
- *   a Kernel Tuner cache file: tune_params_keys / tune_params span the space, cache
- *     entries keyed "v1,v2,..." give "time" [ms] or an error string (InvalidConfig,
- *     CompilationFailedConfig, RuntimeFailedConfig: failed); a configuration of the space
- *     absent from the cache counts as failed (spaces of at most KB_REPLAY_MAX_SPACE; a
- *     larger one replays the cache's entries only). A file Kernel Tuner was still
- *     appending to (unterminated) is closed on load.
- * One problem is replayed: the one whose key contains the filter, else the largest.
+ *   a Kernel Tuner cache file: tune_params_keys / tune_params name the axes and their
+ *     values, the cache's entries (keyed "v1,v2,...", each holding its param values) are
+ *     the space - a configuration Kernel Tuner's restrictions removed is absent from the
+ *     cache and so from the space (it costs nothing). Each entry's "time" [ms] is its time,
+ *     or an error string: InvalidConfig (refused before compiling: it costs nothing, it is
+ *     never the best), CompilationFailedConfig or RuntimeFailedConfig (failed: an
+ *     evaluation spent, never the best). compile_time + verification_time +
+ *     benchmark_time + framework_time + strategy_time [ms] (the five time keys of
+ *     Willemsen et al.'s methodology; benchmark_time from `times` when absent) are what
+ *     evaluating it costs, for budgets in simulated seconds. A file Kernel Tuner was still
+ *     appending to (unterminated) is closed on load; or
+ *   kbench records (JSON Lines, any `run` or `tune` output): grouped into problems as
+ *     `kbench tune` groups cases (space.h); a record that is not ok counts as failed, a
+ *     skipped one as refused; wall_ms is what it cost. The problem replayed is the one
+ *     whose key contains the filter, else the largest.
+ * An axis whose values are all numbers is ordinal: its levels are ordered by value (a
+ * param that does not apply to a variant, "-", comes first); any other axis (the
+ * variant, strings, booleans) is categorical.
+ *
+ * Hostile input is refused with KB_ERR_INPUT and a message naming the file and the
+ * place: a file that is not regular or is larger than KB_REPLAY_MAX_BYTES, a name longer
+ * than KB_REPLAY_NAME_MAX, a repeated axis, an entry whose values are missing or not among
+ * tune_params, two entries of the same configuration, a time that is not a positive
+ * finite number below KB_REPLAY_MAX_TIME, dims or pad that are not integers in range,
+ * and a space in which no configuration has a time.
  */
 #ifndef KB_TUNE_REPLAY_H
 #define KB_TUNE_REPLAY_H
 
-#include "tune/space.h"
-
-#define KB_REPLAY_MAX_SPACE 1000000
-
-typedef struct {
-    char problem[384];             /* the problem key, or the Kernel Tuner kernel's name */
-    const char *format;            /* "kbench records" or "Kernel Tuner cache" */
-    int cpu;                       /* kbench records timed on the emulator (CPU time) */
-    int n, n_axes;
-    char axis[KB_TUNE_MAX_AXES][32];
-    int *level;                    /* [n * n_axes] */
-    double *time;                  /* [n] seconds-agnostic time; INFINITY failed */
-    char **label;                  /* [n] "BM=64,BN=64,..." */
-    int n_problems;                /* problems in the file (records) */
-    int absent;                    /* configurations missing from a Kernel Tuner cache (failed) */
-} kb_tune_replay;
+#include "tune/replay_types.h"
 
 /* Load path (either format) into *out. filter: a text the replayed problem's key must
  * contain (NULL: the largest). KB_ERR_INPUT with "path: ..." in err when the file is
- * neither format or no problem matches; KB_ERR_IO when unreadable. */
+ * hostile (see above), neither format, or no problem matches; KB_ERR_IO when it cannot
+ * be read (missing, a directory); KB_ERR_INTERNAL out of memory. Free with
+ * kb_tune_replay_free (also after an error). */
 kb_status kb_tune_replay_load(const char *path, const char *filter, kb_tune_replay *out, kb_sb *err);
 void kb_tune_replay_free(kb_tune_replay *r);
 
-/* The index of the fastest configuration, -1 when every one failed. */
-int kb_tune_replay_optimum(const kb_tune_replay *r);
+/* A Kernel Tuner cache from memory (text[0..len), not NUL-terminated; name for messages):
+ * as kb_tune_replay_load reads one. KB_OK, KB_ERR_INPUT (with "name: ..." in err),
+ * KB_ERR_INTERNAL. Free with kb_tune_replay_free (also after an error). */
+kb_status kb_tune_replay_parse_kt(const char *text, size_t len, const char *name, kb_tune_replay *out, kb_sb *err);
 
-/* The expected best time of `budget` configurations drawn at random without repeats (the
- * baseline Kernel Tuner's methodology scores strategies against), exactly: failed
- * configurations count as the slowest time. */
+/* The view of r for a strategy (the arrays stay r's; prior may be NULL). */
+kb_tune_view kb_tune_replay_view(const kb_tune_replay *r, const double *prior);
+
+/* The objective replaying r (user: the replay): the recorded time. */
+double kb_tune_replay_objective(void *user, int i);
+
+/* The index of the fastest configuration, -1 when every one failed or was refused. */
+int kb_tune_replay_optimum(const kb_tune_replay *r);
+/* Configurations a strategy can spend its budget on: n - refused. */
+int kb_tune_replay_candidates(const kb_tune_replay *r);
+
+/* Random sampling without repeats over the configurations that are not refused, failed
+ * ones counting as the slowest time, exactly (the baseline of Kernel Tuner's methodology):
+ * the expected best of `budget` draws, and the q-quantile (0 < q < 1) of that best.
+ * INFINITY when nothing has a time or budget < 1. */
 double kb_tune_replay_random_expected(const kb_tune_replay *r, int budget);
+double kb_tune_replay_random_quantile(const kb_tune_replay *r, int budget, double q);
 
 #endif /* KB_TUNE_REPLAY_H */

@@ -186,6 +186,33 @@ static int visit(void *user, const kb_walk_item *it)
     return add_config(p, f, it) < 0 ? 1 : 0;
 }
 
+/* Order the levels of p's ordinal axes (integer params) by value, so that strategies
+ * measuring distances along an axis see BM 32 < 64 < 128 whatever order the suite listed
+ * them in; the variant and choice params are categorical. */
+static void order_levels(kb_tune_problem *p, const kb_family *f)
+{
+    p->categorical[0] = 1;
+    for (int a = 1; a < p->n_axes; a++) {
+        p->categorical[a] = f->params[p->axis_param[a]].choices != NULL;
+        int nv = p->n_values[a], rank[256];
+        if (p->categorical[a] || nv > 256)
+            continue;
+        for (int i = 0; i < nv; i++) {
+            rank[i] = 0;
+            for (int j = 0; j < nv; j++)
+                rank[i] += p->values[a][j] < p->values[a][i];
+        }
+        int64_t sorted[256];
+        for (int i = 0; i < nv; i++)
+            sorted[rank[i]] = p->values[a][i];
+        memcpy(p->values[a], sorted, (size_t)nv * sizeof sorted[0]);
+        for (int c = 0; c < p->n; c++) {
+            int *l = &p->levels[(size_t)c * (size_t)p->n_axes + (size_t)a];
+            *l = rank[*l];
+        }
+    }
+}
+
 kb_status kb_tune_space_of_cases(const kb_plan *p, const kb_cases *l, kb_tune_space *out)
 {
     memset(out, 0, sizeof *out);
@@ -195,6 +222,8 @@ kb_status kb_tune_space_of_cases(const kb_plan *p, const kb_cases *l, kb_tune_sp
     for (int64_t i = 0; i < l->n && rc == 0; i++)
         rc = visit(&x, &l->items[i].it);
     kb_sb_free(&x.key);
+    for (int i = 0; rc == 0 && i < out->n; i++)
+        order_levels(&out->problems[i], p->fams[out->problems[i].family]);
     if (rc != 0) {
         kb_tune_space_free(out);
         return KB_ERR_INTERNAL;

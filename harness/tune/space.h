@@ -39,7 +39,8 @@ typedef struct {
     int n_axes;                    /* 1 + the family's config params */
     int axis_param[KB_TUNE_MAX_AXES]; /* axis -> param index (axis 0: -1, the variant) */
     int *levels;                   /* [n * n_axes] value index of each config on each axis */
-    int64_t *values[KB_TUNE_MAX_AXES]; /* distinct values seen per axis, in order of appearance */
+    int64_t *values[KB_TUNE_MAX_AXES]; /* distinct values per axis: integer params ascending, else in order seen */
+    unsigned char categorical[KB_TUNE_MAX_AXES]; /* 1: the variant, a choice param (levels are names) */
     int n_values[KB_TUNE_MAX_AXES];
 } kb_tune_problem;
 

@@ -3,10 +3,10 @@
 
 #include "core/fsutil.h"
 #include "core/report.h"
+#include "results/dbfile.h"
 #include "tune/tunedb_migrate.h"
 #include "tune/tunedb_sql.h"
 
-#include <libgen.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -342,7 +342,7 @@ static kb_status insert_choice(kb_tunedb *db, const kb_tune_key *key, const char
     kb_tsql_real(&c, ch->median_us);
     kb_tsql_real(&c, ch->lo_us);
     kb_tsql_real(&c, ch->hi_us);
-    kb_tsql_text(&c, ch->tie ? "tie" : "clear");
+    kb_tsql_text(&c, ch->noisy ? "noise" : ch->tie ? "tie" : "clear");
     kb_tsql_text(&c, ch->tied);
     kb_tsql_text(&c, ch->strategy);
     kb_tsql_int(&c, ch->evaluations);
@@ -387,6 +387,7 @@ static void read_choice(sqlite3_stmt *s, kb_tune_choice_row *ch)
     char verdict[16];
     kb_tsql_get_text(&c, verdict, sizeof verdict);
     ch->tie = strcmp(verdict, "tie") == 0;
+    ch->noisy = strcmp(verdict, "noise") == 0;
     kb_tsql_get_text(&c, ch->tied, sizeof ch->tied);
     kb_tsql_get_text(&c, ch->strategy, sizeof ch->strategy);
     ch->evaluations = (int)kb_tsql_get_int(&c);
@@ -442,8 +443,9 @@ static kb_status v1_choice(void *user, const kb_tune_key *k, const char *source,
     return insert_choice(user, k, source, c, stale, err);
 }
 
-/* Bring t to schema 2: create it (writable), migrate schema 1, or refuse anything else. */
-static kb_status ready(kb_tunedb *t, const char *path, int writable, const char *where, kb_sb *err)
+/* Bring t to schema 2: create the tables (empty: a new database), migrate schema 1, or
+ * refuse anything else (the file unchanged). */
+static kb_status ready(kb_tunedb *t, const char *path, int empty, const char *where, kb_sb *err)
 {
     int v1 = kb_tunedb_is_v1(t->db);
     if (v1 < 0) {
@@ -454,7 +456,7 @@ static kb_status ready(kb_tunedb *t, const char *path, int writable, const char 
         kb_tunedb_v1_sink sink = { t, v1_entry, v1_choice };
         return kb_tunedb_v1_migrate(t->db, schema, &sink, path, where, err);
     }
-    if (writable && sqlite3_exec(t->db, schema, NULL, NULL, NULL) != SQLITE_OK)
+    if (empty && sqlite3_exec(t->db, schema, NULL, NULL, NULL) != SQLITE_OK)
         return db_error(t, path, err);
     if (!kb_tunedb_is_v2(t->db)) {
         kb_sb_printf(err, "%s: not a tuning database of a schema this kbench knows (schema 2: tune_entries, "
@@ -464,33 +466,29 @@ static kb_status ready(kb_tunedb *t, const char *path, int writable, const char 
     return KB_OK;
 }
 
-static kb_tunedb *open_handle(const char *path, int flags, kb_sb *err)
+/* Bring the database opened for writing at path to schema 2 (a new or empty one created,
+ * schema 1 migrated), then set its ids (results/dbfile.h): a refusal changes nothing. */
+static kb_status ready_to_write(kb_tunedb *t, const char *path, int empty, kb_sb *err)
 {
-    kb_tunedb *t = calloc(1, sizeof *t);
-    if (!t) {
-        kb_sb_printf(err, "%s: out of memory", path);
-        return NULL;
-    }
-    if (sqlite3_open_v2(path, &t->db, flags, NULL) != SQLITE_OK) {
-        kb_sb_printf(err, "%s: %s", path, t->db ? sqlite3_errmsg(t->db) : "cannot open");
-        kb_tunedb_close(t);
-        return NULL;
-    }
-    sqlite3_busy_timeout(t->db, 10000);
-    return t;
+    kb_status st = ready(t, path, empty, "in place", err);
+    return st == KB_OK ? kb_db_claim(t->db, path, &kb_db_tune_kind, err) : st;
 }
 
 kb_status kb_tunedb_open(const char *path, kb_tunedb **out, kb_sb *err)
 {
     *out = NULL;
-    char *dir = strdup(path);
-    if (dir && strcmp(dirname(dir), ".") != 0)
-        kb_fs_mkdir_p(dirname(strcpy(dir, path)));
-    free(dir);
-    kb_tunedb *t = open_handle(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, err);
-    if (!t)
-        return KB_ERR_IO;
-    kb_status st = ready(t, path, 1, "in place", err);
+    if (!strcmp(path, KB_TUNEDB_DEFAULT_PATH))   /* kbench's own place: results/ made */
+        kb_fs_mkdir_parent(path);
+    kb_tunedb *t = calloc(1, sizeof *t);
+    if (!t) {
+        kb_sb_printf(err, "%s: out of memory", path);
+        return KB_ERR_OOM;
+    }
+    /* kbench's own tuning database, an empty one or an earlier kbench's (results/dbfile.h) */
+    int empty = 0;
+    kb_status st = kb_db_open_owner(path, &kb_db_tune_kind, &t->db, &empty, err);
+    if (st == KB_OK)
+        st = ready_to_write(t, path, empty, err);
     if (st != KB_OK) {
         kb_tunedb_close(t);
         return st;
@@ -506,7 +504,7 @@ static kb_status into_memory(kb_tunedb *t, const char *path, kb_sb *err)
     if (sqlite3_open(":memory:", &mem) != SQLITE_OK) {
         sqlite3_close(mem);
         kb_sb_printf(err, "%s: out of memory", path);
-        return KB_ERR_IO;
+        return KB_ERR_OOM;
     }
     sqlite3_backup *b = sqlite3_backup_init(mem, "main", t->db, "main");
     int rc = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
@@ -515,18 +513,27 @@ static kb_status into_memory(kb_tunedb *t, const char *path, kb_sb *err)
     t->db = mem;
     if (rc != SQLITE_DONE)
         return db_error(t, path, err);
-    return ready(t, path, 1, "in memory for this read (the file is unchanged; kbench tune --db migrates it in "
+    return ready(t, path, 0, "in memory for this read (the file is unchanged; kbench tune --db migrates it in "
                  "place)", err);
 }
 
 kb_status kb_tunedb_open_readonly(const char *path, kb_tunedb **out, kb_sb *err)
 {
     *out = NULL;
-    kb_tunedb *t = open_handle(path, SQLITE_OPEN_READONLY, err);
-    if (!t)
-        return KB_ERR_IO;
-    int v1 = kb_tunedb_is_v1(t->db);
-    kb_status st = v1 > 0 ? into_memory(t, path, err) : ready(t, path, 0, "", err);
+    kb_tunedb *t = calloc(1, sizeof *t);
+    if (!t) {
+        kb_sb_printf(err, "%s: out of memory", path);
+        return KB_ERR_OOM;
+    }
+    int empty = 0;
+    kb_status st = kb_db_open_read(path, &kb_db_tune_kind, &t->db, &empty, err);
+    if (st == KB_OK && empty) {
+        kb_sb_printf(err, "%s: an empty file, not a tuning database (kbench tune fills one)", path);
+        st = KB_ERR_INPUT;
+    }
+    int v1 = st == KB_OK ? kb_tunedb_is_v1(t->db) : 0;
+    if (st == KB_OK)
+        st = v1 > 0 ? into_memory(t, path, err) : ready(t, path, 0, "", err);
     if (st != KB_OK) {
         kb_tunedb_close(t);
         return st;

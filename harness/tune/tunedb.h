@@ -20,8 +20,11 @@
  *   tune_params   the configuration params of each entry, one row per param (name, value,
  *                 choice: the choice's name for a choice param, NULL for an integer), in the
  *                 family's order (idx); a choice's params are its winner entry's
- *   tune_choices  one row per problem and key: the winner, its 95% interval, tie or clear,
- *                 the tied runners-up, the problem's typed columns again
+ *   tune_choices  one row per problem and key: the winner, its 95% interval (tune/winner.h:
+ *                 in log space; NULL when its noise is unknown), the verdict - clear, tie, or
+ *                 noise when there is no winner because the leader's noise is above winner.h's
+ *                 bound (the row keeps the leader, never exported) - the tied runners-up,
+ *                 the problem's typed columns again
  * The emulator has its own device identity: device "kbench emulator (sm_XX)", sm 0 and SM
  * count 0 (no GPU's compute capability), arch XX (what its kernels were compiled for) and
  * cpu_timing 1 - never the key of the GPU it compiles for. A database of schema 1 (params as
@@ -36,20 +39,23 @@
 #include "tune/tunedb_key.h"
 #include "tune/tunedb_types.h"
 
-
-
 typedef struct kb_tunedb kb_tunedb;
 
-/* Open (creating it and its parent directory) the database at path to read and write,
- * migrating one of schema 1 in place in one transaction (tune/tunedb_migrate.h; said
- * through kb_report). KB_ERR_IO with "path: message" in err when it cannot be opened;
- * KB_ERR_INPUT when the file is not a tuning database of a schema this kbench knows, or a
- * schema-1 row cannot be migrated (the file is left as it was, the message names the row). */
+/* Open the database at path to read and write (created, with its tables; results/ made
+ * for the default path): kbench's own tuning database, an empty one, or an earlier
+ * kbench's (results/dbfile.h: application_id 0x6b627464 "kbtd", adopted by its tables);
+ * one of schema 1 is migrated in place in one transaction (tune/tunedb_migrate.h; said
+ * through kb_report), and only then are its ids set. "path: message" in err on failure:
+ * KB_ERR_INPUT (another database, a directory or device, a schema this kbench does not
+ * know, a schema-1 row that cannot be migrated: the file left as it was, the row named),
+ * KB_ERR_SETUP (read-only, locked, no permission), KB_ERR_IO, KB_ERR_OOM. */
 kb_status kb_tunedb_open(const char *path, kb_tunedb **out, kb_sb *err);
 
-/* Open the database at path to read only: the file is never written. One of schema 1 is
- * copied into memory and migrated there (said through kb_report). Statuses as above;
- * KB_ERR_INPUT too when path holds no tuning database. */
+/* Open an existing tuning database at path to read only: the file is never written, not
+ * even a journal. One of schema 1 is copied into memory and migrated there (said through
+ * kb_report). KB_ERR_INPUT when path is missing, empty, not SQLite or not a tuning
+ * database; KB_ERR_SETUP when it cannot be read (locked, no permission); "path: message"
+ * in err. */
 kb_status kb_tunedb_open_readonly(const char *path, kb_tunedb **out, kb_sb *err);
 void kb_tunedb_close(kb_tunedb *db);
 

@@ -3,6 +3,7 @@
 
 #include "core/report.h"
 #include "engine/family.h"
+#include "kernels/families.h"
 #include "tune/tunedb_key.h"
 #include "tune/tunedb_sql.h"
 
@@ -223,7 +224,9 @@ static kb_status read_choices(sqlite3 *h, const kb_tunedb_v1_sink *sink, int *n,
         ch->median_us = kb_tsql_get_real(&c);
         ch->lo_us = kb_tsql_get_real(&c);
         ch->hi_us = kb_tsql_get_real(&c);
-        ch->tie = !strcmp(c_text(&c), "tie");
+        const char *verdict = c_text(&c);
+        ch->tie = !strcmp(verdict, "tie");
+        ch->noisy = !strcmp(verdict, "noise");   /* a schema-1 file of the tuner branch (issue 24) */
         snprintf(ch->tied, sizeof ch->tied, "%s", c_text(&c));
         snprintf(ch->strategy, sizeof ch->strategy, "%s", c_text(&c));
         ch->evaluations = (int)kb_tsql_get_int(&c);

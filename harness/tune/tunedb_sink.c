@@ -25,7 +25,8 @@ const char *kb_tunedb_sink_source(kb_tunedb_sink *t, int family, const kb_family
     kb_sb path;
     kb_sb_init(&path);
     kb_sb_printf(&path, "%s/%s", kb_kernels_dir(), f->source);
-    kb_compile_req req = { path.s, kb_kernels_dir(), NULL, 0, kb_session_device(t->s)->sm };
+    /* the arch compiled for (--arch): a source's key for sm_90a is not sm_90's */
+    kb_compile_req req = { path.s, kb_kernels_dir(), NULL, 0, kb_session_target_sm(t->s) };
     char key[KB_CACHE_KEY_LEN + 1];
     if (kb_cache_key(be, bx, &req, key, NULL) == KB_OK)
         snprintf(h, 40, "%s", key);
@@ -97,8 +98,10 @@ static void put(kb_tunedb_sink *t, const char *source, const kb_tune_entry *e)
 {
     kb_sb err;
     kb_sb_init(&err);
-    if (kb_tunedb_put(t->db, &t->key, source, e, &err) != KB_OK)
+    if (kb_tunedb_put(t->db, &t->key, source, e, &err) != KB_OK) {
         kb_report(KB_REPORT_ERROR, "tuning database: %s", err.s);
+        t->failed++;
+    }
     kb_sb_free(&err);
 }
 

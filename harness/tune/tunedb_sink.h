@@ -18,6 +18,7 @@ typedef struct {
     kb_tune_key key;
     char source[KB_TUNE_MAX_FAMILIES][40]; /* per family: its kernel source's hash ("" not yet) */
     int hold;                      /* 1: records are not entered (re-measurements, pooled later) */
+    int failed;                    /* writes the database refused (locked, full): the run exits 3 */
 } kb_tunedb_sink;
 
 /* Open the database at path for session s (its key from s's device and toolchain).

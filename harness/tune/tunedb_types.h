@@ -72,6 +72,7 @@ typedef struct {
     kb_tune_config_desc cfg;       /* the winner's */
     double median_us, lo_us, hi_us; /* [us] */
     int tie;
+    int noisy;                     /* no winner: the leader's noise is above the bound (verdict "noise") */
     int n_tied;                    /* configurations within the winner's noise */
     char tied[1024];               /* the runners-up within noise: "config (median us)", "; "-joined */
     char strategy[16];

@@ -6,9 +6,13 @@
 
 void kb_tune_interval(const kb_tune_result *r, double *lo, double *hi)
 {
-    double half = isfinite(r->noise) && r->noise >= 0 ? KB_TUNE_Z95 * r->noise * r->median_us : r->median_us;
-    *lo = r->median_us > half ? r->median_us - half : 0.0;   /* a time is never negative */
-    *hi = r->median_us + half;
+    if (!(isfinite(r->noise) && r->noise >= 0)) {
+        *lo = *hi = NAN;
+        return;
+    }
+    double f = exp(KB_TUNE_Z95 * r->noise);   /* log(median) +- 1.96 x its standard error */
+    *lo = r->median_us / f;
+    *hi = r->median_us * f;
 }
 
 /* Tie-break order: -1 when a goes first. Unknown resources (-1) compare equal. */
@@ -23,7 +27,7 @@ static int before(const kb_tune_result *a, const kb_tune_result *b)
     return strcmp(a->id ? a->id : "", b->id ? b->id : "") < 0 ? -1 : 1;
 }
 
-int kb_tune_choose(const kb_tune_result *r, int n, kb_tune_choice *out)
+int kb_tune_choose(const kb_tune_result *r, int n, double max_noise, kb_tune_choice *out)
 {
     memset(out, 0, sizeof *out);
     out->winner = -1;
@@ -42,7 +46,7 @@ int kb_tune_choose(const kb_tune_result *r, int n, kb_tune_choice *out)
             continue;
         double l, h;
         kb_tune_interval(&r[i], &l, &h);
-        if (i != lead && (l > hi || h < lo))
+        if (i != lead && (l > hi || h < lo))   /* NAN on either side: not separated, within noise */
             continue;
         n_within += i != lead;
         if (n_set == KB_TUNE_MAX_TIED + 1 && before(&r[i], &r[set[n_set - 1]]) > 0)
@@ -60,5 +64,6 @@ int kb_tune_choose(const kb_tune_result *r, int n, kb_tune_choice *out)
     for (int k = 1; k < n_set && k - 1 < KB_TUNE_MAX_TIED; k++)
         out->tied[k - 1] = set[k];
     kb_tune_interval(&r[out->winner], &out->lo_us, &out->hi_us);
+    out->noisy = !(r[out->winner].noise <= (max_noise > 0 ? max_noise : KB_TUNE_NOISE_BOUND));
     return out->winner;
 }

@@ -60,6 +60,7 @@ static double env_num(const char *name, double def)
 
 int arch(void) { return (int)env_num("KBENCH_FAKE_CUDA_ARCH", 90); }
 int driver(void) { return (int)env_num("KBENCH_FAKE_CUDA_DRIVER", 13000); }
+int sm_count(void) { return (int)env_num("KBENCH_FAKE_CUDA_SMS", 4); }
 double slowdown(void) { return env_num("KBENCH_FAKE_CUDA_SLOWDOWN", 1.0); }
 double kernel_ns(void) { return env_num("KBENCH_FAKE_CUDA_KERNEL_NS", 10000.0); }
 long fault_at(void)
@@ -68,15 +69,19 @@ long fault_at(void)
     return n ? n : (long)env_num("FAKE_CUDA_FAULT", 0);
 }
 
-int fails(const char *fn)
+/* fn is an entry of the comma-separated list in the environment variable env. */
+static int listed(const char *env, const char *fn)
 {
-    const char *list = getenv("KBENCH_FAKE_CUDA_FAIL");
+    const char *list = getenv(env);
     size_t n = strlen(fn);
     for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
         if (!strncmp(p, fn, n) && (p[n] == ',' || !p[n]))
             return 1;
     return 0;
 }
+
+int fails(const char *fn) { return listed("KBENCH_FAKE_CUDA_FAIL", fn); }
+int missing(const char *fn) { return listed("KBENCH_FAKE_CUDA_MISSING", fn); }
 
 /* ---- the device's state ---- */
 
@@ -266,7 +271,7 @@ CUresult sync_point(void)
     if (sticky)
         return sticky;
     if (fault_pending)
-        return sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+        return sticky = (CUresult)fault_pending;
     return CUDA_SUCCESS;
 }
 

@@ -51,13 +51,21 @@ static void read_info(const unsigned char *b, size_t n, fake_entry *e)
         if (attr == 0x19 && fmt == 3)
             e->param_bytes = (int)v16;
         else if (attr == 0x17 && len >= 12) {
-            uint16_t ordinal;
+            uint16_t ordinal, offset;
             uint32_t flags;
             memcpy(&ordinal, data + 4, sizeof ordinal);
+            memcpy(&offset, data + 6, sizeof offset);
             memcpy(&flags, data + 8, sizeof flags);
-            if (ordinal < FAKE_MAX_PARAMS)
+            if (ordinal < FAKE_MAX_PARAMS) {
                 e->param_size[ordinal] = (int)(flags >> 18);
+                e->param_offset[ordinal] = (int)offset;
+            }
             e->n_params++;
+        }
+        else if (attr == 0x0a && len >= 8) {
+            uint16_t offset;
+            memcpy(&offset, data + 4, sizeof offset);
+            e->param_cbank = (int)offset;
         }
         else if (attr == 0x05 && len >= 12) {
             uint32_t t[3];
@@ -66,6 +74,22 @@ static void read_info(const unsigned char *b, size_t n, fake_entry *e)
         }
         i += 4 + len;
     }
+}
+
+/* .nv.compat holds records as .nv.info does; {format 2 (a byte value), attribute 0x09} says
+ * whether the image is arch-specific (fake_cubin.h). */
+static int read_specific(const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i + 4 <= n;) {
+        unsigned fmt = b[i], attr = b[i + 1];
+        size_t len = fmt == 4 ? ((size_t)b[i + 2] | (size_t)b[i + 3] << 8) : 0;
+        if (fmt == 2 && attr == 0x09)
+            return b[i + 2] != 0;
+        if (fmt < 1 || fmt > 4 || i + 4 + len > n)
+            break;
+        i += 4 + len;
+    }
+    return 0;
 }
 
 /* The global .nv.info holds EIATTR_REGCOUNT (0x2f) records {u32 symbol index, u32 count}. */
@@ -136,6 +160,8 @@ int fake_cubin_parse(const void *image, fake_image *out)
         fake_entry *e;
         if (!strcmp(nm, ".note.nv.tkinfo"))
             out->toolkit_major = toolkit_major(p, &sh[i]);
+        else if (!strcmp(nm, ".nv.compat"))
+            out->specific = read_specific(p + sh[i].sh_offset, sh[i].sh_size);
         else if (!strncmp(nm, ".nv.info.", 9) && (e = (fake_entry *)fake_cubin_entry(out, nm + 9)) != NULL)
             read_info(p + sh[i].sh_offset, sh[i].sh_size, e);
         else if (!strncmp(nm, ".nv.shared.", 11) && (e = (fake_entry *)fake_cubin_entry(out, nm + 11)) != NULL)

@@ -9,7 +9,8 @@
  *     destroyed (CUDA_ERROR_INVALID_HANDLE; device pointers: CUDA_ERROR_INVALID_VALUE,
  *     and copies/fills inside an allocation);
  *   - module images are CUBINs parsed by fake_cubin.c: not a CUBIN -> INVALID_IMAGE; built
- *     for another major arch or a newer minor than the device -> NO_BINARY_FOR_GPU; built by
+ *     for another major arch or a newer minor than the device, or arch-specific (sm_90a,
+ *     sm_100a, sm_120a) for any other compute capability than its own -> NO_BINARY_FOR_GPU; built by
  *     a toolkit of a newer CUDA major than the driver -> UNSUPPORTED_PTX_VERSION (*assumed*:
  *     what users report for newer-toolkit images; no document names the code for a CUBIN);
  *     cuModuleGetFunction of a name the image lacks -> NOT_FOUND;
@@ -25,6 +26,39 @@
  *   - cuMemcpyHtoD/DtoH are synchronous on the legacy stream, which waits for every blocking
  *     stream (a held one: until the blocking kernel gives up); cuMemHostAlloc takes PORTABLE,
  *     DEVICEMAP and WRITECOMBINED only, and only DEVICEMAP memory has a device pointer;
+ *   - cuLaunchKernelEx: as cuLaunchKernel, and with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION of
+ *     more than one block (CUDA Programming Guide "Thread Block Clusters"; Driver API
+ *     CUlaunchAttributeValue::clusterDim): no cluster dim 0 (INVALID_VALUE); and else
+ *     CUDA_ERROR_INVALID_CLUSTER_SIZE ("cluster misconfiguration"; the code is *assumed* for
+ *     each breach, no document names one per rule) for a device below compute capability 9.0,
+ *     a grid not a multiple of the cluster in every dimension, more than 8 blocks (the
+ *     portable size) or, with the function's NON_PORTABLE_CLUSTER_SIZE_ALLOWED, more than 16,
+ *     more blocks than the device has SMs, and a block that does not fit on one SM (threads,
+ *     64 K registers, shared memory per SM less 1 KB per block: no cluster can be resident).
+ *     Any other launch attribute: NOT_SUPPORTED (not modelled);
+ *   - cuGetProcAddress (cuda.h binds it to cuGetProcAddress_v2; Driver API "Driver Entry Point
+ *     Access"): a cudaVersion above the driver's -> INVALID_VALUE; else CUDA_SUCCESS with *pfn
+ *     NULL and symbolStatus SYMBOL_NOT_FOUND for an entry point this driver lacks (one newer
+ *     than KBENCH_FAKE_CUDA_DRIVER, or listed in KBENCH_FAKE_CUDA_MISSING), VERSION_NOT_SUFFICIENT
+ *     for a cudaVersion older than the one that introduced it; it knows cuTensorMapEncodeTiled
+ *     (12.0) and cuLaunchKernelEx (11.8);
+ *   - cuTensorMapEncodeTiled (fake_tmap.c, each rule with the sentence of its documentation):
+ *     the tensorMap address 64-byte aligned; tensorDataType a CUtensorMapDataType; tensorRank
+ *     1..5, >= 3 with interleave; globalAddress 16-byte aligned (32 with INTERLEAVE_32B);
+ *     globalDim 1..2^32; globalStrides multiples of 16 (32 with INTERLEAVE_32B) below 2^40;
+ *     boxDim 1..256 and, without interleave, boxDim[0] x element size a multiple of 16 bytes
+ *     and at most the swizzle's span (32/64/128 B); INTERLEAVE_32B only with SWIZZLE_32B;
+ *     elementStrides 1..8; the enums in range; NAN_REQUEST_ZERO_FMA only for float types: each
+ *     breach INVALID_VALUE. A device below compute capability 9.0 -> NOT_SUPPORTED (*assumed*
+ *     code: "only supported on devices of compute capability 9.0 or higher", no code named);
+ *     the packed types (16U4/16U6) and the 128B_ATOM swizzles -> NOT_SUPPORTED (not modelled).
+ *     The map it writes is fake_tmap below. A launch given a map (kernelParams[i] starting with
+ *     FAKE_TMAP_MAGIC) runs and faults at the next synchronisation when the parameter is not
+ *     the 128-byte map by value (an 8-byte pointer parameter: ILLEGAL_ADDRESS) or not 64-byte
+ *     aligned where it lands in constant bank 0 (EIATTR_PARAM_CBANK's offset + its own, see
+ *     fake_cubin.h; MISALIGNED_ADDRESS; both codes *assumed*: a map lives
+ *     64-byte aligned, as the tensorMap rule and CUtensorMap's declared alignment say, and no
+ *     document names the fault);
  *   - stream capture: a synchronising or allocating call while a stream captures fails with
  *     STREAM_CAPTURE_UNSUPPORTED and invalidates the capture (end capture then returns
  *     STREAM_CAPTURE_INVALIDATED);
@@ -45,6 +79,7 @@
  * Environment:
  *   KBENCH_FAKE_CUDA_DRIVER    cuDriverGetVersion (default 13000; 12040 = an R550 driver)
  *   KBENCH_FAKE_CUDA_ARCH      compute capability x10 (default 90)
+ *   KBENCH_FAKE_CUDA_SMS       multiprocessors (default 4)
  *   KBENCH_FAKE_CUDA_NAME      device name (default "Fake GPU")
  *   KBENCH_FAKE_CUDA_SLOWDOWN  factor on every GPU duration (default 1)
  *   KBENCH_FAKE_CUDA_KERNEL_NS GPU time of one kernel (default 10000)
@@ -53,6 +88,8 @@
  *                              is the older spelling of N = 1
  *   KBENCH_FAKE_CUDA_HOST_LAUNCH_US  each kernel or graph launch call also takes this many
  *                              microseconds of real time (a slow host launch path)
+ *   KBENCH_FAKE_CUDA_MISSING   comma-separated driver entry points cuGetProcAddress does not
+ *                              find (a driver built without them)
  *   KBENCH_FAKE_CUDA_FAIL      comma-separated driver function names (cuEventRecord, ...): while
  *                              set, each call of those returns CUDA_ERROR_UNKNOWN (not sticky)
  *
@@ -64,6 +101,8 @@
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
 
+#include <stdint.h>
+
 #define FAKE_CALL_NS 100.0
 #define FAKE_LAUNCH_HOST_NS 4000.0
 #define FAKE_EAGER_GPU_NS 1000.0
@@ -72,5 +111,18 @@
 #define FAKE_BLOCK_ENTRY "kb_block_stream"
 #define FAKE_CTX_CREATE_NS 1e8     /* creating the primary context (*assumed* ~100 ms, as cuInit + context take) */
 #define FAKE_QUEUE_DEPTH 1024      /* launches a held stream queues before cuLaunchKernel blocks */
+
+/* The double's tensor map: what cuTensorMapEncodeTiled writes into the 128-byte CUtensorMap
+ * (the rest zero), the arguments as given, so tests can read back what a caller passed. */
+#define FAKE_TMAP_MAGIC 0x50414d544b414646ull   /* "FFAKTMAP" little-endian */
+typedef struct {
+    uint64_t magic;              /* FAKE_TMAP_MAGIC */
+    uint64_t address;            /* globalAddress */
+    uint64_t dim[5];             /* globalDim */
+    uint64_t stride[4];          /* globalStrides [bytes] */
+    uint16_t box[5];             /* boxDim */
+    uint8_t estride[5];          /* elementStrides */
+    uint8_t dtype, rank, interleave, swizzle, l2, oob;
+} fake_tmap;
 
 #endif

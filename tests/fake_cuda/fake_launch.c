@@ -18,8 +18,8 @@ CUresult cuModuleLoadData(CUmodule *m, const void *image)
         r = CUDA_ERROR_INVALID_IMAGE;
     else if (mod->img.toolkit_major * 1000 > driver())
         r = CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
-    else if (mod->img.sm / 10 != dev / 10 || mod->img.sm % 10 > dev % 10)
-        r = CUDA_ERROR_NO_BINARY_FOR_GPU;
+    else if (mod->img.specific ? mod->img.sm != dev : mod->img.sm / 10 != dev / 10 || mod->img.sm % 10 > dev % 10)
+        r = CUDA_ERROR_NO_BINARY_FOR_GPU;   /* an `a` CUBIN runs on exactly its cc (Programming Guide 5.1.2) */
     if (r) {
         obj_free(mod);
         return r;
@@ -67,6 +67,7 @@ CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = fn->max_dyn; break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = fn->e->static_shmem; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = fn->e->regs < 0 ? 32 : fn->e->regs; break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *v = fn->nonportable; break;
     default: *v = 0; break;
     }
     return CUDA_SUCCESS;
@@ -78,6 +79,12 @@ CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
     if (!obj_ok(f, K_FUNC))
         return CUDA_ERROR_INVALID_HANDLE;
     ffunc *fn = (ffunc *)f;
+    if (a == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) {
+        if (v != 0 && v != 1)
+            return CUDA_ERROR_INVALID_VALUE;
+        fn->nonportable = v;
+        return CUDA_SUCCESS;
+    }
     if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
         return CUDA_SUCCESS;
     if (v < 0 || v > OPTIN_SMEM - fn->e->static_shmem)
@@ -160,22 +167,21 @@ static void block(fstream *s, void **params)
     s->n_pending = 0;
 }
 
-CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned shmem, CUstream h, void **params, void **extra)
+/* The checks every launch of fn makes (geometry, registers, parameters). */
+static CUresult check_launch(const ffunc *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                             unsigned bz, unsigned shmem, void **params, void **extra)
 {
-    NEED_CTX();
-    host_launch();
-    fstream *s = stream_of(h);
-    if (!obj_ok(f, K_FUNC) || !s)
-        return CUDA_ERROR_INVALID_HANDLE;
-    const ffunc *fn = (const ffunc *)f;
     CUresult r = check_geometry(fn, gx, gy, gz, bx, by, bz, shmem);
     if (r == CUDA_SUCCESS)
         r = check_registers(fn, (unsigned long long)bx * by * bz);
     if (r == CUDA_SUCCESS)
         r = check_params(fn, params, extra);
-    if (r)
-        return r;
+    return r;
+}
+
+/* A launch the checks passed: captured, the blocking kernel, or queued work. */
+static CUresult enqueue_launch(const ffunc *fn, fstream *s, void **params)
+{
     if (s->capturing) {
         s->cap_ns += gpu(kernel_ns() + FAKE_GRAPH_NODE_NS);
         return CUDA_SUCCESS;
@@ -185,9 +191,90 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
         return CUDA_SUCCESS;
     }
     if (++launches == fault_at())
-        fault_pending = 1;
+        fault_pending = CUDA_ERROR_ILLEGAL_ADDRESS;
+    CUresult tm = params ? tmap_param_fault(fn->e, params) : CUDA_SUCCESS;
+    if (tm != CUDA_SUCCESS && !fault_pending)
+        fault_pending = tm;   /* the kernel runs and faults on the map it was given */
     enqueue(s, gpu(kernel_ns() + FAKE_EAGER_GPU_NS), NULL);
     return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem, CUstream h, void **params, void **extra)
+{
+    NEED_CTX();
+    host_launch();
+    fstream *s = stream_of(h);
+    if (!obj_ok(f, K_FUNC) || !s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    const ffunc *fn = (const ffunc *)f;
+    CUresult r = check_launch(fn, gx, gy, gz, bx, by, bz, shmem, params, extra);
+    if (r)
+        return r;
+    return enqueue_launch(fn, s, params);
+}
+
+/* Resident blocks of fn per SM at this launch (threads, registers, shared memory); 0 when
+ * one block does not fit. Per compute capability (CUDA Programming Guide 5.1, Tables 30
+ * and 31): 64 K registers, 228 KB of shared memory (100 KB on 12.x) with 1 KB reserved per
+ * block, 2048 resident threads (1536 on 12.x). */
+static int blocks_per_sm(const ffunc *fn, unsigned threads, unsigned shmem)
+{
+    int cc = arch(), regs = fn->e->regs < 0 ? 32 : fn->e->regs;
+    long smem_sm = cc / 10 == 12 ? 100 * 1024 : 228 * 1024, threads_sm = cc / 10 == 12 ? 1536 : 2048;
+    long per_block = (long)shmem + fn->e->static_shmem + 1024, b = threads_sm / (long)threads;
+    if (65536L / ((long)regs * threads) < b)
+        b = 65536L / ((long)regs * threads);
+    if (smem_sm / per_block < b)
+        b = smem_sm / per_block;
+    return (int)b;
+}
+
+/* The cluster rules (contract: fake_cuda.h). */
+static CUresult check_cluster(const ffunc *fn, const CUlaunchConfig *c, const unsigned cl[3])
+{
+    unsigned n = cl[0] * cl[1] * cl[2];
+    if (n == 1)
+        return CUDA_SUCCESS;
+    if (arch() < 90)
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    if (c->gridDimX % cl[0] || c->gridDimY % cl[1] || c->gridDimZ % cl[2])
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    if (n > (fn->nonportable ? 16u : 8u) || n > (unsigned)sm_count())
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    if (blocks_per_sm(fn, c->blockDimX * c->blockDimY * c->blockDimZ, c->sharedMemBytes) < 1)
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;   /* no cluster of it can be resident */
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    NEED_CTX();
+    host_launch();
+    if (!c || (c->numAttrs && !c->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    fstream *s = stream_of(c->hStream);
+    if (!obj_ok(f, K_FUNC) || !s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    const ffunc *fn = (const ffunc *)f;
+    CUresult r = check_launch(fn, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                              c->sharedMemBytes, params, extra);
+    if (r)
+        return r;
+    unsigned cl[3] = { 1, 1, 1 };
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        const CUlaunchAttribute *a = &c->attrs[i];
+        if (a->id == CU_LAUNCH_ATTRIBUTE_IGNORE)
+            continue;
+        if (a->id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            return CUDA_ERROR_NOT_SUPPORTED;   /* the double models no other attribute */
+        cl[0] = a->value.clusterDim.x, cl[1] = a->value.clusterDim.y, cl[2] = a->value.clusterDim.z;
+        if (!cl[0] || !cl[1] || !cl[2])
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    if ((r = check_cluster(fn, c, cl)) != CUDA_SUCCESS)
+        return r;
+    return enqueue_launch(fn, s, params);
 }
 
 /* ---- graphs ---- */
@@ -261,7 +348,7 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream h)
         return CUDA_ERROR_INVALID_HANDLE;
     fexec *x = (fexec *)e;
     if (++launches == fault_at())
-        fault_pending = 1;
+        fault_pending = CUDA_ERROR_ILLEGAL_ADDRESS;
     enqueue(s, x->gpu_ns + (x->uploaded ? 0 : gpu(FAKE_UPLOAD_NS)), NULL);
     x->uploaded = 1;
     return CUDA_SUCCESS;

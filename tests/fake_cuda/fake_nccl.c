@@ -58,8 +58,9 @@ static long violations, calls;
 static char last[512] = "";
 
 static const char *const names[] = { "no error", "unhandled cuda error", "unhandled system error", "internal error",
-                                     "invalid argument", "invalid usage", "remote process exited or there was a "
-                                     "network error", "NCCL operation in progress" };
+                                     "invalid argument", "invalid usage",
+                                     "remote process exited or there was a network error",
+                                     "NCCL operation in progress" };
 
 /* nccl.h declares these two without a prototype */
 ncclResult_t ncclGroupStart(void);

@@ -34,17 +34,24 @@ typedef struct {
 } fstream;
 struct fevent { int recorded, known; double stamp; fstream *s; };
 typedef struct { fake_image img; } fmodule;
-typedef struct { fmodule *mod; const fake_entry *e; int max_dyn; } ffunc;
+typedef struct {
+    fmodule *mod;
+    const fake_entry *e;
+    int max_dyn;            /* MAX_DYNAMIC_SHARED_SIZE_BYTES now */
+    int nonportable;        /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
+} ffunc;
 typedef struct { double gpu_ns; } fgraph;
 typedef struct { double gpu_ns; int uploaded; } fexec;
 
 /* settings (fake_cuda.h) */
 FAKE_HIDDEN int arch(void);
+FAKE_HIDDEN int sm_count(void);
 FAKE_HIDDEN int driver(void);
 FAKE_HIDDEN double slowdown(void);
 FAKE_HIDDEN double kernel_ns(void);
 FAKE_HIDDEN long fault_at(void);
 FAKE_HIDDEN int fails(const char *fn);             /* fn is listed in KBENCH_FAKE_CUDA_FAIL */
+FAKE_HIDDEN int missing(const char *fn);           /* fn is listed in KBENCH_FAKE_CUDA_MISSING */
 
 /* handles: every object the double made, by kind */
 FAKE_HIDDEN void *obj_new(int kind, size_t bytes);
@@ -61,7 +68,7 @@ FAKE_HIDDEN extern fstream legacy;                 /* the NULL stream */
 FAKE_HIDDEN extern double host_ns;                 /* the virtual host clock */
 FAKE_HIDDEN extern CUresult sticky;                /* a sticky fault */
 FAKE_HIDDEN extern long launches;                  /* launches so far (fault injection) */
-FAKE_HIDDEN extern int fault_pending;
+FAKE_HIDDEN extern int fault_pending;              /* 0, or the CUresult the next synchronisation reports */
 FAKE_HIDDEN extern fstream *streams[64];
 FAKE_HIDDEN extern int n_streams;
 FAKE_HIDDEN extern uintptr_t alloc_base[MAX_ALLOCS]; /* device and host-mapped allocations */
@@ -73,6 +80,10 @@ FAKE_HIDDEN extern unsigned alloc_host_flags[MAX_ALLOCS]; /* cuMemHostAlloc's fl
 FAKE_HIDDEN int alloc_find(uintptr_t p);
 FAKE_HIDDEN int range_ok(uintptr_t p, size_t n);
 FAKE_HIDDEN CUresult alloc_add(void *m, size_t n);
+
+/* tensor maps (fake_tmap.c): the fault a launch of e with these kernelParams causes on the
+ * device because of a tensor map it was given (CUDA_SUCCESS: none) */
+FAKE_HIDDEN CUresult tmap_param_fault(const fake_entry *e, void **params);
 
 /* the virtual clock */
 FAKE_HIDDEN double gpu(double ns);                 /* a GPU duration under the slowdown */

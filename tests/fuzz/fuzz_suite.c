@@ -4,8 +4,9 @@
  *
  * Built by -DKB_FUZZ=ON with clang (-fsanitize=fuzzer,address,undefined); seed corpus:
  * suites/ and tests/suites/. Inputs that once crashed live in tests/fuzz/regressions/
- * and are replayed by the ordinary test fuzz_regressions (tests/fuzz/replay.c). */
+ * and are replayed by the ordinary test fuzz_suite_regressions (tests/fuzz/replay.c). */
 #include "engine/family.h"
+#include "kernels/families.h"
 #include "suite/walk.h"
 
 #include <stdint.h>

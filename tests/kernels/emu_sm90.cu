@@ -310,7 +310,8 @@ extern "C" __global__ void regs(int *out, int mode)
  * 256 threads: warpgroup 0's thread 0 produces (TMA boxes of 64 x 64, 128B swizzle, into a
  * 2-stage ring), warpgroup 1 consumes (4 wgmma m64n64k16 per stage). bug 1: the consumers
  * release a stage before their wgmma retired; bug 2: the producer expects one box's bytes
- * short; bug 3: the consumers wait with a parity that does not flip. */
+ * short; bug 3: the consumers wait with a parity that does not flip; bug 4: the descriptors
+ * say the 64-byte swizzle where the tensor maps laid the tiles out with the 128-byte one. */
 extern "C" __global__ void pipeline(const __grid_constant__ kb_tmap tma, const __grid_constant__ kb_tmap tmb,
                                     float *c, int kt_count, int bug)
 {
@@ -346,8 +347,9 @@ extern "C" __global__ void pipeline(const __grid_constant__ kb_tmap tma, const _
         kb_mbar_wait_parity(&full[s], bug == 3 ? 0u : (uint32_t)((kt / 2) & 1));
         kb_wgmma_fence();
         for (int kk = 0; kk < 4; kk++) {
-            uint64_t da = kb_wgmma_desc(smem + s * 8192 + 32 * kk, KB_WG_SW_128B, 16, 1024);
-            uint64_t db = kb_wgmma_desc(smem + 16384 + s * 8192 + 32 * kk, KB_WG_SW_128B, 16, 1024);
+            const int sw = bug == 4 ? KB_WG_SW_64B : KB_WG_SW_128B;
+            uint64_t da = kb_wgmma_desc(smem + s * 8192 + 32 * kk, sw, 16, 1024);
+            uint64_t db = kb_wgmma_desc(smem + 16384 + s * 8192 + 32 * kk, sw, 16, 1024);
             kb_wgmma_f32_bf16<64>(acc, da, db, 1);
         }
         kb_wgmma_commit();

@@ -15,8 +15,10 @@
  * kernels can be compiled for any --arch on a machine without a GPU.
  */
 #include "backend/cuda/cuda_block.h"
+#include "backend/cuda/cuda_build.h"
 #include "backend/cuda/cuda_ctx.h"
 #include "backend/cuda/cuda_graph.h"
+#include "backend/cuda/cuda_tmap.h"
 #include "backend/cuda/cuda_vendor.h"
 #include "core/fsutil.h"
 #include "backend/cuda/kb_nvrtc.h"
@@ -42,25 +44,6 @@ static void set_err(kb_backend_ctx *x, const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- toolchain ---- */
-
-/* The NVRTC in use (kb_nvrtc_lib_current), so the compile cache's key names it. */
-static _Thread_local char toolchain[32];   /* compile workers hash keys concurrently */
-static pthread_mutex_t toolchain_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static const char *cuda_toolchain_id(kb_backend_ctx *x)
-{
-    (void)x;
-    int major, minor;
-    pthread_mutex_lock(&toolchain_lock);
-    if (kb_nvrtc_version(&major, &minor) == 0)
-        snprintf(toolchain, sizeof toolchain, "nvrtc %d.%d", major, minor);
-    else
-        snprintf(toolchain, sizeof toolchain, "nvrtc ?");
-    pthread_mutex_unlock(&toolchain_lock);
-    return toolchain;
-}
-
 /* ---- init / fini ---- */
 
 static void cuda_fini(kb_backend_ctx *x)
@@ -82,6 +65,33 @@ static void cuda_fini(kb_backend_ctx *x)
     kb_nvml_close(x->nvml);
     kb_cuda_api_unload(&x->api);
     free(x);
+}
+
+/* The architecture kernels are compiled for: --arch when given, else the newest plain
+ * target of the table whose CUBIN loads on the device (its own cc, or an older minor for a
+ * cc the table lacks, e.g. sm_86 for an 8.7 device). Refused before any case, with the
+ * reason, when the CUBIN would not load here (an `a` target of another cc, a newer major)
+ * or when kbench has no target for the device. */
+static kb_status choose_target(kb_backend_ctx *x, int sm_override)
+{
+    kb_device_info *d = &x->info;
+    char why[512];
+    if (sm_override > 0) {
+        if (!kb_arch_runs_on(sm_override, d->sm, why, sizeof why)) {
+            set_err(x, "--arch %s: %s", kb_arch_name(sm_override), why);
+            return KB_ERR_INPUT;
+        }
+        d->target_sm = sm_override;
+        return KB_OK;
+    }
+    for (int i = kb_n_archs - 1; i >= 0; i--)
+        if (!kb_archs[i].specific && kb_arch_runs_on(kb_archs[i].code, d->sm, why, sizeof why)) {
+            d->target_sm = kb_archs[i].code;
+            return KB_OK;
+        }
+    set_err(x, "%s is compute capability %d.%d: kbench has no architecture whose CUBIN loads on it (%s)", d->name,
+            d->sm / 10, d->sm % 10, kb_arch_list(why, sizeof why, NULL, NULL));
+    return KB_ERR_SETUP;
 }
 
 static kb_status query_info(kb_backend_ctx *x, int sm_override)
@@ -115,15 +125,9 @@ static kb_status query_info(kb_backend_ctx *x, int sm_override)
     if ((st = CU(x, x->api.DeviceTotalMem(&d->total_mem_bytes, x->dev))) != KB_OK)
         return st;
     d->sm = major * 10 + minor;   /* peaks, devices and records keep the device's own */
-    d->target_sm = sm_override > 0 ? sm_override : d->sm;
     d->caps = kb_backend_cuda.caps;
     d->driver_version = x->driver_version;
-    char why[256];
-    if (!kb_cubin_runs_on(d->target_sm, d->sm, why, sizeof why)) {
-        set_err(x, "--arch sm_%d: %s", d->target_sm, why);
-        return KB_ERR_INPUT;
-    }
-    return KB_OK;
+    return choose_target(x, sm_override);
 }
 
 /* Choose the NVRTC this driver can load CUBINs of; when none fits the device is still
@@ -138,6 +142,25 @@ static void choose_nvrtc(kb_backend_ctx *x)
     }
     d->toolchain_unusable = 1;
     snprintf(d->toolchain_note, sizeof d->toolchain_note, "%s", note);
+}
+
+/* --arch (or the device's own target) must be one the chosen NVRTC compiles for, read at
+ * run time (nvrtcGetSupportedArchs): --arch otherwise is KB_ERR_INPUT with NVRTC's list; the
+ * device's own otherwise leaves the device described but its toolchain unusable (run stops
+ * with exit 3 and the note, `kbench devices` shows it). */
+static kb_status check_nvrtc_arch(kb_backend_ctx *x, int sm_override)
+{
+    char why[768];
+    kb_device_info *d = &x->info;
+    if (d->toolchain_unusable || kb_nvrtc_supports(d->target_sm, why, sizeof why) != 0)
+        return KB_OK;   /* no usable NVRTC: run stops with the toolchain note instead */
+    if (sm_override) {
+        set_err(x, "--arch %s: %s", kb_arch_name(d->target_sm), why);
+        return KB_ERR_INPUT;
+    }
+    d->toolchain_unusable = 1;
+    snprintf(d->toolchain_note, sizeof d->toolchain_note, "%.400s (the device's own architecture)", why);
+    return KB_OK;
 }
 
 static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char *err, size_t errlen)
@@ -199,7 +222,10 @@ static kb_status cuda_init(const kb_backend_opts *o, kb_backend_ctx **out, char 
     if ((st = query_info(x, o->sm_override)) != KB_OK)
         goto fail;
     choose_nvrtc(x);
+    if ((st = check_nvrtc_arch(x, o->sm_override)) != KB_OK)
+        goto fail;
     kb_cuda_vendor_open(x);   /* optional: a library that does not load drops its cap */
+    kb_cuda_tmap_open(x);     /* optional: no TMA on this device or driver drops KB_CAP_TMA */
     /* CUDA's and NVML's PCI bus ids agree; the UUID is the fallback */
     if (!(x->nvml = kb_nvml_open(x->info.pci_bus_id, x->info.uuid))) {
         set_err(x, "cuda: out of memory");
@@ -230,65 +256,6 @@ static kb_status cuda_device_info(kb_backend_ctx *x, kb_device_info *out)
 }
 
 /* ---- build / load ---- */
-
-static kb_status cuda_build(kb_backend_ctx *x, const kb_compile_req *req, const char *out_path, kb_sb *log)
-{
-    kb_status st;
-    char *src = NULL, *dir = NULL;
-    void *cubin = NULL;
-    size_t cubin_bytes = 0;
-    FILE *f = NULL;
-    const char *inc[2];
-    int n_inc = 0;
-
-    (void)x; /* NVRTC needs no driver: see the file comment */
-    if (req->sm <= 0) {
-        kb_sb_printf(log, "cuda: no target architecture for %s\n", req->source_path);
-        return KB_ERR_INPUT;
-    }
-    if (kb_fs_read_all(req->source_path, &src, NULL) != KB_OK) {
-        kb_sb_printf(log, "cuda: cannot read %s: %s\n", req->source_path, strerror(errno));
-        return KB_ERR_IO;
-    }
-    /* Quoted includes resolve against the source's own directory first, then
-     * include_dir - the order a C compiler (and the compile cache's key) uses. */
-    const char *slash = strrchr(req->source_path, '/');
-    if (slash) {
-        dir = strndup(req->source_path, (size_t)(slash - req->source_path) + 1);
-        if (!dir) {
-            st = KB_ERR_OOM;
-            goto fail;
-        }
-        inc[n_inc++] = dir;
-    }
-    if (req->include_dir && *req->include_dir)
-        inc[n_inc++] = req->include_dir;
-
-    st = kb_nvrtc_compile(src, req->source_path, inc, n_inc, req->defines, req->n_defines, req->sm,
-                          &cubin, &cubin_bytes, log);
-    if (st != KB_OK)
-        goto fail;
-    if (!(f = fopen(out_path, "wb")) || fwrite(cubin, 1, cubin_bytes, f) != cubin_bytes) {
-        kb_sb_printf(log, "cuda: cannot write %s: %s\n", out_path, strerror(errno));
-        st = KB_ERR_IO;
-        goto fail;
-    }
-    if (fclose(f) != 0) {
-        f = NULL;
-        kb_sb_printf(log, "cuda: cannot write %s: %s\n", out_path, strerror(errno));
-        st = KB_ERR_IO;
-        goto fail;
-    }
-    f = NULL;
-    st = KB_OK;
-fail:
-    if (f)
-        fclose(f);
-    free(cubin);
-    free(dir);
-    free(src);
-    return st;
-}
 
 static kb_status cuda_load(kb_backend_ctx *x, const char *artifact_path, kb_module **out)
 {
@@ -432,6 +399,41 @@ static kb_status as_launch(kb_status st)
     return st == KB_ERR_INTERNAL ? KB_ERR_LAUNCH : st;
 }
 
+/* A launch in thread block clusters: cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+ * (Driver API, CUDA 12.0+). Refused here, with the reason, where the device has no clusters
+ * (compute capability < 9.0), the driver has no cuLaunchKernelEx, or the cluster is larger
+ * than the portable size (kbench never opts in to non-portable sizes); the driver checks
+ * the rest (grid a multiple of the cluster, resources per cluster). */
+static kb_status launch_cluster(kb_backend_ctx *x, CUfunction fn, const kb_geom *g, unsigned shmem, void **params)
+{
+    const kb_arch *dev = kb_arch_of_cc(x->info.sm);
+    unsigned n = kb_geom_cluster_blocks(g);
+    if (!dev || !(dev->paths & KB_PATH_CLUSTER)) {
+        set_err(x, "cuda: a %ux%ux%u cluster launch needs thread block clusters (compute capability 9.0 or newer); "
+                "this device is %d.%d", g->cluster[0], g->cluster[1], g->cluster[2], x->info.sm / 10, x->info.sm % 10);
+        return KB_ERR_LAUNCH;
+    }
+    if (n > (unsigned)dev->cluster_portable) {
+        set_err(x, "cuda: a cluster of %u blocks is larger than the portable %d of %s (kbench does not opt in to "
+                "non-portable cluster sizes)", n, dev->cluster_portable, dev->name);
+        return KB_ERR_LAUNCH;
+    }
+    if (!x->api.LaunchKernelEx) {
+        set_err(x, "cuda: a cluster launch needs cuLaunchKernelEx, which this driver (CUDA %d.%d) lacks: it needs a "
+                "CUDA 12.0 or newer driver", x->driver_version / 1000, x->driver_version % 1000 / 10);
+        return KB_ERR_LAUNCH;
+    }
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = g->cluster[0] ? g->cluster[0] : 1;
+    attr.value.clusterDim.y = g->cluster[1] ? g->cluster[1] : 1;
+    attr.value.clusterDim.z = g->cluster[2] ? g->cluster[2] : 1;
+    CUlaunchConfig cfg = { g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], shmem,
+                           x->stream, &attr, 1 };
+    return as_launch(CU(x, x->api.LaunchKernelEx(&cfg, fn, params, NULL)));
+}
+
 static kb_status cuda_launch(kb_backend_ctx *x, kb_module *m, const char *entry,
                              const kb_geom *g, const kb_arg *args, int nargs)
 {
@@ -468,6 +470,8 @@ static kb_status cuda_launch(kb_backend_ctx *x, kb_module *m, const char *entry,
         if (slot)
             slot->dyn_smem_bytes = shmem;
     }
+    if (kb_geom_cluster_blocks(g) > 1)
+        return launch_cluster(x, fn, g, (unsigned)shmem, params);
     st = CU(x, x->api.LaunchKernel(fn, g->grid[0], g->grid[1], g->grid[2],
                                    g->block[0], g->block[1], g->block[2],
                                    (unsigned)shmem, x->stream, params, NULL));
@@ -539,39 +543,32 @@ static int cuda_sample_clock(kb_backend_ctx *x, int *sm_mhz, int *sm_ref_mhz)
     return kb_nvml_sm_clock(x->nvml, sm_mhz, sm_ref_mhz);
 }
 
+/* Every slot but the name, the artefact and its build: the two tables below share them. */
+#define CUDA_SLOTS                                                                                                  \
+    .caps = KB_CAP_GPU_TIMER | KB_CAP_ROOFLINE | KB_CAP_FULL_SPEED | KB_CAP_GRAPHS | KB_CAP_RESOURCES |             \
+            KB_CAP_TELEMETRY | KB_CAP_VENDOR_LIBS | KB_CAP_CUBLASLT | KB_CAP_CUDNN | KB_CAP_TMA,                    \
+    .init = cuda_init, .fini = cuda_fini, .last_error = cuda_last_error, .device_info = cuda_device_info,           \
+    .toolchain_id = kb_cuda_toolchain_id, .load = cuda_load, .unload = cuda_unload, .resources = cuda_resources,    \
+    .compiles_for = kb_nvrtc_supports, .build_resources = kb_ptxas_parse, .alloc = cuda_alloc, .free = cuda_free,   \
+    .upload = cuda_upload, .download = cuda_download, .fill = cuda_fill, .launch = cuda_launch, .sync = cuda_sync,  \
+    .timer_start = cuda_timer_start, .timer_stop = cuda_timer_stop, .telemetry = cuda_telemetry,                    \
+    .timing_method = kb_cuda_timing_method, .sample_clock = cuda_sample_clock, .health = cuda_health,               \
+    .graph_begin = kb_cuda_graph_begin, .graph_end = kb_cuda_graph_end, .graph_launch = kb_cuda_graph_launch,       \
+    .graph_free = kb_cuda_graph_free, .vendor_plan = kb_cuda_vendor_plan, .vendor_run = kb_cuda_vendor_run,         \
+    .vendor_free = kb_cuda_vendor_free, .tmap_encode = kb_cuda_tmap_encode
+
 const kb_backend kb_backend_cuda = {
     .name = "cuda",
-    .caps = KB_CAP_GPU_TIMER | KB_CAP_ROOFLINE | KB_CAP_FULL_SPEED | KB_CAP_GRAPHS | KB_CAP_RESOURCES |
-            KB_CAP_TELEMETRY | KB_CAP_VENDOR_LIBS | KB_CAP_CUBLASLT | KB_CAP_CUDNN,
-    .init = cuda_init,
-    .fini = cuda_fini,
-    .last_error = cuda_last_error,
-    .device_info = cuda_device_info,
-    .toolchain_id = cuda_toolchain_id,
     .artifact_ext = ".cubin",
-    .build = cuda_build,
-    .load = cuda_load,
-    .unload = cuda_unload,
-    .resources = cuda_resources,
-    .build_resources = kb_ptxas_parse,
-    .alloc = cuda_alloc,
-    .free = cuda_free,
-    .upload = cuda_upload,
-    .download = cuda_download,
-    .fill = cuda_fill,
-    .launch = cuda_launch,
-    .sync = cuda_sync,
-    .timer_start = cuda_timer_start,
-    .timer_stop = cuda_timer_stop,
-    .telemetry = cuda_telemetry,
-    .timing_method = kb_cuda_timing_method,
-    .sample_clock = cuda_sample_clock,
-    .health = cuda_health,
-    .graph_begin = kb_cuda_graph_begin,
-    .graph_end = kb_cuda_graph_end,
-    .graph_launch = kb_cuda_graph_launch,
-    .graph_free = kb_cuda_graph_free,
-    .vendor_plan = kb_cuda_vendor_plan,
-    .vendor_run = kb_cuda_vendor_run,
-    .vendor_free = kb_cuda_vendor_free,
+    .build = kb_cuda_build,
+    CUDA_SLOTS,
+};
+
+/* The same backend with PTX as its artefact (cuModuleLoadData JIT-compiles PTX at load):
+ * what `kbench compile --emit ptx` builds through, cached apart from the CUBINs. */
+const kb_backend kb_backend_cuda_ptx = {
+    .name = "cuda-ptx",
+    .artifact_ext = ".ptx",
+    .build = kb_cuda_build_ptx,
+    CUDA_SLOTS,
 };

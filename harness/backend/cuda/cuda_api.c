@@ -10,13 +10,15 @@
 /* Every entry point, by the symbol cuda.h (CUDA 13.0) binds its API name to.
  * `fallback` is an older export with the same signature, tried when `sym` is
  * missing: cuEventElapsedTime_v2 only exists from driver 12.8 on, and a benchmark
- * must not refuse a 12.x driver just for its timer. */
+ * must not refuse a 12.x driver just for its timer. An `optional` entry stays NULL on a
+ * driver without it; its caller refuses what needs it, with the reason. */
 static const struct {
     const char *sym;
     const char *fallback;
     size_t offset;
+    int optional;
 } syms[] = {
-#define E(field, sym) { sym, NULL, offsetof(kb_cuda_api, field) }
+#define E(field, sym) { sym, NULL, offsetof(kb_cuda_api, field), 0 }
     E(Init, "cuInit"),
     E(DriverGetVersion, "cuDriverGetVersion"),
     E(GetErrorName, "cuGetErrorName"),
@@ -37,7 +39,7 @@ static const struct {
     E(EventCreate, "cuEventCreate"),
     E(EventRecord, "cuEventRecord"),
     E(EventSynchronize, "cuEventSynchronize"),
-    { "cuEventElapsedTime_v2", "cuEventElapsedTime", offsetof(kb_cuda_api, EventElapsedTime) },
+    { "cuEventElapsedTime_v2", "cuEventElapsedTime", offsetof(kb_cuda_api, EventElapsedTime), 0 },
     E(EventDestroy, "cuEventDestroy_v2"),
     E(MemAlloc, "cuMemAlloc_v2"),
     E(MemFree, "cuMemFree_v2"),
@@ -50,6 +52,7 @@ static const struct {
     E(FuncGetAttribute, "cuFuncGetAttribute"),
     E(FuncSetAttribute, "cuFuncSetAttribute"),
     E(LaunchKernel, "cuLaunchKernel"),
+    { "cuLaunchKernelEx", NULL, offsetof(kb_cuda_api, LaunchKernelEx), 1 },   /* CUDA 12.0+: clusters */
     E(StreamBeginCapture, "cuStreamBeginCapture_v2"),
     E(StreamEndCapture, "cuStreamEndCapture"),
     E(GraphInstantiate, "cuGraphInstantiateWithFlags"),
@@ -57,6 +60,8 @@ static const struct {
     E(GraphExecDestroy, "cuGraphExecDestroy"),
     E(GraphDestroy, "cuGraphDestroy"),
     E(GraphUpload, "cuGraphUpload"),
+    /* CUDA 12.0+: the entry-point table (cuda.h binds cuGetProcAddress to _v2 from 12.0 on) */
+    { "cuGetProcAddress_v2", NULL, offsetof(kb_cuda_api, GetProcAddress), 1 },
     E(MemHostAlloc, "cuMemHostAlloc"),
     E(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"),
     E(MemFreeHost, "cuMemFreeHost"),
@@ -83,6 +88,8 @@ kb_status kb_cuda_api_load(kb_cuda_api *api, char *err, size_t n)
         void *fn = dlsym(api->lib, syms[i].sym);
         if (!fn && syms[i].fallback)
             fn = dlsym(api->lib, syms[i].fallback);
+        if (!fn && syms[i].optional)
+            continue;
         if (!fn) {
             snprintf(err, n, "the CUDA driver is too old: %s has no %s", path, syms[i].sym);
             kb_cuda_api_unload(api);
@@ -92,6 +99,37 @@ kb_status kb_cuda_api_load(kb_cuda_api *api, char *err, size_t n)
         memcpy((char *)api + syms[i].offset, &fn, sizeof fn);
     }
     return KB_OK;
+}
+
+int kb_cuda_api_resolve(const kb_cuda_api *api, int driver_version, const char *symbol, int since, void *fn,
+                        char *why, size_t n)
+{
+    void *p = NULL;
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    memset(fn, 0, sizeof p);
+    /* "If the specified CUDA version is greater than the driver version, the API will return
+     * CUDA_ERROR_INVALID_VALUE": say so in words before asking */
+    if (driver_version < since) {
+        snprintf(why, n, "this driver (CUDA %d.%d) predates %s, which needs a CUDA %d.%d or newer driver",
+                 driver_version / 1000, driver_version % 1000 / 10, symbol, since / 1000, since % 1000 / 10);
+        return -1;
+    }
+    if (!api->GetProcAddress) {
+        snprintf(why, n, "this driver (CUDA %d.%d) exports no cuGetProcAddress_v2 to resolve %s through",
+                 driver_version / 1000, driver_version % 1000 / 10, symbol);
+        return -1;
+    }
+    /* the version of the symbol's ABI kbench's prototype is (cuda.h's, unchanged since `since`) */
+    CUresult r = api->GetProcAddress(symbol, &p, since, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+    if (r != CUDA_SUCCESS || !p || found != CU_GET_PROC_ADDRESS_SUCCESS) {
+        snprintf(why, n, "the driver's entry-point table (cuGetProcAddress) has no %s for CUDA %d.%d (%s)", symbol,
+                 since / 1000, since % 1000 / 10,
+                 r != CUDA_SUCCESS ? "the call failed" :
+                 found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "version not sufficient" : "symbol not found");
+        return -1;
+    }
+    memcpy(fn, &p, sizeof p);   /* POSIX: a data pointer from the driver converts to a function pointer */
+    return 0;
 }
 
 void kb_cuda_api_unload(kb_cuda_api *api)

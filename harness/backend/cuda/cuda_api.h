@@ -60,6 +60,8 @@ typedef struct {
     CUresult (CUDAAPI *LaunchKernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
                                      unsigned bx, unsigned by, unsigned bz, unsigned shmem_bytes,
                                      CUstream stream, void **params, void **extra);
+    /* OPTIONAL: NULL on a driver older than CUDA 12.0; the launch with a cluster needs it */
+    CUresult (CUDAAPI *LaunchKernelEx)(const CUlaunchConfig *config, CUfunction fn, void **params, void **extra);
 
     CUresult (CUDAAPI *StreamBeginCapture)(CUstream stream, CUstreamCaptureMode mode); /* _v2 */
     CUresult (CUDAAPI *StreamEndCapture)(CUstream stream, CUgraph *graph);
@@ -70,19 +72,39 @@ typedef struct {
     CUresult (CUDAAPI *GraphDestroy)(CUgraph graph);
     CUresult (CUDAAPI *GraphUpload)(CUgraphExec exec, CUstream stream);
 
+    /* OPTIONAL: the driver's entry-point table (cuGetProcAddress_v2, CUDA 12.0+); NULL on an
+     * older driver. What is resolved through it (below) is NULL until kb_cuda_api_resolve. */
+    CUresult (CUDAAPI *GetProcAddress)(const char *symbol, void **pfn, int cuda_version, cuuint64_t flags,
+                                       CUdriverProcAddressQueryResult *status);
+    /* OPTIONAL, through GetProcAddress (CUDA 12.0+): tensor maps for TMA (cuda_tmap.c) */
+    CUresult (CUDAAPI *TensorMapEncodeTiled)(CUtensorMap *map, CUtensorMapDataType dtype, cuuint32_t rank,
+                                             void *address, const cuuint64_t *dims, const cuuint64_t *strides,
+                                             const cuuint32_t *box, const cuuint32_t *elem_strides,
+                                             CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                             CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob);
+
     /* host memory the device reads (the blocking kernel's flag) */
     CUresult (CUDAAPI *MemHostAlloc)(void **p, size_t bytes, unsigned int flags);
     CUresult (CUDAAPI *MemHostGetDevicePointer)(CUdeviceptr *d, void *p, unsigned int flags); /* _v2 */
     CUresult (CUDAAPI *MemFreeHost)(void *p);
 } kb_cuda_api;
 
-/* Open the driver library and resolve every entry point of the table.
+/* Open the driver library and resolve every entry point of the table (the OPTIONAL ones
+ * stay NULL when the driver lacks them).
  * The library is env KBENCH_LIBCUDA when set, else "libcuda.so.1".
  * Returns KB_OK, or KB_ERR_SETUP with a message in err: "no CUDA driver found
  * (libcuda.so.1: <dlerror text>)" when the library cannot be opened, or a
  * message naming the missing symbol (the driver is too old) — in which case the
  * library is closed again. On success release with kb_cuda_api_unload. */
 kb_status kb_cuda_api_load(kb_cuda_api *api, char *err, size_t n);
+
+/* Resolve entry point `symbol` as of CUDA version `since` (12000 = 12.0) through the driver's
+ * entry-point table (cuGetProcAddress, Driver API "Driver Entry Point Access") into *fn (a
+ * function pointer of the table, passed as its address). 0 when found; -1 with *fn NULL and
+ * why ("this driver (CUDA 11.8) predates ...", "... has no cuTensorMapEncodeTiled") otherwise.
+ * driver_version is cuDriverGetVersion's. */
+int kb_cuda_api_resolve(const kb_cuda_api *api, int driver_version, const char *symbol, int since, void *fn,
+                        char *why, size_t n);
 
 /* dlclose the library and clear the table; safe on a table never loaded. */
 void kb_cuda_api_unload(kb_cuda_api *api);

@@ -35,8 +35,8 @@ static int block_build(kb_backend_ctx *x)
     size_t bytes = 0;
     kb_sb log;
     kb_sb_init(&log);
-    kb_status st = kb_nvrtc_compile(block_src, "kb_block_stream.cu", NULL, 0, NULL, 0, x->info.sm, &cubin,
-                                    &bytes, &log);
+    kb_status st = kb_nvrtc_compile(block_src, "kb_block_stream.cu", NULL, 0, NULL, 0, kb_target_sm(&x->info),
+                                    &cubin, &bytes, &log);
     if (st != KB_OK) {
         snprintf(x->block.why, sizeof x->block.why, "NVRTC: %.200s", log.s);
         kb_sb_free(&log);

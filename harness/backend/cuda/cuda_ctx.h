@@ -24,6 +24,7 @@ struct kb_backend_ctx {
     kb_dnn_api dnn;
     cudnnHandle_t dnn_handle;
     char lt_unusable[512], dnn_unusable[512]; /* why the handle cannot be created ("" until tried) */
+    char tmap_why[256];     /* why tensor maps cannot be encoded here ("" when they can: cuda_tmap.c) */
     struct {                /* the blocking kernel (cuda_block.c) */
         int tried, ok, held;
         CUmodule mod;

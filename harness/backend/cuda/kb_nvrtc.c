@@ -91,51 +91,90 @@ static void opt_free(opt_list *o)
     free(o->v);
 }
 
-kb_status kb_nvrtc_compile(const char *src, const char *name,
-                           const char *const *include_dirs, int n_inc,
-                           const char *const *defines, int n_def, int sm,
-                           void **cubin, size_t *cubin_bytes, kb_sb *log)
+/* The options of a compile for the architecture a (see kb_nvrtc_compile). 0, or -1 when
+ * out of memory. */
+static int build_options(opt_list *o, const kb_arch *a, const char *const *include_dirs, int n_inc,
+                         const char *const *defines, int n_def)
+{
+    char def_arch[32], def_specific[32];
+    kb_arch_defines(a->code, def_arch, def_specific);
+    /* A real architecture (sm_XX, not compute_XX) makes NVRTC run ptxas, so a CUBIN
+     * exists and the log carries ptxas's resource report; the PTX stays available. */
+    int bad = opt_add(o, "--gpu-architecture=", a->nvrtc_arch, strlen(a->nvrtc_arch));
+    bad |= opt_add(o, "-std=c++17", "", 0);
+    for (int i = 0; i < n_inc; i++)
+        bad |= opt_add(o, "-I", include_dirs[i], strlen(include_dirs[i]));
+    /* The toolkit's include dir last, so project headers win. CMake may hand
+     * over a ';'-separated list. */
+    for (const char *p = KB_CUDA_INCLUDE_DIR; *p;) {
+        size_t len = strcspn(p, ";");
+        if (len)
+            bad |= opt_add(o, "-I", p, len);
+        p += len + (p[len] == ';');
+    }
+    /* the gating defines every module gets, on both backends (core/arch.h) */
+    bad |= opt_add(o, "-D", def_arch, strlen(def_arch));
+    bad |= opt_add(o, "-D", def_specific, strlen(def_specific));
+    for (int i = 0; i < n_def; i++)
+        bad |= opt_add(o, "-D", defines[i], strlen(defines[i]));
+    bad |= opt_add(o, "--ptxas-options=-v", "", 0);
+    return bad ? -1 : 0;
+}
+
+/* Copy the compiled program's CUBIN (ptx 0) or PTX (ptx 1, NUL-terminated, its size
+ * without the NUL) into a malloc'ed *image. */
+static kb_status take_image(const kb_nvrtc_lib *nv, nvrtcProgram prog, int ptx, const char *arch, void **image,
+                            size_t *bytes, kb_sb *log)
+{
+    kb_status st;
+    size_t n = 0;
+    char *buf = NULL;
+    if ((st = ptx ? NV_CHECK(nv->GetPTXSize(prog, &n)) : NV_CHECK(nv->GetCUBINSize(prog, &n))) != KB_OK)
+        return st;
+    if (n == 0) {
+        kb_sb_printf(log, "%s:%d %s: NVRTC produced an empty %s for %s\n", __FILE__, __LINE__, __func__,
+                     ptx ? "PTX" : "CUBIN", arch);
+        return KB_ERR_INTERNAL;
+    }
+    if (!(buf = malloc(n + 1)))
+        return KB_ERR_OOM;
+    if ((st = ptx ? NV_CHECK(nv->GetPTX(prog, buf)) : NV_CHECK(nv->GetCUBIN(prog, buf))) != KB_OK) {
+        free(buf);
+        return st;
+    }
+    buf[n] = 0;
+    *image = buf;
+    *bytes = ptx ? strlen(buf) : n;
+    return KB_OK;
+}
+
+static kb_status compile_to(const char *src, const char *name, const char *const *include_dirs, int n_inc,
+                            const char *const *defines, int n_def, int sm, int ptx, void **image,
+                            size_t *image_bytes, kb_sb *log)
 {
     kb_status st = KB_ERR_INTERNAL;
     nvrtcProgram prog = NULL;
     opt_list o = { 0 };
-    char arch[32];
-    char *image = NULL;
-    size_t image_bytes = 0;
 
-    *cubin = NULL;
-    *cubin_bytes = 0;
+    *image = NULL;
+    *image_bytes = 0;
     const kb_nvrtc_lib *nv = kb_nvrtc_lib_current();
     if (!nv) {
         kb_sb_printf(log, "%s:%d %s: no NVRTC could be loaded (set KBENCH_LIBNVRTC to a libnvrtc.so.13 or .so.12)\n",
                      __FILE__, __LINE__, __func__);
         return KB_ERR_SETUP;
     }
-
-    /* A real architecture (sm_XX, not compute_XX) makes NVRTC run ptxas, so a
-     * CUBIN exists and the log carries ptxas's resource report. */
-    snprintf(arch, sizeof arch, "sm_%d", sm);
-    int bad = opt_add(&o, "--gpu-architecture=", arch, strlen(arch));
-    bad |= opt_add(&o, "-std=c++17", "", 0);
-    for (int i = 0; i < n_inc; i++)
-        bad |= opt_add(&o, "-I", include_dirs[i], strlen(include_dirs[i]));
-    /* The toolkit's include dir last, so project headers win. CMake may hand
-     * over a ';'-separated list. */
-    for (const char *p = KB_CUDA_INCLUDE_DIR; *p;) {
-        size_t len = strcspn(p, ";");
-        if (len)
-            bad |= opt_add(&o, "-I", p, len);
-        p += len + (p[len] == ';');
+    const kb_arch *a = kb_arch_get(sm);
+    if (!a) {
+        kb_sb_printf(log, "%s:%d %s: no architecture of code %d in kbench's table (core/arch.h)\n", __FILE__,
+                     __LINE__, __func__, sm);
+        return KB_ERR_INPUT;
     }
-    for (int i = 0; i < n_def; i++)
-        bad |= opt_add(&o, "-D", defines[i], strlen(defines[i]));
-    bad |= opt_add(&o, "--ptxas-options=-v", "", 0);
-    if (bad) {
+    if (build_options(&o, a, include_dirs, n_inc, defines, n_def) != 0) {
         st = KB_ERR_OOM;
         kb_sb_printf(log, "%s:%d %s: out of memory building NVRTC options\n", __FILE__, __LINE__, __func__);
         goto fail;
     }
-
     if ((st = NV_CHECK(nv->CreateProgram(&prog, src, name, 0, NULL, NULL))) != KB_OK) {
         prog = NULL;
         goto fail;
@@ -144,31 +183,31 @@ kb_status kb_nvrtc_compile(const char *src, const char *name,
      * success the log is ptxas's resource report. Either way the log is kept. */
     st = NV_CHECK(nv->CompileProgram(prog, o.n, (const char *const *)o.v));
     append_program_log(nv, prog, log);
-    if (st != KB_OK)
-        goto fail;
-    if ((st = NV_CHECK(nv->GetCUBINSize(prog, &image_bytes))) != KB_OK)
-        goto fail;
-    if (image_bytes == 0) {
-        st = KB_ERR_INTERNAL;
-        kb_sb_printf(log, "%s:%d %s: NVRTC produced an empty CUBIN for %s\n", __FILE__, __LINE__, __func__, arch);
-        goto fail;
-    }
-    if (!(image = malloc(image_bytes))) {
-        st = KB_ERR_OOM;
-        goto fail;
-    }
-    if ((st = NV_CHECK(nv->GetCUBIN(prog, image))) != KB_OK)
-        goto fail;
-
-    *cubin = image;
-    *cubin_bytes = image_bytes;
-    image = NULL;
-    st = KB_OK;
+    if (st == KB_OK)
+        st = take_image(nv, prog, ptx, a->name, image, image_bytes, log);
 fail:
-    free(image);
     if (prog)
         nv->DestroyProgram(&prog);
     opt_free(&o);
+    return st;
+}
+
+kb_status kb_nvrtc_compile(const char *src, const char *name,
+                           const char *const *include_dirs, int n_inc,
+                           const char *const *defines, int n_def, int sm,
+                           void **cubin, size_t *cubin_bytes, kb_sb *log)
+{
+    return compile_to(src, name, include_dirs, n_inc, defines, n_def, sm, 0, cubin, cubin_bytes, log);
+}
+
+kb_status kb_nvrtc_compile_ptx(const char *src, const char *name,
+                               const char *const *include_dirs, int n_inc,
+                               const char *const *defines, int n_def, int sm,
+                               char **ptx, size_t *ptx_bytes, kb_sb *log)
+{
+    void *image = NULL;
+    kb_status st = compile_to(src, name, include_dirs, n_inc, defines, n_def, sm, 1, &image, ptx_bytes, log);
+    *ptx = image;
     return st;
 }
 

@@ -3,18 +3,19 @@
  * reports in the compile log.
  *
  * NVRTC is dlopen'ed (kb_nvrtc_lib.h chooses which libnvrtc fits the driver); it needs
- * no GPU and no driver, which is what lets every kernel be compiled for
- * sm_80/sm_89/sm_90 on any machine.
+ * no GPU and no driver, which is what lets every kernel be compiled for every architecture
+ * of the table (core/arch.h) the installed NVRTC supports, on any machine.
  */
 #ifndef KB_NVRTC_H
 #define KB_NVRTC_H
 
 #include "backend/backend.h"
 
-/* Compile src (named `name` in diagnostics, e.g. its path) for the real
- * architecture sm_<sm> into a CUBIN. Options: --gpu-architecture=sm_<sm>,
- * -std=c++17, -I for each of include_dirs[0..n_inc) and then the CUDA include
- * directory, -D for each of defines[0..n_def) ("NAME" or "NAME=VALUE"),
+/* Compile src (named `name` in diagnostics, e.g. its path) for the architecture of code
+ * sm (core/arch.h: sm_90 -> 90, sm_90a -> 1090) into a CUBIN. Options: the table's
+ * --gpu-architecture (a real one: sm_90a), -std=c++17, -I for each of include_dirs[0..n_inc)
+ * and then the CUDA include directory, the gating defines -DKB_ARCH=<cc x10> and
+ * -DKB_ARCH_SPECIFIC=<0|1>, -D for each of defines[0..n_def) ("NAME" or "NAME=VALUE"),
  * --ptxas-options=-v so the log carries registers and spills per entry.
  *
  * On KB_OK, *cubin is a malloc'ed image of *cubin_bytes bytes (caller frees).
@@ -22,13 +23,22 @@
  * ptxas report on success, the diagnostics on failure) is appended to *log in
  * both cases, followed by a one-line API report when an NVRTC call failed.
  * Returns KB_ERR_COMPILE when the source does not compile or an option is
- * rejected (e.g. an architecture this NVRTC does not support), KB_ERR_OOM when
- * NVRTC ran out of memory, KB_ERR_SETUP when NVRTC's builtins are missing,
- * KB_ERR_SETUP when no NVRTC can be loaded, KB_ERR_INTERNAL otherwise. */
+ * rejected (e.g. an architecture this NVRTC does not support), KB_ERR_INPUT for a
+ * code the architecture table lacks, KB_ERR_OOM when NVRTC ran out of memory,
+ * KB_ERR_SETUP when NVRTC's builtins are missing or no NVRTC can be loaded,
+ * KB_ERR_INTERNAL otherwise. */
 kb_status kb_nvrtc_compile(const char *src, const char *name,
                            const char *const *include_dirs, int n_inc,
                            const char *const *defines, int n_def, int sm,
                            void **cubin, size_t *cubin_bytes, kb_sb *log);
+
+/* The same compile (same options, so the log holds the same ptxas report), keeping the
+ * PTX instead of the CUBIN: *ptx malloc'ed and NUL-terminated, *ptx_bytes its length
+ * without the NUL (caller frees); NULL and 0 on failure. Statuses as kb_nvrtc_compile. */
+kb_status kb_nvrtc_compile_ptx(const char *src, const char *name,
+                               const char *const *include_dirs, int n_inc,
+                               const char *const *defines, int n_def, int sm,
+                               char **ptx, size_t *ptx_bytes, kb_sb *log);
 
 /* The selected NVRTC's version (e.g. 13, 0; kb_nvrtc_lib_current). Returns 0 on success, -1 on failure (outputs untouched). */
 int kb_nvrtc_version(int *major, int *minor);

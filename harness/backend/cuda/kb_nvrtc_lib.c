@@ -46,14 +46,12 @@ void kb_nvrtc_unfit_message(char *buf, size_t n, int nvrtc_major, int driver_ver
              nvrtc_major, driver_version / 1000, driver_version / 1000);
 }
 
-int kb_cubin_runs_on(int target_sm, int device_sm, char *why, size_t n)
+int kb_nvrtc_arch_listed(const int *archs, int n_archs, int code)
 {
-    if (target_sm / 10 == device_sm / 10 && target_sm % 10 <= device_sm % 10)
-        return 1;
-    snprintf(why, n,
-             "a CUBIN for sm_%d runs only on compute capability %d.x with x >= %d; this device is %d.%d (sm_%d): "
-             "use --arch sm_%d or leave --arch out",
-             target_sm, target_sm / 10, target_sm % 10, device_sm / 10, device_sm % 10, device_sm, device_sm);
+    int cc = kb_arch_cc(code);
+    for (int i = 0; cc && i < n_archs; i++)
+        if (archs[i] == cc)
+            return 1;
     return 0;
 }
 
@@ -65,7 +63,9 @@ static const kb_dl_sym nvrtc_syms[] = {
     SYM("CreateProgram", CreateProgram),   SYM("DestroyProgram", DestroyProgram),
     SYM("CompileProgram", CompileProgram), SYM("GetCUBINSize", GetCUBINSize),
     SYM("GetCUBIN", GetCUBIN),             SYM("GetProgramLogSize", GetProgramLogSize),
-    SYM("GetProgramLog", GetProgramLog),
+    SYM("GetProgramLog", GetProgramLog),   SYM("GetPTXSize", GetPTXSize),
+    SYM("GetPTX", GetPTX),                 SYM("GetNumSupportedArchs", GetNumSupportedArchs),
+    SYM("GetSupportedArchs", GetSupportedArchs),
 };
 #undef SYM
 
@@ -195,4 +195,33 @@ const kb_nvrtc_lib *kb_nvrtc_lib_current(void)
     const kb_nvrtc_lib *l = cur.lib ? &cur : NULL;
     pthread_mutex_unlock(&lock);
     return l;
+}
+
+/* The accepts() of kb_arch_list: cc is in NVRTC's list (user: the list, its count first). */
+static int listed_cc(int cc, void *user)
+{
+    const int *v = user;
+    return kb_nvrtc_arch_listed(v + 1, v[0], cc);
+}
+
+int kb_nvrtc_supports(int code, char *why, size_t n)
+{
+    const kb_nvrtc_lib *nv = kb_nvrtc_lib_current();
+    int count = 0, v[65];
+    if (!nv) {
+        snprintf(why, n, "no NVRTC could be loaded (set KBENCH_LIBNVRTC to a libnvrtc.so.13 or .so.12)");
+        return -1;
+    }
+    if (nv->GetNumSupportedArchs(&count) != NVRTC_SUCCESS || count < 0 || count > 64 ||
+        nv->GetSupportedArchs(v + 1) != NVRTC_SUCCESS) {
+        snprintf(why, n, "NVRTC %d.%d (%s) did not list the architectures it supports", nv->major, nv->minor, nv->path);
+        return -1;
+    }
+    v[0] = count;
+    if (kb_nvrtc_arch_listed(v + 1, count, code))
+        return 1;
+    char names[512];
+    snprintf(why, n, "NVRTC %d.%d (%s) cannot compile for %s; of kbench's architectures it supports %s",
+             nv->major, nv->minor, nv->path, kb_arch_name(code), kb_arch_list(names, sizeof names, listed_cc, v));
+    return 0;
 }

@@ -40,6 +40,10 @@ typedef struct {
     nvrtcResult (*GetCUBIN)(nvrtcProgram prog, char *cubin);
     nvrtcResult (*GetProgramLogSize)(nvrtcProgram prog, size_t *bytes);
     nvrtcResult (*GetProgramLog)(nvrtcProgram prog, char *log);
+    nvrtcResult (*GetPTXSize)(nvrtcProgram prog, size_t *bytes);
+    nvrtcResult (*GetPTX)(nvrtcProgram prog, char *ptx);
+    nvrtcResult (*GetNumSupportedArchs)(int *n);          /* NVRTC 11.2+ */
+    nvrtcResult (*GetSupportedArchs)(int *archs);          /* compute capabilities x10, ascending */
 } kb_nvrtc_lib;
 
 /* ---- the pure rules (no library loaded) ---- */
@@ -62,12 +66,9 @@ int kb_nvrtc_fits(int nvrtc_major, int driver_version);
  * GPUs) or point KBENCH_LIBNVRTC at a CUDA 12 libnvrtc.so.12". Pure; always NUL-terminated. */
 void kb_nvrtc_unfit_message(char *buf, size_t n, int nvrtc_major, int driver_version);
 
-/* 1 when a CUBIN built for sm_<target_sm> runs on a device of compute capability
- * device_sm (both x10): same major, target minor <= device minor (CUDA Programming
- * Guide, binary compatibility: a cubin for X.y runs only on X.z, z >= y). Else 0 with why
- * filled ("a CUBIN for sm_90 runs only on compute capability 9.x with x >= 0; this device
- * is 8.0 (sm_80): use --arch sm_80 or leave --arch out"). Pure. */
-int kb_cubin_runs_on(int target_sm, int device_sm, char *why, size_t n);
+/* 1 when the architecture of code (core/arch.h) is among archs[0..n_archs) - the compute
+ * capabilities x10 nvrtcGetSupportedArchs lists (an `a` target by its cc); else 0. Pure. */
+int kb_nvrtc_arch_listed(const int *archs, int n_archs, int code);
 
 /* ---- the selection ---- */
 
@@ -81,5 +82,11 @@ kb_status kb_nvrtc_lib_select(int driver_version, char *note, size_t n);
 /* The selected NVRTC; when none was selected yet, the newest that loads is selected first.
  * NULL when no NVRTC can be loaded (kb_nvrtc_lib_select says why). */
 const kb_nvrtc_lib *kb_nvrtc_lib_current(void);
+
+/* Whether the selected NVRTC compiles for the architecture of code, read at run time from
+ * nvrtcGetSupportedArchs: 1; 0 with why naming the kbench architectures it does support
+ * ("NVRTC 12.4 (libnvrtc.so.12) cannot compile for sm_100a; of kbench's architectures it
+ * supports sm_80, sm_86, sm_89, sm_90, sm_90a"); -1 with why when no NVRTC loads. */
+int kb_nvrtc_supports(int code, char *why, size_t n);
 
 #endif /* KB_NVRTC_LIB_H */

@@ -106,8 +106,14 @@ static kb_status emu_init(const kb_backend_opts *o, kb_backend_ctx **out, char *
         free(x);
         return st;
     }
-    x->sm = o && o->sm_override ? o->sm_override : 90;
-    x->shmem_limit_bytes = (size_t)kb_arch_max_shmem_optin(x->sm); /* the emulated arch's */
+    x->sm = o && o->sm_override ? o->sm_override : 90;   /* the emulated arch's code (core/arch.h) */
+    if (!kb_arch_get(x->sm)) {
+        snprintf(err, errlen, "emu: no architecture of code %d in kbench's table", x->sm);
+        kb_emu_cxx_free(&x->cxx);
+        free(x);
+        return KB_ERR_INPUT;
+    }
+    x->shmem_limit_bytes = (size_t)kb_arch_max_shmem_optin(x->sm); /* the emulated arch's limits */
     x->n_workers = o && o->emu_threads > 0 ? o->emu_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (x->n_workers < 1)
         x->n_workers = 1;
@@ -152,7 +158,8 @@ static kb_status emu_device_info(kb_backend_ctx *x, kb_device_info *out)
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "kbench CPU emulator (%s)", cpu);
     snprintf(out->uuid, sizeof out->uuid, "emu");
-    out->sm = x->sm;
+    out->sm = kb_arch_cc(x->sm);      /* the emulated compute capability; */
+    out->target_sm = x->sm;           /* its target, sm_90a included */
     out->sm_count = x->n_workers;
     out->l2_bytes = (int)kb_emu_l2_bytes(NULL);  /* the host cache a cold flush evicts */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -421,6 +428,10 @@ static kb_status record_launch(kb_backend_ctx *x, kb_module *m, const char *entr
 static kb_status emu_launch(kb_backend_ctx *x, kb_module *m, const char *entry, const kb_geom *g,
                             const kb_arg *args, int nargs)
 {
+    if (kb_geom_cluster_blocks(g) > 1)   /* refused before capture too: the replay could not run it */
+        return fail(x, KB_ERR_LAUNCH, "emu: %s: a %ux%ux%u thread block cluster launch: the emulator does not "
+                    "model clusters (distributed shared memory, cluster barriers) yet", entry, g->cluster[0],
+                    g->cluster[1], g->cluster[2]);
     if (x->capture)
         return record_launch(x, m, entry, g, args, nargs);
     return launch_now(x, m, entry, g, args, nargs);
@@ -436,8 +447,11 @@ static kb_status emu_tmap_encode(kb_backend_ctx *x, const kb_tmap_desc *d, unsig
     return KB_OK;
 }
 
+/* A timing window holds the CPU for the kernel alone: the compile workers' builds in
+ * flight are paused while it is open (emu_build.h). */
 static kb_status emu_timer_start(kb_backend_ctx *x)
 {
+    kb_emu_cxx_pause(&x->cxx, 1);
     clock_gettime(CLOCK_MONOTONIC, &x->t0);
     return KB_OK;
 }
@@ -446,6 +460,7 @@ static kb_status emu_timer_stop(kb_backend_ctx *x, double *elapsed_us)
 {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    kb_emu_cxx_pause(&x->cxx, 0);
     *elapsed_us = (double)(t1.tv_sec - x->t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - x->t0.tv_nsec) * 1e-3;
     *elapsed_us *= x->slowdown;
     return KB_OK;

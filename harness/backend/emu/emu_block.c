@@ -367,6 +367,16 @@ void kb_emu_thread_fail(kb_emu_thr *t, kb_status st, const char *msg)
     abort(); /* never resumed */
 }
 
+void kb_emu_thread_failf(kb_emu_thr *t, const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
+}
+
 void kb_emu_rt_fault(kb_emu_thread *p, int kind, const char *msg)
 {
     kb_emu_thread_fail((kb_emu_thr *)p, kind == KB_EMU_FAULT_LAUNCH ? KB_ERR_LAUNCH : KB_ERR_FAULT, msg);
@@ -516,8 +526,8 @@ void *kb_emu_rt_shared_static(kb_emu_thread *p, const void *key, size_t bytes, s
     }
     if (off + bytes > limit) {
         size_t dyn = w->l->dyn_shmem_bytes;
-        snprintf(msg, sizeof msg, "%zu bytes of shared memory asked (static %zu + dynamic %zu), sm_%d allows %zu per block",
-                 off + bytes, off + bytes - dyn, dyn, w->sink->sm, limit);
+        snprintf(msg, sizeof msg, "%zu bytes of shared memory asked (static %zu + dynamic %zu), %s allows %zu per block",
+                 off + bytes, off + bytes - dyn, dyn, kb_arch_name(w->sink->sm), limit);
         kb_emu_thread_fail(t, KB_ERR_LAUNCH, msg);
     }
     if (w->n_decl == KB_EMU_MAX_SHARED_DECLS) {

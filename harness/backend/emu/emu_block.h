@@ -147,6 +147,9 @@ uint64_t kb_emu_block_rand(kb_emu_worker *w);
 
 /* Fail the launch from kernel thread t (msg, then where: block and thread); never returns. */
 __attribute__((noreturn)) void kb_emu_thread_fail(kb_emu_thr *t, kb_status st, const char *msg);
+/* kb_emu_thread_fail(t, KB_ERR_FAULT, message) with the message formatted (at most 700
+ * bytes): the rule a kernel broke, named by the emulator's sm_90 modules. */
+__attribute__((noreturn, format(printf, 2, 3))) void kb_emu_thread_failf(kb_emu_thr *t, const char *fmt, ...);
 
 /* Report an error of the launch: the first one is kept, and every worker stops taking
  * blocks. Thread-safe. */

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,11 @@ static const char *const fixed_flags[] = {
                                   * it hits the guard page below a fiber's stack instead of
                                   * landing in whatever is mapped beyond it */
     "-DKB_EMU",
+    /* Kernel code is held to the harness's warnings (CMakeLists.txt): a warning fails the
+     * module, so its cases are compile errors with the compiler's log. Not warned: an
+     * argument a variant does not read (one entry signature serves every variant of a
+     * family), and CUDA's own `#pragma unroll`, which the host compiler does not know. */
+    "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-Wno-unknown-pragmas",
 };
 #define N_FIXED_FLAGS ((int)(sizeof fixed_flags / sizeof fixed_flags[0]))
 
@@ -54,19 +61,90 @@ static int program_exists(const char *word)
     return 0;
 }
 
+/* ---- the builds in flight, paused while the emulator times a kernel ---- */
+
+#define MAX_BUILDS 256   /* compile workers are at most 256 (engine/modules.c) */
+
+struct kb_emu_builds {
+    pthread_mutex_t lock;
+    int paused;
+    pid_t groups[MAX_BUILDS];   /* process group ids (= the compiler's pid) */
+    int n;
+};
+
+static kb_emu_builds *builds_new(void)
+{
+    kb_emu_builds *b = calloc(1, sizeof *b);
+    if (b)
+        pthread_mutex_init(&b->lock, NULL);
+    return b;
+}
+
+static void builds_free(kb_emu_builds *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
 void kb_emu_cxx_free(kb_emu_cxx *c)
 {
     free(c->words);
+    builds_free(c->builds);
     memset(c, 0, sizeof *c);
 }
 
-/* Run argv, appending its stdout+stderr to log (may be NULL). Returns the exit status
- * (128 + signal when killed), or -1 with err set when it could not be started. */
-static int run_capture(char *const argv[], kb_sb *log, char *err, size_t errlen)
+/* A compiler started (its group is its pid): stopped at once when builds are paused. */
+static void builds_add(kb_emu_builds *b, pid_t pid)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->lock);
+    if (b->n < MAX_BUILDS)
+        b->groups[b->n++] = pid;
+    if (b->paused)
+        kill(-pid, SIGSTOP);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Before the compiler is reaped, while its pid cannot be reused. */
+static void builds_remove(kb_emu_builds *b, pid_t pid)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->lock);
+    for (int i = 0; i < b->n; i++)
+        if (b->groups[i] == pid) {
+            b->groups[i] = b->groups[--b->n];
+            break;
+        }
+    pthread_mutex_unlock(&b->lock);
+}
+
+void kb_emu_cxx_pause(kb_emu_cxx *c, int pause)
+{
+    kb_emu_builds *b = c->builds;
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->lock);
+    if (b->paused != pause) {
+        b->paused = pause;
+        for (int i = 0; i < b->n; i++)
+            kill(-b->groups[i], pause ? SIGSTOP : SIGCONT);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Run argv in a process group of its own (registered in builds, may be NULL), appending
+ * its stdout+stderr to log (may be NULL). Returns the exit status (128 + signal when
+ * killed), or -1 with err set when it could not be started. */
+static int run_capture(kb_emu_builds *builds, char *const argv[], kb_sb *log, char *err, size_t errlen)
 {
     int fds[2], status = 0;
     pid_t pid;
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
     if (pipe2(fds, O_CLOEXEC) != 0) {   /* CLOEXEC: other children must not hold the pipe open */
         snprintf(err, errlen, "emu: pipe: %s", strerror(errno));
         return -1;
@@ -74,9 +152,15 @@ static int run_capture(char *const argv[], kb_sb *log, char *err, size_t errlen)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);   /* its own group: paused and resumed as one */
+    int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
+    if (rc == 0)
+        builds_add(builds, pid);
     if (rc != 0) {
         close(fds[0]);
         snprintf(err, errlen, "emu: cannot run C++ compiler '%s': %s", argv[0], strerror(rc));
@@ -93,6 +177,7 @@ static int run_capture(char *const argv[], kb_sb *log, char *err, size_t errlen)
             kb_sb_append(log, buf, (size_t)n);
     }
     close(fds[0]);
+    builds_remove(builds, pid);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -111,7 +196,7 @@ static int read_id(kb_emu_cxx *c, char *err, size_t errlen)
     argv[i] = NULL;
     kb_sb_init(&out);
     kb_sb_init(&id);
-    int rc = run_capture(argv, &out, err, errlen);
+    int rc = run_capture(c->builds, argv, &out, err, errlen);
     if (rc == 0 && out.len > 0)
         kb_sb_printf(&id, "%.*s", (int)strcspn(out.s, "\n"), out.s);
     else
@@ -150,7 +235,9 @@ kb_status kb_emu_cxx_init(kb_emu_cxx *c, char *err, size_t errlen)
     if (!cxx || !*cxx)
         cxx = KB_CXX_COMPILER;
     c->words = strdup(cxx);
-    if (!c->words) {
+    c->builds = builds_new();
+    if (!c->words || !c->builds) {
+        kb_emu_cxx_free(c);
         snprintf(err, errlen, "emu: out of memory");
         return KB_ERR_OOM;
     }
@@ -178,7 +265,7 @@ kb_status kb_emu_cxx_init(kb_emu_cxx *c, char *err, size_t errlen)
 /* Run one compiler step; KB_OK, KB_ERR_SETUP (could not start) or KB_ERR_COMPILE. */
 static kb_status run_step(const kb_emu_cxx *c, char **argv, const char *what, kb_sb *log, char *err, size_t errlen)
 {
-    int rc = run_capture(argv, log, err, errlen);
+    int rc = run_capture(c->builds, argv, log, err, errlen);
     if (rc < 0)
         return KB_ERR_SETUP;
     if (rc == 0)
@@ -220,9 +307,9 @@ static kb_status link_checked(const kb_emu_cxx *c, char **argv, int n, const cha
 kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default_sm, const char *out_path,
                            kb_sb *log, char *err, size_t errlen)
 {
-    int n_args = c->n + N_FIXED_FLAGS + N_CHECK_FLAGS + 10 + req->n_defines; /* arch, -I, -x c++ src -o out, -c, NULL */
+    int n_args = c->n + N_FIXED_FLAGS + N_CHECK_FLAGS + 12 + req->n_defines; /* 3 arch, -I, -x c++ src -o out, -c, NULL */
     char **argv = calloc((size_t)n_args, sizeof *argv);
-    char **owned = calloc((size_t)req->n_defines + 2, sizeof *owned);  /* strings made here */
+    char **owned = calloc((size_t)req->n_defines + 4, sizeof *owned);  /* strings made here */
     int n = 0, n_owned = 0;
     kb_status st = KB_OK;
     if (!argv || !owned)
@@ -233,7 +320,22 @@ kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default
         argv[n++] = (char *)fixed_flags[i];
     for (int i = 0; c->checks && i < N_CHECK_FLAGS; i++)
         argv[n++] = (char *)check_flags[i];
-    if (asprintf(&owned[n_owned], "-DKB_EMU_ARCH=%d", req->sm ? req->sm : default_sm) < 0)
+    /* the gating defines every module gets, on both backends (core/arch.h); KB_EMU_ARCH
+     * is the emulator's older name of KB_ARCH */
+    char def_arch[32], def_specific[32];
+    int code = req->sm ? req->sm : default_sm;
+    if (kb_arch_defines(code, def_arch, def_specific) != 0) {
+        snprintf(err, errlen, "emu: no architecture of code %d in kbench's table (core/arch.h)", code);
+        st = KB_ERR_INPUT;
+        goto done;
+    }
+    if (asprintf(&owned[n_owned], "-DKB_EMU_ARCH=%d", kb_arch_cc(code)) < 0)
+        goto oom;
+    argv[n++] = owned[n_owned++];
+    if (asprintf(&owned[n_owned], "-D%s", def_arch) < 0)
+        goto oom;
+    argv[n++] = owned[n_owned++];
+    if (asprintf(&owned[n_owned], "-D%s", def_specific) < 0)
         goto oom;
     argv[n++] = owned[n_owned++];
     for (int i = 0; i < req->n_defines; i++) {

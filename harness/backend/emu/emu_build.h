@@ -1,6 +1,13 @@
 /* emu_build.h - the emulator's compiler: the host C++ compiler turns a kernel source
  * into a shared object (-DKB_EMU, kernels/kb_device.h maps CUDA onto the emulator).
  * Run through argv (posix_spawn), never a shell string, its output captured in the log.
+ *
+ * Each compiler runs in a process group of its own, so that the emulator can pause every
+ * build in flight while it times a kernel (kb_emu_cxx_pause: SIGSTOP, then SIGCONT): the
+ * compile workers build modules ahead of the cases on the machine's other cores without
+ * their CPU time landing in a sample (issue 26). A group left stopped by a kbench that
+ * died is orphaned, and the kernel sends an orphaned group with a stopped member SIGHUP
+ * and SIGCONT, so no compiler stays stopped after kbench.
  */
 #ifndef KB_EMU_BUILD_H
 #define KB_EMU_BUILD_H
@@ -9,12 +16,15 @@
 
 #define KB_EMU_CXX_MAX_WORDS 16
 
+typedef struct kb_emu_builds kb_emu_builds;   /* the compilers in flight (emu_build.c) */
+
 typedef struct {
     char *words;                          /* the command, split on blanks in place */
     char *argv[KB_EMU_CXX_MAX_WORDS];     /* e.g. {"ccache", "g++"} */
     int n;
     char id[512];                         /* kb_emu_cxx_id, once asked */
     unsigned checks;                      /* KB_EMU_CHECK_* built into every module */
+    kb_emu_builds *builds;                /* the process groups of the builds in flight */
 } kb_emu_cxx;
 
 /* Take the compiler from $CXX, else KB_CXX_COMPILER (the one CMake found). KB_ERR_SETUP
@@ -37,5 +47,10 @@ void kb_emu_cxx_set_checks(kb_emu_cxx *c, unsigned checks);
  * compiler fails (log says why), KB_ERR_SETUP when it cannot be run; message in err. */
 kb_status kb_emu_cxx_build(kb_emu_cxx *c, const kb_compile_req *req, int default_sm, const char *out_path,
                            kb_sb *log, char *err, size_t errlen);
+
+/* Pause (pause 1) or resume (0) every build in flight and every one started while paused:
+ * SIGSTOP / SIGCONT to each compiler's process group. Thread-safe; the emulator calls it
+ * when a timing window opens and closes. Pausing twice is pausing once. */
+void kb_emu_cxx_pause(kb_emu_cxx *c, int pause);
 
 #endif /* KB_EMU_BUILD_H */

@@ -298,8 +298,8 @@ static kb_status check_geometry(const kb_emu_exec *e, const kb_emu_launch *l, ch
         return KB_ERR_LAUNCH;
     }
     if (l->dyn_shmem_bytes > e->sink.shmem_limit_bytes) {
-        snprintf(err, errlen, "%zu bytes of dynamic shared memory asked, sm_%d allows %zu per block",
-                 l->dyn_shmem_bytes, e->sink.sm, e->sink.shmem_limit_bytes);
+        snprintf(err, errlen, "%zu bytes of dynamic shared memory asked, %s allows %zu per block",
+                 l->dyn_shmem_bytes, kb_arch_name(e->sink.sm), e->sink.shmem_limit_bytes);
         return KB_ERR_LAUNCH;
     }
     return KB_OK;

@@ -22,6 +22,22 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+/* ThreadSanitizer keeps a context (shadow stack, vector clock) per thread; a fiber gets its
+ * own (created with the fiber, named to TSan just before each switch), and a switch
+ * synchronises the two contexts: the fibers of one block run one at a time on one worker,
+ * handing the block's state over at each switch, as threads handing it over through a lock
+ * would. Without it TSan would take the fibers for one thread whose stack jumps around. */
+#if defined(__SANITIZE_THREAD__)
+#define KB_TSAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KB_TSAN_FIBERS 1
+#endif
+#endif
+#ifdef KB_TSAN_FIBERS
+#include <sanitizer/tsan_interface.h>
+#endif
+
 /* A fiber's stack starts afresh: frames of instrumented code that never returned (a
  * fiber ends by switching away for good) left their redzones poisoned in ASan's shadow,
  * and the kernel code that reuses the stack is not instrumented to clear them. */
@@ -37,6 +53,10 @@ static void stack_fresh(const kb_emu_fiber *f)
 /* About to leave from for to. */
 static void switch_begin(kb_emu_ctx *from, const kb_emu_ctx *to)
 {
+#ifdef KB_TSAN_FIBERS
+    from->tsan_fiber = __tsan_get_current_fiber();   /* the scheduler's: its worker thread's */
+    __tsan_switch_to_fiber(to->tsan_fiber, 0);
+#endif
 #ifdef KB_ASAN_FIBERS
     __sanitizer_start_switch_fiber(&from->fake_stack, to->stack_bottom, to->stack_size);
 #else
@@ -97,6 +117,9 @@ kb_emu_fiber *kb_emu_fiber_new(size_t stack_bytes, unsigned color)
     f->top_offset = offset;
     f->ctx.stack_bottom = f->map + page;
     f->ctx.stack_size = f->map_bytes - page;
+#ifdef KB_TSAN_FIBERS
+    f->ctx.tsan_fiber = __tsan_create_fiber(0);
+#endif
     return f;
 fail:
     free(f);
@@ -107,6 +130,9 @@ void kb_emu_fiber_free(kb_emu_fiber *f)
 {
     if (!f)
         return;
+#ifdef KB_TSAN_FIBERS
+    __tsan_destroy_fiber(f->ctx.tsan_fiber);
+#endif
     munmap(f->map, f->map_bytes);
     free(f);
 }

@@ -20,8 +20,9 @@
 #endif
 
 /* A place to save one execution context: a fiber's, or the scheduler's own. The stack
- * bounds and fake_stack are for AddressSanitizer, which must be told of every switch
- * between stacks (KB_SANITIZE builds); otherwise unused. */
+ * bounds and fake_stack are for AddressSanitizer, tsan_fiber for ThreadSanitizer, each of
+ * which must be told of every switch between stacks (KB_SANITIZE, KB_TSAN builds);
+ * otherwise unused. */
 typedef struct {
 #ifdef KB_EMU_FIBER_UCONTEXT
     ucontext_t uc;
@@ -31,6 +32,7 @@ typedef struct {
     const void *stack_bottom;       /* lowest address of the context's stack (ASan) */
     size_t stack_size;              /* [bytes] (ASan) */
     void *fake_stack;               /* ASan's fake stack of this context while it is away */
+    void *tsan_fiber;               /* ThreadSanitizer's context of it (KB_TSAN builds) */
 } kb_emu_ctx;
 
 typedef struct kb_emu_fiber {

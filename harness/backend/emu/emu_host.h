@@ -9,11 +9,18 @@
  * none (dir: a sysfs CPU cache directory such as /sys/devices/system/cpu/cpu0/cache). */
 size_t kb_emu_host_cache_bytes(const char *dir);
 
-/* The emulator's "L2" [bytes]: the largest host cache under dir (NULL: cpu0's sysfs),
- * capped at KB_EMU_L2_CAP_BYTES, and the cap when sysfs says nothing. Why the cap: a
- * server's shared L3 is hundreds of MiB and mostly other cores'; evicting all of it
- * before every sample would cost far more than the case. The cap evicts the private
- * levels and this core's working share of L3. Emulator timings are CPU time either way. */
+/* The emulator's "L2" [bytes]: the largest host cache under dir (NULL: cpu0's sysfs) of
+ * level KB_EMU_L2_LEVEL or below - a core's own caches, which a cold-L2 flush (twice this,
+ * engine/measure.h) evicts before every sample; the largest cache of any level when sysfs
+ * gives no levels; KB_EMU_L2_FALLBACK_BYTES when it says nothing; at most
+ * KB_EMU_L2_CAP_BYTES.
+ * Why not the shared L3: a server's is hundreds of MiB and mostly other cores' (480 MiB on
+ * this project's machine), so no affordable flush evicts it, and overwriting 64 MiB before
+ * every sample was 40% of the CPU time of `kbench run suites/llm.yaml` on the emulator
+ * (perf, issue 26) for inputs of a check shape that fit a core's own L2 anyway. Emulator
+ * timings are CPU time either way. */
+#define KB_EMU_L2_LEVEL 2
+#define KB_EMU_L2_FALLBACK_BYTES (2u << 20)
 #define KB_EMU_L2_CAP_BYTES (32u << 20)
 size_t kb_emu_l2_bytes(const char *dir);
 

@@ -7,7 +7,7 @@
 
 #include "backend/emu/emu_heap.h"
 #include "core/kb.h"
-#include "kb_emu_abi.h"
+#include "kernels/abi/kb_emu_abi.h"
 
 #include <ffi.h>
 #include <pthread.h>
@@ -59,7 +59,7 @@ typedef struct {
     int stop;                            /* atomic: an error was raised, skip what is left */
     kb_status st;                        /* the first error (under mu) */
     char msg[512];
-    int sm;                              /* the emulated arch x10 */
+    int sm;                              /* the emulated arch: a code of core/arch.h (sm_90a = 1090) */
     size_t shmem_limit_bytes;            /* per block */
     kb_emu_schedule schedule;
     uint64_t seed;                       /* KB_EMU_SCHED_RANDOM */

@@ -1,7 +1,6 @@
 /* emu_mbar.c - mbarrier phases, arrivals and transaction counts (see emu_mbar.h). */
 #include "backend/emu/emu_mbar.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,26 +28,16 @@ void kb_emu_mbars_reset(kb_emu_mbars *m)
     m->changes = 0;
 }
 
-__attribute__((noreturn, format(printf, 2, 3))) static void fail(kb_emu_thr *t, const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
-}
-
 /* The shared-memory offset of an 8-byte barrier, or the launch fails. */
 static uint32_t bar_offset(kb_emu_thr *t, const void *bar, const char *op)
 {
     const kb_emu_worker *w = t->w;
     const unsigned char *p = bar;
     if (p < w->smem || p + 8 > w->smem + w->sink->shmem_limit_bytes)
-        fail(t, "%s: the mbarrier at %p is not in shared memory (PTX ISA 9.7.13.15: an mbarrier object lives in "
+        kb_emu_thread_failf(t, "%s: the mbarrier at %p is not in shared memory (PTX ISA 9.7.13.15: an mbarrier object lives in "
              "shared memory)", op, bar);
     if ((uintptr_t)bar % 8)
-        fail(t, "%s: the mbarrier at shared offset %ld is not 8-byte aligned (PTX ISA 9.7.13.15.1)", op,
+        kb_emu_thread_failf(t, "%s: the mbarrier at shared offset %ld is not 8-byte aligned (PTX ISA 9.7.13.15.1)", op,
              (long)(p - w->smem));
     return (uint32_t)(p - w->smem);
 }
@@ -66,12 +55,12 @@ unsigned kb_emu_mbar_find(kb_emu_mbars *m, kb_emu_thr *t, const void *bar, const
     uint32_t off = bar_offset(t, bar, op);
     int i = slot_of(m, off);
     if (i < 0 || !m->v[i].live)
-        fail(t, "mbarrier use before init: %s on shared offset %u, which no mbarrier.init of this block "
+        kb_emu_thread_failf(t, "mbarrier use before init: %s on shared offset %u, which no mbarrier.init of this block "
              "initialised%s (PTX ISA 9.7.13.15.9)", op, off, i >= 0 ? " since its mbarrier.inval" : "");
     uint64_t word;
     memcpy(&word, bar, 8);
     if (word != (MARKER | (unsigned)i))
-        fail(t, "mbarrier memory overwritten: %s on the mbarrier at shared offset %u, whose 8 bytes an ordinary "
+        kb_emu_thread_failf(t, "mbarrier memory overwritten: %s on the mbarrier at shared offset %u, whose 8 bytes an ordinary "
              "store changed since its mbarrier.init (the object is opaque: only mbarrier instructions may "
              "access it, PTX ISA 9.7.13.15.1)", op, off);
     return (unsigned)i;
@@ -82,14 +71,14 @@ void kb_emu_mbar_init(kb_emu_mbars *m, kb_emu_thr *t, void *bar, unsigned count)
     uint32_t off = bar_offset(t, bar, "mbarrier.init");
     int i = slot_of(m, off);
     if (count < 1 || count > KB_EMU_MBAR_MAX)
-        fail(t, "mbarrier.init count %u out of range: the expected arrival count is 1..2^20-1 (PTX ISA "
+        kb_emu_thread_failf(t, "mbarrier.init count %u out of range: the expected arrival count is 1..2^20-1 (PTX ISA "
              "9.7.13.15.1)", count);
     if (i >= 0 && m->v[i].live)
-        fail(t, "mbarrier.init of a live mbarrier at shared offset %u (in phase %llu): mbarrier.inval it first "
+        kb_emu_thread_failf(t, "mbarrier.init of a live mbarrier at shared offset %u (in phase %llu): mbarrier.inval it first "
              "(PTX ISA 9.7.13.15.10)", off, (unsigned long long)m->v[i].phase);
     if (i < 0) {
         if (m->n == KB_EMU_MAX_MBARS)
-            fail(t, "more than %d mbarriers in one block (an emulator limit)", KB_EMU_MAX_MBARS);
+            kb_emu_thread_failf(t, "more than %d mbarriers in one block (an emulator limit)", KB_EMU_MAX_MBARS);
         i = (int)m->n++;
     }
     kb_emu_mbar *b = &m->v[i];
@@ -134,7 +123,7 @@ static void add_tx(kb_emu_mbars *m, kb_emu_thr *who, unsigned i, int64_t delta, 
     kb_emu_mbar *b = &m->v[i];
     int64_t tx = (int64_t)b->tx + delta;
     if (tx > (int64_t)KB_EMU_MBAR_MAX || tx < -(int64_t)KB_EMU_MBAR_MAX)
-        fail(who, "mbarrier tx-count %s: %s of %lld bytes on the mbarrier at shared offset %u takes its tx-count "
+        kb_emu_thread_failf(who, "mbarrier tx-count %s: %s of %lld bytes on the mbarrier at shared offset %u takes its tx-count "
              "from %d to %lld, outside -(2^20-1)..2^20-1 (PTX ISA 9.7.13.15.1)", tx > 0 ? "overflow" : "underflow",
              op, (long long)(delta < 0 ? -delta : delta), b->off, b->tx, (long long)tx);
     b->tx = (int32_t)tx;
@@ -146,11 +135,11 @@ uint64_t kb_emu_mbar_arrive(kb_emu_mbars *m, kb_emu_thr *t, void *bar, unsigned 
     unsigned i = kb_emu_mbar_find(m, t, bar, op);
     kb_emu_mbar *b = &m->v[i];
     if (count < 1 || count > KB_EMU_MBAR_MAX)
-        fail(t, "%s count %u out of range 1..2^20-1 (PTX ISA 9.7.13.15.11)", op, count);
+        kb_emu_thread_failf(t, "%s count %u out of range 1..2^20-1 (PTX ISA 9.7.13.15.11)", op, count);
     if (tx_bytes)
         add_tx(m, t, i, tx_bytes, op);
     if (count > b->pending)
-        fail(t, "%s of %u on the mbarrier at shared offset %u, which has only %u of %u arrivals pending in phase "
+        kb_emu_thread_failf(t, "%s of %u on the mbarrier at shared offset %u, which has only %u of %u arrivals pending in phase "
              "%llu: more arrivals than its expected count", op, count, b->off, b->pending, b->expected,
              (unsigned long long)b->phase);
     uint64_t state = b->phase;
@@ -162,7 +151,7 @@ uint64_t kb_emu_mbar_arrive(kb_emu_mbars *m, kb_emu_thr *t, void *bar, unsigned 
 void kb_emu_mbar_tx(kb_emu_mbars *m, kb_emu_thr *t, unsigned i, int sign, unsigned bytes, kb_emu_thr *who)
 {
     if (bytes > KB_EMU_MBAR_MAX)
-        fail(who, "%s of %u bytes: a transaction count is at most 2^20-1 (PTX ISA 9.7.13.15.1)",
+        kb_emu_thread_failf(who, "%s of %u bytes: a transaction count is at most 2^20-1 (PTX ISA 9.7.13.15.1)",
              sign > 0 ? "mbarrier.expect_tx" : "complete_tx", bytes);
     add_tx(m, who, i, sign > 0 ? (int64_t)bytes : -(int64_t)bytes, sign > 0 ? "expect_tx" : "complete_tx");
     maybe_complete(m, who->w, i);
@@ -176,10 +165,10 @@ static int64_t target_phase(const kb_emu_mbar *b, kb_emu_thr *t, int how, uint64
     if (how & KB_EMU_MBAR_PARITY)
         return (arg & 1u) == (b->phase & 1u) ? (int64_t)b->phase : (int64_t)b->phase - 1;
     if (arg > b->phase)
-        fail(t, "mbarrier wait with state token %llu on the mbarrier at shared offset %u, which is only in phase "
+        kb_emu_thread_failf(t, "mbarrier wait with state token %llu on the mbarrier at shared offset %u, which is only in phase "
              "%llu: not a token of this barrier", (unsigned long long)arg, b->off, (unsigned long long)b->phase);
     if (arg + 1 < b->phase)
-        fail(t, "mbarrier wait on a stale phase: state token of phase %llu on the mbarrier at shared offset %u, now "
+        kb_emu_thread_failf(t, "mbarrier wait on a stale phase: state token of phase %llu on the mbarrier at shared offset %u, now "
              "in phase %llu; only the current or the immediately preceding phase may be waited on (PTX ISA "
              "9.7.13.15.16)", (unsigned long long)arg, b->off, (unsigned long long)b->phase);
     return (int64_t)arg;
@@ -195,7 +184,7 @@ int kb_emu_mbar_wait(kb_emu_mbars *m, kb_emu_thr *t, void *bar, int how, uint64_
     int64_t q = target_phase(b, t, how, arg);
     uint64_t *seen = &m->seen[(size_t)t->pub.linear * KB_EMU_MAX_MBARS + i];
     if ((how & KB_EMU_MBAR_PARITY) && q < (int64_t)b->phase && (uint64_t)(q + 2) <= *seen)
-        fail(t, "mbarrier wait on a stale parity: %s(%u) on the mbarrier at shared offset %u (now in phase %llu) "
+        kb_emu_thread_failf(t, "mbarrier wait on a stale parity: %s(%u) on the mbarrier at shared offset %u (now in phase %llu) "
              "resolves to phase %lld, which this thread already saw complete: a parity not flipped after a "
              "wait? (PTX ISA 9.7.13.15.16: the parity names the current or the preceding phase)", op,
              (unsigned)(arg & 1u), b->off, (unsigned long long)b->phase, (long long)q);
@@ -217,7 +206,7 @@ int kb_emu_mbar_wait(kb_emu_mbars *m, kb_emu_thr *t, void *bar, int how, uint64_
         while (q >= (int64_t)m->v[i].phase) {
             kb_emu_block_park(t, KB_EMU_WAIT_MBAR, i);
             if (!m->v[i].live || m->v[i].off != b->off)
-                fail(t, "%s: the mbarrier at shared offset %u was invalidated while this thread waited on it", op, b->off);
+                kb_emu_thread_failf(t, "%s: the mbarrier at shared offset %u was invalidated while this thread waited on it", op, b->off);
         }
     }
     if ((uint64_t)(q + 2) > *seen)

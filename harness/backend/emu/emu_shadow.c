@@ -1,7 +1,7 @@
 /* emu_shadow.c - shared-memory race and init checks (see emu_shadow.h). */
 #include "backend/emu/emu_shadow.h"
 
-#include "kb_emu_abi.h"
+#include "kernels/abi/kb_emu_abi.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -168,7 +168,8 @@ void kb_emu_sm90_generic_write(kb_emu_thr *t, uint32_t off, unsigned bytes)
         return;
     if (s->proxy_on)
         kb_emu_proxy_write(&s->proxy, off, bytes, t->pub.linear);
-    for (uint32_t c = off / 16; c <= (off + (bytes ? bytes : 1) - 1) / 16 && c < s->tma.chunks; c++)
+    for (uint32_t c = off / 16; c <= (off + (bytes ? bytes : 1) - 1) / 16 && c < s->tma.chunks; c++) {
+        s->tma.laid[c] = KB_EMU_LAID_NONE;   /* re-laid by a generic store: no TMA layout to hold it to */
         if (s->tma.pending[c] || s->tma.reading[c]) {
             char msg[300];
             snprintf(msg, sizeof msg, "%s: a store to shared offset %u %s", s->tma.reading[c]
@@ -178,6 +179,7 @@ void kb_emu_sm90_generic_write(kb_emu_thr *t, uint32_t off, unsigned bytes)
                                             : "before the load landed (a race with the copy)");
             kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
         }
+    }
 }
 
 void kb_emu_sm90_check_read(kb_emu_thr *t, uint32_t off, unsigned bytes)

@@ -1,37 +1,26 @@
 /* emu_sync90.c - named barriers and setmaxnreg (see emu_sync90.h). */
 #include "backend/emu/emu_sync90.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 void kb_emu_sync90_reset(kb_emu_sync90 *s) { memset(s, 0, sizeof *s); }
-
-__attribute__((noreturn, format(printf, 2, 3))) static void fail(kb_emu_thr *t, const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
-}
 
 void kb_emu_named_barrier(kb_emu_sync90 *s, kb_emu_thr *t, unsigned id, unsigned n, int arrive_only)
 {
     kb_emu_worker *w = t->w;
     const char *op = arrive_only ? "bar.arrive" : "bar.sync";
     if (id > 15)
-        fail(t, "%s %u, %u: barrier ids are 0..15 (PTX ISA 9.7.13.1)", op, id, n);
+        kb_emu_thread_failf(t, "%s %u, %u: barrier ids are 0..15 (PTX ISA 9.7.13.1)", op, id, n);
     if (id == 0)
-        fail(t, "%s 0, %u: barrier 0 is __syncthreads' (the emulator keeps the two apart): name barriers 1..15",
+        kb_emu_thread_failf(t, "%s 0, %u: barrier 0 is __syncthreads' (the emulator keeps the two apart): name barriers 1..15",
              op, n);
     if (n == 0 || n % 32)
-        fail(t, "%s %u, %u: the thread count must be a non-zero multiple of the warp size (PTX ISA 9.7.13.1)", op, id, n);
+        kb_emu_thread_failf(t, "%s %u, %u: the thread count must be a non-zero multiple of the warp size (PTX ISA 9.7.13.1)", op, id, n);
     if (n > w->n)
-        fail(t, "%s %u, %u: more threads than the block's %u, so the barrier can never complete", op, id, n, w->n);
+        kb_emu_thread_failf(t, "%s %u, %u: more threads than the block's %u, so the barrier can never complete", op, id, n, w->n);
     if (s->bar[id].arrived && s->bar[id].n != n)
-        fail(t, "%s %u, %u: threads disagree on the count of barrier %u (%u arrived expecting %u)", op, id, n, id,
+        kb_emu_thread_failf(t, "%s %u, %u: threads disagree on the count of barrier %u (%u arrived expecting %u)", op, id, n, id,
              s->bar[id].arrived, s->bar[id].n);
     s->bar[id].n = n;
     if (++s->bar[id].arrived == n) {
@@ -81,7 +70,7 @@ void kb_emu_setmaxnreg(kb_emu_sync90 *s, kb_emu_thr *t, int inc, unsigned regs)
     const char *op = inc ? "setmaxnreg.inc" : "setmaxnreg.dec";
     unsigned g = t->pub.linear / 128, payload = (unsigned)inc << 16 | regs;
     if (regs % 8 || regs < 24 || regs > 256)
-        fail(t, "%s %u: the count must be a multiple of 8 in [24, 256] (PTX ISA 9.7.19.5)", op, regs);
+        kb_emu_thread_failf(t, "%s %u: the count must be a multiple of 8 in [24, 256] (PTX ISA 9.7.19.5)", op, regs);
     if (!s->regs_set)
         init_regs(s, w);
     const void *const *slots;
@@ -92,11 +81,11 @@ void kb_emu_setmaxnreg(kb_emu_sync90 *s, kb_emu_thr *t, int inc, unsigned regs)
     }
     for (unsigned i = 0; i < 128; i++)
         if ((uintptr_t)slots[i] != payload)
-            fail(t, "%s %u: not uniform across warpgroup %u (its thread %u asked for %s %u): every thread of the "
+            kb_emu_thread_failf(t, "%s %u: not uniform across warpgroup %u (its thread %u asked for %s %u): every thread of the "
                  "warpgroup executes the same setmaxnreg (PTX ISA 9.7.19.5, .sync.aligned)", op, regs, g, i,
                  ((uintptr_t)slots[i] >> 16) ? "inc" : "dec", (unsigned)((uintptr_t)slots[i] & 0xffffu));
     if (inc ? regs < s->regs[g] : regs > s->regs[g])
-        fail(t, "%s %u: warpgroup %u holds %u registers per thread; .inc may only raise the count and .dec only "
+        kb_emu_thread_failf(t, "%s %u: warpgroup %u holds %u registers per thread; .inc may only raise the count and .dec only "
              "lower it (PTX ISA 9.7.19.5)", op, regs, g, s->regs[g]);
     if (!inc) {
         s->regs[g] = regs;

@@ -2,7 +2,6 @@
  * emu_tma.h). */
 #include "backend/emu/emu_tma.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,8 @@ int kb_emu_tma_init(kb_emu_tma *m, size_t arena_bytes)
     m->chunks = (arena_bytes + 15) / 16;
     m->pending = calloc(m->chunks + 1, sizeof *m->pending);
     m->reading = calloc(m->chunks + 1, sizeof *m->reading);
-    return m->pending && m->reading ? 0 : -1;
+    m->laid = calloc(m->chunks + 1, sizeof *m->laid);
+    return m->pending && m->reading && m->laid ? 0 : -1;
 }
 
 void kb_emu_tma_reset(kb_emu_tma *m)
@@ -23,6 +23,8 @@ void kb_emu_tma_reset(kb_emu_tma *m)
     m->n = 0;
     memset(m->pending, 0, m->chunks * sizeof *m->pending);
     memset(m->reading, 0, m->chunks * sizeof *m->reading);
+    if (m->laid)
+        memset(m->laid, 0, m->chunks * sizeof *m->laid);
     memset(m->committed, 0, sizeof m->committed);
 }
 
@@ -33,17 +35,8 @@ void kb_emu_tma_fini(kb_emu_tma *m)
     free(m->ops);
     free(m->pending);
     free(m->reading);
+    free(m->laid);
     memset(m, 0, sizeof *m);
-}
-
-__attribute__((noreturn, format(printf, 2, 3))) static void fail(kb_emu_thr *t, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
 }
 
 /* The map, the box's shared offset and size, with the alignment rules; fails the launch. */
@@ -52,19 +45,19 @@ static uint32_t check_box(kb_emu_thr *t, const void *tmap, const void *smem, kb_
 {
     kb_emu_worker *w = t->w;
     if (!tmap || kb_emu_tmap_decode(tmap, map) != 0)
-        fail(t, "%s: the tensor map is not one kb_backend_tmap_encode made (corrupt, or not a tensor map)", op);
+        kb_emu_thread_failf(t, "%s: the tensor map is not one kb_backend_tmap_encode made (corrupt, or not a tensor map)", op);
     uint64_t n = map->elem_bytes;
     for (unsigned i = 0; i < map->rank; i++)
         n *= (map->box[i] + map->estride[i] - 1) / map->estride[i];
     uint32_t inner = (map->box[0] + map->estride[0] - 1) / map->estride[0] * map->elem_bytes;
     if (inner % 16)
-        fail(t, "%s: an inner box row of %u bytes (element strides) is not a multiple of 16 bytes", op, inner);
+        kb_emu_thread_failf(t, "%s: an inner box row of %u bytes (element strides) is not a multiple of 16 bytes", op, inner);
     const unsigned char *p = smem;
     if (p < w->smem || p + n > w->smem + w->sink->shmem_limit_bytes)
-        fail(t, "%s: the %llu-byte box at %p is not in shared memory", op, (unsigned long long)n, smem);
+        kb_emu_thread_failf(t, "%s: the %llu-byte box at %p is not in shared memory", op, (unsigned long long)n, smem);
     uint32_t off = (uint32_t)(p - w->smem), align = map->swizzle_bytes == 128 ? 1024 : 128;
     if (off % align)
-        fail(t, "%s: shared address %u is not %u-byte aligned (PTX ISA 9.7.9.25.5.1: the shared box is 128-byte "
+        kb_emu_thread_failf(t, "%s: shared address %u is not %u-byte aligned (PTX ISA 9.7.9.25.5.1: the shared box is 128-byte "
              "aligned%s)", op, off, align, align == 1024 ? "; the 128B swizzle's pattern repeats every 1024 bytes" : "");
     *bytes = (uint32_t)n;
     return off;
@@ -105,7 +98,7 @@ static void gather(void *ctx, uint32_t at, unsigned char *g)
     const kb_emu_region *r;
     long long off;
     if (g && c->heap && (off = kb_emu_heap_unwritten(c->heap, g, es, &r)) >= 0)
-        fail(c->t, "read of memory never written: a TMA load reads byte %lld of a %llu-byte allocation that nothing "
+        kb_emu_thread_failf(c->t, "read of memory never written: a TMA load reads byte %lld of a %llu-byte allocation that nothing "
              "uploaded, filled or stored", off, (unsigned long long)(r->end - r->base));
     if (g)
         memcpy(c->op->data + at, g, es);
@@ -153,7 +146,7 @@ void kb_emu_tma_load(kb_emu_tma *m, kb_emu_mbars *mb, kb_emu_thr *t, void *smem,
     for (uint32_t c = 0; c < bytes; c += 16) {
         uint32_t ph = kb_emu_swizzle(off + c, map.swizzle_bytes);
         if (m->reading[ph / 16])
-            fail(t, "TMA load into shared memory a wgmma in flight reads: shared offset %u is an operand of a "
+            kb_emu_thread_failf(t, "TMA load into shared memory a wgmma in flight reads: shared offset %u is an operand of a "
                  "wgmma.mma_async not yet retired by wgmma.wait_group (released to the producer too early?)", ph);
     }
     kb_emu_tma_op *op = new_op(m, t, bytes);
@@ -182,6 +175,7 @@ static void land_load(kb_emu_tma *m, kb_emu_mbars *mb, kb_emu_proxy *proxy, kb_e
         uint32_t ph = kb_emu_swizzle(op.smem + c, op.map.swizzle_bytes);
         memcpy(w->smem + ph, op.data + c, 16);
         m->pending[ph / 16]--;
+        m->laid[ph / 16] = kb_emu_laid_of_span(op.map.swizzle_bytes);
         if (w->sink->checks && w->shadow.cells)
             kb_emu_shadow_wrote(&w->shadow, ph, 16, op.thread, NULL);
         if (proxy)
@@ -189,7 +183,7 @@ static void land_load(kb_emu_tma *m, kb_emu_mbars *mb, kb_emu_proxy *proxy, kb_e
     }
     free(op.data);
     if (!mb->v[op.bar].live)
-        fail(who, "TMA load completed on the mbarrier at shared offset %u, invalidated since the load was issued",
+        kb_emu_thread_failf(who, "TMA load completed on the mbarrier at shared offset %u, invalidated since the load was issued",
              mb->v[op.bar].off);
     kb_emu_mbar_tx(mb, NULL, op.bar, -1, op.bytes, who);
 }
@@ -203,9 +197,9 @@ void kb_emu_tma_store(kb_emu_tma *m, const kb_emu_proxy *proxy, kb_emu_thr *t, c
     for (uint32_t c = 0; c < bytes; c += 16) {
         uint32_t ph = kb_emu_swizzle(off + c, map.swizzle_bytes);
         if (m->pending[ph / 16])
-            fail(t, "TMA store from shared offset %u, which a TMA load has not landed in yet", ph);
+            kb_emu_thread_failf(t, "TMA store from shared offset %u, which a TMA load has not landed in yet", ph);
         if (proxy && kb_emu_proxy_unfenced(proxy, ph, 16, &writer, &where))
-            fail(t, "async proxy read without fence.proxy.async: a TMA store reads shared offset %u, which thread %u "
+            kb_emu_thread_failf(t, "async proxy read without fence.proxy.async: a TMA store reads shared offset %u, which thread %u "
                  "wrote with an ordinary store and did not follow with fence.proxy.async (PTX ISA 9.7.13.4: "
                  "generic-proxy writes are not visible to the async proxy without it)", where, writer);
     }
@@ -230,7 +224,7 @@ static void do_store(kb_emu_tma *m, kb_emu_worker *w, unsigned k)
         uint32_t ph = kb_emu_swizzle(op.smem + c, op.map.swizzle_bytes);
         if (memcmp(w->smem + ph, op.data + c, 16)) {
             free(op.data);
-            fail(&w->thr[op.thread], "shared source of a TMA store written before cp.async.bulk.wait_group.read: "
+            kb_emu_thread_failf(&w->thr[op.thread], "shared source of a TMA store written before cp.async.bulk.wait_group.read: "
                  "shared offset %u changed after the store was issued, before its bulk group was waited for", ph);
         }
     }

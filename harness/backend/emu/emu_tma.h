@@ -43,10 +43,22 @@ typedef struct {
     unsigned n, cap;
     uint16_t *pending;            /* [arena / 16] in-flight loads per 16-byte chunk */
     uint16_t *reading;            /* [arena / 16] in-flight wgmma operand reads per chunk (emu_wgmma) */
+    uint8_t *laid;                /* [arena / 16] the swizzle of the TMA load that last landed in each chunk
+                                   * (KB_EMU_LAID_*), for the wgmma descriptor's swizzle rule (emu_wgmma) */
     size_t chunks;
     uint32_t committed[KB_EMU_MAX_THREADS]; /* bulk groups each thread closed */
     uint64_t loads, stores;       /* statistics */
 } kb_emu_tma;
+
+/* What laid a chunk out: nothing known (no TMA load, an unswizzled one, or a generic store
+ * seen since), or a TMA load with the 32/64/128-byte swizzle. */
+enum { KB_EMU_LAID_NONE = 0, KB_EMU_LAID_32B, KB_EMU_LAID_64B, KB_EMU_LAID_128B };
+/* The KB_EMU_LAID_* of a swizzle span of 0, 32, 64 or 128 bytes. */
+static inline uint8_t kb_emu_laid_of_span(unsigned span)
+{
+    return (uint8_t)(span == 128 ? KB_EMU_LAID_128B : span == 64 ? KB_EMU_LAID_64B : span == 32 ? KB_EMU_LAID_32B
+                                                                                                   : KB_EMU_LAID_NONE);
+}
 
 int kb_emu_tma_init(kb_emu_tma *m, size_t arena_bytes);
 void kb_emu_tma_fini(kb_emu_tma *m);

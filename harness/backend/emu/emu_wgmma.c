@@ -1,10 +1,9 @@
 /* emu_wgmma.c - wgmma issue, retirement and numerics (see emu_wgmma.h). */
 #include "backend/emu/emu_wgmma.h"
 
-#include "kb_convert.h"
+#include "kernels/abi/kb_convert.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,16 +74,6 @@ void kb_emu_wg_fini(kb_emu_wg *g)
     memset(g, 0, sizeof *g);
 }
 
-__attribute__((noreturn, format(printf, 2, 3))) static void fail(kb_emu_thr *t, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    kb_emu_thread_fail(t, KB_ERR_FAULT, msg);
-}
-
 uint32_t kb_emu_wg_offset(int swizzle, int mn_major, unsigned es, uint32_t lbo, uint32_t sbo, unsigned row, unsigned k)
 {
     unsigned w = swizzle == 1 ? 8 : swizzle == 2 ? 4 : swizzle == 3 ? 2 : 1;
@@ -129,13 +118,13 @@ static void read_operand(kb_emu_wg *g, kb_emu_tma *tma, const kb_emu_proxy *prox
     int sw = (int)(desc >> 62);
     unsigned span = sw == 1 ? 128 : sw == 2 ? 64 : sw == 3 ? 32 : 0;
     if (base_off)
-        fail(t, "wgmma: the %s descriptor has base offset %u, which the emulator does not model: place the operand "
+        kb_emu_thread_failf(t, "wgmma: the %s descriptor has base offset %u, which the emulator does not model: place the operand "
              "on its swizzle pattern's repeat (1024/512/256 bytes) and use base offset 0", which, base_off);
     for (unsigned r = 0; r < rows; r++)
         for (unsigned k = 0; k < K; k++) {
             uint32_t a = kb_emu_swizzle(start + kb_emu_wg_offset(sw, mn_major, es, lbo, sbo, r, k), span);
             if ((size_t)a + es > w->sink->shmem_limit_bytes)
-                fail(t, "wgmma: the %s operand's element (%u, %u) lies at shared offset %u, outside shared memory "
+                kb_emu_thread_failf(t, "wgmma: the %s operand's element (%u, %u) lies at shared offset %u, outside shared memory "
                      "(descriptor 0x%016llx)", which, r, k, a, (unsigned long long)desc);
             out[r * K + k] = sign * decode(op->p.type, w->smem + a);
             uint32_t c = a / 16;
@@ -145,12 +134,19 @@ static void read_operand(kb_emu_wg *g, kb_emu_tma *tma, const kb_emu_proxy *prox
             unsigned wr;
             uint32_t where;
             if (tma->pending[c])
-                fail(t, "wgmma reads shared offset %u (%s operand), where a TMA load has not landed: wait on its "
+                kb_emu_thread_failf(t, "wgmma reads shared offset %u (%s operand), where a TMA load has not landed: wait on its "
                      "mbarrier first", c * 16, which);
             if (w->async.pending[c])
-                fail(t, "wgmma reads shared offset %u (%s operand), where a cp.async has not landed", c * 16, which);
+                kb_emu_thread_failf(t, "wgmma reads shared offset %u (%s operand), where a cp.async has not landed", c * 16, which);
+            /* the layout rule needs the generic stores that re-lay bytes: a checked launch (proxy) */
+            if (proxy && tma->laid[c] && tma->laid[c] != kb_emu_laid_of_span(span))
+                kb_emu_thread_failf(t, "wgmma descriptor swizzle disagrees with the TMA layout: the %s operand's descriptor says %s, "
+                     "but shared offset %u was laid out by a TMA load with the %u-byte swizzle (the tensor map's "
+                     "swizzle and the descriptor's must be the same)", which, span ? (span == 128 ? "the 128-byte "
+                     "swizzle" : span == 64 ? "the 64-byte swizzle" : "the 32-byte swizzle") : "no swizzle", c * 16,
+                     16u << tma->laid[c]);
             if (proxy && kb_emu_proxy_unfenced(proxy, c * 16, 16, &wr, &where))
-                fail(t, "async proxy read without fence.proxy.async: wgmma reads shared offset %u (%s operand), which "
+                kb_emu_thread_failf(t, "async proxy read without fence.proxy.async: wgmma reads shared offset %u (%s operand), which "
                      "thread %u wrote with an ordinary store and did not follow with fence.proxy.async (PTX ISA "
                      "9.7.13.4)", where, which, wr);
             op->chunks[op->n_chunks++] = c * 16;
@@ -167,14 +163,14 @@ static void check_shape(kb_emu_thr *t, const kb_emu_wgmma_op *p)
                : p->type == KB_EMU_WG_F16 || p->type == KB_EMU_WG_E4M3 || p->type == KB_EMU_WG_E5M2
                    ? p->acc == KB_EMU_WG_ACC_F32 || p->acc == KB_EMU_WG_ACC_F16 : p->acc == KB_EMU_WG_ACC_F32;
     if (p->type < KB_EMU_WG_F16 || p->type > KB_EMU_WG_S8 || !n_ok || !acc_ok)
-        fail(t, "wgmma: type %d with accumulator %d and N = %d is not a shape the ISA offers (PTX ISA 9.7.15.5.1)",
+        kb_emu_thread_failf(t, "wgmma: type %d with accumulator %d and N = %d is not a shape the ISA offers (PTX ISA 9.7.15.5.1)",
              p->type, p->acc, n);
     if (!ft && (p->trans_a || p->trans_b))
-        fail(t, "wgmma: the transpose immediates exist for f16/bf16 only (PTX ISA 9.7.15.5.2)");
+        kb_emu_thread_failf(t, "wgmma: the transpose immediates exist for f16/bf16 only (PTX ISA 9.7.15.5.2)");
     if (p->type == KB_EMU_WG_S8 && (p->neg_a || p->neg_b))
-        fail(t, "wgmma: integer wgmma has no scale-a/scale-b immediates (PTX ISA 9.7.15.5.2)");
+        kb_emu_thread_failf(t, "wgmma: integer wgmma has no scale-a/scale-b immediates (PTX ISA 9.7.15.5.2)");
     if (p->a_regs && p->trans_a)
-        fail(t, "wgmma: A from registers cannot be transposed (PTX ISA 9.7.15.5.2)");
+        kb_emu_thread_failf(t, "wgmma: A from registers cannot be transposed (PTX ISA 9.7.15.5.2)");
 }
 
 /* The last thread of the warpgroup in: agreement, then the operands (A from the 128 threads'
@@ -189,7 +185,7 @@ static kb_emu_wg_op *build_op(kb_emu_wg *g, kb_emu_tma *tma, const kb_emu_proxy 
             q->neg_b != p0->neg_b || q->trans_a != p0->trans_a || q->trans_b != p0->trans_b ||
             !q->scale_d != !p0->scale_d || (!q->a_regs) != (!p0->a_regs) || q->desc_b != p0->desc_b ||
             (!q->a_regs && q->desc_a != p0->desc_a))
-            fail(t, "wgmma: the threads of warpgroup %u disagree (thread %u vs thread 0 of the warpgroup: shape, "
+            kb_emu_thread_failf(t, "wgmma: the threads of warpgroup %u disagree (thread %u vs thread 0 of the warpgroup: shape, "
                  "types, immediates, scale-d or descriptors): wgmma.mma_async is .sync.aligned, every thread "
                  "executes the same one", t->pub.linear / 128, i);
     }
@@ -243,15 +239,15 @@ void kb_emu_wg_mma(kb_emu_wg *g, kb_emu_tma *tma, const kb_emu_proxy *proxy, kb_
 {
     kb_emu_wg_thread *th = &g->th[t->pub.linear];
     if ((t->pub.linear / 128 + 1) * 128 > t->w->n)
-        fail(t, "wgmma.mma_async by a warpgroup of %u threads: a warpgroup is 4 whole warps, 128 threads (PTX ISA "
+        kb_emu_thread_failf(t, "wgmma.mma_async by a warpgroup of %u threads: a warpgroup is 4 whole warps, 128 threads (PTX ISA "
              "9.7.15.1), and the block has %u", t->w->n - t->pub.linear / 128 * 128, t->w->n);
     if (!th->fenced)
-        fail(t, "wgmma.mma_async without a wgmma.fence since this thread's last wgmma.wait_group: the fence orders "
+        kb_emu_thread_failf(t, "wgmma.mma_async without a wgmma.fence since this thread's last wgmma.wait_group: the fence orders "
              "the thread's register accesses before the asynchronous wgmma (PTX ISA 9.7.15.7.1)");
     if (!th->rec && !(th->rec = calloc(KB_EMU_WG_MAX_INFLIGHT, sizeof *th->rec)))
         kb_emu_thread_fail(t, KB_ERR_OOM, "wgmma: out of memory");
     if (th->n == KB_EMU_WG_MAX_INFLIGHT)
-        fail(t, "more than %d wgmma in flight in one thread (an emulator limit)", KB_EMU_WG_MAX_INFLIGHT);
+        kb_emu_thread_failf(t, "more than %d wgmma in flight in one thread (an emulator limit)", KB_EMU_WG_MAX_INFLIGHT);
     kb_emu_wg_rec *r = &th->rec[th->n];
     memset(r, 0, sizeof *r);
     r->d = op->d;
@@ -346,16 +342,16 @@ static void retire(kb_emu_wg *g, kb_emu_tma *tma, kb_emu_thr *t, unsigned k)
     kb_emu_wg_rec r = th->rec[k];
     kb_emu_wg_op *op = r.op;
     if (!r.chained && !all_poison(r.d, r.words))
-        fail(t, "accumulator registers written while a wgmma was in flight: the registers of a wgmma.mma_async "
+        kb_emu_thread_failf(t, "accumulator registers written while a wgmma was in flight: the registers of a wgmma.mma_async "
              "changed before the wgmma.wait_group that retires it (PTX ISA 9.7.15.7.3: accessing them first is "
              "undefined)");
     if (r.a_ptr && memcmp(r.a_ptr, r.a_snap, sizeof r.a_snap))
-        fail(t, "A registers written while a wgmma was in flight: the A fragment of a register-A wgmma.mma_async "
+        kb_emu_thread_failf(t, "A registers written while a wgmma was in flight: the A fragment of a register-A wgmma.mma_async "
              "changed before the wgmma.wait_group that retires it (PTX ISA 9.7.15.7.3)");
     if (op->refs == 1)
         for (unsigned c = 0; c < op->n_chunks; c++)
             if (memcmp(t->w->smem + op->chunks[c], op->snap + 16 * c, 16))
-                fail(t, "shared memory of a wgmma operand written between issue and retirement: shared offset %u "
+                kb_emu_thread_failf(t, "shared memory of a wgmma operand written between issue and retirement: shared offset %u "
                      "changed after the wgmma.mma_async was issued, before wgmma.wait_group retired it",
                      op->chunks[c]);
     uint32_t out[128];
@@ -386,7 +382,7 @@ void kb_emu_wg_wait(kb_emu_wg *g, kb_emu_tma *tma, kb_emu_thr *t, unsigned n)
     if (kb_emu_wg_rendezvous(t, (const void *)(uintptr_t)(n + 1), &slots, "wgmma.wait_group")) {
         for (unsigned i = 0; i < 128; i++)
             if ((uintptr_t)slots[i] != n + 1)
-                fail(t, "wgmma.wait_group: the threads of warpgroup %u disagree on N (%u vs %u): it is .sync.aligned",
+                kb_emu_thread_failf(t, "wgmma.wait_group: the threads of warpgroup %u disagree on N (%u vs %u): it is .sync.aligned",
                      t->pub.linear / 128, n, (unsigned)(uintptr_t)slots[i] - 1);
         kb_emu_block_yield(t);
     }

@@ -1,4 +1,4 @@
-/* kb_emu_abi.h - the C ABI between the emulator runtime (harness/emu_*.c) and a kernel
+/* kb_emu_abi.h - the C ABI between the emulator runtime (harness/backend/emu/) and a kernel
  * module built by the host C++ compiler with -DKB_EMU (kernels/kb_device_emu.h).
  *
  * Plain C, included from both sides. A module never links against kbench: it reaches
