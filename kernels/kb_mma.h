@@ -184,7 +184,7 @@ template <int N> __device__ __forceinline__ void kb_cp_async_wait(void)
 #if KB_MMA_BLOCK_SCALE
 /* The selectors are immediates: {byte-id, thread-id} of A, then of B (PTX ISA: u16 values). */
 #define KB_MMA_BS_(name, shape_kind_types)                                                                       \
-    template <int BIDA, int TIDA, int BIDB, int TIDB>                                                             \
+    template <int BIDA_, int TIDA_, int BIDB_, int TIDB_>                                                        \
     __device__ __forceinline__ void name(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4], \
                                          uint32_t sa, uint32_t sb)                                                \
     {                                                                                                             \
@@ -192,7 +192,7 @@ template <int N> __device__ __forceinline__ void kb_cp_async_wait(void)
                      "{%10,%11,%12,%13}, %14, {%15, %16}, %17, {%18, %19};\n"                                   \
                      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])                                             \
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),     \
-                       "f"(c[2]), "f"(c[3]), "r"(sa), "n"(BIDA), "n"(TIDA), "r"(sb), "n"(BIDB), "n"(TIDB));        \
+                       "f"(c[2]), "f"(c[3]), "r"(sa), "n"(BIDA_), "n"(TIDA_), "r"(sb), "n"(BIDB_), "n"(TIDB_));    \
     }
 #define KB_MX_1X_ "m16n8k32.row.col.kind::mxf8f6f4.block_scale.scale_vec::1X.f32."
 KB_MMA_BS_(kb_mma_m16n8k32_mx_e4m3, KB_MX_1X_ "e4m3.e4m3.f32.ue8m0")
@@ -451,15 +451,16 @@ inline float kb_emu_e2m1_n_(uint32_t x) { return kb_emu_dec_tab_<kb_e2m1_bits_to
 inline float kb_emu_ue8m0_(uint32_t x) { return kb_ue8m0_to_f32((uint8_t)x); }
 inline float kb_emu_ue4m3_(uint32_t x) { return kb_ue4m3_to_f32((uint8_t)x); }
 
-/* K products per accumulator in VEC chunks of K / VEC, each with its own scale byte. */
-template <int K, int VEC, int BIDA, int TIDA, int BIDB, int TIDB, class AT, class BT, class DEC, class SDEC>
+/* K_ products per accumulator in VEC_ chunks of K_ / VEC_ (names with a trailing _: a
+ * family's macros - VEC, K - must not rename them), each with its own scale byte. */
+template <int K_, int VEC_, int BIDA_, int TIDA_, int BIDB_, int TIDB_, class AT_, class BT_, class DEC_, class SDEC_>
 inline void kb_emu_mma_bs_(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4], uint32_t sa,
-                           uint32_t sb, AT a_at, BT b_at, DEC dec, SDEC sdec)
+                           uint32_t sb, AT_ a_at, BT_ b_at, DEC_ dec, SDEC_ sdec)
 {
-    static_assert(VEC == 1 ? BIDA >= 0 && BIDA <= 3 && BIDB >= 0 && BIDB <= 3
-                           : VEC == 2 ? (BIDA == 0 || BIDA == 2) && (BIDB == 0 || BIDB == 2) : BIDA == 0 && BIDB == 0,
+    static_assert(VEC_ == 1 ? BIDA_ >= 0 && BIDA_ <= 3 && BIDB_ >= 0 && BIDB_ <= 3
+                           : VEC_ == 2 ? (BIDA_ == 0 || BIDA_ == 2) && (BIDB_ == 0 || BIDB_ == 2) : BIDA_ == 0 && BIDB_ == 0,
                   "block-scaled mma: byte-id must be 0..3 (1X), 0 or 2 (2X), 0 (4X) - PTX ISA Table 37");
-    static_assert(TIDA >= 0 && TIDA <= 1 && TIDB >= 0 && TIDB <= 3,
+    static_assert(TIDA_ >= 0 && TIDA_ <= 1 && TIDB_ >= 0 && TIDB_ <= 3,
                   "block-scaled mma: thread-id-a must be 0 or 1, thread-id-b 0..3 - PTX ISA Table 37");
     kb_emu_mma_bs_frag_ mine;
     unsigned members;
@@ -469,19 +470,19 @@ inline void kb_emu_mma_bs_(float d[4], const uint32_t a[4], const uint32_t b[2],
     const kb_emu_mma_bs_frag_ *f =
         reinterpret_cast<const kb_emu_mma_bs_frag_ *>(kb_emu_xchg_(0xffffffffu, mine, &members));
     int g = (int)kb_emu_self_->lane >> 2, t = (int)kb_emu_self_->lane & 3;
-    double av[2][K], bv[2][K], out[4];
+    double av[2][K_], bv[2][K_], out[4];
     for (int h = 0; h < 2; h++) {
         int row = g + 8 * h, col = 2 * t + h;
-        uint32_t rs = f[(row % 8) * 4 + 2 * TIDA + row / 8].sa, cs = f[col * 4 + TIDB].sb;
-        for (int k = 0; k < K; k++) {
-            int v = k / (K / VEC);
-            av[h][k] = (double)dec(a_at(f, row, k)) * sdec(rs >> (8 * (BIDA + v)) & 255u);
-            bv[h][k] = (double)dec(b_at(f, k, col)) * sdec(cs >> (8 * (BIDB + v)) & 255u);
+        uint32_t rs = f[(row % 8) * 4 + 2 * TIDA_ + row / 8].sa, cs = f[col * 4 + TIDB_].sb;
+        for (int k = 0; k < K_; k++) {
+            int v = k / (K_ / VEC_);
+            av[h][k] = (double)dec(a_at(f, row, k)) * sdec(rs >> (8 * (BIDA_ + v)) & 255u);
+            bv[h][k] = (double)dec(b_at(f, k, col)) * sdec(cs >> (8 * (BIDB_ + v)) & 255u);
         }
     }
     for (int i = 0; i < 4; i++) {
         double acc = c[i];
-        for (int k = 0; k < K; k++)
+        for (int k = 0; k < K_; k++)
             acc += av[i / 2][k] * bv[i % 2][k];
         out[i] = acc;
     }
@@ -500,10 +501,10 @@ inline uint32_t kb_emu_bs_b32_(const kb_emu_mma_bs_frag_ *f, int k, int col)
 }
 
 #define KB_EMU_MMA_BS_(name, K, VEC, AT, BT, DEC, SDEC)                                                            \
-    template <int BIDA, int TIDA, int BIDB, int TIDB>                                                              \
+    template <int BIDA_, int TIDA_, int BIDB_, int TIDB_>                                                          \
     inline void name(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4], uint32_t sa, uint32_t sb) \
     {                                                                                                              \
-        kb_emu_mma_bs_<K, VEC, BIDA, TIDA, BIDB, TIDB>(d, a, b, c, sa, sb, AT, BT, DEC, SDEC);                    \
+        kb_emu_mma_bs_<K, VEC, BIDA_, TIDA_, BIDB_, TIDB_>(d, a, b, c, sa, sb, AT, BT, DEC, SDEC);                 \
     }
 KB_EMU_MMA_BS_(kb_mma_m16n8k32_mx_e4m3, 32, 1, kb_emu_bs_a32_, kb_emu_bs_b32_, kb_emu_e4m3_bits_, kb_emu_ue8m0_)
 KB_EMU_MMA_BS_(kb_mma_m16n8k32_mx_e5m2, 32, 1, kb_emu_bs_a32_, kb_emu_bs_b32_, kb_emu_e5m2_bits_, kb_emu_ue8m0_)
