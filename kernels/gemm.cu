@@ -8,8 +8,24 @@
  *   C and D are M x N row-major with leading dimension ldc.
  *   "nn" is numpy's A @ B; "nt" (both K contiguous) is the tensor cores' native form.
  * Accumulation in fp32 (int32 for int8). C and D are stored in the case's dtype (fp32
- * for tf32, int32 for int8, bf16 for fp8). fp8: D = alpha * scale_a * scale_b * (A*B) + beta * C with
- * per-tensor scales of A and B; the other dtypes get scale_a = scale_b = 1.
+ * for tf32, int32 for int8, bf16 for fp8, fp6 and fp4). fp8/fp6/fp4 are scaled by the
+ * case's recipe (SCALE, docs/precision.md): D = alpha * scale_a * scale_b * sum_k
+ * (A(m,k) sa(m,k)) (B(k,n) sb(k,n)) + beta * C, where scale_a / scale_b are per-tensor
+ * scales (the tensor recipe's, NVFP4's second level; else 1) and sa, sb the block or
+ * channel scales read from SA and SB (gemm.c: A's [M][KB], B's [N][KB], or [N/128][KB] for
+ * block128x128's 128 x 128 weight blocks; channel: [M] and [N]; FP32 values, or UE8M0 (mx)
+ * / UE4M3 (nv) codes; KB = ceil(K / SKB)). fp6 and fp4 are one code per byte (the low 6 / 4
+ * bits). The other dtypes get scale_a = scale_b = 1 and no SA, SB.
+ * Scaled recipes (naive: each element dequantised before its product; mma:):
+ *   channel        the accumulators times sa(m) sb(n) before the epilogue;
+ *   mx, nv         each K block's products (one m16n8k32, or one m16n8k16 half of a widened
+ *                  one for nv's 16) in fresh registers, promoted: acc += p sa sb;
+ *   block1x128, block128x128  a second accumulator set holds the current 128-K block's
+ *                  partial sums, promoted to the FP32 accumulators at each block end
+ *                  (DeepSeek-V3's promotion every 128 K, section 3.3.2);
+ *   sm_120a, mx/nv the block-scaled mma.sync applies the scales in the tensor core
+ *                  (GEMM_BS_MMA: kind::mxf8f6f4 for mx, kind::mxf4nvf4 4X for nv).
+ * A partial last K block holds what is left of K; the tiles' zero fill adds nothing to it.
  *
  * Variants (naive first; the siboehm/SGEMM_CUDA progression, then tensor cores):
  *   gemm_naive  one thread per output element, K loop straight from global memory.
@@ -143,6 +159,24 @@ __device__ __forceinline__ int to_acc(int8_t x) { return x; }
 typedef kb_bf16 out_t;
 typedef float acc_t;
 __device__ __forceinline__ float to_acc(KB_T x) { return kb_to_float(x); }
+#elif defined(KB_DTYPE_FP6E2M3) || defined(KB_DTYPE_FP6E3M2) || defined(KB_DTYPE_FP4E2M1)
+/* fp6 / fp4 codes (uint8_t, one per byte): decoded here; C and D in bf16 as for fp8 */
+#if defined(KB_DTYPE_FP6E2M3)
+#define LOWP_E 2
+#define LOWP_M 3
+#define LOWP_BIAS 1
+#elif defined(KB_DTYPE_FP6E3M2)
+#define LOWP_E 3
+#define LOWP_M 2
+#define LOWP_BIAS 3
+#else
+#define LOWP_E 2
+#define LOWP_M 1
+#define LOWP_BIAS 1
+#endif
+typedef kb_bf16 out_t;
+typedef float acc_t;
+__device__ __forceinline__ float to_acc(KB_T x) { return kb_lowp_to_float<LOWP_E, LOWP_M, LOWP_BIAS>(x); }
 #else
 typedef KB_T out_t;
 typedef float acc_t;
@@ -152,7 +186,48 @@ __device__ __forceinline__ float to_acc(KB_T x) { return kb_to_float(x); }
 #define GEMM_ARGS                                                                                   \
     const KB_T *__restrict__ A, const KB_T *__restrict__ B, const out_t *__restrict__ C,            \
         out_t *__restrict__ D, int M, int N, int K, int lda, int ldb, int ldc, float alpha, float beta, \
-        float scale_a, float scale_b
+        float scale_a, float scale_b, const void *__restrict__ SA, const void *__restrict__ SB
+
+/* ============================ scaling recipes ============================ */
+#ifndef SCALE   /* a compile without the harness' defines: per tensor */
+#define SCALE_TENSOR 0
+#define SCALE_CHANNEL 1
+#define SCALE_BLOCK1X128 2
+#define SCALE_BLOCK128X128 3
+#define SCALE_MX 4
+#define SCALE_NV 5
+#define SCALE SCALE_TENSOR
+#endif
+#define GEMM_SCALED (SCALE != SCALE_TENSOR)   /* block or channel scales in SA, SB */
+#define SKB (SCALE == SCALE_NV ? 16 : SCALE == SCALE_MX ? 32 : 128)            /* K per scale block */
+#define SBN (SCALE == SCALE_BLOCK128X128 ? 128 : 1)                           /* B columns per scale */
+#define SCODE (SCALE == SCALE_MX ? 1 : SCALE == SCALE_NV ? 2 : 0)             /* 0 FP32, 1 UE8M0, 2 UE4M3 */
+
+/* Scale i of a scale tensor, decoded. */
+__device__ __forceinline__ float scale_at(const void *S, long long i)
+{
+#if SCODE == 1
+    return kb_ue8m0_to_float(__ldg(reinterpret_cast<const uint8_t *>(S) + i));
+#elif SCODE == 2
+    return kb_ue4m3_to_float(__ldg(reinterpret_cast<const uint8_t *>(S) + i));
+#else
+    return __ldg(reinterpret_cast<const float *>(S) + i);
+#endif
+}
+
+/* The scale of A(m, k) and of B(k, n); 0 outside the matrix (tile rows that are never stored). */
+__device__ __forceinline__ float sa_of(const void *SA, int m, int k, int M, int K)
+{
+    if (m >= M || k >= K)
+        return 0.0f;
+    return SCALE == SCALE_CHANNEL ? scale_at(SA, m) : scale_at(SA, (long long)m * ((K + SKB - 1) / SKB) + k / SKB);
+}
+__device__ __forceinline__ float sb_of(const void *SB, int n, int k, int N, int K)
+{
+    if (n >= N || k >= K)
+        return 0.0f;
+    return SCALE == SCALE_CHANNEL ? scale_at(SB, n) : scale_at(SB, (long long)(n / SBN) * ((K + SKB - 1) / SKB) + k / SKB);
+}
 
 __device__ __forceinline__ long long a_off(int m, int k, int lda)
 {
@@ -193,7 +268,12 @@ extern "C" __global__ void __launch_bounds__(256) gemm_naive(GEMM_ARGS)
         return;
     acc_t acc = 0;
     for (int k = 0; k < K - BROKEN_SHORT_K; k++)
+#if GEMM_SCALED
+        /* each element dequantised with its own scale (the naive way) */
+        acc += (to_acc(A[a_off(m, k, lda)]) * sa_of(SA, m, k, M, K)) * (to_acc(B[b_off(k, n, ldb)]) * sb_of(SB, n, k, N, K));
+#else
         acc += to_acc(A[a_off(m, k, lda)]) * to_acc(B[b_off(k, n, ldb)]);
+#endif
     long long ci = (long long)m * ldc + n;
     D[ci] = epilogue(acc, C, ci, alpha, beta, alpha * scale_a * scale_b);
 }
@@ -361,6 +441,37 @@ extern "C" __global__ void __launch_bounds__(SMEM_THREADS, 1) gemm_smem(GEMM_ARG
 #define MMA_K 32
 #define MMA_OP kb_mma_m16n8k32_f32_e5m2
 #define FP8_WIDEN kb_cvt_f16x2_e5m2x2
+#elif defined(LOWP_E)   /* fp6 / fp4: 8-bit tiles as fp8's, widened to f16 below (no mma.sync of them) */
+#define MMA_K 32
+#define LOWP_WIDEN kb_cvt_f16x2_lowp<LOWP_E, LOWP_M, LOWP_BIAS>
+#endif
+/* sm_120a: mx and nv on the block-scaled mma.sync (kb_mma.h), the scales applied in the
+ * tensor core: mx through kind::mxf8f6f4 (m16n8k32, one UE8M0 per row / column for its 32
+ * K), nv through kind::mxf4nvf4 4X (m16n8k64, four UE4M3 of 16 K each; e2m1 packed). */
+#if KB_MMA_BLOCK_SCALE && (SCALE == SCALE_MX || SCALE == SCALE_NV) && (defined(FP8_WIDEN) || defined(LOWP_WIDEN))
+#define GEMM_BS_MMA 1
+#if SCALE == SCALE_NV
+#undef MMA_K
+#define MMA_K 64
+#define BS_OP kb_mma_m16n8k64_nvf4_ue4m3
+#elif defined(KB_DTYPE_FP8E4M3)
+#define BS_OP kb_mma_m16n8k32_mx_e4m3
+#elif defined(KB_DTYPE_FP8E5M2)
+#define BS_OP kb_mma_m16n8k32_mx_e5m2
+#elif defined(KB_DTYPE_FP6E2M3)
+#define BS_OP kb_mma_m16n8k32_mx_e2m3
+#elif defined(KB_DTYPE_FP6E3M2)
+#define BS_OP kb_mma_m16n8k32_mx_e3m2
+#else
+#define BS_OP kb_mma_m16n8k32_mx_e2m1
+#endif
+/* {byte-id, thread-id} of A's and of B's scale operand (bs_mma hands them over to match;
+ * test_gemm_inputs defines another to prove a wrong selector is caught) */
+#ifndef BS_SEL
+#define BS_SEL 0, 0, 0, 0
+#endif
+#else
+#define GEMM_BS_MMA 0
 #endif
 /* Where fp8 mma.sync is not the architecture's native fp8 path (the table's
  * KB_PATH_MMA_FP8_NATIVE, harness/core/arch.c: sm_90 runs it through the f16 pipe; on sm_90
@@ -368,12 +479,23 @@ extern "C" __global__ void __launch_bounds__(SMEM_THREADS, 1) gemm_smem(GEMM_ARG
  * kbench compile), the kernel widens each fp8 fragment once to f16 (exact for every
  * e4m3/e5m2 value, tests/test_mma.c) and issues two m16n8k16 f16 mmas; products and fp32
  * accumulation are the same. sm_89 and sm_12x keep the native form (no spill there). The
- * condition must agree with the table: test_ptx checks it for every architecture. */
-#if defined(FP8_WIDEN) && KB_ARCH >= 90 && KB_ARCH / 10 != 12
+ * condition must agree with the table: test_ptx checks it for every architecture. fp6 and
+ * fp4 take the widening path on every architecture but the block-scaled one (exact as
+ * well; gemm_model.h kb_gemm_widened). */
+#if GEMM_BS_MMA
+#define FP8_VIA_F16 0
+#elif defined(LOWP_WIDEN)
+#define FP8_WIDEN LOWP_WIDEN
+#define FP8_VIA_F16 1
+#elif defined(FP8_WIDEN) && KB_ARCH >= 90 && KB_ARCH / 10 != 12
 #define FP8_VIA_F16 1
 #else
 #define FP8_VIA_F16 0
 #endif
+/* How the recipe's block scales meet the products (the file comment): one block per step
+ * (mx, nv: promoted at once), 128-K blocks (a second accumulator set), or in the tensor core. */
+#define PROMOTE_EACH (!GEMM_BS_MMA && (SCALE == SCALE_MX || SCALE == SCALE_NV))
+#define PROMOTE_BLOCK (SCALE == SCALE_BLOCK1X128 || SCALE == SCALE_BLOCK128X128)
 
 /* fp32 has no mma form here (tf32 is the fp32 tensor-core path); fp8 needs sm_89. */
 #if GEMM_HAS(GEMM_V_MMA) && defined(MMA_K)
@@ -386,7 +508,9 @@ extern "C" __global__ void __launch_bounds__(SMEM_THREADS, 1) gemm_smem(GEMM_ARG
 static_assert(BM % WM == 0 && BN % WN == 0, "mma: BM and BN must be multiples of the warp tile WM x WN");
 static_assert(WM % 16 == 0, "mma: WM must be a multiple of the mma tile height 16");
 static_assert(WN % 16 == 0, "mma: WN must be a multiple of 16 (B fragments of two n8 tiles per ldmatrix.x4)");
-static_assert(BK % MMA_K == 0, "mma: BK must be a multiple of the mma depth (16 fp16/bf16, 8 tf32, 32 int8/fp8)");
+static_assert(BK % MMA_K == 0, "mma: BK must be a multiple of the mma depth (16 fp16/bf16, 8 tf32, 32 int8/fp8/fp6/fp4, "
+              "64 nv on the block-scaled mma)");
+static_assert(!PROMOTE_BLOCK || SKB % MMA_K == 0, "mma: a 128-K scale block is whole k-steps");
 static_assert(MMA_THREADS <= 1024, "mma: (BM/WM)*(BN/WN) warps exceed 1024 threads");
 static_assert(STAGES >= 2, "mma: the pipeline needs at least 2 stages (one computing, one loading)");
 
@@ -430,6 +554,10 @@ template <int LEN> __device__ __forceinline__ int sidx(int r, int col)
     return swz<LEN / CHUNK>(r, col / CHUNK) * CHUNK + col % CHUNK;
 }
 
+/* The zero of a storage type (fp6 / fp4 codes are raw bytes: code 0 is +0). */
+template <class T> __device__ __forceinline__ T zero_of() { return kb_from_float<T>(0.0f); }
+template <> __device__ __forceinline__ uint8_t zero_of<uint8_t>() { return 0; }
+
 /* Copy a ROWS x LEN tile (LEN contiguous; `rows` x `cols` inside the matrix) into shared
  * memory. async: 16-byte cp.async chunks, a chunk crossing the matrix edge copies only
  * its inside bytes and zero-fills the rest. Otherwise element by element. */
@@ -451,7 +579,7 @@ __device__ __forceinline__ void mma_load_tile(KB_T *s, const KB_T *g, int ld, in
     } else {
         for (int e = (int)threadIdx.x; e < ROWS * LEN; e += MMA_THREADS) {
             int r = e / LEN, j = e % LEN;
-            s[sidx<LEN>(r, j)] = r < rows && j < cols ? g[(long long)r * ld + j] : kb_from_float<KB_T>(0.0f);
+            s[sidx<LEN>(r, j)] = r < rows && j < cols ? g[(long long)r * ld + j] : zero_of<KB_T>();
         }
     }
 }
@@ -528,10 +656,49 @@ template <int LEN> __device__ __forceinline__ uint32_t sbits(const KB_T *s, int 
     return *p;   /* only 8-bit tiles take the scalar path below */
 }
 
+#define NV_BS (GEMM_BS_MMA && SCALE == SCALE_NV)
+#if NV_BS
+/* m16n8k64 e2m1 fragments (kb_mma.h) from the 8-bit tiles, packed in registers: eight
+ * consecutive K of a row of A / a column of B - two 32-bit words of one 16-byte chunk where K
+ * is contiguous in the tile, else byte by byte - into the nibbles of one register. */
+__device__ __forceinline__ uint32_t a8(const KB_T *s, int row, int k)
+{
+    uint32_t lo = 0, hi = 0;
+    if (!A_T) {
+        lo = *reinterpret_cast<const uint32_t *>(s + sidx<A_LEN>(row, k));
+        hi = *reinterpret_cast<const uint32_t *>(s + sidx<A_LEN>(row, k + 4));
+    } else {
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            lo |= sbits<A_LEN>(s, k + e, row) << (8 * e), hi |= sbits<A_LEN>(s, k + 4 + e, row) << (8 * e);
+    }
+    return kb_e2m1_pack8(lo, hi);
+}
+__device__ __forceinline__ uint32_t b8(const KB_T *s, int k, int col)
+{
+    uint32_t lo = 0, hi = 0;
+    if (B_T) {
+        lo = *reinterpret_cast<const uint32_t *>(s + sidx<B_LEN>(col, k));
+        hi = *reinterpret_cast<const uint32_t *>(s + sidx<B_LEN>(col, k + 4));
+    } else {
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            lo |= sbits<B_LEN>(s, k + e, col) << (8 * e), hi |= sbits<B_LEN>(s, k + 4 + e, col) << (8 * e);
+    }
+    return kb_e2m1_pack8(lo, hi);
+}
+#endif
+
 /* A fragment of the 16 x MMA_K tile at (m, k) of this stage (layouts in kb_mma.h). */
 __device__ __forceinline__ void load_a_frag(uint32_t a[4], const KB_T *s, int m, int k, int lane)
 {
     const int g = lane >> 2, t = lane & 3;
+#if NV_BS
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+        a[r] = a8(s, m + g + 8 * (r & 1), k + 8 * t + 32 * (r >> 1));
+    return;
+#endif
     if (!A_T) {
         /* [m][k]: matrix j of the x4 = rows m + 8*(j&1), 16 bytes at k + CHUNK*(j>>1) */
         kb_ldmatrix_x4(a, s + sidx<A_LEN>(m + (lane & 7) + 8 * ((lane >> 3) & 1), k + CHUNK * (lane >> 4)));
@@ -558,6 +725,12 @@ __device__ __forceinline__ void load_a_frag(uint32_t a[4], const KB_T *s, int m,
 __device__ __forceinline__ void load_b_frag2(uint32_t b0[2], uint32_t b1[2], const KB_T *s, int k, int n, int lane)
 {
     const int g = lane >> 2, t = lane & 3;
+#if NV_BS
+#pragma unroll
+    for (int r = 0; r < 2; r++)
+        b0[r] = b8(s, k + 8 * t + 32 * r, n + g), b1[r] = b8(s, k + 8 * t + 32 * r, n + 8 + g);
+    return;
+#endif
     uint32_t r4[4];
     if (B_T) {
         /* [n][k]: matrices (n, k lo), (n, k hi), (n+8, k lo), (n+8, k hi) */
@@ -732,6 +905,127 @@ __device__ __forceinline__ void block_coords(int &bm, int &bn)
 #endif
 }
 
+/* ---- the recipe's scales in the mma kernel (the file comment) ----
+ * The hook for other mainloops: sa_of / sb_of (scale of an element) and promote (a block's
+ * partial sums times their scales, into the fp32 accumulators) depend only on row, column and
+ * K index, not on mma.sync's fragments. The Hopper wgmma GEMM (issue 21) is to run the FP8
+ * recipes through them - per-128-K promotion of its accumulator fragments for block1x128 /
+ * block128x128, as DeepSeek-V3 does on H800 - and valid() then refuses mx/nv there (Hopper has
+ * no block-scaled MMA); not done here. sm_100a's tcgen05.mma block scaling (scales in tensor
+ * memory) is not done either. */
+
+/* Where the scales live: SA, SB and the matrix's extents (sa_of, sb_of). */
+struct scale_ctx {
+    const void *SA, *SB;
+    int M, N, K;
+};
+
+/* acc += p sa sb for the mma tile at rows rb.., columns cb.. (this lane: rows rb + g, rb + g + 8,
+ * columns cb + 2t, cb + 2t + 1) and the scale block of K index kg; (p sa) sb keeps a huge
+ * and a tiny scale from meeting in one product. */
+__device__ __forceinline__ void promote(acc_t (&c)[4], const acc_t (&p)[4], const scale_ctx &x, int rb, int cb, int kg,
+                                        int lane)
+{
+    const int r0 = rb + (lane >> 2), c0 = cb + 2 * (lane & 3);
+    const float a0 = sa_of(x.SA, r0, kg, x.M, x.K), a1 = sa_of(x.SA, r0 + 8, kg, x.M, x.K);
+    const float b0 = sb_of(x.SB, c0, kg, x.N, x.K), b1 = sb_of(x.SB, c0 + 1, kg, x.N, x.K);
+    c[0] += p[0] * a0 * b0;
+    c[1] += p[1] * a0 * b1;
+    c[2] += p[2] * a1 * b0;
+    c[3] += p[3] * a1 * b1;
+}
+
+#if GEMM_BS_MMA
+/* The scale codes of row (or column) r for the K blocks of the step at kg, one byte each
+ * from byte 0 (0 outside the matrix). */
+__device__ __forceinline__ uint32_t bs_codes(const void *S, int r, int rows, int kg, int K)
+{
+    const int KB = (K + SKB - 1) / SKB, kb0 = kg / SKB;
+    uint32_t w = 0;
+#pragma unroll
+    for (int v = 0; v < MMA_K / SKB; v++)
+        if (r < rows && kb0 + v < KB)
+            w |= (uint32_t)__ldg(reinterpret_cast<const uint8_t *>(S) + (long long)r * KB + kb0 + v) << (8 * v);
+    return w;
+}
+
+/* The block-scaled mma of one tile; the selectors BS_SEL = {0, 0} for A and B: of each quad,
+ * lanes t = 0 and 1 hand over rows g and g + 8 of A, lane t = 0 column g of B (PTX ISA
+ * 9.7.14.3); the other lanes' registers are not read. */
+__device__ __forceinline__ void bs_mma(acc_t (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
+                                       const scale_ctx &x, int rb, int cb, int kg, int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+    const uint32_t sa = t < 2 ? bs_codes(x.SA, rb + g + 8 * t, x.M, kg, x.K) : 0u;
+    const uint32_t sb = t == 0 ? bs_codes(x.SB, cb + g, x.N, kg, x.K) : 0u;
+#if defined(KB_DTYPE_FP4E2M1) && SCALE == SCALE_MX
+    /* mxf8f6f4 reads e2m1 from bits 5..2 of its byte: kbench keeps it in 3..0 */
+    const uint32_t a2[4] = { kb_e2m1_container(a[0]), kb_e2m1_container(a[1]), kb_e2m1_container(a[2]),
+                             kb_e2m1_container(a[3]) };
+    const uint32_t b2[2] = { kb_e2m1_container(b[0]), kb_e2m1_container(b[1]) };
+    BS_OP<BS_SEL>(c, a2, b2, c, sa, sb);
+#else
+    BS_OP<BS_SEL>(c, a, b, c, sa, sb);
+#endif
+}
+#endif
+
+/* One k-step's products of one mma tile (fragments a, b) into its accumulators c, by the
+ * recipe: straight (per tensor, channel), promoted at once (mx, nv), into the 128-K block's
+ * partial sums part (block1x128, block128x128), or through the block-scaled mma. */
+__device__ __forceinline__ void tile_step(acc_t (&c)[4], acc_t (&part)[4], const uint32_t (&a)[4],
+                                          const uint32_t (&b)[2], const scale_ctx &x, int rb, int cb, int kg, int lane)
+{
+#if GEMM_BS_MMA
+    bs_mma(c, a, b, x, rb, cb, kg, lane);
+#elif !FP8_VIA_F16 && PROMOTE_EACH
+    acc_t p[4] = { 0, 0, 0, 0 };
+    MMA_OP(p, a, b, p);
+    promote(c, p, x, rb, cb, kg, lane);
+#elif !FP8_VIA_F16 && PROMOTE_BLOCK
+    MMA_OP(part, a, b, part);
+#elif !FP8_VIA_F16
+    MMA_OP(c, a, b, c);
+#endif
+}
+
+#if FP8_VIA_F16 && PROMOTE_EACH
+/* mx / nv with the fragments widened to f16 (FP8_VIA_F16): two m16n8k16 halves, ah[h] and
+ * bh[h] holding K 16h .. 16h + 15 of the step, into fresh registers promoted at once; nv's
+ * 16-K blocks per half. (The other recipes widen one half of B at a time in the mainloop.) */
+__device__ __forceinline__ void tile_step_f16(acc_t (&c)[4], const uint32_t (&ah)[2][4], const uint32_t (&bh)[2][2],
+                                              const scale_ctx &x, int rb, int cb, int kg, int lane)
+{
+    acc_t p[4] = { 0, 0, 0, 0 };
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        kb_mma_m16n8k16_f32_f16(p, ah[h], bh[h], p);
+        if (SKB == 16) {
+            promote(c, p, x, rb, cb, kg + 16 * h, lane);
+            p[0] = p[1] = p[2] = p[3] = 0;
+        }
+    }
+    if (SKB == 32)
+        promote(c, p, x, rb, cb, kg, lane);
+}
+#endif
+
+/* The channel recipe's scales on the finished accumulators: sa(m) sb(n) per element. */
+__device__ __forceinline__ void channel_scale(acc_t (&acc)[MT][NTL][4], const scale_ctx &x, int wm, int wn, int lane)
+{
+#if SCALE == SCALE_CHANNEL
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NTL; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                acc[i][j][r] *= sa_of(x.SA, wm + 16 * i + g + 8 * (r >> 1), 0, x.M, x.K) *
+                                sb_of(x.SB, wn + 8 * j + 2 * t + (r & 1), 0, x.N, x.K);
+#endif
+}
+
 /* min 1 block per SM: lets ptxas keep the whole warp tile in registers (without it, NVRTC
  * aimed lower and spilled on sm_80 int8); 2 blocks still fit at the default tiles */
 extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS, acc_t *__restrict__ W)
@@ -759,13 +1053,17 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
                                                   * tells the host compiler so (-Wmaybe-uninitialized) */
 
     acc_t acc[MT][NTL][4];
+    /* block1x128 / block128x128: the current 128-K block's partial sums (else one unused tile) */
+    acc_t part[PROMOTE_BLOCK ? MT : 1][PROMOTE_BLOCK ? NTL : 1][4];
+#define PART(i, j) part[PROMOTE_BLOCK ? (i) : 0][PROMOTE_BLOCK ? (j) : 0]
 #pragma unroll
     for (int i = 0; i < MT; i++)
 #pragma unroll
         for (int j = 0; j < NTL; j++)
 #pragma unroll
             for (int r = 0; r < 4; r++)
-                acc[i][j][r] = 0;
+                acc[i][j][r] = PART(i, j)[r] = 0;
+    const scale_ctx sx = { SA, SB, M, N, K };
 
     /* Where k-tile kt of A and B starts, and how many of its rows and columns are inside. */
     auto a_at = [&](int kt, int &rows, int &cols) {
@@ -846,30 +1144,59 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
                         ah[i][h][r + 2] = FP8_WIDEN(af[i][2 * h + r] >> 16);
                     }
 #endif
+            /* this step's first K index: steps past K (the last tile's zero fill) add nothing */
+            const int kg = kt * BK + kk;
+            if (!GEMM_SCALED || kg < K) {
 #pragma unroll
-            for (int j = 0; j < NTL; j += 2) {
-                uint32_t bf[2][2];
-                load_b_frag2(bf[0], bf[1], sb, kk, wn0 + 8 * j, lane);
+                for (int j = 0; j < NTL; j += 2) {
+                    uint32_t bf[2][2];
+                    load_b_frag2(bf[0], bf[1], sb, kk, wn0 + 8 * j, lane);
 #pragma unroll
-                for (int jj = 0; jj < 2; jj++) {
+                    for (int jj = 0; jj < 2; jj++) {
 #if defined(KB_DTYPE_TF32)
-                    bf[jj][0] = kb_cvt_tf32(bf[jj][0]), bf[jj][1] = kb_cvt_tf32(bf[jj][1]);
+                        bf[jj][0] = kb_cvt_tf32(bf[jj][0]), bf[jj][1] = kb_cvt_tf32(bf[jj][1]);
 #endif
-#if FP8_VIA_F16
+#if FP8_VIA_F16 && !PROMOTE_EACH
+                        /* one widened half of B at a time (2 registers live, as before the recipes:
+                         * the 64 x 64 warp tile of fp8 at pad 1 spilled with both halves live) */
 #pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        uint32_t bh[2] = { FP8_WIDEN(bf[jj][h]), FP8_WIDEN(bf[jj][h] >> 16) };
+                        for (int h = 0; h < 2; h++) {
+                            uint32_t bh[2] = { FP8_WIDEN(bf[jj][h]), FP8_WIDEN(bf[jj][h] >> 16) };
+#pragma unroll
+                            for (int i = 0; i < MT; i++)
+                                kb_mma_m16n8k16_f32_f16(PROMOTE_BLOCK ? PART(i, j + jj) : acc[i][j + jj], ah[i][h],
+                                                        bh, PROMOTE_BLOCK ? PART(i, j + jj) : acc[i][j + jj]);
+                        }
+#elif FP8_VIA_F16
+                        uint32_t bh[2][2];
+#pragma unroll
+                        for (int h = 0; h < 2; h++)
+                            bh[h][0] = FP8_WIDEN(bf[jj][h]), bh[h][1] = FP8_WIDEN(bf[jj][h] >> 16);
 #pragma unroll
                         for (int i = 0; i < MT; i++)
-                            kb_mma_m16n8k16_f32_f16(acc[i][j + jj], ah[i][h], bh, acc[i][j + jj]);
-                    }
+                            tile_step_f16(acc[i][j + jj], ah[i], bh, sx, m0 + wm0 + 16 * i, n0 + wn0 + 8 * (j + jj),
+                                          kg, lane);
 #else
 #pragma unroll
-                    for (int i = 0; i < MT; i++)
-                        MMA_OP(acc[i][j + jj], af[i], bf[jj], acc[i][j + jj]);
+                        for (int i = 0; i < MT; i++)
+                            tile_step(acc[i][j + jj], PART(i, j + jj), af[i], bf[jj], sx, m0 + wm0 + 16 * i,
+                                      n0 + wn0 + 8 * (j + jj), kg, lane);
 #endif
+                    }
                 }
             }
+#if PROMOTE_BLOCK
+            /* a 128-K block ends (or K, or this split-K slice): its partial sums promoted with its scales */
+            if (kg < K && ((kg + MMA_K) % SKB == 0 || kg + MMA_K >= K || kg + MMA_K >= KT * BK)) {
+#pragma unroll
+                for (int i = 0; i < MT; i++)
+#pragma unroll
+                    for (int j = 0; j < NTL; j++) {
+                        promote(acc[i][j], PART(i, j), sx, m0 + wm0 + 16 * i, n0 + wn0 + 8 * j, kg, lane);
+                        PART(i, j)[0] = PART(i, j)[1] = PART(i, j)[2] = PART(i, j)[3] = 0;
+                    }
+            }
+#endif
             /* ... and piece kk/MMA_K stored after this one: stage ns was freed by this
              * iteration's barrier and is read after a later one */
 #pragma unroll
@@ -883,6 +1210,7 @@ extern "C" __global__ void __launch_bounds__(MMA_THREADS, 1) gemm_mma(GEMM_ARGS,
         }
     }
 
+    channel_scale(acc, sx, m0 + wm0, n0 + wn0, lane);
 #if SPLITK > 1
     partial_store(acc, W + (long long)blockIdx.z * M * N, M, N, m0 + wm0, n0 + wn0, lane);   /* epilogue: gemm_splitk_reduce */
 #else

@@ -3,13 +3,14 @@
  * over whole tiles (the kernels predicate the edges, the hardware still issues them). */
 #include "gemm_model.h"
 
+#include "core/precision.h"
+
 typedef struct {
     int64_t m, n, k, lda, ldb;
     int a_t, b_t, esz, osz;
     int beta;
 } dims_t;
 
-static int is_fp8(kb_dtype d) { return d == KB_DT_FP8E4M3 || d == KB_DT_FP8E5M2; }
 
 kb_gemm_geo kb_gemm_geo_of(const kb_case *c)
 {
@@ -24,7 +25,7 @@ kb_gemm_geo kb_gemm_geo_of(const kb_case *c)
     g.a_rows = g.a_t ? g.k : g.m;
     g.b_rows = g.b_t ? g.n : g.k;
     g.esz = kb_dtype_size(c->dtype);
-    g.osz = c->dtype == KB_DT_INT8 ? 4 : is_fp8(c->dtype) ? 2 : g.esz;   /* int32; fp8: bf16 C/D */
+    g.osz = c->dtype == KB_DT_INT8 ? 4 : kb_gemm_lowp(c->dtype) ? 2 : g.esz;   /* int32; fp8/6/4: bf16 C/D */
     return g;
 }
 
@@ -33,6 +34,23 @@ static dims_t dims_of(const kb_case *c)
     kb_gemm_geo g = kb_gemm_geo_of(c);
     dims_t d = { g.m, g.n, g.k, g.lda, g.ldb, g.a_t, g.b_t, (int)g.esz, (int)g.osz, c->params[P_BETA] != 0 };
     return d;
+}
+
+int kb_gemm_block_scaled_mma(const kb_case *c, int sm)
+{
+    int64_t r = c->params[P_SCALE];
+    return c->variant == V_MMA && (r == KB_RECIPE_MX || r == KB_RECIPE_NV) && kb_arch_has(sm, KB_PATH_MMA_BLOCK_SCALE);
+}
+
+double kb_gemm_scale_bytes(const kb_case *c, int is_b, int64_t rows, int64_t k)
+{
+    const kb_recipe_info *ri = kb_recipe_get((kb_recipe)c->params[P_SCALE]);
+    if (!kb_gemm_lowp(c->dtype) || !ri)
+        return 0.0;
+    int64_t br, bk;
+    kb_recipe_block((kb_recipe)c->params[P_SCALE], is_b, rows, k, &br, &bk);
+    double blocks = (double)((rows + br - 1) / br) * (double)((k + bk - 1) / bk);
+    return blocks * (ri->sfmt == KB_SFMT_FP32 ? 4.0 : 1.0) + (ri->tensor_scale ? 4.0 : 0.0);
 }
 
 int64_t kb_gemm_threads(const kb_case *c)
@@ -127,18 +145,45 @@ static double cd_bytes(const dims_t *d)
     return (double)d->m * d->n * d->osz * (d->beta ? 2 : 1);
 }
 
+/* Instructions of the recipe's scales (gemm.cu promote, bs_codes), per mma tile, from NVRTC
+ * 13.0's PTX of gemm_mma for sm_90 (2048x12288x4096 nt, BK 64, warp tile 64 x 32: 32 promotes
+ * per k-tile): fp8 block1x128 1203 instructions more than fp8 per tensor, mx 2998 more, fp4 nv
+ * 4390 more than fp4 mx - a promote (4 scales read and decoded, 8 FP32 multiplies) about 38
+ * with FP32 scales, 94 with UE8M0 codes, 115 with UE4M3; channel 476 more in the epilogue,
+ * about 30 per tile. PTX, not SASS: no GPU here to count SASS. The block-scaled mma.sync's
+ * codes: a bounds check, a byte load and a shift-or per code, 8 (an ASSUMPTION), for each of
+ * A's and B's per K block. */
+#define KB_GEMM_PROMOTE_INSTS_FP32 38.0
+#define KB_GEMM_PROMOTE_INSTS_UE8M0 94.0
+#define KB_GEMM_PROMOTE_INSTS_UE4M3 115.0
+#define KB_GEMM_CHANNEL_INSTS 30.0
+#define KB_GEMM_BS_CODE_INSTS 8.0
+/* fp6/fp4 widened to f16 (kb_mma.h kb_cvt_f16x2_lowp), per two codes where fp8 takes one
+ * cvt: the same PTX, fp6 mx 5579 instructions more than fp8 mx for 96 widenings, 58 each. */
+#define KB_GEMM_LOWP_WIDEN_INSTS 58.0
+
+static double promote_insts(const kb_case *c)
+{
+    const kb_recipe_info *ri = kb_recipe_get((kb_recipe)c->params[P_SCALE]);
+    if (!ri || ri->sfmt == KB_SFMT_FP32)
+        return KB_GEMM_PROMOTE_INSTS_FP32;
+    return ri->sfmt == KB_SFMT_UE8M0 ? KB_GEMM_PROMOTE_INSTS_UE8M0 : KB_GEMM_PROMOTE_INSTS_UE4M3;
+}
+
 static void naive(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_traffic *t)
 {
     double mnk = (double)d->m * d->n * d->k;
     t->blocks = cdiv(d->n, 32) * cdiv(d->m, 8);
     t->threads = 256;
-    t->simt_flops = 2.0 * mnk;
-    t->warp_insts = mnk / 32.0 * 5.0;                  /* per k: 2 loads, 1 FMA, 2 address */
+    /* per k: 2 loads, 1 FMA, 2 address; a block or channel recipe (gemm.cu GEMM_SCALED) also
+     * reads the two elements' scales and multiplies by them: half a promote */
+    int scaled = kb_gemm_lowp(c->dtype) && c->params[P_SCALE] != KB_RECIPE_TENSOR;
+    t->simt_flops = (scaled ? 4.0 : 2.0) * mnk;
+    t->warp_insts = mnk / 32.0 * (5.0 + (scaled ? promote_insts(c) / 2.0 : 0.0));
     t->l2_bytes = mnk * (d->esz + 1.0) + cd_bytes(d);  /* B: esz per lane; A: one 32 B sector per warp */
     t->dram_bytes = operand_dram(d, 8, 32, 1, g) + cd_bytes(d);
     t->write_bytes = (double)d->m * d->n * d->osz;
     t->inflight_bytes = 2.0 * d->esz;                  /* one k step's two loads */
-    (void)c;
 }
 
 /* 16-byte chunks of one k-tile's A and B tiles each thread copies. */
@@ -149,10 +194,43 @@ static int64_t mma_chunks_per_thread(const kb_case *c, const dims_t *d)
     return cdiv(p[P_BM] * p[P_BK] * d->esz / 16, t) + cdiv(p[P_BN] * p[P_BK] * d->esz / 16, t);
 }
 
-static int mma_k_steps(const kb_case *c, const dims_t *d)
+/* The mma variant's K per step: 8 tf32, 16 fp16/bf16, 32 for 8-bit tiles, 64 for nv on the
+ * block-scaled m16n8k64 (gemm.cu MMA_K). */
+static int mma_k_of(const kb_case *c, const dims_t *d, int sm)
 {
-    int mk = c->dtype == KB_DT_TF32 ? 8 : d->esz == 2 ? 16 : 32;
-    return (int)(c->params[P_BK] / mk);
+    if (kb_gemm_block_scaled_mma(c, sm) && c->params[P_SCALE] == KB_RECIPE_NV)
+        return 64;
+    return c->dtype == KB_DT_TF32 ? 8 : d->esz == 2 ? 16 : 32;
+}
+
+static int mma_k_steps(const kb_case *c, const dims_t *d, int sm)
+{
+    return (int)(c->params[P_BK] / mma_k_of(c, d, sm));
+}
+
+/* Promotes per mma tile and k-step: mx/nv's blocks at once below sm_120a (one per 32 or 16 K),
+ * the 128-K blocks' every 128 K, none otherwise (channel and tensor scale in the epilogue). */
+static double promotes_per_step(const kb_case *c, int mk, int sm)
+{
+    int64_t r = c->params[P_SCALE];
+    if (!kb_gemm_lowp(c->dtype) || kb_gemm_block_scaled_mma(c, sm))
+        return 0.0;
+    if (r == KB_RECIPE_MX || r == KB_RECIPE_NV)
+        return mk / (r == KB_RECIPE_MX ? 32.0 : 16.0);
+    return r == KB_RECIPE_BLOCK1X128 || r == KB_RECIPE_BLOCK128X128 ? mk / 128.0 : 0.0;
+}
+
+
+/* Per warp and k-step: the recipe's instructions (*insts) and FP32 operations (*flops: a
+ * promote's 2 per accumulator, 4 accumulators per lane). */
+static void recipe_step(const kb_case *c, const dims_t *d, int sm, double tiles, double *insts, double *flops)
+{
+    int mk = mma_k_of(c, d, sm);
+    double pr = promotes_per_step(c, mk, sm);
+    *insts = tiles * pr * promote_insts(c);
+    *flops = tiles * pr * 32.0 * 4.0 * 2.0;
+    if (kb_gemm_block_scaled_mma(c, sm))
+        *insts += tiles * 2.0 * (mk / (c->params[P_SCALE] == KB_RECIPE_NV ? 16.0 : 32.0)) * KB_GEMM_BS_CODE_INSTS;
 }
 
 /* Instructions one warp issues per k-tile of the mma variant. Copies: cp.async, 4 per
@@ -162,13 +240,18 @@ static int mma_k_steps(const kb_case *c, const dims_t *d)
 static double mma_warp_insts(const kb_case *c, const dims_t *d, int sm, int async)
 {
     const int64_t *p = c->params;
-    double mt = (double)(p[P_WM] / 16), ntl = (double)(p[P_WN] / 8), steps = mma_k_steps(c, d);
-    int widened = is_fp8(c->dtype) && kb_gemm_fp8_widened(sm);
+    double mt = (double)(p[P_WM] / 16), ntl = (double)(p[P_WN] / 8), steps = mma_k_steps(c, d, sm);
+    int bs = kb_gemm_block_scaled_mma(c, sm);
+    int widened = !bs && kb_gemm_widened(c->dtype, sm);
     double gather = d->esz == 4 ? 4 : 16;              /* scalar shared loads per fragment without ldmatrix */
     double a_ld = !d->a_t || d->esz == 2 ? mt : mt * gather;
     double b_ld = d->b_t || d->esz == 2 ? ntl / 2 : ntl / 2 * gather;
     double cvt = c->dtype == KB_DT_TF32 ? mt * 4 + ntl * 2 : widened ? mt * 8 + ntl * 4 : 0;
-    double step = mt * ntl * (widened ? 2 : 1) + a_ld + b_ld + cvt;
+    if (widened && kb_gemm_sub8(c->dtype))
+        cvt *= KB_GEMM_LOWP_WIDEN_INSTS;
+    double scales, unused;
+    recipe_step(c, d, sm, mt * ntl, &scales, &unused);
+    double step = mt * ntl * (widened ? 2 : 1) + a_ld + b_ld + cvt + scales;
     double chunks = (double)mma_chunks_per_thread(c, d);
     double copy = async ? chunks * 4.0 : chunks * (d->esz < 4 ? 24.0 : 18.0);
     return steps * step + copy + 12.0;                 /* + wait, barrier, commit, loop */
@@ -186,15 +269,23 @@ static void mma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_t
     t->dyn_smem_bytes = kb_gemm_mma_smem_bytes(c);
     double tiles = (double)tiles_mn * kt, tile_bytes = (double)(bm + bn) * bk * d->esz;
     t->mma_flops = 2.0 * tiles * bm * bn * bk;
-    double epilogue = (double)(p[P_WM] / 16) * (p[P_WN] / 8) * 2 * 4;
+    double mtiles = (double)(p[P_WM] / 16) * (p[P_WN] / 8), epilogue = mtiles * 2 * 4, unused, sflops;
+    recipe_step(c, d, g->sm, mtiles, &unused, &sflops);
+    t->simt_flops = (double)tiles_mn * warps * kt * mma_k_steps(c, d, g->sm) * sflops;
+    if (kb_gemm_lowp(c->dtype) && p[P_SCALE] == KB_RECIPE_CHANNEL) {   /* acc *= sa(m) sb(n): 2 scales each */
+        epilogue += mtiles * KB_GEMM_CHANNEL_INSTS;
+        t->simt_flops += (double)tiles_mn * warps * sk * mtiles * 32.0 * 4.0 * 2.0;
+    }
     t->warp_insts = (double)tiles_mn * warps * (kt * mma_warp_insts(c, d, g->sm, async) + sk * epilogue);
     t->smem_bytes = tiles * (tile_bytes + warps * (double)(p[P_WM] + p[P_WN]) * bk * d->esz);
     /* split-K: the 4-byte partial sums written, then read by the reduce (gemm_splitk_reduce),
      * counted in DRAM too (conservative: at decode sizes they may stay in L2) */
     double ws = sk > 1 ? (double)sk * d->m * d->n * 4.0 : 0.0;
     t->launches = sk > 1 ? 2 : 1;
-    t->l2_bytes = tiles * tile_bytes + cd_bytes(d) + 2.0 * ws;
-    t->dram_bytes = operand_dram(d, bm, bn, p[P_GROUP], g) + cd_bytes(d) + 2.0 * ws;
+    /* the recipe's scales: read once from DRAM, by every block of a row band (A) or column (B) */
+    double sa = kb_gemm_scale_bytes(c, 0, d->m, d->k), sb = kb_gemm_scale_bytes(c, 1, d->n, d->k);
+    t->l2_bytes = tiles * tile_bytes + cd_bytes(d) + 2.0 * ws + sa * cdiv(d->n, bn) + sb * cdiv(d->m, bm);
+    t->dram_bytes = operand_dram(d, bm, bn, p[P_GROUP], g) + cd_bytes(d) + 2.0 * ws + sa + sb;
     t->write_bytes = (double)d->m * d->n * d->osz + ws;
     /* cp.async: STAGES-1 tiles of chunks ahead; register staging: one tile */
     double chunks = (double)mma_chunks_per_thread(c, d);

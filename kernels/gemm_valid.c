@@ -1,5 +1,6 @@
 /* gemm_valid.c - which GEMM cases can run, and why not: the family's valid() (gemm.c),
  * its reasons in words. Tile rules mirror gemm.cu's static_asserts. */
+#include "core/precision.h"
 #include "engine/valid.h"
 #include "gemm_valid.h"
 
@@ -11,6 +12,22 @@ static int mma_k_of(kb_dtype d)
 }
 
 #define REFUSE(...) do { snprintf(why, n, __VA_ARGS__); return 0; } while (0)
+
+/* Scaled recipes in gemm.cu's mma kernel: block1x128/block128x128 keep a second set of
+ * accumulators (the current 128-K block's partial sums, promoted to the FP32 ones with
+ * their scales: DeepSeek-V3's promotion), the rest none; nv on the block-scaled mma.sync
+ * steps K by 64. */
+static int valid_mma_recipe(const kb_case *c, const kb_target *t, int64_t acc, char *why, size_t n)
+{
+    int64_t r = c->params[P_SCALE];
+    if ((r == KB_RECIPE_BLOCK1X128 || r == KB_RECIPE_BLOCK128X128) && 2 * acc > 128)
+        REFUSE("scale=%s keeps a 128-K block's partial sums beside the accumulators: 2 x %lld registers of them "
+               "exceed 128 and would spill (a smaller warp tile)", kb_recipe_name((kb_recipe)r), (long long)acc);
+    if (r == KB_RECIPE_NV && kb_gemm_block_scaled_mma(c, t->sm) && c->params[P_BK] % 64)
+        REFUSE("scale=nv on the block-scaled mma.sync (m16n8k64, 4 UE4M3 scales of 16): BK=%lld is not a multiple of 64",
+               (long long)c->params[P_BK]);
+    return 1;
+}
 
 static int valid_smem(const kb_case *c, char *why, size_t n)
 {
@@ -58,6 +75,8 @@ static int valid_mma(const kb_case *c, const kb_target *t, char *why, size_t n)
     if (acc > 128)
         REFUSE("warp tile %lldx%lld holds %lld accumulators per thread: more than 128 registers of them would spill",
                (long long)wm, (long long)wn, (long long)acc);
+    if (!valid_mma_recipe(c, t, acc, why, n))
+        return 0;
     kb_gemm_geo g = kb_gemm_geo_of(c);
     /* rows not 16-byte aligned (pad 1, odd K): each thread holds its staged chunks of the next
      * k-tile in registers (4 each); 8/16-bit chunks also need the funnel-shift words. ptxas
@@ -144,6 +163,32 @@ static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n
     return 1;
 }
 
+/* cuBLASLt's scaling modes by recipe (cublasLt.h cublasLtMatmulMatrixScale_t; the cuBLAS
+ * 12.9 release: outer-vector and 128-element block scaling for FP8 on Hopper; the VEC32_UE8M0
+ * and VEC16_UE4M3 modes are Blackwell's): what the documentation rules out; the rest is for
+ * its heuristic to answer on the device (skipped with its reason). */
+static int valid_cublaslt_recipe(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    int64_t r = c->params[P_SCALE];
+    kb_gemm_geo g = kb_gemm_geo_of(c);
+    if (!kb_gemm_lowp(c->dtype))
+        return 1;
+    if (c->params[P_LAYOUT] != L_NT)
+        REFUSE("cuBLASLt's scaled (FP8/FP6/FP4) matmul takes only the TN form (A transposed, B not, column-major): "
+               "kbench's layout nt");
+    int cc = kb_arch_cc(t->sm);
+    if ((r == KB_RECIPE_MX || r == KB_RECIPE_NV) && cc < 100)
+        REFUSE("scale=%s: cuBLASLt's %s scaling needs Blackwell tensor cores (sm_100 and later); the target is %s",
+               kb_recipe_name((kb_recipe)r), r == KB_RECIPE_MX ? "VEC32_UE8M0" : "VEC16_UE4M3", kb_arch_name(t->sm));
+    if ((r == KB_RECIPE_CHANNEL || r == KB_RECIPE_BLOCK1X128 || r == KB_RECIPE_BLOCK128X128) && cc < 90)
+        REFUSE("scale=%s: cuBLASLt's outer-vector and 128-element block scaling came with cuBLAS 12.9 for Hopper "
+               "(sm_90 and later); the target is %s", kb_recipe_name((kb_recipe)r), kb_arch_name(t->sm));
+    if (c->dtype == KB_DT_FP4E2M1 && (g.lda % 2 || g.ldb % 2))
+        REFUSE("fp4 for cuBLASLt is packed two per byte: lda=%lld and ldb=%lld must be even (pad)", (long long)g.lda,
+               (long long)g.ldb);
+    return 1;
+}
+
 /* cuBLASLt: a GPU with the library, and what its documentation requires of FP8; what its
  * heuristic cannot serve on the device (an alignment, a rank) is skipped at setup. */
 static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_t n)
@@ -151,8 +196,10 @@ static int valid_cublaslt(const kb_case *c, const kb_target *t, char *why, size_
     const int64_t *p = c->params;
     if (!kb_valid_vendor(t, KB_CAP_CUBLASLT, "cuBLASLt", "libcublasLt.so.13", "KBENCH_LIBCUBLASLT", why, n))
         return 0;
-    if (c->dtype == KB_DT_FP8E5M2)
+    if (c->dtype == KB_DT_FP8E5M2 && p[P_SCALE] == KB_RECIPE_TENSOR)
         REFUSE("cuBLASLt has no e5m2 x e5m2 matmul (its FP8 operand pairs: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3)");
+    if (!valid_cublaslt_recipe(c, t, why, n))
+        return 0;
     if (c->dtype == KB_DT_FP8E4M3 && !kb_arch_has(t->sm, KB_PATH_MMA_FP8))
         REFUSE("cuBLASLt FP8 matmul needs FP8 tensor cores (sm_89 and later); the target is %s", kb_arch_name(t->sm));
     if (c->dtype == KB_DT_FP8E4M3 && p[P_LAYOUT] != L_NT)
@@ -182,6 +229,8 @@ int kb_gemm_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         REFUSE("dims and leading dimensions must fit in 32-bit int");
     if (p[P_ALPHA] < -16777216 || p[P_ALPHA] > 16777216 || p[P_BETA] < -16777216 || p[P_BETA] > 16777216)
         REFUSE("alpha and beta must be exact in fp32 (|x| <= 2^24)");
+    if (c->variant != V_SMEM && !kb_recipe_accepts((kb_recipe)p[P_SCALE], c->dtype, why, n))
+        return 0;
     if (c->variant == V_CUBLASLT)
         return valid_cublaslt(c, t, why, n);
     if (c->variant == V_WGMMA)

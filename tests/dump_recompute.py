@@ -30,7 +30,8 @@ def gemm(d, rec, k):
     out = k["alpha"] * a @ b
     if k["beta"] != 0:
         out += k["beta"] * d["c"]
-    if rec["dtype"].startswith("fp8"):   # a and b are q x scale: q must be the format's values
+    per_tensor = (rec.get("params") or {}).get("scale", "tensor") == "tensor"
+    if rec["dtype"].startswith("fp8") and per_tensor:   # a and b are q x scale: q must be the format's values
         q = d["a"] / k["scale_a"]
         assert np.abs(q).max() <= 448 and k["scale_a"] != 1, "fp8 operand not scaled into range"
     return out[d["rows"].astype(int)], d["ref"]

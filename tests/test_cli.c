@@ -235,6 +235,15 @@ static void test_reports_query_compare_from_a_run(void)
             CHECK_MSG(contains(out, marks[i]), "%s lacks %s", out, marks[i]);
         }
     }
+    /* --precision: only the precision table (a GPU run's records with several dtypes per shape) */
+    char pout[600];
+    snprintf(pout, sizeof pout, "%s", path_in("precision.md"));
+    const char *pr[] = { "kbench", "report", "tests/data/run_gpu.jsonl", "--precision", "--out", pout, NULL };
+    CHECK(run_kbench(pr, path_in("pr.log")) == 0);
+    CHECK(contains(pout, "## Precision comparison") && contains(pout, "| dtype | recipe | case |") &&
+          contains(pout, "dist=uniform") && !contains(pout, "| case | status |"));
+    const char *pj[] = { "kbench", "report", "tests/data/run_gpu.jsonl", "--precision", "--format", "junit", NULL };
+    CHECK(run_kbench(pj, path_in("pj.log")) == 2 && contains(path_in("pj.log"), "--precision"));
     const char *q[] = { "kbench", "query", "--db", db,
                         "SELECT count(*) AS n FROM results WHERE status = 'ok' AND family = 'gelu'", NULL };
     CHECK(run_kbench(q, path_in("q.log")) == 0);

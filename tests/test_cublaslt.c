@@ -7,6 +7,7 @@
  * NOT_INITIALIZED, which must map to a setup error). */
 #include "check.h"
 #include "backend/cuda/cublaslt.h"
+#include "core/precision.h"
 #include "backend/cuda/cublaslt_plan.h"
 #include "results/record_json.h"
 
@@ -391,6 +392,81 @@ static void test_fp8_scale_pointers(void)
     CHECK_MSG(strstr(err, "no fp8e5m2 x fp8e5m2 matmul"), "%s", err);
 }
 
+/* Recipes: the fp6 / fp4 types and the scale mode of each operand, swapped onto cuBLASLt's
+ * A (kbench's B, the weights) and B (kbench's A, the activations). */
+static void test_scaled_types_table(void)
+{
+    static const struct { kb_dtype dt; int recipe; cudaDataType_t ab; int a_mode, b_mode; } cs[] = {
+        { KB_DT_FP8E4M3, KB_RECIPE_TENSOR, CUDA_R_8F_E4M3, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+          CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F },
+        { KB_DT_FP8E4M3, KB_RECIPE_CHANNEL, CUDA_R_8F_E4M3, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
+          CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F },
+        { KB_DT_FP8E5M2, KB_RECIPE_BLOCK1X128, CUDA_R_8F_E5M2, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
+          CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F },
+        { KB_DT_FP8E4M3, KB_RECIPE_BLOCK128X128, CUDA_R_8F_E4M3, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
+          CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F },
+        { KB_DT_FP6E2M3, KB_RECIPE_MX, CUDA_R_6F_E2M3, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0,
+          CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0 },
+        { KB_DT_FP6E3M2, KB_RECIPE_MX, CUDA_R_6F_E3M2, CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0,
+          CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0 },
+        { KB_DT_FP4E2M1, KB_RECIPE_NV, CUDA_R_4F_E2M1, CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3,
+          CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3 },
+    };
+    char why[256] = "";
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kb_lt_types t;
+        CHECK_MSG(kb_lt_scaled_types_of(cs[i].dt, cs[i].recipe, &t, why, sizeof why) == 0, "%s", why);
+        CHECK(t.a == cs[i].ab && t.b == cs[i].ab && t.c == CUDA_R_16BF && t.d == CUDA_R_16BF && t.fp8);
+        CHECK(t.compute == CUBLAS_COMPUTE_32F && t.scale == CUDA_R_32F);
+        CHECK_MSG(t.a_mode == cs[i].a_mode && t.b_mode == cs[i].b_mode, "case %zu: modes %d %d", i, t.a_mode, t.b_mode);
+    }
+    kb_lt_types t;
+    CHECK(kb_lt_scaled_types_of(KB_DT_FP8E5M2, KB_RECIPE_TENSOR, &t, why, sizeof why) == -1 && strstr(why, "e5m2"));
+    CHECK(kb_lt_scaled_types_of(KB_DT_FP4E2M1, KB_RECIPE_TENSOR, &t, why, sizeof why) == -1 &&
+          strstr(why, "block scales only"));
+    CHECK(kb_lt_scaled_types_of(KB_DT_BF16, KB_RECIPE_TENSOR, &t, why, sizeof why) == 0 && !t.fp8 &&
+          t.a == CUDA_R_16BF && t.a_mode == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
+    CHECK(kb_lt_type_bits(CUDA_R_4F_E2M1) == 4 && kb_lt_type_bits(CUDA_R_6F_E2M3) == 8 &&
+          kb_lt_type_bits(CUDA_R_16BF) == 16 && kb_lt_type_size(CUDA_R_6F_E3M2) == 1);
+}
+
+/* The descriptors cuBLASLt itself creates for recipes, read back: the scale modes on its A
+ * and B, the operand types of the layouts, and packed fp4's alignment from half the pitch. */
+static void test_scaled_descriptors_by_the_library(void)
+{
+    if (!have_lt)
+        return;
+    kb_vendor_matmul mm = mm_of(KB_DT_FP8E4M3, 0, 1, 48, 96, 256, 0);
+    mm.scale_a = 0xa000, mm.scale_b = 0xb000, mm.recipe = KB_RECIPE_BLOCK128X128;
+    kb_lt_desc d;
+    char err[512] = "";
+    CHECK_MSG(kb_lt_desc_create(&lt, &mm, &d, err, sizeof err) == KB_OK, "%s", err);
+    if (!d.op)
+        return;
+    int32_t am = -1, bm = -1;
+    size_t w;
+    CHECK(lt.MatmulDescGetAttribute(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &am, sizeof am, &w) == 0);
+    CHECK(lt.MatmulDescGetAttribute(d.op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &bm, sizeof bm, &w) == 0);
+    CHECK_MSG(am == CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F && bm == CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
+              "modes %d %d", am, bm);
+    kb_lt_desc_destroy(&lt, &d);
+    mm = mm_of(KB_DT_FP4E2M1, 0, 1, 48, 96, 256, 2);   /* ld 258: 129-byte packed rows */
+    mm.scale_a = 0xa000, mm.scale_b = 0xb000, mm.recipe = KB_RECIPE_NV;
+    CHECK_MSG(kb_lt_desc_create(&lt, &mm, &d, err, sizeof err) == KB_OK, "%s", err);
+    if (!d.op)
+        return;
+    int32_t type = -1;
+    CHECK(lt.MatrixLayoutGetAttribute(d.a, CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type, &w) == 0 &&
+          type == CUDA_R_4F_E2M1);
+    CHECK(lt.MatmulDescGetAttribute(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &am, sizeof am, &w) == 0 &&
+          am == CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3);
+    CHECK_MSG(d.align[0] == 1 && d.align[1] == 1 && d.align[2] == 4, "alignments %u %u %u", d.align[0], d.align[1],
+              d.align[2]);
+    kb_lt_desc_destroy(&lt, &d);
+    mm.recipe = KB_RECIPE_TENSOR;   /* fp4 has no per-tensor recipe: refused before cuBLASLt is asked */
+    CHECK(kb_lt_desc_create(&lt, &mm, &d, err, sizeof err) == KB_ERR_INPUT && strstr(err, "block scales only"));
+}
+
 /* Without a GPU, cublasLtCreate fails: a setup error, reported in the macro's words. */
 static void test_create_without_gpu_is_setup_error(void)
 {
@@ -438,6 +514,8 @@ int main(void)
     RUN(test_descriptors_every_dtype_and_layout);
     RUN(test_preference_alignment);
     RUN(test_fp8_scale_pointers);
+    RUN(test_scaled_types_table);
+    RUN(test_scaled_descriptors_by_the_library);
     RUN(test_create_without_gpu_is_setup_error);
     RUN(test_algo_describe);
     if (have_lt)

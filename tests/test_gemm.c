@@ -21,7 +21,7 @@ static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_
 
 static void test_descriptor(void)
 {
-    CHECK(fam->n_variants == 5 && fam->n_dims == 3 && fam->n_params == 19);
+    CHECK(fam->n_variants == 5 && fam->n_dims == 3 && fam->n_params == 21);
     CHECK(!strcmp(fam->variants[V_CUBLASLT].name, "cublaslt") && fam->variants[V_CUBLASLT].entry == NULL);
     CHECK(kb_param_applies(fam, P_ALGO, V_CUBLASLT) && !kb_param_applies(fam, P_ALGO, V_MMA) &&
           !kb_param_applies(fam, P_BM, V_CUBLASLT) && kb_param_applies(fam, P_LAYOUT, V_CUBLASLT));

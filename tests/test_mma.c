@@ -19,6 +19,7 @@
 static const kb_backend *B = &kb_backend_emu;
 static kb_backend_ctx *X;
 static kb_module *M;
+static kb_module *M120;   /* the same kernels for sm_120a (KB_ARCH 120, KB_ARCH_SPECIFIC 1): block-scaled mma */
 static char tmpdir[64];
 
 static kb_dptr upload(const void *h, size_t bytes)
@@ -264,13 +265,148 @@ static void test_conversions(void)
     B->free(X, dp), B->free(X, dout), B->free(X, di);
 }
 
+/* fp6 / fp4 codes widen to f16 exactly, and the scale codes decode as kb_convert.h says. */
+static void test_lowp_conversions(void)
+{
+    uint32_t out[768];
+    kb_dptr dout = 0;
+    CHECK(B->alloc(X, sizeof out, &dout) == KB_OK);
+    kb_arg args[] = { kb_arg_ptr(dout) };
+    if (launch_warp("cvt_lowp", args, 1) == KB_OK) {
+        B->download(X, out, dout, sizeof out);
+        int bad = 0;
+        for (int i = 0; i < 192; i++)
+            for (int h = 0; h < 2; h++) {
+                uint8_t code = (uint8_t)((i + h) % 64);
+                float want = i < 64 ? kb_e2m3_bits_to_f32(code) : i < 128 ? kb_e3m2_bits_to_f32(code)
+                           : kb_e2m1_bits_to_f32(code & 15);
+                float got = kb_f16_bits_to_f32((uint16_t)(out[i] >> (16 * h)));
+                bad += got != want || signbit(got) != signbit(want);
+            }
+        for (int c = 0; c < 256; c++) {
+            float e8, e4, w8 = kb_ue8m0_to_f32((uint8_t)c), w4 = kb_ue4m3_to_f32((uint8_t)c);
+            memcpy(&e8, &out[256 + c], 4);
+            memcpy(&e4, &out[512 + c], 4);
+            bad += !(e8 == w8 || (isnan(e8) && isnan(w8))) + !(e4 == w4 || (isnan(e4) && isnan(w4)));
+        }
+        CHECK_MSG(bad == 0, "%d fp6/fp4/scale codes converted wrong", bad);
+    }
+    B->free(X, dout);
+}
+
+/* ---- block-scaled mma.sync (sm_120a), shape by shape ---- */
+
+typedef enum { BS_E4M3, BS_E5M2, BS_E2M3, BS_E3M2, BS_E2M1 } bs_elem;
+
+static double bs_decode(bs_elem e, uint8_t c)
+{
+    switch (e) {
+    case BS_E4M3: return kb_e4m3_bits_to_f32(c);
+    case BS_E5M2: return kb_e5m2_bits_to_f32(c);
+    case BS_E2M3: return kb_e2m3_bits_to_f32(c);
+    case BS_E3M2: return kb_e3m2_bits_to_f32(c);
+    default: return kb_e2m1_bits_to_f32(c);
+    }
+}
+
+static uint8_t bs_code(bs_elem e, unsigned *seed)
+{
+    for (;;) {
+        uint8_t c = (uint8_t)(rand_r(seed) & (e == BS_E2M1 ? 15 : e == BS_E2M3 || e == BS_E3M2 ? 63 : 255));
+        if (isfinite(bs_decode(e, c)))
+            return c;
+    }
+}
+
+typedef struct {
+    const char *entry;
+    bs_elem elem;
+    int k, vec, ue4m3;          /* K, scale chunks per row, scale format */
+    int tida, tidb;             /* the selectors the entry was built with (bytes: in the kernel) */
+} bs_shape;
+
+/* One block-scaled tile through the emulator against the CPU: D = C + sum_k a sa b sb, each
+ * scale that of the row's / column's K chunk. flip_tida: the reference takes A's scales from
+ * the other thread pair, to show a wrong selector is caught. nan_row: a NaN scale code for
+ * that row of A (-1: none). Returns the wrong elements. */
+static int run_bs(const bs_shape *sh, int flip_tida, int nan_row)
+{
+    unsigned seed = 99u + (unsigned)sh->k * 3u + (unsigned)sh->elem;
+    int K = sh->k, V = sh->vec, n_bad = -1;
+    uint8_t a[16 * 64], b[64 * 8], sa[16 * 4], sb[8 * 4];
+    float c[128], d[128];
+    for (int i = 0; i < 16 * K; i++) a[i] = bs_code(sh->elem, &seed);
+    for (int i = 0; i < K * 8; i++) b[i] = bs_code(sh->elem, &seed);
+    for (int i = 0; i < 16 * V; i++) sa[i] = (uint8_t)(sh->ue4m3 ? 0x28 + rand_r(&seed) % 0x30 : 118 + rand_r(&seed) % 19);
+    for (int i = 0; i < 8 * V; i++) sb[i] = (uint8_t)(sh->ue4m3 ? 0x28 + rand_r(&seed) % 0x30 : 118 + rand_r(&seed) % 19);
+    if (nan_row >= 0)
+        sa[nan_row * V] = sh->ue4m3 ? 0x7f : 0xff;
+    for (int i = 0; i < 128; i++) c[i] = (float)(rand_r(&seed) % 2001 - 1000) / 64.0f;
+    kb_dptr da = upload(a, sizeof a), db = upload(b, sizeof b), dc = upload(c, sizeof c), dsa = upload(sa, sizeof sa);
+    kb_dptr dsb = upload(sb, sizeof sb), dd = 0;
+    CHECK(B->alloc(X, sizeof d, &dd) == KB_OK);
+    kb_arg args[] = { kb_arg_ptr(da), kb_arg_ptr(db), kb_arg_ptr(dc), kb_arg_ptr(dd), kb_arg_ptr(dsa), kb_arg_ptr(dsb) };
+    kb_geom g = { { 1, 1, 1 }, { 32, 1, 1 }, 0, { 1, 1, 1 } };
+    kb_status st = B->launch(X, M120, sh->entry, &g, args, 6);
+    CHECK_MSG(st == KB_OK, "%s: %s", sh->entry, B->last_error(X));
+    if (st == KB_OK && B->download(X, d, dd, sizeof d) == KB_OK) {
+        n_bad = 0;
+        for (int m = 0; m < 16; m++)
+            for (int n = 0; n < 8; n++) {
+                /* a wrong selector reads the other row of the pair: row m's partner m ^ 8 */
+                int ra = flip_tida ? m ^ 8 : m;
+                double s = c[m * 8 + n], mag = fabs(s);
+                for (int k = 0; k < K; k++) {
+                    int v = k / (K / V);
+                    double sca = sh->ue4m3 ? kb_ue4m3_to_f32(sa[ra * V + v]) : kb_ue8m0_to_f32(sa[ra * V + v]);
+                    double scb = sh->ue4m3 ? kb_ue4m3_to_f32(sb[n * V + v]) : kb_ue8m0_to_f32(sb[n * V + v]);
+                    double term = bs_decode(sh->elem, a[m * K + k]) * sca * bs_decode(sh->elem, b[k * 8 + n]) * scb;
+                    s += term;
+                    mag += fabs(term);
+                }
+                double got = d[m * 8 + n];
+                int bad = isnan(s) ? !isnan(got) : !(fabs(got - s) <= 1e-6 * mag + 1e-30);
+                if (bad && n_bad++ < 3 && !flip_tida)
+                    fprintf(stderr, "%s: D[%d][%d] = %.9g, want %.9g\n", sh->entry, m, n, got, s);
+            }
+    }
+    B->free(X, dd), B->free(X, dsb), B->free(X, dsa), B->free(X, dc), B->free(X, db), B->free(X, da);
+    return n_bad;
+}
+
+static const bs_shape bs_shapes[] = {
+    { "bs_mx_e4m3", BS_E4M3, 32, 1, 0, 0, 0 }, { "bs_mx_e4m3_sel", BS_E4M3, 32, 1, 0, 1, 3 },
+    { "bs_mx_e5m2", BS_E5M2, 32, 1, 0, 1, 2 }, { "bs_mx_e2m3", BS_E2M3, 32, 1, 0, 0, 1 },
+    { "bs_mx_e3m2", BS_E3M2, 32, 1, 0, 1, 0 }, { "bs_mx_e2m1", BS_E2M1, 32, 1, 0, 0, 3 },
+    { "bs_mxf4", BS_E2M1, 64, 2, 0, 1, 1 },    { "bs_nvf4", BS_E2M1, 64, 4, 1, 1, 2 },
+    { "bs_nvf4_sel0", BS_E2M1, 64, 4, 1, 0, 0 },
+};
+
+static void test_block_scaled_shapes(void)
+{
+    for (size_t i = 0; i < sizeof bs_shapes / sizeof bs_shapes[0]; i++) {
+        int bad = run_bs(&bs_shapes[i], 0, -1);
+        CHECK_MSG(bad == 0, "%s: %d of 128 elements wrong", bs_shapes[i].entry, bad);
+    }
+}
+
+/* The comparison is not blind: A's scales taken from the other lane of the thread pair fail
+ * nearly everywhere, and a NaN scale makes exactly its row NaN. */
+static void test_block_scaled_selector_is_caught(void)
+{
+    CHECK(run_bs(&bs_shapes[1], 1, -1) > 100);
+    CHECK(run_bs(&bs_shapes[7], 1, -1) > 100);
+    CHECK(run_bs(&bs_shapes[0], 0, 5) == 0);   /* the reference has row 5 NaN, and so has D */
+    CHECK(run_bs(&bs_shapes[8], 0, 11) == 0);
+}
+
 /* ---- NVRTC: the CUDA side assembles, with the instructions it promises ---- */
 static char *nvrtc_ptx(const char *arch)
 {
     FILE *f = fopen(MMA_CU, "rb");
     if (!f)
         return NULL;
-    char src[16384];
+    char src[32768];
     size_t n = fread(src, 1, sizeof src - 1, f);
     fclose(f);
     src[n] = 0;
@@ -315,8 +451,47 @@ static void test_nvrtc_ptx(void)
         CHECK(strstr(ptx, "cvt.rna.tf32.f32"));
         int fp8 = strstr(ptx, "e4m3.e4m3.f32") != NULL;
         CHECK_MSG(fp8 == (i > 0), "%s: fp8 mma %s", archs[i], fp8 ? "present" : "absent");
+        CHECK(!strstr(ptx, "block_scale"));   /* sm_120a only */
         free(ptx);
     }
+}
+
+/* sm_120a: every block-scaled kind assembles (ptxas ran: the CUBIN was built), with the
+ * selectors as immediates; sm_100a has no mma.sync block_scale (tcgen05 instead). */
+static void test_nvrtc_block_scaled(void)
+{
+    char *ptx = nvrtc_ptx("sm_120a");
+    CHECK_MSG(ptx != NULL, "mma_tile.cu does not compile for sm_120a");
+    if (!ptx)
+        return;
+    static const char *const want[] = {
+        "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0",
+        "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e5m2.e5m2.f32.ue8m0",
+        "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m3.e2m3.f32.ue8m0",
+        "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0",
+        "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0",
+        "m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0",
+        "m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3",
+        "{3, 1}",   /* bs_mx_e4m3_sel's A selector, an immediate */
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK_MSG(strstr(ptx, want[i]) != NULL, "sm_120a PTX lacks %s", want[i]);
+    free(ptx);
+}
+
+/* Build mma_tile.cu for the emulated arch sm (one extra define, or NULL) into *out. */
+static void build_module(int sm, const char *define, const char *so, kb_module **out)
+{
+    const char *defs[1] = { define };
+    kb_compile_req req = { .source_path = MMA_CU, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = sm,
+                           .defines = defs, .n_defines = define ? 1 : 0 };
+    kb_sb log;
+    kb_sb_init(&log);
+    kb_status st = B->build(X, &req, so, &log);
+    CHECK_MSG(st == KB_OK, "build sm_%d: %s\n%s", sm, B->last_error(X), log.s);
+    if (st == KB_OK)
+        CHECK_MSG(B->load(X, so, out) == KB_OK, "load: %s", B->last_error(X));
+    kb_sb_free(&log);
 }
 
 int main(void)
@@ -329,16 +504,12 @@ int main(void)
     char err[512] = "", so[128];
     kb_backend_opts o = { .emu_threads = 1, .sm_override = 90 };
     CHECK_MSG(B->init(&o, &X, err, sizeof err) == KB_OK, "%s", err);
+    char so120[160];
+    snprintf(so, sizeof so, "%s/mma_tile%s", tmpdir, B->artifact_ext);
+    snprintf(so120, sizeof so120, "%s/mma_tile_120%s", tmpdir, B->artifact_ext);
     if (X) {
-        kb_compile_req req = { .source_path = MMA_CU, .include_dir = KB_SOURCE_KERNELS_DIR, .sm = 90 };
-        kb_sb log;
-        kb_sb_init(&log);
-        snprintf(so, sizeof so, "%s/mma_tile%s", tmpdir, B->artifact_ext);
-        kb_status st = B->build(X, &req, so, &log);
-        CHECK_MSG(st == KB_OK, "build: %s\n%s", B->last_error(X), log.s);
-        if (st == KB_OK)
-            CHECK_MSG(B->load(X, so, &M) == KB_OK, "load: %s", B->last_error(X));
-        kb_sb_free(&log);
+        build_module(90, NULL, so, &M);
+        build_module(120 + KB_ARCH_SPECIFIC, NULL, so120, &M120);   /* sm_120a */
     }
     if (M) {
         RUN(test_mma_f16);
@@ -352,12 +523,20 @@ int main(void)
         RUN(test_ldmatrix);
         RUN(test_cp_async_zero_fill);
         RUN(test_conversions);
+        RUN(test_lowp_conversions);
         B->unload(X, M);
     }
+    if (M120) {
+        RUN(test_block_scaled_shapes);
+        RUN(test_block_scaled_selector_is_caught);
+        B->unload(X, M120);
+    }
     RUN(test_nvrtc_ptx);
+    RUN(test_nvrtc_block_scaled);
     if (X)
         B->fini(X);
     unlink(so);
+    unlink(so120);
     rmdir(tmpdir);
     TEST_MAIN_END();
 }

@@ -27,10 +27,11 @@
 
 static const int archs[] = { 80, 89, 90 };
 
-/* The PTX of case c's module for the virtual arch of code sm (core/arch.h: 90, or 1090 for
- * sm_90a), with the gating defines the harness passes (KB_ARCH, KB_ARCH_SPECIFIC), malloc'ed;
- * NULL (and a message) on failure. */
-static char *ptx_of(const kb_case *c, int sm)
+/* The PTX of case c's module for the arch of code sm (core/arch.h: 90, or 1090 for sm_90a) -
+ * the virtual arch (compute_90a), or with real the real one (sm_120a: NVRTC then assembles a
+ * CUBIN with ptxas too) - with the gating defines the harness passes (KB_ARCH,
+ * KB_ARCH_SPECIFIC), malloc'ed; NULL (and a message) on failure. */
+static char *ptx_of_arch(const kb_case *c, int sm, int real)
 {
     const kb_family *f = kb_families[c->family];
     char path[1024];
@@ -49,7 +50,8 @@ static char *ptx_of(const kb_case *c, int sm)
     int nd = kb_defines_split(defs.s, d, 64);
     const char *opts[80];
     char arch[48], inc[1100], cuda[1100], def_arch[40] = "-D", def_spec[40] = "-D";
-    snprintf(arch, sizeof arch, "--gpu-architecture=compute_%s", kb_arch_name(sm) + 3);   /* "sm_90a" -> 90a */
+    snprintf(arch, sizeof arch, "--gpu-architecture=%s_%s", real ? "sm" : "compute",
+             kb_arch_name(sm) + 3);   /* "sm_90a" -> 90a */
     if (kb_arch_defines(sm, def_arch + 2, def_spec + 2) != 0) {
         fprintf(stderr, "no architecture of code %d\n", sm);
         free(src);
@@ -80,7 +82,7 @@ static char *ptx_of(const kb_case *c, int sm)
             nvrtcGetProgramLogSize(prog, &ll);
             char *log = malloc(ll + 1);
             nvrtcGetProgramLog(prog, log);
-            fprintf(stderr, "compute_%d: %s\n", sm, log);
+            fprintf(stderr, "%s: %s\n", arch, log);
             free(log);
         }
         nvrtcDestroyProgram(&prog);
@@ -92,6 +94,9 @@ static char *ptx_of(const kb_case *c, int sm)
     free(src);
     return ptx;
 }
+
+/* The PTX of case c's module for the virtual arch of code sm. */
+static char *ptx_of(const kb_case *c, int sm) { return ptx_of_arch(c, sm, 0); }
 
 /* Occurrences of needle in the PTX. */
 static int count(const char *ptx, const char *needle)
@@ -555,6 +560,36 @@ static void test_count16(void)
     CHECK(count_after(ex, "ex2.approx", "fma.rn.f32") == 1 && count_after(ex, "ex2.approx", "mul.f32") == 1);
 }
 
+/* sm_120a: gemm_mma's scaled recipes on the block-scaled mma.sync, assembled by ptxas (a
+ * CUBIN was built) without local memory: mx through kind::mxf8f6f4 (fp8, fp6, fp4), nv through
+ * kind::mxf4nvf4 scale_vec::4X; the same case for sm_90 has none (the dequantising path). */
+static void test_gemm_block_scaled_sm120a(void)
+{
+    static const struct { kb_dtype dt; int recipe; const char *want; } cs[] = {
+        { KB_DT_FP8E4M3, 4, "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e4m3.e4m3.f32.ue8m0" },
+        { KB_DT_FP6E3M2, 4, "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e3m2.e3m2.f32.ue8m0" },
+        { KB_DT_FP4E2M1, 4, "kind::mxf8f6f4.block_scale.scale_vec::1X.f32.e2m1.e2m1.f32.ue8m0" },
+        { KB_DT_FP4E2M1, 5, "kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.f32.ue4m3" },
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kb_case c = make("gemm", "mma", cs[i].dt);
+        set_param(&c, "layout", 1);   /* nt */
+        set_param(&c, "scale", cs[i].recipe);
+        set_param(&c, "BK", 64);
+        char *ptx = ptx_of_arch(&c, 120 + KB_ARCH_SPECIFIC, 1);
+        CHECK_MSG(ptx != NULL, "gemm %s scale=%d does not compile for sm_120a", kb_dtype_name(cs[i].dt), cs[i].recipe);
+        if (ptx) {
+            CHECK_MSG(strstr(ptx, cs[i].want) != NULL, "%s: no %s", kb_dtype_name(cs[i].dt), cs[i].want);
+            CHECK_MSG(!strstr(ptx, ".local"), "%s scale=%d: local memory on sm_120a", kb_dtype_name(cs[i].dt),
+                      cs[i].recipe);
+            free(ptx);
+        }
+        ptx = ptx_of(&c, 90);
+        CHECK(ptx && !strstr(ptx, "block_scale"));
+        free(ptx);
+    }
+}
+
 int main(void)
 {
     RUN(test_count16);
@@ -564,5 +599,6 @@ int main(void)
     RUN(test_attn_decode);
     RUN(test_attn_fa3);
     RUN(test_vec_variants);
+    RUN(test_gemm_block_scaled_sm120a);
     TEST_MAIN_END();
 }

@@ -128,7 +128,8 @@ static void test_ok_record_fields(void)
     r.status = KB_CASE_OK;
     r.verify.done = 1;
     r.verify.v = (kb_verify){ .n = 65537, .n_bad = 0, .first_bad = -1, .max_abs_err = 0.001,
-                              .max_rel_err = 0.002, .atol = 0.0078125, .rtol = 0.015625 };
+                              .max_rel_err = 0.002, .atol = 0.0078125, .rtol = 0.015625,
+                              .acc_n = 65537, .acc_rel_fro = 0.03125, .acc_max_rel = 0.0625, .acc_snr_db = 30.25 };
     r.compile.have_resources = 1;
     r.compile.res = (kb_resources){ .registers = 32, .spill_store_bytes = 0, .spill_load_bytes = 0,
                                     .stack_bytes = -1, .static_shmem_bytes = 1024, .max_threads = -1 };
@@ -178,6 +179,9 @@ static void test_ok_record_fields(void)
     CHECK(num(v, "n") == 65537 && num(v, "n_bad") == 0 && num(v, "first_bad") == -1);
     CHECK(num(v, "max_abs_err") == 0.001 && num(v, "atol") == 0.0078125 && num(v, "rtol") == 0.015625);
     CHECK(json_is_null(json_object_get(v, "got_at_bad")));
+    json_t *acc = json_object_get(o, "accuracy");   /* beside verify: a reported number */
+    CHECK(num(acc, "n") == 65537 && num(acc, "rel_fro_err") == 0.03125 && num(acc, "max_rel_err") == 0.0625);
+    CHECK(num(acc, "snr_db") == 30.25 && strstr(str(acc, "reference"), "unquantised") != NULL);
     json_t *res = json_object_get(o, "resources");
     CHECK(num(res, "registers") == 32 && num(res, "static_shmem_bytes") == 1024);
     CHECK(json_is_integer(json_object_get(res, "spill_store_bytes")));
@@ -240,6 +244,7 @@ static void test_wrong_with_nan_stays_valid_json(void)
     CHECK(num(v, "n_bad") == 3 && num(v, "first_bad") == 7);
     CHECK(streq(str(v, "got_at_bad"), "nan") && streq(str(v, "want_at_bad"), "-inf"));
     CHECK(json_is_null(json_object_get(v, "max_abs_err")) && json_is_null(json_object_get(v, "max_rel_err")));
+    CHECK(json_is_null(json_object_get(o, "accuracy")));   /* not measured: acc_n 0 */
     json_t *t = json_object_get(o, "timing");
     CHECK(json_is_null(json_object_get(t, "median_us")) && json_is_null(json_object_get(t, "cv")));
     CHECK(json_is_null(json_array_get(json_object_get(t, "samples_us"), 1)));

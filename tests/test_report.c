@@ -161,11 +161,13 @@ static void test_load_and_groups(void)
     int n = kb_report_precision_groups(&run, &g);
     CHECK(n == 2);
     if (n == 2) {
-        for (int d = 0; d < KB_DT_COUNT; d++) CHECK(g[0].rows[d] >= 0);      /* gemm: every dtype */
+        /* gemm: every dtype of the run (per tensor: its records predate recipes) */
+        for (int d = 0; d <= KB_DT_FP8E5M2; d++) CHECK(g[0].rows[d][KB_RECIPE_TENSOR] >= 0);
+        CHECK(g[0].rows[KB_DT_FP4E2M1][KB_RECIPE_NV] < 0 && g[0].rows[KB_DT_FP8E4M3][KB_RECIPE_MX] < 0);
         /* the fastest fp16 GEMM is the tiled one, not the naive one */
-        CHECK(strstr(run.rows[g[0].rows[KB_DT_FP16]].case_id, "wmma") != NULL);
-        CHECK(strcmp(run.rows[g[1].first].family, "attention") == 0);
-        CHECK(g[1].rows[KB_DT_FP16] >= 0 && g[1].rows[KB_DT_BF16] >= 0 && g[1].rows[KB_DT_INT8] < 0);
+        CHECK(strstr(run.rows[g[0].rows[KB_DT_FP16][KB_RECIPE_TENSOR]].case_id, "wmma") != NULL);
+        CHECK(strcmp(run.rows[g[1].first].family, "attention") == 0 && !strcmp(run.rows[g[1].first].dist, "uniform"));
+        CHECK(g[1].rows[KB_DT_FP16][0] >= 0 && g[1].rows[KB_DT_BF16][0] >= 0 && g[1].rows[KB_DT_INT8][0] < 0);
         kb_sb dims;
         kb_sb_init(&dims);
         kb_report_dims_text(&run.rows[g[0].first], &dims);
@@ -227,8 +229,9 @@ static void test_groups_keep_operations_apart(void)
     int n = kb_report_precision_groups(&run, &g);
     CHECK_MSG(n == 2, "%d groups", n);   /* q_len 8 and 16 have one dtype each: no comparison */
     if (n == 2) {
-        CHECK(g[0].rows[KB_DT_FP16] == 0 && g[0].rows[KB_DT_BF16] == 1);
-        CHECK(g[1].rows[KB_DT_FP16] == 2 && g[1].rows[KB_DT_BF16] == 3);   /* CHUNK: one problem */
+        CHECK(g[0].rows[KB_DT_FP16][KB_RECIPE_TENSOR] == 0 && g[0].rows[KB_DT_BF16][KB_RECIPE_TENSOR] == 1);
+        CHECK(g[1].rows[KB_DT_FP16][KB_RECIPE_TENSOR] == 2 &&
+              g[1].rows[KB_DT_BF16][KB_RECIPE_TENSOR] == 3);   /* CHUNK: one problem */
     }
     free(g);
     kb_report_run_free(&run);
@@ -267,7 +270,7 @@ static void test_markdown(void)
     CHECK(strstr(md, "| gemm/wmma(BM=128,BN=128,BK=32)/bf16/4096x4096x4096/pad0/eager | ok | ok / 0.085 | 193.4 (gpu) | 710.8 |"));
     CHECK(strstr(md, "| compute |") && strstr(md, "| memory |"));
     CHECK(strstr(md, "**fault**: " FAULT_REASON) != NULL);
-    CHECK(strstr(md, "## Precision comparison") && strstr(md, "### gemm 4096x4096x4096, pad 0 on TEST-GPU"));
+    CHECK(strstr(md, "## Precision comparison") && strstr(md, "### gemm 4096x4096x4096, pad 0, dist=uniform on TEST-GPU"));
     /* the sections in the page's order, the summary first */
     const char *order[] = { "## Summary", "## Fastest configuration per shape and dtype", "## Precision comparison",
                             "## Tile sweep per shape", "## Graph vs eager", "## Verification margins", "## Roofline",
@@ -275,7 +278,9 @@ static void test_markdown(void)
     for (int i = 1; i < 8; i++)
         CHECK_MSG(strstr(md, order[i - 1]) && strstr(md, order[i]) && strstr(md, order[i - 1]) < strstr(md, order[i]),
                   "%s before %s", order[i - 1], order[i]);
-    CHECK(strstr(md, "| int8 | gemm/wmma(BM=128,BN=128,BK=32)/int8/4096x4096x4096/pad0/eager | 105.2 (gpu) | 1306 | 1.814x |"));
+    /* speed-up over the group's bf16 row (193.4 us); no accuracy block in these records: empty cells */
+    CHECK_MSG(strstr(md, "| int8 | tensor | gemm/wmma(BM=128,BN=128,BK=32)/int8/4096x4096x4096/pad0/eager | 105.2 (gpu) | "
+                         "1306 | 1.837x |  |  |  |"), "%s", strstr(md, "## Precision"));
     CHECK(strstr(md, "Emulator") == NULL);
     free(md);
 
@@ -348,7 +353,7 @@ static void test_csv(void)
     CHECK(strncmp(csv, "run_id,device,case,family,variant,dtype,shape,dims,", 51) == 0);
     CHECK(strstr(csv, ",pad,launch,status,verified,max_abs_err,max_rel_err,median_us,clock,tflops,gbps,ai,roof_tflops,"
                       "pct_roof,bound,samples,cv,reason,pct_measured,measured_roof_tflops,path,pct_path,path_tflops,"
-                      "path_source\r\n"));
+                      "path_source,acc_rel_fro,acc_snr_db,acc_max_rel\r\n"));
     /* the axes as columns: a column per dim and param, so nobody parses ids */
     int cols = csv_columns(csv), m = csv_column(csv, "m"), bm = csv_column(csv, "BM"), dims = csv_column(csv, "dims");
     CHECK(m > 0 && bm > 0 && dims > 0 && csv_column(csv, "k") > 0 && csv_column(csv, "n") > 0);

@@ -87,15 +87,15 @@ static void test_precision_comparison_with_vendor_rows(void)
         return;
     CHECK(strstr(md, "| vendor median_us (clock) | kbench vs vendor |"));
     /* fp16: the best kbench kernel (200 us) beside cuBLASLt's best rank (160 us): 0.8x */
-    CHECK_MSG(strstr(md, "| fp16 | gemm/mma/fp16/g | 200.0 (gpu) |") && strstr(md, "| 160.0 (gpu) cublaslt | 0.8x |"),
-              "%s", md);
+    CHECK_MSG(strstr(md, "| fp16 | tensor | gemm/mma/fp16/g | 200.0 (gpu) |") &&
+              strstr(md, "| 160.0 (gpu) cublaslt | 0.8x |"), "%s", md);
     /* fp8e5m2: cuBLASLt skipped, with its reason; no ratio */
     CHECK(strstr(md, "| cublaslt skipped: cuBLASLt has no e5m2 x e5m2 matmul | n/a |"));
     /* attention: one dtype, but a vendor row was planned beside it: the group is kept */
-    CHECK(strstr(md, "### attention 1x32x2048x128, pad 0 on TEST-GPU") &&
+    CHECK(strstr(md, "### attention 1x32x2048x128, pad 0, dist=uniform on TEST-GPU") &&
           strstr(md, "| cudnn skipped: cuDNN needs a GPU | n/a |"));
     /* the vendor rows are not kbench's best: cublaslt never appears in the case column */
-    CHECK(!strstr(md, "| fp16 | gemm/cublaslt"));
+    CHECK(!strstr(md, "| fp16 | tensor | gemm/cublaslt"));
     free(md);
 }
 
@@ -121,7 +121,7 @@ static void test_three_roofs_in_the_tables(void)
     char *csv = render(KB_REPORT_CSV);
     if (!csv)
         return;
-    CHECK(strstr(csv, ",mma/fp8e5m2/widened,166.") && strstr(csv, ",550,measured\r\n"));
+    CHECK(strstr(csv, ",mma/fp8e5m2/widened,166.") && strstr(csv, ",550,measured,,,\r\n"));
     free(csv);
 }
 

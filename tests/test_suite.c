@@ -147,7 +147,7 @@ static void test_errors_names(void)
     CHECK(fails_with(HEAD "  - family: gelu\n    variant: [naive, fast]\n    shape: {n: 1}\n",
                      "x.yaml:4:22: unknown variant 'fast' for family gelu (expected one of: naive, vec)"));
     CHECK(fails_with(HEAD "  - family: gelu\n    dtype: fp33\n    shape: {n: 1}\n",
-                     "x.yaml:4:12: unknown dtype 'fp33' (expected one of: fp32, tf32, fp16, bf16, int8, fp8e4m3, fp8e5m2)"));
+                     "x.yaml:4:12: unknown dtype 'fp33' (expected one of: fp32, tf32, fp16, bf16, int8, fp8e4m3, fp8e5m2, fp6e2m3, fp6e3m2, fp4e2m1)"));
     CHECK(fails_with(HEAD "  - family: gemm\n    variant: [naive, tiled]\n    dtype: [fp32, fp16]\n    shape: {m: 1, n: 1, k: 1}\n",
                      "x.yaml:5:19: dtype 'fp16' is not supported by any listed variant of gemm (naive, tiled)"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    params: {form: [erf, exact]}\n",
@@ -253,7 +253,7 @@ static void test_errors_zip_and_where(void)
                      "x.yaml:5:22: where: syntax error at column 19: expected ')'"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    where: \"dtype == fp33\"\n",
                      "x.yaml:5:12: where: unknown value 'fp33' (column 10) for 'dtype' (expected one of: fp32, tf32, "
-                     "fp16, bf16, int8, fp8e4m3, fp8e5m2)"));
+                     "fp16, bf16, int8, fp8e4m3, fp8e5m2, fp6e2m3, fp6e3m2, fp4e2m1)"));
     CHECK(fails_with(HEAD "  - family: gelu\n    shape: {n: 1}\n    where: {VEC: 4}\n",
                      "x.yaml:5:12: expected a string or a list of strings for 'where'"));
 }

@@ -218,8 +218,36 @@ static void test_round_trips(void)
     CHECK(memcmp(&x, &y, 4) == 0);
 }
 
+/* Accuracy against the true result: relative Frobenius, max relative, SNR; non-finite
+ * pairs skipped; the degenerate cases defined. */
+static void test_accuracy(void)
+{
+    kb_accuracy a;
+    kb_verify v;
+    float got[5] = { 1.0f, 2.0f, 0.0f, NAN, 4.0f };
+    double truth[5] = { 1.0, 2.5, 0.0, 1.0, 4.0 };
+    kb_verify_init(&v, 0, 0);
+    kb_accuracy_init(&a);
+    kb_accuracy_add(&a, got, truth, 2);
+    kb_accuracy_add(&a, got + 2, truth + 2, 3);   /* in chunks, as a family checks rows */
+    kb_accuracy_finish(&a, &v);
+    double st = 1 + 6.25 + 16, se = 0.25;
+    CHECK(v.acc_n == 4 && v.n == 0);   /* the NaN pair skipped; verification fields untouched */
+    CHECK(fabs(v.acc_rel_fro - sqrt(se / st)) < 1e-15 && fabs(v.acc_max_rel - 0.5 / 4.0) < 1e-15);
+    CHECK(fabs(v.acc_snr_db - 10 * log10(st / se)) < 1e-12);
+    kb_accuracy_init(&a);   /* exact: no error, infinite SNR */
+    kb_accuracy_add(&a, got, truth, 1);
+    kb_accuracy_finish(&a, &v);
+    CHECK(v.acc_rel_fro == 0 && v.acc_max_rel == 0 && isinf(v.acc_snr_db) && v.acc_snr_db > 0);
+    kb_accuracy_init(&a);   /* the truth all zero, the output not */
+    kb_accuracy_add(&a, got, truth + 2, 1);
+    kb_accuracy_finish(&a, &v);
+    CHECK(isinf(v.acc_rel_fro) && isinf(v.acc_max_rel) && v.acc_snr_db < 0 && isinf(v.acc_snr_db));
+}
+
 int main(void)
 {
+    RUN(test_accuracy);
     RUN(test_equal_and_within);
     RUN(test_non_finite);
     RUN(test_chunks_accumulate);

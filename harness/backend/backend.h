@@ -131,7 +131,8 @@ typedef enum { KB_VOP_MATMUL = 1, KB_VOP_SDPA } kb_vendor_op_kind;
 /* D = alpha * op(A) op(B) + beta * C in kbench's row-major convention (kernels/gemm.cu):
  * A is m x k (stored k x m when a_trans), B is k x n (stored n x k when b_trans), C and D
  * m x n; leading dimensions in elements. Operand types follow dtype as kbench's own
- * kernels do: fp32 C/D for tf32, int32 C/D for int8, bf16 C/D for fp8. */
+ * kernels do: fp32 C/D for tf32, int32 C/D for int8, bf16 C/D for fp8, fp6 and fp4 (fp6
+ * one code per byte, fp4 two per byte, the first in the low nibble). */
 typedef struct {
     kb_dtype dtype;
     int64_t m, n, k;
@@ -139,7 +140,9 @@ typedef struct {
     int64_t lda, ldb, ldc;
     kb_dptr a, b, c, d;          /* c may equal d; c is not read when beta == 0 */
     float alpha, beta;
-    kb_dptr scale_a, scale_b;    /* fp8: device fp32 per-tensor scales of A and B; else 0 */
+    kb_dptr scale_a, scale_b;    /* fp8/fp6/fp4: device scales of A and B as recipe says; else 0 */
+    int recipe;                  /* kb_recipe (core/precision.h): tensor: one fp32 each; otherwise
+                                  * scale tensors in the layout cuBLASLt reads (kb_lt_scale_offset) */
     int algo;                    /* rank in the algorithm list (0 = the heuristic's first choice) */
     int search;                  /* 0: heuristic ranks; > 0: enumerate configurations, at most this many */
     size_t workspace_bytes;      /* the most workspace the algorithm may use */

@@ -27,6 +27,7 @@ typedef struct {
     const char **filters;      /* --filter: the cases whose id contains any */
     int n_filters;
     const char *section;       /* --section: one part of the report (report_rows.h) */
+   int precision;             /* only the precision comparison */
 } report_opts;
 
 static void report_defaults(void *o)
@@ -104,9 +105,15 @@ static int report_main(void *opts)
         return rc;
     kb_report_section sec = KB_SECTION_ALL;
     kb_report_section_parse(o->section, &sec);   /* checked against its choices by cli/opts */
+    if (o->precision && sec != KB_SECTION_ALL && sec != KB_SECTION_PRECISION)
+        return kb_opts_fail(&kb_command_report, "--precision", "is --section precision; it cannot go with --section %s",
+                            o->section);
+    if (o->precision)
+        sec = KB_SECTION_PRECISION;
     if (!kb_report_has_section(f, sec))
-        return kb_opts_fail(&kb_command_report, "--section", "%s has no section '%s' (md and html have every one; "
-                            "csv: all, cases, summary, best)", o->format, o->section);
+        return kb_opts_fail(&kb_command_report, o->precision ? "--precision" : "--section",
+                            "%s has no section '%s' (md and html have every one; csv: all, cases, summary, best, "
+                            "precision)", o->format, kb_report_section_names[sec]);
     kb_report_run run;
     kb_sb err;
     kb_sb_init(&err);
@@ -139,6 +146,9 @@ static const kb_opt report_opt_rows[] = {
     { "--section", NULL, KB_OPT_CHOICE, offsetof(report_opts, section), "NAME",
       "one part: summary, best, precision, tiles, launch, margins, roofline, cases (default all)", 0, 0, 0,
       kb_report_section_names, 0 },
+    { "--precision", NULL, KB_OPT_FLAG, offsetof(report_opts, precision), NULL,
+      "only the precision table (--section precision): per shape and input distribution, dtype and scaling recipe "
+      "-> time, TFLOPS, speed-up vs bf16, accuracy", 0, 0, 0, NULL, 0 },
 };
 
 const kb_command kb_command_report = {

@@ -45,26 +45,32 @@ const char *kb_status_name(kb_status s)
     return status_names[s];
 }
 
-static const struct { const char *name, *ctype; size_t size; } dtypes[] = {
-    [KB_DT_FP32] = { "fp32", "float", 4 },
-    [KB_DT_TF32] = { "tf32", "float", 4 },
-    [KB_DT_FP16] = { "fp16", "kb_half", 2 },
-    [KB_DT_BF16] = { "bf16", "kb_bf16", 2 },
-    [KB_DT_INT8] = { "int8", "int8_t", 1 },
-    [KB_DT_FP8E4M3] = { "fp8e4m3", "kb_fp8e4m3", 1 },
-    [KB_DT_FP8E5M2] = { "fp8e5m2", "kb_fp8e5m2", 1 },
+static const struct { const char *name, *ctype; size_t size; int bits; } dtypes[] = {
+    [KB_DT_FP32] = { "fp32", "float", 4, 32 },
+    [KB_DT_TF32] = { "tf32", "float", 4, 32 },
+    [KB_DT_FP16] = { "fp16", "kb_half", 2, 16 },
+    [KB_DT_BF16] = { "bf16", "kb_bf16", 2, 16 },
+    [KB_DT_INT8] = { "int8", "int8_t", 1, 8 },
+    [KB_DT_FP8E4M3] = { "fp8e4m3", "kb_fp8e4m3", 1, 8 },
+    [KB_DT_FP8E5M2] = { "fp8e5m2", "kb_fp8e5m2", 1, 8 },
+    /* raw codes: kernels decode them (kb_mma.h), there is no arithmetic type */
+    [KB_DT_FP6E2M3] = { "fp6e2m3", "uint8_t", 1, 6 },
+    [KB_DT_FP6E3M2] = { "fp6e3m2", "uint8_t", 1, 6 },
+    [KB_DT_FP4E2M1] = { "fp4e2m1", "uint8_t", 1, 4 },
 };
 _Static_assert(sizeof dtypes / sizeof dtypes[0] == KB_DT_COUNT, "dtypes out of sync with kb_dtype");
 
 const char *kb_dtype_name(kb_dtype d) { return (unsigned)d < KB_DT_COUNT ? dtypes[d].name : "?"; }
 const char *kb_dtype_ctype(kb_dtype d) { return (unsigned)d < KB_DT_COUNT ? dtypes[d].ctype : "?"; }
 size_t kb_dtype_size(kb_dtype d) { return (unsigned)d < KB_DT_COUNT ? dtypes[d].size : 0; }
+int kb_dtype_bits(kb_dtype d) { return (unsigned)d < KB_DT_COUNT ? dtypes[d].bits : 0; }
 
 int kb_dtype_parse(const char *s, kb_dtype *out)
 {
     for (int i = 0; i < KB_DT_COUNT; i++)
         if (strcmp(s, dtypes[i].name) == 0) { *out = (kb_dtype)i; return 0; }
     if (strcmp(s, "fp8") == 0) { *out = KB_DT_FP8E4M3; return 0; }
+    if (strcmp(s, "fp4") == 0) { *out = KB_DT_FP4E2M1; return 0; }
     return -1;
 }
 

@@ -60,14 +60,22 @@ typedef enum {
     KB_DT_INT8,     /* int8 operands, int32 accumulate/output */
     KB_DT_FP8E4M3,
     KB_DT_FP8E5M2,
+    KB_DT_FP6E2M3,  /* OCP MX fp6, one element per byte (low 6 bits): block-scaled recipes only */
+    KB_DT_FP6E3M2,
+    KB_DT_FP4E2M1,  /* OCP MX fp4, one element per byte (low 4 bits): mx and nv recipes */
     KB_DT_COUNT
 } kb_dtype;
 
 #define KB_DT_BIT(d) (1u << (d))
 
-const char *kb_dtype_name(kb_dtype d);               /* "fp32", "tf32", "fp16", "bf16", "int8", "fp8e4m3", "fp8e5m2" */
-int kb_dtype_parse(const char *s, kb_dtype *out);   /* 0 on success, -1 unknown; also accepts "fp8" = e4m3 */
-size_t kb_dtype_size(kb_dtype d);                   /* storage bytes of one element */
+/* "fp32", "tf32", "fp16", "bf16", "int8", "fp8e4m3", "fp8e5m2", "fp6e2m3", "fp6e3m2", "fp4e2m1" */
+const char *kb_dtype_name(kb_dtype d);
+int kb_dtype_parse(const char *s, kb_dtype *out);   /* 0 on success, -1 unknown; also "fp8" = e4m3, "fp4" = e2m1 */
+/* storage bytes of one element in kbench's own kernels (fp6 and fp4: one per byte) */
+size_t kb_dtype_size(kb_dtype d);
+/* bits of one element as the format packs it (fp6: 6, fp4: 4; the others 8 x size): what
+ * a work model counts as compulsory bytes */
+int kb_dtype_bits(kb_dtype d);
 /* C type spelled in kernel source for storage: "float", "kb_half", "kb_bf16", "int8_t", "kb_fp8e4m3", ... */
 const char *kb_dtype_ctype(kb_dtype d);
 

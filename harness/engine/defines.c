@@ -20,6 +20,8 @@ void kb_case_defines(const kb_family *f, const kb_case *c, kb_sb *out)
     kb_sb_append(out, "=1\n", 3);
     for (int p = 0; p < f->n_params; p++) {
         const kb_param *pa = &f->params[p];
+        if (p < 32 && (f->host_params >> p & 1u))   /* inputs only: the same kernel for every value */
+            continue;
         upper_into(out, pa->name);
         kb_sb_printf(out, "=%lld\n", (long long)c->params[p]);
         for (int k = 0; pa->choices && pa->choices[k]; k++) {

@@ -75,6 +75,13 @@ typedef struct {
     double atol, rtol;     /* tolerance used: |got - want| <= atol + rtol * |want| */
     int64_t guard_bad;     /* bytes of an output's padding (kb_verify_guard) the kernel changed */
     int64_t guard_first;   /* byte offset of the first, in the output buffer; -1 if none */
+    /* accuracy (kb_accuracy_finish; acc_n 0: not measured): the output against the fp64
+     * result of the unquantised real-valued inputs - what the precision costs, reported,
+     * never a pass/fail. Over the elements where both are finite. */
+    int64_t acc_n;
+    double acc_rel_fro;    /* ||got - true||_F / ||true||_F */
+    double acc_max_rel;    /* max |got - true| / max |true| */
+    double acc_snr_db;     /* 10 log10(sum true^2 / sum (got - true)^2); INFINITY when exact */
 } kb_verify;
 
 /* The instruction a case's inner loop is bounded by: the measured-ceiling kind it is scored
@@ -99,13 +106,16 @@ typedef struct kb_family {
     int n_id_params;       /* 0: every param that applies is in case ids; else params from this
                             * index on (added after ids were recorded, at the table's end) are
                             * in ids only when they differ from their default: old ids stay */
+    uint32_t host_params;  /* bit p: param p shapes the inputs only (gemm's dist): it is no
+                            * compile-time define, so one module serves every value */
 
     /* Static legality. Returns 1 when valid; 0 and a reason in why otherwise. */
     int (*valid)(const kb_case *c, const kb_target *t, char *why, size_t whylen);
     /* OPTIONAL extra compile-time defines, "NAME=VALUE" lines appended to out. The harness
      * already defines, for every case (kb_case_defines in engine/defines.c): KB_T=<storage ctype>,
-     * KB_DTYPE_<FP32|TF32|FP16|BF16|INT8|FP8E4M3|FP8E5M2>=1, and every param of the family
-     * as <UPPERCASE NAME>=<value> (its default where it does not apply to the variant);
+     * KB_DTYPE_<FP32|TF32|FP16|BF16|INT8|FP8E4M3|FP8E5M2|FP6E2M3|FP6E3M2|FP4E2M1>=1, and every
+     * param of the family but the host_params ones as <UPPERCASE NAME>=<value> (its default
+     * where it does not apply to the variant);
      * a choice param as its index, plus <NAME>_<CHOICE>=<index> for each of its choices. */
     void (*defines)(const kb_case *c, kb_sb *out);
     kb_work (*work)(const kb_case *c);

@@ -66,6 +66,33 @@ void kb_verify_f32_scaled(kb_verify *v, const float *got, const float *want, con
     v->n += n;
 }
 
+void kb_accuracy_init(kb_accuracy *a) { memset(a, 0, sizeof *a); }
+
+void kb_accuracy_add(kb_accuracy *a, const float *got, const double *truth, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], t = truth[i], e = fabs(g - t);
+        if (!isfinite(g) || !isfinite(t))
+            continue;
+        a->se += e * e;
+        a->st += t * t;
+        a->max_e = e > a->max_e ? e : a->max_e;
+        a->max_t = fabs(t) > a->max_t ? fabs(t) : a->max_t;
+        a->n++;
+    }
+}
+
+/* num / den for error ratios: 0 / 0 is no error, x / 0 an infinite one. */
+static double ratio(double num, double den) { return den > 0 ? num / den : num > 0 ? INFINITY : 0.0; }
+
+void kb_accuracy_finish(const kb_accuracy *a, kb_verify *v)
+{
+    v->acc_n = a->n;
+    v->acc_rel_fro = sqrt(ratio(a->se, a->st));
+    v->acc_max_rel = ratio(a->max_e, a->max_t);
+    v->acc_snr_db = a->se > 0 ? (a->st > 0 ? 10.0 * log10(a->st / a->se) : -INFINITY) : INFINITY;
+}
+
 double kb_dtype_unit_roundoff(kb_dtype dt)
 {
     switch (dt) {
@@ -75,6 +102,9 @@ double kb_dtype_unit_roundoff(kb_dtype dt)
     case KB_DT_BF16: return ldexp(1.0, -8);
     case KB_DT_FP8E4M3: return ldexp(1.0, -4);
     case KB_DT_FP8E5M2: return ldexp(1.0, -3);
+    case KB_DT_FP6E2M3: return ldexp(1.0, -4);
+    case KB_DT_FP6E3M2: return ldexp(1.0, -3);
+    case KB_DT_FP4E2M1: return ldexp(1.0, -2);
     default: return 0.0;                      /* int8: exact integer arithmetic */
     }
 }
@@ -103,6 +133,9 @@ void kb_host_to_f32(kb_dtype dt, const void *src, float *dst, int64_t n)
         case KB_DT_INT8: dst[i] = (float)s8[i]; break;
         case KB_DT_FP8E4M3: dst[i] = kb_e4m3_bits_to_f32(b[i]); break;
         case KB_DT_FP8E5M2: dst[i] = kb_e5m2_bits_to_f32(b[i]); break;
+        case KB_DT_FP6E2M3: dst[i] = kb_e2m3_bits_to_f32(b[i]); break;
+        case KB_DT_FP6E3M2: dst[i] = kb_e3m2_bits_to_f32(b[i]); break;
+        case KB_DT_FP4E2M1: dst[i] = kb_e2m1_bits_to_f32(b[i]); break;
         default: dst[i] = NAN; break;
         }
     }
@@ -133,6 +166,9 @@ void kb_host_from_f32(kb_dtype dt, const float *src, void *dst, int64_t n)
         case KB_DT_INT8: s8[i] = f32_to_s8_sat(src[i]); break;
         case KB_DT_FP8E4M3: b[i] = kb_f32_to_e4m3_bits(src[i]); break;
         case KB_DT_FP8E5M2: b[i] = kb_f32_to_e5m2_bits(src[i]); break;
+        case KB_DT_FP6E2M3: b[i] = kb_f32_to_e2m3_bits(src[i]); break;
+        case KB_DT_FP6E3M2: b[i] = kb_f32_to_e3m2_bits(src[i]); break;
+        case KB_DT_FP4E2M1: b[i] = kb_f32_to_e2m1_bits(src[i]); break;
         default: break;
         }
     }

@@ -31,6 +31,22 @@ void kb_verify_f32_scaled(kb_verify *v, const float *got, const float *want, con
  * Each changed byte counts in guard_bad; a case with any is wrong. */
 void kb_verify_guard(kb_verify *v, const unsigned char *bytes, size_t n, unsigned char sentinel, int64_t off);
 
+/* Accuracy of an output against the fp64 result of the unquantised inputs (family.h
+ * kb_verify acc_*): running sums over chunks, then kb_accuracy_finish. */
+typedef struct {
+    double se, st;             /* sum (got - true)^2, sum true^2 */
+    double max_e, max_t;       /* max |got - true|, max |true| */
+    int64_t n;                 /* elements where got and true are both finite */
+} kb_accuracy;
+
+void kb_accuracy_init(kb_accuracy *a);
+/* n more elements: got (the output, as float) against truth. Non-finite pairs are skipped. */
+void kb_accuracy_add(kb_accuracy *a, const float *got, const double *truth, int64_t n);
+/* v's acc_n, acc_rel_fro (0 when true and got are all zero, INFINITY when only true is),
+ * acc_max_rel (likewise) and acc_snr_db (INFINITY when exact, -INFINITY when true is all
+ * zero and got is not). Leaves v's verification fields alone. */
+void kb_accuracy_finish(const kb_accuracy *a, kb_verify *v);
+
 /* 1 when every compared element passed and no padding was written. */
 static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0 && v->guard_bad == 0; }
 
@@ -40,7 +56,7 @@ static inline int kb_verify_ok(const kb_verify *v) { return v->n_bad == 0 && v->
  * D's rounding), softmax and layernorm (fp32 statistics plus the output's rounding).
  *
  *   u     unit roundoff of the dtype of the inputs/output: fp32 2^-24; tf32 and fp16
- *         2^-11; bf16 2^-8; fp8 e4m3 2^-4; e5m2 2^-3.
+ *         2^-11; bf16 2^-8; fp8 e4m3 2^-4; e5m2 2^-3; fp6 e2m3 2^-4, e3m2 2^-3; fp4 2^-2.
  *   rtol  = 4u:  the output's own rounding (at most u relative) plus a few roundings
  *         of intermediates kept in the dtype.
  *   atol  = 2u * sqrt(K) for a reduction of K terms (K = 1 for elementwise ops): a
@@ -64,9 +80,10 @@ void kb_tolerance(kb_dtype dt, int64_t reduction_len, double *atol, double *rtol
 double kb_dtype_unit_roundoff(kb_dtype dt);
 
 /* Host conversions of n elements between a dtype's storage and float.
- * to_f32: fp16/bf16/fp8 decoded exactly; tf32 is fp32 storage (copied); int8 widened.
+ * to_f32: fp16/bf16/fp8/fp6/fp4 decoded exactly (fp6, fp4: the low 6 / 4 bits of each
+ * byte); tf32 is fp32 storage (copied); int8 widened.
  * from_f32: round to nearest even (kernels/kb_convert.h: fp16/bf16 overflow to inf,
- * fp8 saturates to the largest finite value); tf32 rounded with kb_f32_round_tf32 (as
+ * fp8, fp6 and fp4 saturate to the largest finite value, fp6/fp4 take NaN as +max); tf32 rounded with kb_f32_round_tf32 (as
  * the tensor cores' cvt.rna does); int8 saturating round-to-nearest-even, NaN -> 0 (as
  * cvt.rni.sat.s8.f32). src and dst must not overlap. */
 void kb_host_to_f32(kb_dtype dt, const void *src, float *dst, int64_t n);

@@ -217,6 +217,23 @@ static json_t *verify_json(const kb_case_result *r, int *bad)
     return j;
 }
 
+/* The accuracy block: null unless the family measured it (kb_verify acc_n > 0). */
+static json_t *accuracy_json(const kb_case_result *r, int *bad)
+{
+    const kb_verify *v = &r->verify.v;
+    if (!r->verify.done || v->acc_n <= 0)
+        return json_null();
+    json_t *j = obj(bad);
+    if (!j)
+        return NULL;
+    put(j, "n", jint(v->acc_n), bad);
+    put(j, "rel_fro_err", jnum(v->acc_rel_fro), bad);
+    put(j, "max_rel_err", jnum(v->acc_max_rel), bad);
+    put(j, "snr_db", jnum(v->acc_snr_db), bad);
+    put(j, "reference", jstr("fp64 result of the unquantised real-valued inputs"), bad);
+    return j;
+}
+
 static json_t *resources_json(const kb_case_result *r, int *bad)
 {
     if (!r->compile.have_resources)
@@ -438,6 +455,7 @@ json_t *kb_record_json(const kb_record_ctx *ctx, const kb_case_result *r)
     put(o, "vendor", vendor_json(r, &bad), &bad);
     put(o, "constants", constants_json(r, &bad), &bad);
     put(o, "verify", verify_json(r, &bad), &bad);
+    put(o, "accuracy", accuracy_json(r, &bad), &bad);
     put(o, "resources", resources_json(r, &bad), &bad);
     put(o, "timing", timing_json(r, &bad), &bad);
     put(o, "work", work_json(&r->work, &bad), &bad);

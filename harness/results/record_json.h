@@ -25,7 +25,13 @@
  *   beta, scale_a, scale_b (fp8 per-tensor scales, else 1); attention scale; layernorm eps;
  *   null when the family names none),
  *   verify {n, n_bad, first_bad, max_abs_err, max_rel_err, max_err_ratio, atol, rtol,
- *   got_at_bad, want_at_bad, guard_bad (bytes of the output's padding written)}, resources {registers, spill_store_bytes, spill_load_bytes,
+ *   got_at_bad, want_at_bad, guard_bad (bytes of the output's padding written)},
+ *   accuracy {n (elements compared, where both are finite), rel_fro_err (||D - T||_F / ||T||_F),
+ *   max_rel_err (max |D - T| / max |T|), snr_db (10 log10(sum T^2 / sum (D - T)^2); null when
+ *   D equals T), reference} - the output D against T, the fp64 result of the unquantised
+ *   real-valued inputs: what the precision costs, reported, never a pass/fail (gemm; null
+ *   for families that do not measure it),
+ *   resources {registers, spill_store_bytes, spill_load_bytes,
  *   stack_bytes, static_shmem_bytes, max_threads; null where unknown},
  *   timing {clock "cpu"|"gpu", timing_method (how the window was timed: "cuda events behind a
  *   blocking kernel", "cuda events (no blocking kernel: why)", ...), samples, median_us, mean_us, min_us, max_us, p10_us,

@@ -29,7 +29,8 @@ int kb_report_has_section(kb_report_format f, kb_report_section s)
     case KB_REPORT_MD:
     case KB_REPORT_HTML: return 1;
     case KB_REPORT_CSV:
-        return s == KB_SECTION_ALL || s == KB_SECTION_CASES || s == KB_SECTION_SUMMARY || s == KB_SECTION_BEST;
+        return s == KB_SECTION_ALL || s == KB_SECTION_CASES || s == KB_SECTION_SUMMARY || s == KB_SECTION_BEST ||
+               s == KB_SECTION_PRECISION;
     default: return s == KB_SECTION_ALL;
     }
 }

@@ -30,7 +30,8 @@ kb_status kb_report_run_filter(kb_report_run *r, const char *const *filters, int
 kb_status kb_report_write(const kb_report_run *run, kb_report_format f, FILE *out);
 
 /* The same narrowed to section s (KB_SECTION_ALL: all of it): html and md write any
- * section, csv the cases (all, cases) or the fastest configurations (summary, best).
+ * section, csv the cases (all, cases), the fastest configurations (summary, best) or the
+ * precision comparison (precision).
  * KB_ERR_INPUT (nothing written) when f has no such section: kb_report_has_section says
  * beforehand. */
 kb_status kb_report_write_section(const kb_report_run *run, kb_report_format f, kb_report_section s, FILE *out);

@@ -109,52 +109,59 @@ void kb_report_chart_margin(const kb_report_run *run, int dev, FILE *out)
 
 /* ---- precision groups ---- */
 
-static void precision_bar(FILE *out, const kb_report_run *run, int row, const char *who, int dt, int y,
-                          double vmax, double fp16_us)
+static void precision_bar(FILE *out, const kb_report_run *run, int row, const char *who, int dt, int rc, int y,
+                          double vmax, double bf16_us)
 {
     const kb_report_row *r = &run->rows[row];
-    char t[48], sp[48] = "", err[48] = "";
+    char t[48], sp[48] = "", acc[64] = "";
     double w = BAR_MAX * r->median_us / vmax;
     kb_report_num(t, sizeof t, r->median_us);
-    if (fp16_us > 0) {
-        kb_report_num(sp, sizeof sp, fp16_us / r->median_us);
-        strcat(sp, "x vs fp16");
+    if (bf16_us > 0) {
+        kb_report_num(sp, sizeof sp, bf16_us / r->median_us);
+        strcat(sp, "x vs bf16");
     }
-    if (r->verified && r->have_err) snprintf(err, sizeof err, ", max err %.2g", r->max_abs_err);
-    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">%s %s</text>"
+    if (r->have_acc && isfinite(r->acc_snr_db))
+        snprintf(acc, sizeof acc, ", SNR %.1f dB", r->acc_snr_db);
+    fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">%s %s %s</text>"
                  "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>",
-            LABEL_W / 3 - 4, y + 10, kb_dtype_name((kb_dtype)dt), who, LABEL_W / 3, y, w < 1 ? 1.0 : w, ROW_H - 3,
-            strcmp(who, "kbench") ? "#9a6fb0" : "#4a7fb5");
+            LABEL_W / 3 - 4, y + 10, kb_dtype_name((kb_dtype)dt), kb_recipe_name((kb_recipe)rc), who, LABEL_W / 3, y,
+            w < 1 ? 1.0 : w, ROW_H - 3, strcmp(who, "kbench") ? "#9a6fb0" : "#4a7fb5");
     text(out, r->case_id);
     fprintf(out, "</title></rect><text x=\"%.1f\" y=\"%d\" font-size=\"10\">%s us (%s) %s%s</text>\n",
-            LABEL_W / 3 + (w < 1 ? 1.0 : w) + 4, y + 10, t, r->clock, sp, err);
+            LABEL_W / 3 + (w < 1 ? 1.0 : w) + 4, y + 10, t, r->clock, sp, acc);
 }
+
+/* 1 when row i ran with a time (a bar can be drawn). */
+static int timed(const kb_report_run *run, int i) { return i >= 0 && run->rows[i].ok && run->rows[i].have_timing; }
 
 void kb_report_chart_precision(const kb_report_run *run, const kb_precision_group *g, FILE *out)
 {
     double vmax = 0;
     int n = 0;
-    for (int d = 0; d < KB_DT_COUNT; d++) {
-        int rows[2] = { g->rows[d], g->vendor[d] };
-        for (int w = 0; w < 2; w++) {
-            if (rows[w] < 0 || !run->rows[rows[w]].ok || !run->rows[rows[w]].have_timing) continue;
-            vmax = fmax(vmax, run->rows[rows[w]].median_us);
-            n++;
+    for (int d = 0; d < KB_DT_COUNT; d++)
+        for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) {
+            int rows[2] = { g->rows[d][rc], g->vendor[d][rc] };
+            for (int w = 0; w < 2; w++)
+                if (timed(run, rows[w])) {
+                    vmax = fmax(vmax, run->rows[rows[w]].median_us);
+                    n++;
+                }
         }
-    }
     if (n == 0 || !(vmax > 0)) return;
-    double fp16 = g->rows[KB_DT_FP16] >= 0 ? run->rows[g->rows[KB_DT_FP16]].median_us : 0;
+    int ref = g->rows[KB_DT_BF16][KB_RECIPE_TENSOR];
+    double bf16 = ref >= 0 ? run->rows[ref].median_us : 0;
     fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"precision\" width=\"%d\" "
                  "height=\"%d\">\n", CHART_W, n * ROW_H + 6);
     int y = 3;
-    for (int d = 0; d < KB_DT_COUNT; d++) {
-        int rows[2] = { g->rows[d], g->vendor[d] };
-        for (int w = 0; w < 2; w++) {
-            if (rows[w] < 0 || !run->rows[rows[w]].ok || !run->rows[rows[w]].have_timing) continue;
-            precision_bar(out, run, rows[w], w ? run->rows[rows[w]].variant : "kbench", d, y, vmax, fp16);
-            y += ROW_H;
+    for (int d = 0; d < KB_DT_COUNT; d++)
+        for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) {
+            int rows[2] = { g->rows[d][rc], g->vendor[d][rc] };
+            for (int w = 0; w < 2; w++) {
+                if (!timed(run, rows[w])) continue;
+                precision_bar(out, run, rows[w], w ? run->rows[rows[w]].variant : "kbench", d, rc, y, vmax, bf16);
+                y += ROW_H;
+            }
         }
-    }
     fputs("</svg>\n", out);
 }
 

@@ -4,9 +4,11 @@
  * columns of their own - shape, dims, a column per dim and per param - so that pandas and
  * CUTLASS-profiler-style tools filter on them without parsing case ids. */
 #include "results/report_csv.h"
+#include "results/report_precision.h"
 
 #include "results/report_best.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +19,7 @@ static const char *const tail[] = {
     "pad", "launch", "status", "verified",
     "max_abs_err", "max_rel_err", "median_us", "clock", "tflops", "gbps", "ai", "roof_tflops",
     "pct_roof", "bound", "samples", "cv", "reason", "pct_measured", "measured_roof_tflops", "path", "pct_path",
-    "path_tflops", "path_source",
+    "path_tflops", "path_source", "acc_rel_fro", "acc_snr_db", "acc_max_rel",
 };
 #define N_HEAD (sizeof head / sizeof head[0])
 #define N_TAIL (sizeof tail / sizeof tail[0])
@@ -50,6 +52,15 @@ static void num(FILE *out, int have, double v)
     char b[40] = "";
     if (have) snprintf(b, sizeof b, "%.9g", v);
     field(out, 0, b);
+}
+
+/* The accuracy against the unquantised inputs (the recipe and distribution are the params
+ * scale and dist, columns of their own). */
+static void accuracy_fields(FILE *out, const kb_report_row *r)
+{
+    num(out, r->have_acc && isfinite(r->acc_rel_fro), r->acc_rel_fro);
+    num(out, r->have_acc && isfinite(r->acc_snr_db), r->acc_snr_db);
+    num(out, r->have_acc && isfinite(r->acc_max_rel), r->acc_max_rel);
 }
 
 /* ---- the axis columns: every dim and param name of the run, in order of appearance ---- */
@@ -166,6 +177,7 @@ static void case_row(FILE *out, const kb_report_run *run, const kb_report_row *r
     num(out, r->d.have_path && !emu, r->d.pct_path);
     num(out, r->d.have_path && !emu, r->d.path_tflops);
     field(out, 0, r->d.have_path && !emu ? r->d.path_source : "");
+    accuracy_fields(out, r);
     fputs("\r\n", out);
 }
 
@@ -186,6 +198,43 @@ static kb_status cases_csv(const kb_report_run *run, FILE *out)
     for (size_t i = 0; i < run->n; i++)
         case_row(out, run, &run->rows[i], &a);
     free(a.v);
+    return ferror(out) ? KB_ERR_IO : KB_OK;
+}
+
+static kb_status precision_csv(const kb_report_run *run, FILE *out)
+{
+    static const char *const group_cols[] = { "family", "dims", "dist", "device" };
+    kb_precision_group *g;
+    int n = kb_report_precision_groups(run, &g);
+    if (n < 0)
+        return KB_ERR_OOM;
+    for (size_t c = 0; c < 4; c++)
+        field(out, c == 0, group_cols[c]);
+    for (int c = 0; c < KB_PRECISION_COLS; c++)
+        field(out, 0, kb_precision_cols[c]);
+    fputs("\r\n", out);
+    for (int k = 0; k < n; k++) {
+        const kb_report_row *f = &run->rows[g[k].first];
+        kb_sb dims;
+        kb_sb_init(&dims);
+        kb_report_dims_text(f, &dims);
+        for (int d = 0; d < KB_DT_COUNT; d++)
+            for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) {
+                if (g[k].rows[d][rc] < 0)
+                    continue;
+                char cells[KB_PRECISION_COLS][256];
+                kb_report_precision_cells(run, &g[k], d, rc, cells);
+                field(out, 1, f->family);
+                field(out, 0, dims.s);
+                field(out, 0, f->dist);
+                field(out, 0, f->dev >= 0 ? run->devs[f->dev].name : "");
+                for (int c = 0; c < KB_PRECISION_COLS; c++)
+                    field(out, 0, cells[c]);
+                fputs("\r\n", out);
+            }
+        kb_sb_free(&dims);
+    }
+    free(g);
     return ferror(out) ? KB_ERR_IO : KB_OK;
 }
 
@@ -250,5 +299,7 @@ kb_status kb_report_csv(const kb_report_run *run, kb_report_section s, FILE *out
 {
     if (s == KB_SECTION_SUMMARY || s == KB_SECTION_BEST)
         return best_csv(run, out);
+    if (s == KB_SECTION_PRECISION)
+        return precision_csv(run, out);
     return cases_csv(run, out);
 }

@@ -4,6 +4,7 @@
  * then a section per question. Every element is closed (void elements written as
  * <meta .../>), so the page also parses as XML. */
 #include "results/report_html.h"
+#include "results/report_precision.h"
 #include "results/report_cases.h"
 #include "results/report_charts.h"
 #include "results/report_svg.h"
@@ -251,6 +252,19 @@ static void best_section(FILE *out, const kb_report_run *run, const kb_report_ax
     fputs("</tbody></table></div>\n</section>\n", out);
 }
 
+static void precision_row(FILE *out, const kb_report_run *run, const kb_precision_group *g, int d, int rc)
+{
+    char cells[KB_PRECISION_COLS][256];
+    kb_report_precision_cells(run, g, d, rc, cells);
+    fputs("<tr>", out);
+    for (int c = 0; c < KB_PRECISION_COLS; c++) {
+        fputs(c < 3 || c == 9 ? "<td class=\"t\">" : "<td>", out);   /* left-aligned text columns */
+        text(out, cells[c]);
+        fputs("</td>", out);
+    }
+    fputs("</tr>\n", out);
+}
+
 static void precision_section(FILE *out, const kb_report_run *run)
 {
     kb_precision_group *g;
@@ -258,9 +272,9 @@ static void precision_section(FILE *out, const kb_report_run *run)
     if (n <= 0)
         return;
     section_head(out, KB_SECTION_PRECISION);
-    fputs("<p>The fastest ok kbench case of each dtype per shape; speed-up over fp16; error is the largest "
-          "difference from the double-precision reference; the vendor library's row of the same shape and dtype "
-          "(cuBLASLt, cuDNN) and kbench's speed relative to it.</p>\n", out);
+    fputs("<p>", out);
+    text(out, KB_PRECISION_NOTE);
+    fputs("</p>\n", out);
     for (int k = 0; k < n; k++) {
         kb_sb title;
         kb_sb_init(&title);
@@ -274,19 +288,10 @@ static void precision_section(FILE *out, const kb_report_run *run)
         for (int c = 0; c < KB_PRECISION_COLS; c++)
             fprintf(out, "<th>%s</th>", kb_precision_cols[c]);
         fputs("</tr>\n", out);
-        for (int d = 0; d < KB_DT_COUNT; d++) {
-            if (g[k].rows[d] < 0)
-                continue;
-            char cells[KB_PRECISION_COLS][256];
-            kb_report_precision_cells(run, &g[k], d, cells);
-            fputs("<tr>", out);
-            for (int c = 0; c < KB_PRECISION_COLS; c++) {
-                fputs(c < 2 || c == 7 ? "<td class=\"t\">" : "<td>", out);   /* left-aligned text columns */
-                text(out, cells[c]);
-                fputs("</td>", out);
-            }
-            fputs("</tr>\n", out);
-        }
+        for (int d = 0; d < KB_DT_COUNT; d++)
+            for (int rc = 0; rc < KB_RECIPE_COUNT; rc++)
+                if (g[k].rows[d][rc] >= 0)
+                    precision_row(out, run, &g[k], d, rc);
         fputs("</table></div>\n", out);
     }
     fputs("</section>\n", out);
@@ -540,6 +545,9 @@ kb_status kb_report_html(const kb_report_run *run, kb_report_section want, FILE 
         if (want == KB_SECTION_ALL) toc(out, present);
         if (present[KB_SECTION_BEST]) best_section(out, run, &ax, b, n, shape);
         if (present[KB_SECTION_PRECISION]) precision_section(out, run);
+        else if (want == KB_SECTION_PRECISION)
+            fputs("<p>No precision comparison: no GEMM or attention shape of this run has two or more precisions "
+                  "that ran (or a vendor row beside one).</p>\n", out);
         if (present[KB_SECTION_TILES]) tiles_section(out, run, &ax, shape, n_shapes);
         if (present[KB_SECTION_LAUNCH]) launch_section(out, run, &ax);
         if (present[KB_SECTION_MARGINS]) margins_section(out, run);

@@ -12,7 +12,9 @@
 #include "results/report_rows.h"
 
 /* Write run to out: the whole page (want KB_SECTION_ALL) or its header and section want
- * alone. KB_ERR_IO when the stream fails, KB_ERR_OOM. */
+ * alone (KB_SECTION_PRECISION, kbench report RUN --precision: a bar chart and table per shape
+ * and input distribution, or a line saying there is none). KB_ERR_IO when the stream fails,
+ * KB_ERR_OOM. */
 kb_status kb_report_html(const kb_report_run *run, kb_report_section want, FILE *out);
 
 #endif

@@ -4,6 +4,7 @@
  * tolerance, the roofline ceilings of each GPU, and a table of cases per device with the
  * reasons of cases that failed or were skipped. */
 #include "results/report_md.h"
+#include "results/report_precision.h"
 
 #include "results/report_best.h"
 
@@ -120,15 +121,19 @@ static void device_section(FILE *out, const kb_report_run *run, int dev)
     fputc('\n', out);
 }
 
-static void precision_section(FILE *out, const kb_report_run *run)
+/* alone: the report is this section only (report --precision), which says when there is none. */
+static void precision_section(FILE *out, const kb_report_run *run, int alone)
 {
     kb_precision_group *g;
     int n = kb_report_precision_groups(run, &g);
-    if (n <= 0)
+    if (n <= 0) {
+        free(g);
+        if (alone)
+            fprintf(out, "No precision comparison: no GEMM or attention shape of this run has two or more precisions "
+                         "that ran (or a vendor row beside one).\n");
         return;
-    fprintf(out, "## Precision comparison\n\nThe fastest ok kbench case of each dtype per shape; speed-up over fp16; "
-                 "error is the largest difference from the double-precision reference; the vendor library's row of "
-                 "the same shape and dtype (cuBLASLt, cuDNN) and kbench's speed relative to it.\n\n");
+    }
+    fprintf(out, "## Precision comparison\n\n%s\n\n", KB_PRECISION_NOTE);
     for (int k = 0; k < n; k++) {
         kb_sb dims;
         kb_sb_init(&dims);
@@ -137,17 +142,18 @@ static void precision_section(FILE *out, const kb_report_run *run)
         kb_sb_free(&dims);
         for (int c = 0; c < KB_PRECISION_COLS; c++)
             fprintf(out, "| %s ", kb_precision_cols[c]);
-        fprintf(out, "|\n|---|---|---:|---:|---:|---:|---:|---|---:|\n");
-        for (int d = 0; d < KB_DT_COUNT; d++) {
-            if (g[k].rows[d] < 0)
-                continue;
-            char cells[KB_PRECISION_COLS][256];
-            kb_report_precision_cells(run, &g[k], d, cells);
-            fputc('|', out);
-            for (int c = 0; c < KB_PRECISION_COLS; c++)
-                cell(out, cells[c]);
-            fputc('\n', out);
-        }
+        fprintf(out, "|\n|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|\n");
+        for (int d = 0; d < KB_DT_COUNT; d++)
+            for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) {
+                if (g[k].rows[d][rc] < 0)
+                    continue;
+                char cells[KB_PRECISION_COLS][256];
+                kb_report_precision_cells(run, &g[k], d, rc, cells);
+                fputc('|', out);
+                for (int c = 0; c < KB_PRECISION_COLS; c++)
+                    cell(out, cells[c]);
+                fputc('\n', out);
+            }
         fputc('\n', out);
     }
     free(g);
@@ -336,7 +342,7 @@ kb_status kb_report_md(const kb_report_run *run, kb_report_section want, FILE *o
         fprintf(out, "- source: `%s`\n- recorded: %s\n\n", run->source, *run->time ? run->time : "?");
         if (all || want == KB_SECTION_SUMMARY) summary_section(out, run);
         if (all || want == KB_SECTION_BEST) best_section(out, run, &ax, b, n);
-        if (all || want == KB_SECTION_PRECISION) precision_section(out, run);
+        if (all || want == KB_SECTION_PRECISION) precision_section(out, run, !all);
         if (all || want == KB_SECTION_TILES) tiles_section(out, run, &ax, b, n);
         if (all || want == KB_SECTION_LAUNCH) launch_section(out, run, &ax);
         if (all || want == KB_SECTION_MARGINS) margins_section(out, run);

@@ -54,6 +54,17 @@ static void fill_row(kb_report_row *r, json_t *rec)
         r->have_err = nget(v, "max_abs_err", &r->max_abs_err);
         nget(v, "max_rel_err", &r->max_rel_err);
     }
+    json_t *acc = json_object_get(rec, "accuracy");
+    if (json_is_object(acc) && nget(acc, "rel_fro_err", &r->acc_rel_fro)) {
+        r->have_acc = 1;
+        nget(acc, "max_rel_err", &r->acc_max_rel);
+        if (!nget(acc, "snr_db", &r->acc_snr_db))   /* null: the output equals the fp64 result */
+            r->acc_snr_db = r->acc_rel_fro == 0 ? INFINITY : NAN;
+    }
+    json_t *params = json_object_get(rec, "params");
+    kb_recipe rc = KB_RECIPE_TENSOR;
+    r->recipe = kb_recipe_parse(sget(params, "scale"), &rc) == 0 ? (int)rc : KB_RECIPE_TENSOR;
+    r->dist = *sget(params, "dist") ? sget(params, "dist") : "uniform";
     json_t *t = json_object_get(rec, "timing");
     r->clock = sget(t, "clock");
     if (nget(t, "median_us", &r->median_us)) {
@@ -317,11 +328,12 @@ static int same_operation(const kb_report_row *a, const kb_report_row *b)
     return (!oa && !ob) || va == vb;
 }
 
-/* Same shape, device, padding, launch mode, problem params (and operation): comparable across
- * dtypes. */
+/* Same shape, input distribution, device, padding, launch mode, problem params (and
+ * operation): comparable across dtypes and recipes. */
 static int same_shape(const kb_report_row *a, const kb_report_row *b)
 {
     return a->dev == b->dev && strcmp(a->family, b->family) == 0 && strcmp(a->launch, b->launch) == 0 &&
+           strcmp(a->dist, b->dist) == 0 &&
            json_equal(json_object_get(a->rec, "dims"), json_object_get(b->rec, "dims")) &&
            json_equal(json_object_get(a->rec, "pad"), json_object_get(b->rec, "pad")) &&
            kb_report_same_problem_params(a, b) && same_operation(a, b);
@@ -353,7 +365,7 @@ static void attach_vendor_rows(const kb_report_run *run, kb_precision_group *g, 
         if (!precision_family(r->family) || kb_dtype_parse(r->dtype, &dt) != 0 || !kb_report_row_is_vendor(r) ||
             (k = group_of(run, g, n, r)) < 0)
             continue;
-        int *best = &g[k].vendor[dt];
+        int *best = &g[k].vendor[dt][r->recipe];
         int ran = r->ok && r->have_timing, best_ran = *best >= 0 && run->rows[*best].ok;
         if (*best < 0 || (ran && (!best_ran || r->median_us < run->rows[*best].median_us)))
             *best = (int)i;
@@ -376,23 +388,25 @@ int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **ou
             kb_precision_group *ng = realloc(g, (size_t)(n + 1) * sizeof *ng);
             if (!ng) { free(g); return -1; }
             g = ng;
-            for (int d = 0; d < KB_DT_COUNT; d++) g[n].rows[d] = g[n].vendor[d] = -1;
+            for (int d = 0; d < KB_DT_COUNT; d++)
+                for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) g[n].rows[d][rc] = g[n].vendor[d][rc] = -1;
             g[n].first = (int)i;
             k = n++;
         }
-        int *best = &g[k].rows[dt];
+        int *best = &g[k].rows[dt][r->recipe];
         if (*best < 0 || r->median_us < run->rows[*best].median_us)
             *best = (int)i;
     }
     attach_vendor_rows(run, g, n);
-    /* keep the groups where two or more dtypes ran, or a vendor row stands beside one */
+    /* keep the groups where two or more (dtype, recipe) rows ran, or a vendor row stands beside one */
     int kept = 0;
     for (int k = 0; k < n; k++) {
         int dts = 0, vendor = 0;
-        for (int d = 0; d < KB_DT_COUNT; d++) {
-            dts += g[k].rows[d] >= 0;
-            vendor |= g[k].rows[d] >= 0 && g[k].vendor[d] >= 0;
-        }
+        for (int d = 0; d < KB_DT_COUNT; d++)
+            for (int rc = 0; rc < KB_RECIPE_COUNT; rc++) {
+                dts += g[k].rows[d][rc] >= 0;
+                vendor |= g[k].rows[d][rc] >= 0 && g[k].vendor[d][rc] >= 0;
+            }
         if (dts >= 2 || vendor) g[kept++] = g[k];
     }
     if (kept == 0) { free(g); g = NULL; }
@@ -417,6 +431,7 @@ void kb_report_precision_title(const kb_report_run *run, const kb_precision_grou
         else if (json_is_integer(v))
             kb_sb_printf(out, ", %s=%lld", k, (long long)json_integer_value(v));
     }
+    kb_sb_printf(out, ", dist=%s", f->dist);
     if (strcmp(f->launch, "eager"))
         kb_sb_printf(out, ", %s launch", f->launch);
     kb_sb_printf(out, " on %s", f->dev >= 0 ? run->devs[f->dev].name : "?");
@@ -520,58 +535,6 @@ void kb_report_xml_text(FILE *out, const char *s)
         default: fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, out);
         }
     }
-}
-
-const char *const kb_precision_cols[KB_PRECISION_COLS] = {
-    "dtype", "case", "median_us (clock)", "TFLOPS", "speed-up vs fp16", "max_abs_err", "max_rel_err",
-    "vendor median_us (clock)", "kbench vs vendor",
-};
-
-/* The vendor cells: its median with the clock and variant, and kbench's speed relative to it. */
-static void vendor_cells(const kb_report_run *run, const kb_report_row *r, int v, char *vendor, char *ratio)
-{
-    char b[64];
-    snprintf(ratio, 256, "n/a");
-    if (v < 0) {
-        snprintf(vendor, 256, "n/a");
-        return;
-    }
-    const kb_report_row *vr = &run->rows[v];
-    if (!vr->ok || !vr->have_timing) {
-        snprintf(vendor, 256, "%s %s: %s", vr->variant, vr->status, vr->reason);
-        return;
-    }
-    kb_report_num(b, sizeof b, vr->median_us);
-    snprintf(vendor, 256, "%s (%s) %s", b, vr->clock, vr->variant);
-    kb_report_num(b, sizeof b, vr->median_us / r->median_us);
-    snprintf(ratio, 256, "%sx", b);
-}
-
-void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
-                               char cells[KB_PRECISION_COLS][256])
-{
-    const kb_report_row *r = &run->rows[g->rows[dtype]];
-    int ref = g->rows[KB_DT_FP16];
-    char b[64];
-    snprintf(cells[0], 256, "%s", kb_dtype_name((kb_dtype)dtype));
-    snprintf(cells[1], 256, "%s", r->case_id);
-    kb_report_num(b, sizeof b, r->median_us);
-    snprintf(cells[2], 256, "%s (%s)", b, r->clock);
-    cells[3][0] = 0;
-    if (r->d.have_rates)
-        kb_report_num(cells[3], 256, r->d.tflops);
-    if (ref >= 0) {
-        kb_report_num(b, sizeof b, run->rows[ref].median_us / r->median_us);
-        snprintf(cells[4], 256, "%sx", b);
-    } else {
-        snprintf(cells[4], 256, "n/a");
-    }
-    cells[5][0] = cells[6][0] = '\0';
-    if (r->verified && r->have_err) {
-        snprintf(cells[5], 256, "%.2g", r->max_abs_err);
-        snprintf(cells[6], 256, "%.2g", r->max_rel_err);
-    }
-    vendor_cells(run, r, g->vendor[dtype], cells[7], cells[8]);
 }
 
 int kb_report_measured(const kb_report_run *run, int dev, double *gbps, char kinds[][40], double *tflops, int max)

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "core/precision.h"
 #include "engine/case.h"
 #include "engine/derive.h"
 
@@ -41,6 +42,10 @@ typedef struct {
     long long n_checked, n_bad;
     int have_err;              /* max_abs_err is a finite number (null: NaN or inf) */
     double max_abs_err, max_rel_err;
+    int have_acc;              /* an accuracy block (against the unquantised inputs) is present */
+    double acc_rel_fro, acc_max_rel, acc_snr_db;   /* snr_db: INFINITY when the record says exact (null) */
+    int recipe;                /* kb_recipe of params.scale (tensor when absent or unknown) */
+    const char *dist;          /* params.dist ("uniform" when absent) */
     int have_timing;           /* timing block with a median */
     double median_us, cv;
     int samples;
@@ -103,36 +108,25 @@ int kb_report_section_parse(const char *s, kb_report_section *out);
 
 /* ---- shared by the writers ---- */
 
-/* Precision comparison: one shape of a GEMM or attention family on one device, the
- * fastest ok row of kbench's own kernels for each dtype (-1 where none), and the vendor
- * library's row of the same shape and dtype (gemm/cublaslt, attention/cudnn: a variant
- * without a kernel entry): its fastest ok row, else one that did not run (skipped, with
- * its reason), -1 where none was planned. Kept when two or more dtypes ran, or a vendor
- * row was planned beside one. */
+/* Precision comparison: one shape and input distribution of a GEMM or attention family on
+ * one device; per dtype and scaling recipe the fastest ok row of kbench's own kernels (-1
+ * where none), and the vendor library's row of the same shape, dtype and recipe
+ * (gemm/cublaslt, attention/cudnn: a variant without a kernel entry): its fastest ok row,
+ * else one that did not run (skipped, with its reason), -1 where none was planned. Kept
+ * when two or more (dtype, recipe) rows ran, or a vendor row was planned beside one. */
 typedef struct {
-    int rows[KB_DT_COUNT];
-    int vendor[KB_DT_COUNT];
-    int first;                 /* a row of the group, for its family, dims and device */
+    int rows[KB_DT_COUNT][KB_RECIPE_COUNT];
+    int vendor[KB_DT_COUNT][KB_RECIPE_COUNT];
+    int first;                 /* a row of the group, for its family, dims, distribution and device */
 } kb_precision_group;
 
 /* The groups of run in order of first appearance (*out malloc'ed, caller frees).
  * Returns the count, or -1 when out of memory. */
 int kb_report_precision_groups(const kb_report_run *run, kb_precision_group **out);
 
-/* The cells of one precision-comparison row as text, in the order of kb_precision_cols:
- * dtype, the best kbench case, median (clock), TFLOPS, speed-up over the group's fp16 row
- * ("n/a" without one), max abs and max rel error ("" when not verified), the vendor row
- * (its median and clock; "skipped: <reason>" when it did not run; "n/a" without one) and
- * kbench's speed relative to it (vendor median / kbench median; "n/a" unless both ran).
- * The markdown and HTML reports render the same cells. */
-#define KB_PRECISION_COLS 9
-extern const char *const kb_precision_cols[KB_PRECISION_COLS];
-void kb_report_precision_cells(const kb_report_run *run, const kb_precision_group *g, int dtype,
-                               char cells[KB_PRECISION_COLS][256]);
-
 /* The heading of a precision group: family, the shape preset and its dims, pad, the
- * problem params of its rows and the device ("gemm qkv_prefill 48x96x64, pad 0, layout=nt
- * on NVIDIA H100"), appended to out. */
+ * problem params of its rows, the input distribution and the device ("gemm qkv_prefill
+ * 48x96x64, pad 0, layout=nt, dist=outliers on NVIDIA H100"), appended to out. */
 void kb_report_precision_title(const kb_report_run *run, const kb_precision_group *g, kb_sb *out);
 
 /* 1 when rows a and b (of one family) agree on every problem param (kb_param.problem:

@@ -15,7 +15,7 @@
 #define MB 50.0
 
 static const char *const dtype_colour[KB_DT_COUNT] = {
-    "#1f77b4", "#17becf", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+    "#1f77b4", "#17becf", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f",
 };
 
 typedef struct { double x0, x1, y0, y1; } range;   /* log10 of the axis ends */

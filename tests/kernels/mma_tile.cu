@@ -71,6 +71,20 @@ extern "C" __global__ void cvt_fp8x2(const uint16_t *in, uint32_t *out, int n)
 }
 #endif
 
+/* out[i] for the code pair in[i] (both bytes i % 64 and i % 64 + 1): the f16x2 widening of
+ * e2m3 (i < 64), e3m2 (i < 128), e2m1 (i < 192); then the decoded UE8M0 (i - 192 as the code,
+ * in bits) and UE4M3 for i >= 192 in out[256 + ...]. */
+extern "C" __global__ void cvt_lowp(uint32_t *out)
+{
+    for (int i = (int)threadIdx.x; i < 256; i += (int)blockDim.x) {
+        const uint32_t c = (uint32_t)(i % 64) | (uint32_t)((i + 1) % 64) << 8;
+        out[i] = i < 64 ? kb_cvt_f16x2_lowp<2, 3, 1>(c) : i < 128 ? kb_cvt_f16x2_lowp<3, 2, 3>(c)
+               : kb_cvt_f16x2_lowp<2, 1, 1>(c & 0x0f0fu);
+        out[256 + i] = __float_as_uint(kb_ue8m0_to_float((uint32_t)i));
+        out[512 + i] = __float_as_uint(kb_ue4m3_to_float((uint32_t)i));
+    }
+}
+
 extern "C" __global__ void cvt_tf32(const uint32_t *in, uint32_t *out, int n)
 {
     for (int i = (int)threadIdx.x; i < n; i += (int)blockDim.x)
@@ -120,3 +134,78 @@ extern "C" __global__ void cp_async(const uint8_t *src, uint8_t *out)
     for (int i = lane; i < 32 * 16; i += 32)
         out[i] = b[i];
 }
+
+#if KB_MMA_BLOCK_SCALE
+/* Block-scaled mma.sync (sm_120a): one tile, the fragments built from the PTX tables as
+ * above (8-bit containers for m16n8k32; packed nibbles for m16n8k64), and the scale registers
+ * built from the PTX text of the selectors (9.7.14.3), independently of the emulator:
+ *   A: of each quad, lane t = 2 TIDA holds row g's scale bytes, t = 2 TIDA + 1 row g+8's;
+ *   B: lane t = TIDB holds column g's; chunk v's byte at byte BID + v.
+ * SA[16][VEC] and SB[8][VEC] are the scale codes per row / column and K chunk; every byte the
+ * selectors do not pick is junk (0xA5), to show it is ignored. CODES: element codes as
+ * kbench stores them (e2m1 in bits 3..0; SHIFT2: the kernel moves them to bits 5..2). */
+template <int K, int VEC, int BIDA, int TIDA, int BIDB, int TIDB>
+__device__ __forceinline__ void make_scales(const uint8_t *SA, const uint8_t *SB, uint32_t &sa, uint32_t &sb)
+{
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    sa = sb = 0xa5a5a5a5u;
+    for (int v = 0; v < VEC; v++) {
+        if (t == 2 * TIDA || t == 2 * TIDA + 1) {
+            const uint32_t code = SA[(g + 8 * (t - 2 * TIDA)) * VEC + v];
+            sa = (sa & ~(255u << (8 * (BIDA + v)))) | code << (8 * (BIDA + v));
+        }
+        if (t == TIDB)
+            sb = (sb & ~(255u << (8 * (BIDB + v)))) | (uint32_t)SB[g * VEC + v] << (8 * (BIDB + v));
+    }
+}
+
+template <int SHIFT2>
+__device__ __forceinline__ void frags_k32(const uint8_t *A, const uint8_t *B, uint32_t a[4], uint32_t b[2])
+{
+    make_frags<32>(A, B, a, b);
+    if (SHIFT2) {
+        for (int r = 0; r < 4; r++) a[r] = kb_e2m1_container(a[r]);
+        for (int r = 0; r < 2; r++) b[r] = kb_e2m1_container(b[r]);
+    }
+}
+
+/* m16n8k64 e2m1: A register r holds row g (+8 for odd r), cols 8t + e (+32 for r >= 2) in
+ * nibble e; B register r rows 8t + e (+32 for r = 1) of column g. */
+__device__ __forceinline__ void frags_k64(const uint8_t *A, const uint8_t *B, uint32_t a[4], uint32_t b[2])
+{
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    for (int r = 0; r < 4; r++) {
+        a[r] = 0;
+        for (int e = 0; e < 8; e++)
+            a[r] |= (uint32_t)(A[(g + 8 * (r & 1)) * 64 + 8 * t + e + 32 * (r >> 1)] & 15u) << (4 * e);
+    }
+    for (int r = 0; r < 2; r++) {
+        b[r] = 0;
+        for (int e = 0; e < 8; e++)
+            b[r] |= (uint32_t)(B[(8 * t + e + 32 * r) * 8 + g] & 15u) << (4 * e);
+    }
+}
+
+#define BS_ENTRY(name, K, VEC, FRAGS, op, BIDA, TIDA, BIDB, TIDB)                                                  \
+    extern "C" __global__ void name(const uint8_t *A, const uint8_t *B, const float *C, float *D, const uint8_t *SA, \
+                                    const uint8_t *SB)                                                             \
+    {                                                                                                              \
+        uint32_t a[4], b[2], sa, sb;                                                                               \
+        float c[4], d[4];                                                                                          \
+        FRAGS(A, B, a, b);                                                                                         \
+        make_scales<K, VEC, BIDA, TIDA, BIDB, TIDB>(SA, SB, sa, sb);                                               \
+        load_c(C, c);                                                                                              \
+        op<BIDA, TIDA, BIDB, TIDB>(d, a, b, c, sa, sb);                                                            \
+        store_d(D, d);                                                                                             \
+    }
+
+BS_ENTRY(bs_mx_e4m3, 32, 1, frags_k32<0>, kb_mma_m16n8k32_mx_e4m3, 0, 0, 0, 0)
+BS_ENTRY(bs_mx_e4m3_sel, 32, 1, frags_k32<0>, kb_mma_m16n8k32_mx_e4m3, 3, 1, 2, 3)
+BS_ENTRY(bs_mx_e5m2, 32, 1, frags_k32<0>, kb_mma_m16n8k32_mx_e5m2, 1, 1, 0, 2)
+BS_ENTRY(bs_mx_e2m3, 32, 1, frags_k32<0>, kb_mma_m16n8k32_mx_e2m3, 2, 0, 1, 1)
+BS_ENTRY(bs_mx_e3m2, 32, 1, frags_k32<0>, kb_mma_m16n8k32_mx_e3m2, 0, 1, 3, 0)
+BS_ENTRY(bs_mx_e2m1, 32, 1, frags_k32<1>, kb_mma_m16n8k32_mx_e2m1, 1, 0, 1, 3)
+BS_ENTRY(bs_mxf4, 64, 2, frags_k64, kb_mma_m16n8k64_mxf4_ue8m0, 2, 1, 0, 1)
+BS_ENTRY(bs_nvf4, 64, 4, frags_k64, kb_mma_m16n8k64_nvf4_ue4m3, 0, 1, 0, 2)
+BS_ENTRY(bs_nvf4_sel0, 64, 4, frags_k64, kb_mma_m16n8k64_nvf4_ue4m3, 0, 0, 0, 0)
+#endif

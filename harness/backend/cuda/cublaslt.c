@@ -4,6 +4,7 @@
 
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/vendor_dl.h"
+#include "core/precision.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -57,7 +58,51 @@ int kb_lt_types_of(kb_dtype dt, kb_lt_types *out, char *why, size_t n)
     out->compute = table[dt].compute;
     out->scale = table[dt].scale;
     out->fp8 = dt == KB_DT_FP8E4M3;
+    out->a_mode = out->b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
     return 0;
+}
+
+/* A kbench operand's scale mode under recipe r (is_b: kbench's B, the weights). */
+static int scale_mode_of(int r, int is_b)
+{
+    switch (r) {
+    case KB_RECIPE_CHANNEL: return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case KB_RECIPE_BLOCK1X128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case KB_RECIPE_BLOCK128X128:
+        return is_b ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F : CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case KB_RECIPE_MX: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
+    case KB_RECIPE_NV: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
+    default: return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    }
+}
+
+int kb_lt_scaled_types_of(kb_dtype dt, int recipe, kb_lt_types *out, char *why, size_t n)
+{
+    static const struct { kb_dtype dt; cudaDataType_t t; } low[] = {
+        { KB_DT_FP8E5M2, CUDA_R_8F_E5M2 }, { KB_DT_FP6E2M3, CUDA_R_6F_E2M3 }, { KB_DT_FP6E3M2, CUDA_R_6F_E3M2 },
+        { KB_DT_FP4E2M1, CUDA_R_4F_E2M1 },
+    };
+    if (!kb_recipe_accepts((kb_recipe)recipe, dt, why, n))
+        return -1;
+    size_t i = 0;
+    while (i < sizeof low / sizeof low[0] && low[i].dt != dt)
+        i++;
+    int narrow = i < sizeof low / sizeof low[0] && !(dt == KB_DT_FP8E5M2 && recipe == KB_RECIPE_TENSOR);
+    /* e5m2/fp6/fp4 take fp8 e4m3's row (bf16 C/D, FP32 compute and scales) with their own A/B type */
+    if (kb_lt_types_of(narrow ? KB_DT_FP8E4M3 : dt, out, why, n) != 0)
+        return -1;
+    if (narrow)
+        out->a = out->b = low[i].t;
+    out->a_mode = scale_mode_of(recipe, 1);   /* cuBLASLt's A is kbench's B */
+    out->b_mode = scale_mode_of(recipe, 0);
+    return 0;
+}
+
+int kb_lt_type_bits(cudaDataType_t t)
+{
+    if (t == CUDA_R_4F_E2M1)
+        return 4;
+    return t == CUDA_R_6F_E2M3 || t == CUDA_R_6F_E3M2 ? 8 : 8 * (int)kb_lt_type_size(t);
 }
 
 size_t kb_lt_type_size(cudaDataType_t t)
@@ -65,7 +110,7 @@ size_t kb_lt_type_size(cudaDataType_t t)
     switch (t) {
     case CUDA_R_32F: case CUDA_R_32I: return 4;
     case CUDA_R_16F: case CUDA_R_16BF: return 2;
-    case CUDA_R_8I: case CUDA_R_8F_E4M3: case CUDA_R_8F_E5M2: return 1;
+    case CUDA_R_8I: case CUDA_R_8F_E4M3: case CUDA_R_8F_E5M2: case CUDA_R_6F_E2M3: case CUDA_R_6F_E3M2: return 1;
     default: return 0;
     }
 }
@@ -117,9 +162,15 @@ static kb_status set_op(const kb_lt_api *api, kb_lt_desc *d, const kb_vendor_mat
         return KB_OK;
     /* kbench's B is cuBLASLt's A: the scales swap with the operands */
     void *sa = (void *)(uintptr_t)mm->scale_b, *sb = (void *)(uintptr_t)mm->scale_a;
-    if ((st = LT(api->MatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa))) != KB_OK)
+    if ((st = LT(api->MatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa))) != KB_OK ||
+        (st = LT(api->MatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb))) != KB_OK)
         return st;
-    return LT(api->MatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+    if (d->types.a_mode == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F && d->types.b_mode == d->types.a_mode)
+        return KB_OK;   /* the default mode: not set, as before recipes */
+    int32_t am = d->types.a_mode, bm = d->types.b_mode;
+    if ((st = LT(api->MatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &am, sizeof am))) != KB_OK)
+        return st;
+    return LT(api->MatmulDescSetAttribute(d->op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &bm, sizeof bm));
 }
 
 static kb_status set_layouts(const kb_lt_api *api, kb_lt_desc *d, char *err, size_t n)
@@ -137,9 +188,10 @@ static kb_status set_pref(const kb_lt_api *api, kb_lt_desc *d, const kb_vendor_m
 {
     kb_status st;
     uint64_t ws = mm->workspace_bytes;
-    /* cuBLASLt's A is kbench's B (ldb), its B kbench's A (lda) */
-    d->align[0] = kb_lt_alignment(mm->b, mm->ldb, kb_lt_type_size(d->types.a));
-    d->align[1] = kb_lt_alignment(mm->a, mm->lda, kb_lt_type_size(d->types.b));
+    /* cuBLASLt's A is kbench's B (ldb), its B kbench's A (lda); packed fp4 rows are ld / 2 bytes */
+    int bits_a = kb_lt_type_bits(d->types.a), bits_b = kb_lt_type_bits(d->types.b);
+    d->align[0] = bits_a == 4 ? kb_lt_alignment(mm->b, mm->ldb / 2, 1) : kb_lt_alignment(mm->b, mm->ldb, (size_t)bits_a / 8);
+    d->align[1] = bits_b == 4 ? kb_lt_alignment(mm->a, mm->lda / 2, 1) : kb_lt_alignment(mm->a, mm->lda, (size_t)bits_b / 8);
     d->align[2] = kb_lt_alignment(mm->c, mm->ldc, kb_lt_type_size(d->types.c));
     d->align[3] = kb_lt_alignment(mm->d, mm->ldc, kb_lt_type_size(d->types.d));
     static const cublasLtMatmulPreferenceAttributes_t attr[4] = {
@@ -159,7 +211,7 @@ static kb_status set_pref(const kb_lt_api *api, kb_lt_desc *d, const kb_vendor_m
 kb_status kb_lt_desc_create(const kb_lt_api *api, const kb_vendor_matmul *mm, kb_lt_desc *out, char *err, size_t n)
 {
     memset(out, 0, sizeof *out);
-    if (kb_lt_types_of(mm->dtype, &out->types, err, n) != 0)
+    if (kb_lt_scaled_types_of(mm->dtype, mm->recipe, &out->types, err, n) != 0)
         return KB_ERR_INPUT;
     kb_lt_shape_of(mm, &out->shape);
     kb_status st;

@@ -95,12 +95,28 @@ typedef struct {
     cudaDataType_t a, b, c, d;   /* c == d */
     cublasComputeType_t compute;
     cudaDataType_t scale;        /* of alpha and beta (CUDA_R_32I for int8, else CUDA_R_32F) */
-    int fp8;                     /* A/B scale pointers are set */
+    int fp8;                     /* A/B scale pointers are set (fp8, fp6, fp4) */
+    int a_mode, b_mode;          /* cublasLtMatmulMatrixScale_t of cuBLASLt's A (kbench's B) and B
+                                  * (kbench's A); SCALAR_32F unless a recipe says otherwise */
 } kb_lt_types;
 
 /* 0 and *out for a dtype cuBLASLt can multiply; -1 with the reason in why otherwise
  * (fp8 e5m2 x e5m2: cuBLASLt's FP8 matmul takes e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3). */
 int kb_lt_types_of(kb_dtype dt, kb_lt_types *out, char *why, size_t n);
+
+/* The same under scaling recipe (kb_recipe, core/precision.h): the fp6 / fp4 types
+ * (CUDA_R_6F_E2M3, CUDA_R_6F_E3M2, CUDA_R_4F_E2M1), and the scale modes per operand:
+ * tensor SCALAR_32F, channel OUTER_VEC_32F, block1x128 VEC128_32F, block128x128 VEC128_32F for
+ * the activations (kbench's A) and BLK128x128_32F for the weights (kbench's B), mx
+ * VEC32_UE8M0, nv VEC16_UE4M3, swapped onto cuBLASLt's A and B as the operands are.
+ * e5m2 x e5m2 is refused for the per-tensor recipe only (what cuBLASLt does with MX e5m2 is
+ * its heuristic's answer). -1 and the reason for a dtype the recipe does not define. */
+int kb_lt_scaled_types_of(kb_dtype dt, int recipe, kb_lt_types *out, char *why, size_t n);
+
+/* Bits of one element of a cudaDataType_t kbench uses (CUDA_R_4F_E2M1: 4, two per byte;
+ * CUDA_R_6F_*: 8, one code per byte as cuda_fp6.h stores it - an assumption, unverified on a
+ * GPU); 0 for others. */
+int kb_lt_type_bits(cudaDataType_t t);
 
 /* kbench's row-major D[m x n] = A[m x k] B[k x n] as cuBLASLt's column-major problem:
  * D^T = B^T A^T, i.e. cuBLASLt's A is kbench's B, its B kbench's A, its m x n = n x m. A
@@ -136,9 +152,10 @@ typedef struct {
     uint32_t align[4];                   /* MIN_ALIGNMENT_{A,B,C,D}_BYTES set in pref */
 } kb_lt_desc;
 
-/* The operation descriptor (compute and scale type, transposes, fp8 scale pointers), the
- * four layouts and the preference (workspace limit, alignments) of mm. On failure
- * everything created is destroyed and err holds the KB_LT_CHECK report. */
+/* The operation descriptor (compute and scale type, transposes, scale pointers and, for a
+ * recipe other than per tensor, CUBLASLT_MATMUL_DESC_A/B_SCALE_MODE), the four layouts and the
+ * preference (workspace limit, alignments) of mm. On failure everything created is destroyed
+ * and err holds the KB_LT_CHECK report. */
 kb_status kb_lt_desc_create(const kb_lt_api *api, const kb_vendor_matmul *mm, kb_lt_desc *out, char *err, size_t n);
 void kb_lt_desc_destroy(const kb_lt_api *api, kb_lt_desc *d);
 
