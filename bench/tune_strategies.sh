@@ -5,7 +5,8 @@
 # Willemsen et al. 2024 do: `kbench tune --replay ... --strategy all --budgets 1,2,3,5,10`.
 # Writes OUT_DIR (default build/bench)/tune_strategies.html (curves, tables, the JSON) and
 # prints the markdown table of bench/tune_table.py: the default strategy against random
-# sampling and the best other strategy. REPEATS seeds per strategy (default 20). JOBS=N
+# sampling and the best other strategy (the default's median with a 95% bootstrap interval;
+# worse than random sampling only when the whole interval is). REPEATS seeds per strategy (default 20). JOBS=N
 # runs N reports at once (one per landscape, merged by tune_table.py; the figures are the
 # same, every run being seeded): about 25 CPU minutes in all. STRATEGIES="bayes random ..."
 # runs those strategies only, one JSON report per (landscape, strategy), which tune_table.py

@@ -10,10 +10,21 @@ from 1% to 10%; within 5% of the optimum in at least half the seeds at 3%), wher
 best is worse than random sampling's exact expectation (the methodology's score at that
 budget below 0), and the aggregate scores. NAME: the strategy to judge (default: the best by aggregate score).
 --prior: a report run with --prior estimate as a table of the evaluations each strategy
-needed to come within 5% of the optimum, without and with the estimate."""
+needed to come within 5% of the optimum, without and with the estimate.
+Noise: the default's median over a few seeds is a sample median. Its 95% percentile
+bootstrap interval (the runs' `run_ratios` resampled BOOT times, a fixed seed per point)
+is printed beside it; a point is "worse" (significantly) when the whole interval lies
+above random sampling's exact median, and "worse in the point estimate" when the median
+alone does. Both lists are printed. Random sampling needs no interval: its median is
+exact (order statistics of sampling without replacement, tune/replay.c). A report made
+before `run_ratios` has no interval: its points are judged by the median alone."""
 import json
+import random
 import re
 import sys
+
+BOOT = 4000     # bootstrap resamples per point
+LEVEL = 0.95    # two-sided coverage of the interval
 
 
 def load(path):
@@ -31,6 +42,35 @@ def row_of(point, name):
 
 def ratio(x):
     return "none" if x is None else f"{x:.3f}"
+
+
+def median(v):
+    """The median of sorted v as kbench computes it (report.c: linear between the two
+    middle values; a failed run, inf, is the largest and is not interpolated with)."""
+    h = (len(v) - 1) / 2
+    i = int(h)
+    if i + 1 >= len(v) or v[i + 1] == float("inf"):
+        return v[i]
+    return v[i] + (h - i) * (v[i + 1] - v[i])
+
+
+def median_ci(runs, key):
+    """The percentile bootstrap interval (LEVEL) of the median of runs (best / optimum per
+    seed, None for a run that found nothing), BOOT resamples from a seed fixed by key.
+    None when the report holds no runs (made before run_ratios)."""
+    if not runs:
+        return None
+    v = [float("inf") if x is None else x for x in runs]
+    rng = random.Random(key)   # a str seed is hashed with SHA-512: the same in every run
+    meds = sorted(median(sorted(rng.choice(v) for _ in v)) for _ in range(BOOT))
+    lo = meds[int((1 - LEVEL) / 2 * BOOT)]
+    hi = meds[min(BOOT - 1, int((1 + LEVEL) / 2 * BOOT))]
+    return lo, hi
+
+
+def interval(ci):
+    return "" if ci is None else f" [{ratio(ci[0]) if ci[0] != float('inf') else 'none'}, " \
+                                 f"{ratio(ci[1]) if ci[1] != float('inf') else 'none'}]"
 
 
 def other(r):
@@ -88,9 +128,10 @@ def main():
         default, args = args[1], args[2:]
     doc = merge(args)
     default = default or doc["best_by_aggregate_score"]
-    print(f"| space | budget | {default} | random sampling: exact median / its runs | best other | |")
+    print(f"| space | budget | {default}: median [{LEVEL:.0%} interval] (runs within 5%) "
+          f"| random sampling: exact median / its runs | best other | |")
     print("|---|---|---|---|---|---|")
-    worse, worse_runs, worse_mean, half, spaces = [], [], [], 0, 0
+    worse, worse_point, worse_runs, worse_mean, half, spaces = [], [], [], [], 0, 0
     last = ""
     for sp in doc["spaces"]:
         name = f'{sp["problem"][:40]} {sp["device"][:28]} ({sp["space"]})'
@@ -103,9 +144,14 @@ def main():
             rnd = p["random_median_ratio"]
             runs = row_of(p, "random")
             flag = []
-            if d["median_ratio"] is None or (rnd is not None and d["median_ratio"] > rnd * (1 + 1e-9)):
-                flag.append("worse than the exact median")
+            ci = median_ci(d.get("run_ratios"), f'{sp["problem"]}|{sp["device"]}|{sp["space"]}|{p["budget_pct"]:.6g}')
+            above = lambda x: x is None or x == float("inf") or (rnd is not None and x > rnd * (1 + 1e-9))
+            if above(d["median_ratio"]) and (ci is None or above(ci[0])):
+                flag.append("worse than the exact median" + ("" if ci is None else " (significant)"))
                 worse.append((name or last, p["budget_pct"]))
+            elif above(d["median_ratio"]):
+                flag.append("worse than the exact median in the point estimate, not significant")
+                worse_point.append((name or last, p["budget_pct"]))
             if runs and (d["median_ratio"] is None or d["median_ratio"] > runs["median_ratio"] * (1 + 1e-9)):
                 flag.append("worse than random's runs")
                 worse_runs.append((name or last, p["budget_pct"]))
@@ -114,7 +160,7 @@ def main():
                 worse_mean.append((name or last, p["budget_pct"]))
             if abs(p["budget_pct"] - 3) < 0.5:
                 half_here = 2 * d["runs_within_5pct"] >= d["runs"]
-            print(f'| {name} | {p["budget_pct"]:.3g}% | {ratio(d["median_ratio"])} ({d["runs_within_5pct"]}/{d["runs"]}) '
+            print(f'| {name} | {p["budget_pct"]:.3g}% | {ratio(d["median_ratio"])}{interval(ci)} ({d["runs_within_5pct"]}/{d["runs"]}) '
                   f'| {ratio(rnd)} / {ratio(runs["median_ratio"] if runs else None)} | {other(best)} | {"; ".join(flag)} |')
             last = name or last
             name = ""
@@ -123,7 +169,9 @@ def main():
     print()
     where = lambda w: (": " + "; ".join(f"{n.strip()} at {b:.3g}%" for n, b in w)) if w else ""
     print(f"{default}: median worse than random sampling's exact median at {len(worse)} (space, budget) points"
-          + where(worse) + f"; worse than the median of random sampling's own runs (the same seeds) at "
+          f" with its whole {LEVEL:.0%} interval above it" + where(worse)
+          + f"; in the point estimate only (the interval reaching random's median) at {len(worse_point)}"
+          + where(worse_point) + f"; worse than the median of random sampling's own runs (the same seeds) at "
           f"{len(worse_runs)}" + where(worse_runs)
           + f"; mean best worse than random sampling's exact expectation at {len(worse_mean)}" + where(worse_mean)
           + f"; within 5% of the optimum in at least half the seeds at 3% on {half} of {spaces} spaces")

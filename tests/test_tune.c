@@ -393,6 +393,41 @@ static void test_bayes_initial_design(void)
     }
 }
 
+/* bayes's initial design has 5 points at least (the whole budget below 5): the 4
+ * evaluations of a budget of 4 on the 5 x 5 x 5 grid lie one in each quarter of every
+ * axis' levels (sorted, the i-th within stratum i's levels), and the first 5 of a budget
+ * of 8 - half of it 4 - take each level of every axis once. */
+static void sorted_levels(const grid5 *g, const kb_tune_trace *t, int a, int n, int *lv)
+{
+    for (int k = 0; k < n; k++) {   /* insertion sort */
+        int l = g->level[t->order[k] * AX + a], j = k;
+        for (; j > 0 && lv[j - 1] > l; j--)
+            lv[j] = lv[j - 1];
+        lv[j] = l;
+    }
+}
+
+static void test_bayes_small_budget(void)
+{
+    for (uint64_t seed = 1; seed <= 8; seed++)
+        for (int budget = 4; budget <= 8; budget += 4) {
+            grid5 g;
+            grid5_init(&g);
+            kb_tune_view v = { .n = G5, .n_axes = AX, .level = g.level };
+            kb_tune_search_opts o = { .strategy = KB_TUNE_BAYES, .budget = budget, .seed = seed };
+            kb_tune_trace t;
+            CHECK(kb_tune_search(&o, &v, grid5_fn, &g, &t) == KB_OK && t.evaluations == budget);
+            int k = budget < 5 ? budget : 5, lv[5];
+            for (int a = 0; a < AX; a++) {
+                sorted_levels(&g, &t, a, k, lv);
+                for (int i = 0; i < k; i++)   /* stratum i of k over 5 levels: [i*5/k, (i+1)*5/k) */
+                    CHECK_MSG(lv[i] >= i * 5 / k && lv[i] <= ((i + 1) * 5 + k - 1) / k - 1,
+                              "budget %d seed %d axis %d: sorted level %d is %d", budget, (int)seed, a, i, lv[i]);
+            }
+            kb_tune_trace_free(&t);
+        }
+}
+
 static void test_winner(void)
 {
     kb_tune_result r[] = {
@@ -636,6 +671,7 @@ int main(void)
     RUN(test_categorical_and_tiny);
     RUN(test_latin_hypercube);
     RUN(test_bayes_initial_design);
+    RUN(test_bayes_small_budget);
     RUN(test_winner);
     RUN(test_prune);
     RUN(test_space);

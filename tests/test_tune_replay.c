@@ -228,8 +228,12 @@ static void test_report(void)
     size_t i;
     json_t *row;
     json_array_foreach(json_object_get(p100, "strategies"), i, row)   /* all 4 evaluated: the optimum */
+    {
+        json_t *each = json_object_get(row, "run_ratios");   /* every run's best / optimum */
         CHECK(json_real_value(json_object_get(row, "median_ratio")) == 1.0 &&
-              json_integer_value(json_object_get(row, "runs_within_5pct")) == 3);
+              json_integer_value(json_object_get(row, "runs_within_5pct")) == 3 && json_array_size(each) == 3 &&
+              json_real_value(json_array_get(each, 0)) == 1.0 && json_real_value(json_array_get(each, 2)) == 1.0);
+    }
     CHECK(json_real_value(json_object_get(p100, "random_median_ratio")) == 1.0);
     CHECK(json_object_size(json_object_get(doc, "aggregate_score")) == KB_TUNE_STRATEGY_COUNT);
     char *buf = NULL;

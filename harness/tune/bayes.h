@@ -20,7 +20,7 @@
  * random ones, 512 in all; past 100 evaluations the best few per fit (one more per 100
  * evaluations, at most 8), so that a budget of 1,800 evaluations costs seconds. Initial
  * design: one more configuration than the axes that vary (5 to 10, at most half the
- * budget), a Latin hypercube of the level grid (kb_search_lhs), each point the nearest
+ * budget but at least 5, or the whole budget below 5), a Latin hypercube of the level grid (kb_search_lhs), each point the nearest
  * unevaluated configuration (kb_search_nearest), as Kernel Tuner's
  * Bayesian optimisation starts from a Latin hypercube (before issue 25's last step: random
  * draws, which at budgets of a few evaluations made bayes random sampling with 20 seeds'

@@ -243,6 +243,10 @@ static json_t *row(const space *x, const char *name, double *b, int reps, double
     json_object_set_new(o, "q3_ratio", num(q3 / opt));
     json_object_set_new(o, "runs_within_5pct", json_integer(within));
     json_object_set_new(o, "runs", json_integer(reps));
+    json_t *each = json_array();   /* every run's best / optimum, ascending (b sorted by quantile) */
+    for (int k = 0; k < reps; k++)
+        json_array_append_new(each, num(b[k] / opt));
+    json_object_set_new(o, "run_ratios", each);
     json_object_set_new(o, "mean_best", num(mean));
     json_object_set_new(o, "score", num(standardised(mean, rnd, opt)));
     return o;
