@@ -102,8 +102,9 @@ kb_geom kb_attn_fa3_geom(const kb_case *c)
  * the row sum, the rescale of O (d/BKV FMULs per score), compare/select on masked tiles; P
  * converted to 16-bit. serial_pipes 0: the two consumer warpgroups' ping-pong and each one's
  * softmax of tile j under its P V of tile j-1 overlap the softmax with the products (FA3
- * 3.1-3.2), so the limit is the slowest pipe, and the products run at the wgmma GEMM
- * efficiency. Instructions per tile and consumer warp (8): 3 per wgmma (descriptor and issue),
+ * 3.1-3.2), so the limit is the slowest pipe, and the products run at the wgmma attention
+ * efficiency (estimate/calib.c: FlashAttention-3's own measured fraction of the peak, below a
+ * GEMM's: kbench's fa3 has a subset of FA3's overlap and no persistent scheduler). Instructions per tile and consumer warp (8): 3 per wgmma (descriptor and issue),
  * per thread-score max, FFMA, ex2, FADD, half a pack (x 4.5), the rescale d/2, 40 of waits,
  * barriers and loop; the producer warp 2 d/64 TMA copies + 8. STAGES tiles in flight per
  * block. Causal blocks uneven as attn_mma's (no persistent longest-first scheduler). */
@@ -125,6 +126,7 @@ int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *
     t->launches = 1;
     t->tensor_path = KB_TENSOR_WGMMA;
     t->serial_pipes = 0;
+    t->attention_products = 1;                                        /* FA3's measured fraction, not a GEMM's */
     t->imbalance = kb_attn_causal_imbalance(c, bh, g ? g->sms : 0);
     t->mma_flops = tiles * 2.0 * (2.0 * bm * bkv * d);
     t->sfu_ops = tiles * bm * (bkv + 1.0);                             /* ex2 per score, + the row's rescale */

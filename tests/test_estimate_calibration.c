@@ -34,6 +34,9 @@
     "Guo, Zadouri, Dao 2025, 'Getting Memory-bound Kernels to Speed-of-Light' (Dao-AILab/quack, "              \
     "media/2025-07-10-membound-sol.md): about 3 TB/s for rows > 4k"
 
+/* FlashAttention-3 measured at its paper's shapes (B x S = 16k, H x D = 2048), bf16, H100 */
+#define FA3_BENCH "pytorch/benchmark PR 2391, the test plan's flash_v3 column (FA3 at the FA3 paper's shapes)"
+
 typedef struct {
     const char *what;           /* the published kernel and problem */
     const char *gpu;            /* kbench estimate --gpu */
@@ -78,6 +81,12 @@ static const calib_row rows[] = {
       KB_DT_FP8E4M3, { 8192, 8192, 4096, 0 }, "layout=nt,BM=128,BN=256,BK=128,STAGES=3,GROUP=8", 168, 1378, 0,
       "shared/REFERENCE.md: tile-lang's fp8 matmul benchmark, H800 (the same SMs and fp8 peak), 1378-1467 "
       "TFLOPS at K=4096; DeepGEMM 1350+ at release" },
+    /* kbench's attention/fa3 (sm_90a, 168 registers) against FlashAttention-3 measured at the FA3
+     * paper's shapes; BKV 176 is FA3's non-causal key tile at d = 128 */
+    { "FA3 fwd, d=128, seq 2k, non-causal (kbench attention/fa3)", "h100-sxm", "attention", "fa3", KB_DT_BF16,
+      { 8, 16, 2048, 128 }, "BKV=176,STAGES=2", 168, 565.5, 0, FA3_BENCH },
+    { "FA3 fwd, d=128, seq 16k, non-causal (kbench attention/fa3)", "h100-sxm", "attention", "fa3", KB_DT_BF16,
+      { 1, 16, 16384, 128 }, "BKV=176,STAGES=2", 168, 620.7, 0, FA3_BENCH },
 };
 
 /* wgmma-based measurements: kbench's mma.sync estimate of the same problem must stay below. */
@@ -206,7 +215,9 @@ static void test_parameter_table(void)
           strstr(row->source, "35%"));
     /* 0.35 of the peak once the products at eff and the softmax chain (0.0947 clocks per score) add up */
     CHECK(fabs(0.125 / (0.125 / eff + 65.0 / 64 / 16 + 0.5 / 16) - 0.35) < 1e-12);
-    CHECK(kb_est_attention_efficiency(90, KB_TENSOR_WGMMA, &eff, NULL) == 1 && eff == 1350.0 / 1978.9);   /* GEMM's */
+    /* wgmma attention: FlashAttention-3's measured fraction at seq 2k, below the wgmma GEMM's */
+    CHECK(kb_est_attention_efficiency(90, KB_TENSOR_WGMMA, &eff, &row) == 1 && eff == 565.5 / 989.4 &&
+          eff < 1350.0 / 1978.9 && row->calibrated && strstr(row->source, "FlashAttention-3"));
     CHECK(kb_est_tensor_efficiency(86, KB_TENSOR_MMA_SYNC, &eff, &row) == 1 && row->sm == 89 && !row->calibrated);
     /* wgmma: the lower published fraction (DeepGEMM fp8 at release, below cuBLAS bf16 at 4096^3) */
     CHECK(kb_est_tensor_efficiency(90, KB_TENSOR_WGMMA, &eff, &row) == 1 && eff == 1350.0 / 1978.9 &&

@@ -48,6 +48,10 @@ typedef struct {
                                 * conversion rate; added by issue 24's one-sided calibration */
     double imbalance;          /* >= 1: the busiest SM's work over what equal blocks would give it
                                 * (causal attention's uneven blocks); 0 or 1: blocks of equal work */
+    int attention_products;    /* 1: the products are attention's (a softmax between them in every warp)
+                                * even where serial_pipes is 0 (fa3 overlaps the softmax with them): they
+                                * run at the path's attention efficiency, not a GEMM's (serial_pipes
+                                * implies it) */
 } kb_traffic;
 
 /* What the hook may know of the GPU. */

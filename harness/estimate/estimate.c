@@ -101,7 +101,7 @@ static double clock_ratio(double model_mhz, double stated_mhz)
 static double tensor_rate(const kb_traffic *t, kb_dtype dt, const kb_est_target *x, kb_estimate *e)
 {
     double tclk = x->peaks->tensor_mhz > 0 ? x->peaks->tensor_mhz : x->gpu->boost_mhz;
-    int r = t->serial_pipes ? kb_est_attention_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL)
+    int r = t->serial_pipes || t->attention_products ? kb_est_attention_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL)
                             : kb_est_tensor_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL);
     e->tensor_calibrated = r == 1;
     return kb_peaks_tflops(x->peaks, dt, NULL) * 1e12 * clock_ratio(x->clock_mhz, tclk) * e->tensor_eff;
