@@ -83,6 +83,11 @@ int64_t kb_gemm_wgmma_smem_bytes(const kb_case *c)
     return 1024 + st * (bm + bn) * bk * (int64_t)g.esz + outs * bm * bn * (int64_t)g.osz + (2 * st + outs) * 8;
 }
 
+int kb_gemm_wgmma_cluster(const kb_case *c, int is_n)
+{
+    return c->params[P_CLUSTER] == (is_n ? CLUSTER_1X2 : CLUSTER_2X1) ? 2 : 1;
+}
+
 kb_geom kb_gemm_geom(const kb_case *c)
 {
     kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
@@ -99,9 +104,11 @@ kb_geom kb_gemm_geom(const kb_case *c)
         geom.shmem_bytes = (size_t)kb_gemm_mma_smem_bytes(c);
         geom.grid[2] = (unsigned)c->params[P_SPLITK];   /* K slices */
     }
-    if (c->variant == V_WGMMA) {   /* persistent: tiles in grid.x, clamped at launch */
+    if (c->variant == V_WGMMA) {   /* persistent: a CTA per tile (per tile of a cluster unit) in grid.x, clamped at launch */
+        unsigned cm = (unsigned)kb_gemm_wgmma_cluster(c, 0), cn = (unsigned)kb_gemm_wgmma_cluster(c, 1);
         geom.shmem_bytes = (size_t)kb_gemm_wgmma_smem_bytes(c);
-        geom.grid[0] *= geom.grid[1], geom.grid[1] = 1;
+        geom.grid[0] = (geom.grid[0] + cn - 1) / cn * ((geom.grid[1] + cm - 1) / cm) * cm * cn, geom.grid[1] = 1;
+        geom.cluster[0] = cm * cn;
     }
     return geom;
 }
