@@ -58,6 +58,7 @@ static const char *const searches[] = { "heuristic", "enumerate", NULL };
 static const char *const dims[] = { "m", "n", "k" };
 static const char *const schedules[] = { "cooperative", "pingpong", NULL };
 static const char *const accums[] = { "one", "two", NULL };
+static const char *const clusters[] = { "1x1", "2x1", "1x2", NULL };
 
 static const kb_param params[] = {
     [P_LAYOUT] = { "layout", L_NN, layouts, 0, "A and B stored as is (n) or transposed (t): nn = A @ B, nt = K contiguous in both",
@@ -101,6 +102,9 @@ static const kb_param params[] = {
     [P_DIST] = { "dist", KB_DIST_UNIFORM, dists, 0,
                  "input distribution: uniform, normal, outliers (a few activation channels 100x); ranges, zeros, "
                  "extremes, nan are check inputs" },
+    [P_CLUSTER] = { "cluster", CLUSTER_1X1, clusters, 1u << V_WGMMA,
+                    "wgmma thread block cluster, M x N tiles: 2x1 (two CTAs on neighbouring M tiles load B once by "
+                    "TMA multicast), 1x2 (neighbouring N tiles, A multicast) or 1x1 (no cluster)" },
 };
 _Static_assert(KB_COUNT(params) == P_COUNT, "a row of params[] for every P_* of gemm_model.h");
 

@@ -83,6 +83,11 @@ int64_t kb_gemm_wgmma_smem_bytes(const kb_case *c)
     return 1024 + st * (bm + bn) * bk * (int64_t)g.esz + outs * bm * bn * (int64_t)g.osz + (2 * st + outs) * 8;
 }
 
+int kb_gemm_wgmma_cluster(const kb_case *c, int is_n)
+{
+    return c->params[P_CLUSTER] == (is_n ? CLUSTER_1X2 : CLUSTER_2X1) ? 2 : 1;
+}
+
 kb_geom kb_gemm_geom(const kb_case *c)
 {
     kb_geom geom = { { 1, 1, 1 }, { 1, 1, 1 }, 0, { 1, 1, 1 } };
@@ -99,9 +104,11 @@ kb_geom kb_gemm_geom(const kb_case *c)
         geom.shmem_bytes = (size_t)kb_gemm_mma_smem_bytes(c);
         geom.grid[2] = (unsigned)c->params[P_SPLITK];   /* K slices */
     }
-    if (c->variant == V_WGMMA) {   /* persistent: tiles in grid.x, clamped at launch */
+    if (c->variant == V_WGMMA) {   /* persistent: a CTA per tile (per tile of a cluster unit) in grid.x, clamped at launch */
+        unsigned cm = (unsigned)kb_gemm_wgmma_cluster(c, 0), cn = (unsigned)kb_gemm_wgmma_cluster(c, 1);
         geom.shmem_bytes = (size_t)kb_gemm_wgmma_smem_bytes(c);
-        geom.grid[0] *= geom.grid[1], geom.grid[1] = 1;
+        geom.grid[0] = (geom.grid[0] + cn - 1) / cn * ((geom.grid[1] + cm - 1) / cm) * cm * cn, geom.grid[1] = 1;
+        geom.cluster[0] = cm * cn;
     }
     return geom;
 }
@@ -302,7 +309,9 @@ static void mma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_t
  * wgmmas (MI = its rows / 64) with two descriptor computations each, plus ~12 (wait, fence,
  * commit, wait_group, arrive, loop); the producer warp 2 x boxes TMA copies + 6; per tile each
  * of those warps ~4 per accumulator (scale, C, convert, shared store) + 20. The TMA keeps
- * STAGES tiles in flight per block: as bytes per thread for the latency roof. */
+ * STAGES tiles in flight per block: as bytes per thread for the latency roof. Cluster 2x1 / 1x2:
+ * the multicast operand leaves L2 once per cluster of 2 CTAs (its L2 -> SM bytes halve); the
+ * shared-memory writes stay per CTA. */
 static void wgmma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb_traffic *t)
 {
     const int64_t *p = c->params;
@@ -322,7 +331,9 @@ static void wgmma(const kb_case *c, const kb_traffic_gpu *g, const dims_t *d, kb
     double promote = p[P_ACCUM] == ACCUM_TWO ? mi * (double)bn / 2.0 : 0.0;   /* two-level: an FADD per accumulator */
     t->warp_insts = tiles * (warps * (3.0 * ksteps * mi + 12.0 + promote) + 2.0 * boxes + 6.0) +
                     (double)tiles_mn * warps * (mi * (double)bn / 2.0 * 4.0 + 20.0);
-    t->l2_bytes = tiles * tile_bytes + cd_bytes(d);
+    /* cluster 2x1 (1x2): B's (A's) box is multicast to the 2 CTAs, read from L2 once per cluster */
+    double cm = (double)kb_gemm_wgmma_cluster(c, 0), cn = (double)kb_gemm_wgmma_cluster(c, 1);
+    t->l2_bytes = tiles * ((double)bm / cn + (double)bn / cm) * bk * d->esz + cd_bytes(d);
     t->dram_bytes = operand_dram(d, bm, bn, p[P_GROUP], g) + cd_bytes(d);
     t->write_bytes = (double)d->m * d->n * d->osz;
     t->inflight_bytes = (double)p[P_STAGES] * tile_bytes / (double)t->threads;

@@ -7,10 +7,12 @@
 
 enum { V_NAIVE, V_SMEM, V_MMA, V_CUBLASLT, V_WGMMA };
 enum { P_LAYOUT, P_ALPHA, P_BETA, P_BM, P_BN, P_BK, P_TM, P_TN, P_WM, P_WN, P_STAGES, P_ALGO, P_WORKSPACE, P_SEARCH,
-       P_BUDGET, P_GROUP, P_SPLITK, P_SCHEDULE, P_ACCUM, P_SCALE, P_DIST, P_COUNT };
+       P_BUDGET, P_GROUP, P_SPLITK, P_SCHEDULE, P_ACCUM, P_SCALE, P_DIST, P_CLUSTER,
+       P_COUNT };
 enum { L_NN, L_NT, L_TN, L_TT };
 enum { SEARCH_HEURISTIC, SEARCH_ENUMERATE };
 enum { SCHED_COOPERATIVE, SCHED_PINGPONG };   /* gemm/wgmma's consumer schedule */
+enum { CLUSTER_1X1, CLUSTER_2X1, CLUSTER_1X2 };   /* gemm/wgmma's cluster shape (M x N tiles) */
 enum { ACCUM_ONE, ACCUM_TWO };  /* gemm/wgmma's fp8 accumulation: in the tensor core, or two-level */
 
 /* fp8, fp6 and fp4: scaled operands, C and D in bf16. */
@@ -54,6 +56,10 @@ int64_t kb_gemm_mma_smem_bytes(const kb_case *c);
  * (A + B tiles), the BM x BN output staging tile (ping-pong: one per consumer warpgroup) and
  * 2 x STAGES mbarriers plus one per staging tile; must match gemm_wgmma.cuh. */
 int64_t kb_gemm_wgmma_smem_bytes(const kb_case *c);
+
+/* CTAs per cluster of case c's wgmma kernel along M (is_n 0) or N (is_n 1): 2 on the axis of
+ * its cluster param (2x1: M, 1x2: N), else 1. */
+int kb_gemm_wgmma_cluster(const kb_case *c, int is_n);
 
 /* 1 when gemm.cu's mma variant widens fp8 fragments to f16 on the architecture of code:
  * fp8 mma.sync exists there but is not its native fp8 path (core/arch.h

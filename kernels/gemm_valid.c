@@ -134,6 +134,20 @@ static int valid_wgmma_tile(const kb_case *c, const kb_target *t, char *why, siz
     return 1;
 }
 
+/* cluster 2x1 / 1x2: thread block clusters of two CTAs and TMA multicast (sm_90a here). Any
+ * tile works: one CTA multicasts the whole shared box and a CTA past the M/N edge runs a
+ * phantom tile (gemm_wgmma.cuh), so only the target is refused. */
+static int valid_wgmma_cluster(const kb_case *c, const kb_target *t, char *why, size_t n)
+{
+    if (c->params[P_CLUSTER] == CLUSTER_1X1)
+        return 1;
+    if (!kb_arch_has(t->sm, KB_PATH_CLUSTER) || !kb_arch_has(t->sm, KB_PATH_TMA))
+        REFUSE("cluster=%s needs thread block clusters and TMA multicast (.multicast::cluster, sm_90 and newer; PTX "
+               "ISA 9.7.9.25); the target is %s", c->params[P_CLUSTER] == CLUSTER_2X1 ? "2x1" : "1x2",
+               kb_arch_name(t->sm));
+    return 1;
+}
+
 static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n)
 {
     const int64_t *p = c->params;
@@ -157,6 +171,8 @@ static int valid_wgmma(const kb_case *c, const kb_target *t, char *why, size_t n
         REFUSE("TMA needs global row strides that are multiples of 16 bytes (cuTensorMapEncodeTiled): lda, ldb, ldc = "
                "%lld, %lld, %lld bytes at pad %d", (long long)sa, (long long)sb, (long long)sc, c->pad);
     if (!valid_wgmma_tile(c, t, why, n))
+        return 0;
+    if (!valid_wgmma_cluster(c, t, why, n))
         return 0;
     if (((g.m + p[P_BM] - 1) / p[P_BM]) * ((g.n + p[P_BN] - 1) / p[P_BN]) > INT32_MAX)
         REFUSE("more than 2^31 - 1 output tiles: the tile loop counts with 32-bit int");

@@ -48,7 +48,8 @@ kb_geom kb_gemm_wgmma_geom(kb_run *r)
     kb_geom geom = kb_gemm_geom(r->c);
     kb_device_info di = { 0 };
     int sms = r->be->device_info && r->be->device_info(r->bx, &di) == KB_OK && di.sm_count > 0 ? di.sm_count : 1;
-    if (geom.grid[0] > (unsigned)sms)
-        geom.grid[0] = (unsigned)sms;
+    unsigned cl = geom.cluster[0] ? geom.cluster[0] : 1, most = (unsigned)sms / cl * cl;
+    if (geom.grid[0] > (most ? most : cl))   /* whole clusters: at least one even on a 1-SM device */
+        geom.grid[0] = most ? most : cl;
     return geom;
 }

@@ -38,8 +38,29 @@
  * epilogue overlaps the other's main loop; named barriers 3 and 4 hand the tensor cores over
  * (warpgroup 1 issues tile j's main loop once warpgroup 0 has issued tile j-1's, and back);
  * the empty barriers count one warpgroup (128).
+ * CLUSTER 2x1 / 1x2 (thread block clusters of two CTAs, launched as {2,1,1}; CUTLASS's
+ * sm90 TMA multicast mainloop in idea, written from the PTX ISA): the two CTAs of a cluster take
+ * two output tiles next to each other along M (2x1: the same N tile, so the same B) or along N
+ * (1x2: the same A). Each CTA's producer loads its own operand; the shared one is loaded once:
+ * the producer of rank 0 issues the whole box with .multicast::cluster (mask 0b11), which
+ * lands at the same shared offset in both CTAs and completes_tx on both CTAs' full barriers
+ * (one issuer instead of CUTLASS's split into halves: no second tensor map, any BN/BM). Each
+ * CTA's full barrier expects the bytes that land in it: A + B per stage, as without a cluster
+ * (the peer's complete_tx may come first: the tx-count goes negative, which the ISA allows).
+ * A stage of either CTA may be overwritten by either producer, so each consumer thread
+ * releases a stage on the empty barrier of every CTA of the cluster (kb_mbar_arrive_remote)
+ * and the empty barriers count 2 x the consumer threads. Tiles: the persistent loop runs
+ * over cluster units (2 x 1 or 1 x 2 tiles, grouped rasterisation over units); unit u goes
+ * to cluster u mod clusters, and rank r takes the unit's r-th tile. Where the unit sticks out
+ * of the M or N tiles (an odd tile count), the CTA without a tile runs a phantom one wholly
+ * outside the matrix: its own operand is zero-filled by the TMA, its multicast half is real
+ * (the partner needs it), its store writes nothing; so both CTAs always run the same number
+ * of units and the barrier protocol never waits on a CTA that has left. The grid is a
+ * multiple of 2 (gemm_wgmma.c). The barriers are initialised before a cluster barrier and no
+ * CTA exits before a final one (a peer may still arrive on its empty barriers).
  * Defines: BM (cooperative 128 or 256, ping-pong 64 or 128), BN (16..256, a multiple of 16), BK,
- * STAGES, GROUP, SCHEDULE (0 cooperative, 1 pingpong), ACCUM (0 one, 1 two).
+ * STAGES, GROUP, SCHEDULE (0 cooperative, 1 pingpong), ACCUM (0 one, 1 two), CLUSTER (0 1x1,
+ * 1 2x1, 2 1x2).
  */
 #ifndef ACCUM
 #define ACCUM 0
@@ -47,6 +68,12 @@
 #ifndef SCHEDULE
 #define SCHEDULE 0
 #endif
+#ifndef CLUSTER
+#define CLUSTER 0
+#endif
+#define WG_CM (CLUSTER == 1 ? 2 : 1)                /* CTAs of a cluster along M (2x1: B multicast) */
+#define WG_CN (CLUSTER == 2 ? 2 : 1)                /* ... along N (1x2: A multicast) */
+#define WG_CL (WG_CM * WG_CN)                       /* CTAs per cluster */
 #define WG_PP (SCHEDULE == 1)                       /* ping-pong: each consumer warpgroup its own tiles */
 #if defined(KB_DTYPE_FP16)
 #define WG_MMA kb_wgmma_f32_f16
@@ -71,7 +98,7 @@
 #define WG_THREADS (128 * (1 + WG_CONS))
 #define WG_ROWS (WG_PP ? BM : BM / WG_CONS)          /* output rows per consumer warpgroup */
 #define WG_OUT_TILES (WG_PP ? WG_CONS : 1)          /* staging tiles (and C barriers) */
-#define WG_EMPTY_COUNT (128 * (WG_PP ? 1 : WG_CONS)) /* consumer threads releasing a stage */
+#define WG_EMPTY_COUNT (128 * (WG_PP ? 1 : WG_CONS) * WG_CL) /* consumer threads releasing a stage, cluster-wide */
 #define WG_MI (WG_ROWS / 64)                        /* wgmma m64 blocks per consumer */
 #define WG_SPAN (BK * WG_ESZ >= 128 ? 128 : BK * WG_ESZ)   /* swizzle span [bytes] */
 #define WG_BOX_K (WG_SPAN / WG_ESZ)                 /* K elements per TMA box */
@@ -101,24 +128,82 @@ __device__ __forceinline__ void wg_tile_coords(int t, int tm, int tn, int &mb, i
     mb = first + t % per % rows, nb = t % per / rows;
 }
 
+/* This CTA's rank in its cluster, its cluster's index and the clusters of the grid (1x1: a
+ * cluster per block). */
+__device__ __forceinline__ int wg_rank(void)
+{
+#if WG_CL > 1
+    return (int)kb_cluster_ctarank();
+#else
+    return 0;
+#endif
+}
+
+/* The cluster units (WG_CM x WG_CN tiles) of a tm x tn tile grid. */
+__device__ __forceinline__ int wg_units(int tm, int tn)
+{
+    return (tm + WG_CM - 1) / WG_CM * ((tn + WG_CN - 1) / WG_CN);
+}
+
+/* Unit u's tile for cluster rank r: the unit placed by wg_tile_coords on the unit grid, r its
+ * r-th tile along M (2x1) or N (1x2); may lie past tm or tn (a phantom tile, see above). */
+__device__ __forceinline__ void wg_unit_tile(int u, int tm, int tn, int r, int &mb, int &nb)
+{
+    wg_tile_coords(u, (tm + WG_CM - 1) / WG_CM, (tn + WG_CN - 1) / WG_CN, mb, nb);
+    mb = mb * WG_CM + (WG_CM > 1 ? r : 0), nb = nb * WG_CN + (WG_CN > 1 ? r : 0);
+}
+
+/* Release a stage: one arrival on its empty barrier in every CTA of the cluster (either
+ * producer may overwrite this CTA's copy of the multicast operand). */
+__device__ __forceinline__ void wg_release(uint64_t *empty)
+{
+#if WG_CL > 1
+#pragma unroll
+    for (unsigned r = 0; r < WG_CL; r++)
+        kb_mbar_arrive_remote(empty, r);
+#else
+    kb_mbar_arrive(empty);
+#endif
+}
+
+/* Stage s's loads of box b for tile (mb, nb) at k element kx: this CTA's own operand, and the
+ * shared one multicast by rank 0 to both CTAs of the cluster. */
+__device__ __forceinline__ void wg_load_box(const kb_tmap *tm_a, const kb_tmap *tm_b, unsigned char *da,
+                                            unsigned char *db, uint64_t *bar, int kx, int mb, int nb, int rank)
+{
+#if CLUSTER == 1
+    kb_tma_load(da, tm_a, bar, kx, mb * BM);
+    if (rank == 0)
+        kb_tma_load_mc(db, tm_b, bar, (unsigned short)0x3, kx, nb * BN);
+#elif CLUSTER == 2
+    if (rank == 0)
+        kb_tma_load_mc(da, tm_a, bar, (unsigned short)0x3, kx, mb * BM);
+    kb_tma_load(db, tm_b, bar, kx, nb * BN);
+#else
+    (void)rank;
+    kb_tma_load(da, tm_a, bar, kx, mb * BM);
+    kb_tma_load(db, tm_b, bar, kx, nb * BN);
+#endif
+}
+
 /* The producer's elected thread: every k-tile of every tile of this block, into the ring. */
 __device__ __forceinline__ void wg_produce(const kb_tmap *tm_a, const kb_tmap *tm_b, unsigned char *sa,
                                            unsigned char *sb, uint64_t *full, uint64_t *empty, int tm, int tn,
                                            int kt_n)
 {
     int it = 0;
-    for (int t = (int)blockIdx.x; t < tm * tn; t += (int)gridDim.x) {
+    const int rank = wg_rank(), units = wg_units(tm, tn);
+    for (int u = (int)blockIdx.x / WG_CL; u < units; u += (int)gridDim.x / WG_CL) {
         int mb, nb;
-        wg_tile_coords(t, tm, tn, mb, nb);
+        wg_unit_tile(u, tm, tn, rank, mb, nb);
         for (int kt = 0; kt < kt_n; kt++, it++) {
             const int s = it % STAGES;
             kb_mbar_wait_parity(&empty[s], (uint32_t)(((it / STAGES) & 1) ^ 1));   /* the consumers freed it */
             kb_mbar_arrive_expect_tx(&full[s], WG_A_STAGE + WG_B_STAGE);
 #pragma unroll
-            for (int b = 0; b < WG_NBOX; b++) {
-                kb_tma_load(sa + s * WG_A_STAGE + b * BM * WG_SPAN, tm_a, &full[s], kt * BK + b * WG_BOX_K, mb * BM);
-                kb_tma_load(sb + s * WG_B_STAGE + b * BN * WG_SPAN, tm_b, &full[s], kt * BK + b * WG_BOX_K, nb * BN);
-            }
+            for (int b = 0; b < WG_NBOX; b++)
+                wg_load_box(tm_a, tm_b, sa + s * WG_A_STAGE + b * BM * WG_SPAN, sb + s * WG_B_STAGE + b * BN * WG_SPAN,
+                            &full[s], kt * BK + b * WG_BOX_K, mb, nb, rank);
         }
     }
 }
@@ -195,8 +280,9 @@ __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *t
                                            unsigned char *sb, unsigned char *sd, uint64_t *full, uint64_t *empty,
                                            uint64_t *cbar, int tm, int tn, int kt_n, float alpha, float beta, float ab)
 {
-    const int ct = (int)threadIdx.x - 128, cw = ct / 128, tiles = tm * tn;
-    const int n_b = ((int)blockIdx.x < tiles ? tiles - (int)blockIdx.x + (int)gridDim.x - 1 : 0) / (int)gridDim.x;
+    const int ct = (int)threadIdx.x - 128, cw = ct / 128, units = wg_units(tm, tn), rank = wg_rank();
+    const int cid = (int)blockIdx.x / WG_CL, ncl = (int)gridDim.x / WG_CL;
+    const int n_b = (cid < units ? units - cid + ncl - 1 : 0) / ncl;   /* this cluster's units */
     sd += (WG_PP ? cw : 0) * WG_OUT_BYTES, cbar += WG_PP ? cw : 0;
     acc_t acc[WG_MI][BN / 2];
 #if ACCUM
@@ -205,7 +291,7 @@ __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *t
     int it = 0, tile_i = 0;
     for (int j = WG_PP ? cw : 0; j < n_b; j += WG_PP ? 2 : 1, tile_i++) {
         int mb, nb;
-        wg_tile_coords((int)blockIdx.x + j * (int)gridDim.x, tm, tn, mb, nb);
+        wg_unit_tile(cid + j * ncl, tm, tn, rank, mb, nb);
         it = j * kt_n;
         if (WG_PP && j > 0)
             kb_bar_sync(j % 2 ? 3 : 4, 256);  /* the other warpgroup issued tile j-1's main loop */
@@ -217,14 +303,14 @@ __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *t
             wg_mma_stage(acc, sa + s * WG_A_STAGE, sb + s * WG_B_STAGE, cw, 1);   /* this k-tile alone */
             kb_wgmma_commit();
             kb_wgmma_wait<0>();
-            kb_mbar_arrive(&empty[s]);
+            wg_release(&empty[s]);
             wg_promote(tot, acc, kt == 0);
 #else
             wg_mma_stage(acc, sa + s * WG_A_STAGE, sb + s * WG_B_STAGE, cw, kt == 0);
             kb_wgmma_commit();
             kb_wgmma_wait<1>();               /* k-tile kt-1's group retired: its stage is free */
             if (kt > 0)
-                kb_mbar_arrive(&empty[(it - 1) % STAGES]);
+                wg_release(&empty[(it - 1) % STAGES]);
 #endif
         }
         if (WG_PP && j + 1 < n_b)
@@ -233,7 +319,7 @@ __device__ __forceinline__ void wg_consume(const kb_tmap *tm_c, const kb_tmap *t
         wg_epilogue(tot, tm_c, tm_d, sd, cbar, mb * BM, nb * BN, ct, tile_i, alpha, beta, ab);
 #else
         kb_wgmma_wait<0>();
-        kb_mbar_arrive(&empty[(it - 1) % STAGES]);
+        wg_release(&empty[(it - 1) % STAGES]);
         wg_epilogue(acc, tm_c, tm_d, sd, cbar, mb * BM, nb * BN, ct, tile_i, alpha, beta, ab);
 #endif
     }
@@ -264,13 +350,20 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             kb_mbar_init(&cbar[o], 1);
         kb_fence_proxy_async();               /* the initialised barriers, visible to the TMA */
     }
+#if WG_CL > 1
+    kb_cluster_sync();                        /* ... and to the peer CTA (its multicast, its arrivals) */
+#else
     __syncthreads();
+#endif
     if (threadIdx.x < 128) {
         kb_setmaxnreg_dec<WG_REGS_PRODUCER>();
         if (threadIdx.x < 32 && kb_elect_one())
             wg_produce(&tm_a, &tm_b, sa, sb, full, empty, tm, tn, kt_n);
-        return;
+    } else {
+        kb_setmaxnreg_inc<WG_REGS_CONSUMER>();
+        wg_consume(&tm_c, &tm_d, sa, sb, sd, full, empty, cbar, tm, tn, kt_n, alpha, beta, alpha * scale_a * scale_b);
     }
-    kb_setmaxnreg_inc<WG_REGS_CONSUMER>();
-    wg_consume(&tm_c, &tm_d, sa, sb, sd, full, empty, cbar, tm, tn, kt_n, alpha, beta, alpha * scale_a * scale_b);
+#if WG_CL > 1
+    kb_cluster_sync();                        /* no CTA exits while its peer may still arrive on its barriers */
+#endif
 }

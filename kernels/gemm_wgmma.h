@@ -14,8 +14,9 @@
 kb_status kb_gemm_wgmma_maps(kb_run *r, const kb_gemm_geo *g, kb_dptr a, kb_dptr b, kb_dptr c, kb_dptr d,
                              kb_arg out[4]);
 
-/* The persistent grid of case r->c: min(output tiles, the device's SMs) blocks in x; the
- * rest of the launch from kb_gemm_geom. */
+/* The persistent grid of case r->c: min(output tiles, the device's SMs) blocks in x, in whole
+ * clusters (cluster 2x1 / 1x2: a multiple of 2, tiles counted per cluster unit, at least one
+ * cluster); the rest of the launch (the cluster shape) from kb_gemm_geom. */
 kb_geom kb_gemm_wgmma_geom(kb_run *r);
 
 #endif

@@ -406,6 +406,27 @@ static void test_gpu_table(void)
     CHECK(strcmp(kb_est_roof_name(KB_ROOF_LATENCY), "latency") == 0 && strcmp(kb_est_roof_name(KB_ROOF_COUNT), "?") == 0);
 }
 
+/* gemm/wgmma under cluster 2x1 / 1x2 (ESTIMATE model): the multicast operand (B / A) leaves L2
+ * once per cluster of two CTAs, so per k-tile of each of the 32 x 16 tiles of 128 x 256 the L2
+ * bytes drop by half of B's (256 x 64 x 2 / 2) or half of A's (128 x 64 x 2 / 2) box. */
+static void test_gemm_wgmma_cluster_l2(void)
+{
+    kb_case c = gemm_case(V_WGMMA, KB_DT_BF16, 4096, 4096, 4096, 0);
+    c.params[P_BM] = 128, c.params[P_BN] = 256, c.params[P_BK] = 64;
+    const kb_family *f = kb_families[c.family];
+    kb_traffic_gpu g = { 90, 0, 50e6, 132 };
+    kb_traffic t[3];
+    for (int cl = 0; cl < 3; cl++) {
+        memset(&t[cl], 0, sizeof t[cl]);
+        c.params[P_CLUSTER] = cl;
+        CHECK(f->traffic(&c, &g, &t[cl]) == 1);
+    }
+    double kt = 512.0 * 64;   /* tiles x k-tiles */
+    CHECK(near(t[0].l2_bytes - t[CLUSTER_2X1].l2_bytes, kt * 128 * 64 * 2, 1e-12));
+    CHECK(near(t[0].l2_bytes - t[CLUSTER_1X2].l2_bytes, kt * 64 * 64 * 2, 1e-12));
+    CHECK(near(t[0].smem_bytes, t[CLUSTER_2X1].smem_bytes, 1e-12) && near(t[0].mma_flops, t[CLUSTER_1X2].mma_flops, 1e-12));
+}
+
 int main(void)
 {
     RUN(test_occupancy);
@@ -421,5 +442,6 @@ int main(void)
     RUN(test_gemm_last_wave);
     RUN(test_measured_ceilings);
     RUN(test_gpu_table);
+    RUN(test_gemm_wgmma_cluster_l2);
     TEST_MAIN_END();
 }

@@ -21,7 +21,7 @@ static kb_case make_case(int variant, kb_dtype dt, int layout, int64_t m, int64_
 
 static void test_descriptor(void)
 {
-    CHECK(fam->n_variants == 5 && fam->n_dims == 3 && fam->n_params == 21);
+    CHECK(fam->n_variants == 5 && fam->n_dims == 3 && fam->n_params == 22);
     CHECK(!strcmp(fam->variants[V_CUBLASLT].name, "cublaslt") && fam->variants[V_CUBLASLT].entry == NULL);
     CHECK(kb_param_applies(fam, P_ALGO, V_CUBLASLT) && !kb_param_applies(fam, P_ALGO, V_MMA) &&
           !kb_param_applies(fam, P_BM, V_CUBLASLT) && kb_param_applies(fam, P_LAYOUT, V_CUBLASLT));
@@ -45,6 +45,33 @@ static void test_descriptor(void)
     kb_case_defines(fam, &c, &b);
     CHECK_MSG(strstr(b.s, "GROUP=4\n") && strstr(b.s, "LAYOUT=1\n") && strstr(b.s, "LAYOUT_NT=1") && strstr(b.s, "GEMM_VARIANT=2") &&
                   strstr(b.s, "KB_T=kb_bf16"), "%s", b.s);
+    kb_sb_free(&b);
+}
+
+/* gemm/wgmma's cluster param: out of the id at 1x1, in it otherwise; the CLUSTER define; the
+ * launch in whole {2,1,1} clusters over cluster units (300 x 200 in 128 x 64 tiles: 3 x 4 tiles,
+ * 2x1: 2 x 4 units, the last M unit half phantom; 1x2: 3 x 2 units). */
+static void test_wgmma_cluster(void)
+{
+    kb_case c = make_case(V_WGMMA, KB_DT_BF16, L_NT, 300, 200, 96, 0);
+    c.params[P_BN] = 64;
+    kb_sb b;
+    kb_sb_init(&b);
+    kb_case_id(&c, &b);
+    CHECK_MSG(!strstr(b.s, "cluster"), "%s", b.s);
+    kb_geom g = kb_gemm_geom(&c);
+    CHECK(g.grid[0] == 12 && g.grid[1] == 1 && kb_geom_cluster_blocks(&g) == 1);
+    c.params[P_CLUSTER] = CLUSTER_2X1;
+    kb_case_id(&c, &b);
+    CHECK_MSG(strstr(b.s, ",cluster=2x1)"), "%s", b.s);
+    kb_case_defines(fam, &c, &b);
+    CHECK_MSG(strstr(b.s, "CLUSTER=1\n"), "%s", b.s);
+    g = kb_gemm_geom(&c);
+    CHECK(g.grid[0] == 16 && g.cluster[0] == 2 && kb_geom_cluster_blocks(&g) == 2);
+    CHECK(kb_gemm_wgmma_cluster(&c, 0) == 2 && kb_gemm_wgmma_cluster(&c, 1) == 1);
+    c.params[P_CLUSTER] = CLUSTER_1X2;
+    g = kb_gemm_geom(&c);
+    CHECK(g.grid[0] == 12 && g.cluster[0] == 2 && kb_gemm_wgmma_cluster(&c, 1) == 2);
     kb_sb_free(&b);
 }
 
@@ -466,6 +493,7 @@ int main(void)
     if (!family_begin("gemm"))
         TEST_MAIN_END();
     RUN(test_descriptor);
+    RUN(test_wgmma_cluster);
     RUN(test_work_model);
     RUN(test_valid_reasons);
     RUN(test_cublaslt_valid);

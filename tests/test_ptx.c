@@ -248,6 +248,8 @@ static void check_gemm_wgmma(kb_dtype dt)
                   "gemm wgmma %s: setmaxnreg missing", dn);
         CHECK_MSG(count(p, "wgmma.fence") >= 1 && count(p, "wgmma.commit_group") >= 1 && count(p, "wgmma.wait_group") >= 2 &&
                   count(p, "fence.proxy.async") >= 2, "gemm wgmma %s: fences, commit or waits missing", dn);
+        CHECK_MSG(count(p, ".multicast::cluster") == 0 && count(p, "barrier.cluster") == 0 &&
+                  count(p, "shared::cluster.b64") == 0, "gemm wgmma %s: cluster PTX without a cluster", dn);
         CHECK_MSG(count(p, "mma.sync") == 0 && count(p, ".local") == 0, "gemm wgmma %s: %d mma.sync, %d .local", dn,
                   count(p, "mma.sync"), count(p, ".local"));
     }
@@ -256,6 +258,40 @@ static void check_gemm_wgmma(kb_dtype dt)
     char *plain = ptx_of(&c, 90);
     CHECK_MSG(plain == NULL, "gemm wgmma %s compiled for sm_90 (no wgmma there)", dn);
     free(plain);
+}
+
+/* gemm_wgmma at sm_90a under cluster 2x1 and 1x2 (otherwise as check_gemm_wgmma): per k-tile
+ * box the shared operand is one cp.async.bulk.tensor .multicast::cluster (issued by rank 0) and
+ * the CTA's own operand one plain TMA load, beside the epilogue's C load; the stages are
+ * released on every CTA's empty barrier (mbarrier.arrive.release.cluster.shared::cluster after
+ * mapa); barrier.cluster after the barrier init and before exit; no local memory. */
+static void check_gemm_wgmma_cluster(kb_dtype dt, int64_t cluster)
+{
+    kb_case c = make("gemm", "wgmma", dt);
+    set_param(&c, "layout", 1);
+    set_param(&c, "BK", 128 / (int64_t)kb_dtype_size(dt));
+    set_param(&c, "STAGES", 4);
+    set_param(&c, "cluster", cluster);
+    const char *dn = kb_dtype_name(dt);
+    char *ptx = ptx_of(&c, 90 + KB_ARCH_SPECIFIC), *p = ptx ? entry_of(ptx, "gemm_wgmma") : NULL;
+    CHECK_MSG(p != NULL, "gemm wgmma %s cluster %lld does not compile to an entry gemm_wgmma", dn, (long long)cluster);
+    if (p) {
+        const char *mc = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster";
+        const char *ld = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [";
+        CHECK_MSG(count(p, mc) == 1 && count(p, ld) == 2, "gemm wgmma %s cluster %lld: %d multicast loads, %d plain", dn,
+                  (long long)cluster, count(p, mc), count(p, ld));
+        CHECK_MSG(count(p, "mbarrier.arrive.release.cluster.shared::cluster.b64") >= 2 &&
+                  count(p, "mapa.shared::cluster") >= 2, "gemm wgmma %s cluster %lld: %d remote arrives", dn,
+                  (long long)cluster, count(p, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+        CHECK_MSG(count(p, "barrier.cluster.arrive") >= 2 && count(p, "barrier.cluster.wait") >= 2,
+                  "gemm wgmma %s cluster %lld: %d barrier.cluster.arrive", dn, (long long)cluster,
+                  count(p, "barrier.cluster.arrive"));
+        CHECK_MSG(count(p, "wgmma.mma_async.sync.aligned.m64n128k") == 4 && count(p, ".local") == 0,
+                  "gemm wgmma %s cluster %lld: %d wgmma, %d .local", dn, (long long)cluster,
+                  count(p, "wgmma.mma_async"), count(p, ".local"));
+    }
+    free(p);
+    free(ptx);
 }
 
 /* attention fa3 at sm_90a, d 64, 128-key tiles, causal: the consumer's loop body holds
@@ -313,6 +349,8 @@ static void test_gemm_wgmma(void)
     const kb_dtype dts[] = { KB_DT_FP16, KB_DT_BF16, KB_DT_FP8E4M3, KB_DT_FP8E5M2, KB_DT_INT8 };
     for (int i = 0; i < 5; i++)
         check_gemm_wgmma(dts[i]);
+    check_gemm_wgmma_cluster(KB_DT_BF16, 1);      /* 2x1: B multicast */
+    check_gemm_wgmma_cluster(KB_DT_FP8E4M3, 2);   /* 1x2: A multicast */
 }
 
 /* Lines holding `what` whose previous line starts with `prev` (after indentation). */
