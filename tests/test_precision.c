@@ -104,6 +104,10 @@ static void test_lt_layouts(void)
     CHECK(kb_recipe_lt_layout(KB_RECIPE_BLOCK128X128, 0) == KB_LT_SCALE_VEC128);
     CHECK(kb_recipe_lt_layout(KB_RECIPE_BLOCK128X128, 1) == KB_LT_SCALE_BLK128);
     CHECK(kb_recipe_lt_layout(KB_RECIPE_NV, 1) == KB_LT_SCALE_TILED);
+    /* the one name table: cuBLASLt's spelling of each mode, "?" out of range */
+    CHECK(strcmp(kb_lt_scale_layout_name(KB_LT_SCALE_BLK128), "BLK128x128_32F") == 0 &&
+          strcmp(kb_lt_scale_layout_name(KB_LT_SCALE_OUTER), "OUTER_VEC_32F") == 0 &&
+          strcmp(kb_lt_scale_layout_name(KB_LT_SCALE_COUNT), "?") == 0);
     /* nvmath-python's documented example: NVFP4, 128 x 128, scale of row 5 K-group 2 at 82,
      * of row 5 K-group 5 at 593 */
     CHECK(kb_lt_scale_offset(KB_LT_SCALE_TILED, 128, 8, 5, 2) == 82);

@@ -428,6 +428,42 @@ static void test_bayes_small_budget(void)
         }
 }
 
+/* With a prior, bayes evaluates the prior's best first and the other k - 1 design points form
+ * a Latin hypercube of their own: on an 8 x 8 x 8 grid (k = 5) the four lie one in each
+ * quarter of every axis' levels, {0,1}, {2,3}, {4,5}, {6,7}. Before, slot 0 of a 5-point
+ * hypercube was dropped, and the four left came from strata of 8/5 levels. */
+#define G8 512
+static double grid8_fn(void *user, int i)
+{
+    (void)user;
+    return 1.0 + ((unsigned)i * 2654435761u) % 1000;
+}
+
+static void test_bayes_prior_design(void)
+{
+    static int level[G8 * AX];
+    double prior[G8];
+    for (int i = 0; i < G8; i++) {
+        level[i * AX] = i / 64, level[i * AX + 1] = i / 8 % 8, level[i * AX + 2] = i % 8;
+        prior[i] = 100.0 + (i * 37 % 101);
+    }
+    prior[77] = 1.0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        kb_tune_view v = { .n = G8, .n_axes = AX, .level = level, .prior = prior };
+        kb_tune_search_opts o = { .strategy = KB_TUNE_BAYES, .budget = 30, .seed = seed };
+        kb_tune_trace t;
+        CHECK(kb_tune_search(&o, &v, grid8_fn, NULL, &t) == KB_OK && t.evaluations == 30 && t.order[0] == 77);
+        for (int a = 0; a < AX; a++) {
+            int hit[4] = { 0 };
+            for (int k = 1; k <= 4; k++)
+                hit[level[t.order[k] * AX + a] / 2]++;
+            for (int q = 0; q < 4; q++)
+                CHECK_MSG(hit[q] == 1, "seed %d axis %d: quarter %d has %d design points", (int)seed, a, q, hit[q]);
+        }
+        kb_tune_trace_free(&t);
+    }
+}
+
 static void test_winner(void)
 {
     kb_tune_result r[] = {
@@ -672,6 +708,7 @@ int main(void)
     RUN(test_latin_hypercube);
     RUN(test_bayes_initial_design);
     RUN(test_bayes_small_budget);
+    RUN(test_bayes_prior_design);
     RUN(test_winner);
     RUN(test_prune);
     RUN(test_space);

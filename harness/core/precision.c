@@ -109,6 +109,16 @@ int kb_dist_parse(const char *s, kb_dist *out)
 
 static int64_t roundup(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+static const char *const lt_layout_names[] = { "SCALAR_32F", "OUTER_VEC_32F", "VEC128_32F", "BLK128x128_32F",
+                                               "tiled" };
+_Static_assert(sizeof lt_layout_names / sizeof lt_layout_names[0] == KB_LT_SCALE_COUNT,
+               "scale layout names out of sync with kb_lt_scale_layout");
+
+const char *kb_lt_scale_layout_name(kb_lt_scale_layout l)
+{
+    return (unsigned)l < KB_LT_SCALE_COUNT ? lt_layout_names[l] : "?";
+}
+
 kb_lt_scale_layout kb_recipe_lt_layout(kb_recipe r, int is_b)
 {
     switch (r) {

@@ -86,7 +86,11 @@ const char *kb_dist_about(kb_dist d);                  /* one line; "" out of ra
  *   OUTER_VEC_32F (channel): FP32, r.   SCALAR_32F (tensor, nv's tensor scale): one FP32.
  * Offsets are in elements of the scale type. */
 typedef enum { KB_LT_SCALE_SCALAR = 0, KB_LT_SCALE_OUTER, KB_LT_SCALE_VEC128, KB_LT_SCALE_BLK128,
-               KB_LT_SCALE_TILED } kb_lt_scale_layout;
+               KB_LT_SCALE_TILED, KB_LT_SCALE_COUNT } kb_lt_scale_layout;
+
+/* The layout's name as cuBLASLt's scale modes spell it ("SCALAR_32F", ..., "tiled" for
+ * VEC32_UE8M0 / VEC16_UE4M3); "?" out of range. Static storage. */
+const char *kb_lt_scale_layout_name(kb_lt_scale_layout l);
 
 /* The layout of operand is_b's scale tensor under recipe r. */
 kb_lt_scale_layout kb_recipe_lt_layout(kb_recipe r, int is_b);

@@ -382,10 +382,13 @@ static void initial(kb_search *s)
     int budget = kb_search_expected_evals(s), least = budget < 5 ? budget : 5;
     if (k > budget / 2)
         k = budget / 2 > least ? budget / 2 : least;
-    int lhs = kb_search_lhs(s, k, pos) == 0;
+    int prior = j >= 0;   /* the prior's best takes one slot: the hypercube has the other k - 1 */
+    int lhs = kb_search_lhs(s, k - prior, pos) == 0;
     for (int i = 0; s->t->evaluations < k && !kb_search_done(s); i++) {
+        int d = i - prior;   /* the design point of iteration i */
         if (j < 0)   /* the design's points, then (refused ones) random draws */
-            j = lhs && i < k ? kb_search_nearest(s, &pos[(size_t)i * (size_t)s->v->n_axes], 1) : kb_search_fresh(s);
+            j = lhs && d >= 0 && d < k - prior ? kb_search_nearest(s, &pos[(size_t)d * (size_t)s->v->n_axes], 1)
+                                               : kb_search_fresh(s);
         if (j < 0)
             break;
         kb_search_eval(s, j);
