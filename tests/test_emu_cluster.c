@@ -1,7 +1,8 @@
 /* test_emu_cluster.c - thread block clusters on the emulator (harness/backend/emu/
  * emu_cluster.h), through tests/kernels/emu_cluster.cu: the cluster special registers over
  * 1D and 2D cluster shapes, distributed shared memory through mapa under barrier.cluster, an
- * arrive on a peer CTA's mbarrier, each under the three schedules; the launch rules (grid a
+ * arrive on a peer CTA's mbarrier, each under the three schedules; the CTAs' turn order
+ * following the schedule (an unsynchronised peer read caught); the launch rules (grid a
  * multiple of the cluster, the portable size, sm_90+); each cluster rule broken once; and
  * NVRTC compiling the same kernels for sm_90 into the PTX instructions they stand for. */
 #include "emu_fixture.h"
@@ -127,6 +128,60 @@ static void test_clusters_run(void)
     }
 }
 
+/* cluster_dsmem(_no)_sync on 2 clusters of 2 CTAs under schedule sched: 1 when the launch
+ * succeeded and rank 1 read every one of rank 0's writes, 0 when it read something else or
+ * the launch failed (then *err holds the message). */
+static int dsmem_order_ok(const char *sched, const char *entry, char *err, size_t cap)
+{
+    kb_backend_opts o = { .emu_threads = 2, .emu_schedule = sched };
+    kb_backend_ctx *x = NULL;
+    int ok = 0;
+    CHECK_MSG(B->init(&o, &x, err, cap) == KB_OK, "%s", err);
+    if (!x)
+        return 0;
+    kb_module *m = build_load(x, "emu_cluster");
+    if (m) {
+        int out[2 * 64];
+        kb_dptr d = dalloc(x, sizeof out);
+        kb_arg a[] = { kb_arg_ptr(d) };
+        snprintf(err, cap, "%s", "");
+        if (launch_cl(x, m, entry, 4, 1, 64, 2, 1, a, 1) == KB_OK) {
+            B->download(x, out, d, sizeof out);
+            ok = 1;
+            for (int i = 0; i < 2 * 64; i++)
+                ok &= out[i] == 7 + i % 64;
+        } else {
+            snprintf(err, cap, "%s", B->last_error(x));
+        }
+        B->free(x, d);
+        B->unload(x, m);
+    }
+    B->fini(x);
+    return ok;
+}
+
+/* The CTAs' turn order follows the schedule: a read of a peer's shared memory with no
+ * barrier.cluster after the peer's write passes under lockstep (rank 0 runs first) but not
+ * under warp-ahead (rank 1 first) nor under every random seed; with the barrier it passes
+ * under all. */
+static void test_cluster_turn_order(void)
+{
+    const char *sched[] = { "lockstep", "warp-ahead", "random:1", "random:2", "random:3", "random:4",
+                            "random:5", "random:6", "random:7", "random:8" };
+    char err[512];
+    int caught = 0, caught_random = 0;
+    for (int s = 0; s < 10; s++) {
+        CHECK_MSG(dsmem_order_ok(sched[s], "cluster_dsmem_sync", err, sizeof err), "%s: %s", sched[s], err);
+        int bad = !dsmem_order_ok(sched[s], "cluster_dsmem_no_sync", err, sizeof err);
+        caught += bad;
+        caught_random += bad && s >= 2;
+        if (s == 1)
+            CHECK_MSG(bad, "warp-ahead let cluster_dsmem_no_sync pass: %s", err);
+    }
+    CHECK_MSG(caught_random > 0 && caught_random < 8, "random seeds caught the race %d of 8 times", caught_random);
+    CHECK(caught >= 2);
+}
+
 /* Without a cluster every CTA is rank 0 of 1 and the cluster barrier is the block's. */
 static void test_no_cluster(void)
 {
@@ -246,6 +301,7 @@ int main(void)
     if (!fixture_begin("emu_cluster", 0))
         return 1;
     RUN(test_clusters_run);
+    RUN(test_cluster_turn_order);
     RUN(test_no_cluster);
     RUN(test_cluster_rules);
     fixture_end();

@@ -65,6 +65,20 @@ extern "C" __global__ void cluster_none(int *out)
                                          kb_mapa(buf, 0)[63 - threadIdx.x];
 }
 
+/* Rank 0 writes 7 + tid into its buf; rank 1 reads it through mapa after a barrier.cluster
+ * and writes it to out[cluster * 64 + tid]. The second barrier keeps rank 0 alive. */
+extern "C" __global__ void cluster_dsmem_sync(int *out)
+{
+    KB_SHARED(int, buf, [64]);
+    unsigned rank = kb_cluster_ctarank();
+    if (rank == 0)
+        buf[threadIdx.x] = (int)(7 + threadIdx.x);
+    kb_cluster_sync();                                   /* rank 0's write before rank 1's read */
+    if (rank == 1)
+        out[kb_clusterid_x() * 64 + threadIdx.x] = kb_mapa(buf, 0)[threadIdx.x];
+    kb_cluster_sync();
+}
+
 /* ---- each rule broken ---- */
 extern "C" __global__ void cluster_mapa_outside(int *out)
 {
@@ -167,4 +181,19 @@ extern "C" __global__ void cluster_tma_mc(const __grid_constant__ kb_tmap tm, fl
     for (unsigned i = threadIdx.x; i < n * 256u; i += blockDim.x)
         out[(size_t)blockIdx.x * n * 256u + i] = s[i];
     kb_cluster_sync();                                   /* no CTA exits while a multicast may reach it */
+}
+
+/* cluster_dsmem_sync without the barrier between rank 0's write and rank 1's read: a race
+ * on distributed shared memory. Only the barrier at the end keeps rank 0 alive, so rank 1
+ * reads whatever is there when it runs - the emulator must not let it pass under every
+ * schedule (the CTAs' turn order follows --emu-schedule). */
+extern "C" __global__ void cluster_dsmem_no_sync(int *out)
+{
+    KB_SHARED(int, buf, [64]);
+    unsigned rank = kb_cluster_ctarank();
+    if (rank == 0)
+        buf[threadIdx.x] = (int)(7 + threadIdx.x);
+    if (rank == 1)                                       /* the bug: no barrier.cluster before it */
+        out[kb_clusterid_x() * 64 + threadIdx.x] = kb_mapa(buf, 0)[threadIdx.x];
+    kb_cluster_sync();
 }

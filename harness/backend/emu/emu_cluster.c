@@ -272,16 +272,37 @@ static int turn(kb_emu_cluster *cl, unsigned r)
     return cta->entered != before;
 }
 
+/* The order the CTAs take their turns in this round, as the schedule says: rank order
+ * (lockstep), reversed (warp-ahead: the highest rank runs as far as it can first, as its
+ * highest warp does in a block), or shuffled anew each round from the seed (random:SEED,
+ * drawn from rank 0's random state, so one seed gives one order). A kernel that reads a
+ * peer's distributed shared memory without barrier.cluster between the write and the read
+ * then sees the write under one order and the poison under another. */
+static void turn_order(kb_emu_cluster *cl, unsigned *order)
+{
+    kb_emu_schedule sched = cl->cta[0]->sink->schedule;
+    for (unsigned i = 0; i < cl->n; i++)
+        order[i] = sched == KB_EMU_SCHED_WARP_AHEAD ? cl->n - 1 - i : i;
+    if (sched == KB_EMU_SCHED_RANDOM)
+        for (unsigned i = cl->n; i > 1; i--) {
+            unsigned j = (unsigned)(kb_emu_block_rand(cl->cta[0]) % i), tmp = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = tmp;
+        }
+}
+
 int kb_emu_cluster_run(kb_emu_worker *w, uint64_t c)
 {
     cl_store *s = w->cl_store;
     int rc = -1;
+    unsigned order[KB_EMU_MAX_CLUSTER];
     w->in_fiber = 1;
     if (start(w, s, c) == 0)
         for (;;) {
             int ran = 0, left = 0, k = 0;
-            for (unsigned r = 0; r < s->cl.n && k >= 0; r++)
-                if (!s->cl.exited[r] && (k = turn(&s->cl, r)) > 0)
+            turn_order(&s->cl, order);
+            for (unsigned i = 0; i < s->cl.n && k >= 0; i++)
+                if (!s->cl.exited[order[i]] && (k = turn(&s->cl, order[i])) > 0)
                     ran = 1;
             if (k < 0)
                 break;

@@ -7,8 +7,12 @@
  * threads, fibers, shared memory and sm_90 state (a kb_emu_worker per CTA: the worker's own
  * and up to KB_EMU_MAX_CLUSTER - 1 peers it owns). They take turns: each CTA runs until none
  * of its threads can, then the next; a thread of one CTA waking one of another (the cluster
- * barrier, an arrive on a peer's mbarrier) makes it runnable there. A round in which no CTA
- * ran a thread while some still wait is a deadlock, reported by what they wait for.
+ * barrier, an arrive on a peer's mbarrier) makes it runnable there. The turn order of a round
+ * follows --emu-schedule: rank order (lockstep), reversed rank order (warp-ahead), shuffled
+ * per round from the seed (random:SEED), so that a peer access not ordered by barrier.cluster
+ * or an mbarrier reads the peer's write under one schedule and the poison under another.
+ * A round in which no CTA ran a thread while some still wait is a deadlock, reported by
+ * what they wait for.
  *
  * Rules, each reported by name (the launch fails):
  *   - barrier.cluster.wait without this thread's barrier.cluster.arrive in the phase, and a
@@ -21,8 +25,10 @@
  *     expect_tx and complete_tx take a shared::cluster address: 9.7.13.15);
  *   - an access to a peer's shared memory after that CTA exited: its shared memory is
  *     poisoned (0xFF) when its last thread exits, and an mbarrier operation on it fails.
- * TMA multicast lives in emu_sm90.c (kb_emu_rt_tma_load_multicast). Not modelled: --emu-check's race and init tracking of loads and stores to a
- * peer's shared memory (they reach it, unchecked).
+ * TMA multicast lives in emu_sm90.c (kb_emu_rt_tma_load_multicast). Not modelled: --emu-check's
+ * race and init tracking of loads and stores to a peer's shared memory (they reach it,
+ * unchecked; a missing barrier.cluster shows only as a wrong result under some schedule), and
+ * interleavings within a turn (a CTA's turn runs until none of its threads can).
  */
 #ifndef KB_EMU_CLUSTER_H
 #define KB_EMU_CLUSTER_H
