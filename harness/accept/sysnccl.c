@@ -43,8 +43,10 @@ static kb_status open_cuda(nccl_run *x, int device)
         st = CU(x, x->cu.DevicePrimaryCtxRetain(&x->ctx, x->dev));
     if (!st)
         st = CU(x, x->cu.CtxSetCurrent(x->ctx));
+    /* Blocking stream: NCCL must see the pageable cuMemcpyHtoD upload, which may return before
+     * its DMA lands (Driver API "API synchronization behavior"); as backend_cuda.c. */
     if (!st)
-        st = CU(x, x->cu.StreamCreate(&x->stream, CU_STREAM_NON_BLOCKING));
+        st = CU(x, x->cu.StreamCreate(&x->stream, CU_STREAM_DEFAULT));
     if (!st)
         st = CU(x, x->cu.EventCreate(&x->start, CU_EVENT_DEFAULT));
     if (!st)

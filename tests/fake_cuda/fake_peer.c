@@ -97,7 +97,10 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, 
     double gbs = g && *g ? atof(g) : 390.0;
     if (half_pair(s, d))
         gbs /= 2;
-    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n < FAKE_PEER_MOVED ? n : FAKE_PEER_MOVED);
+    if (!st->non_blocking)
+        upload_unordered = 0;
+    if (!upload_unordered)   /* else the copy reads memory the pageable upload has not reached */
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n < FAKE_PEER_MOVED ? n : FAKE_PEER_MOVED);
     if (st->capturing) {
         st->cap_ns += gpu((double)n / gbs);
         return CUDA_SUCCESS;
