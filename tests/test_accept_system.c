@@ -152,6 +152,21 @@ static void test_collectives_name_the_culprit(void)
     c.n_suspects = 0;
     kb_acc_system_judge(&s, &c, &node, &v);
     CHECK(v.r[KB_ACC_COLL].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_COLL].reason, "transport"));
+    /* the sweep failed after the communicator was up: FAIL with NCCL's words, wrong results kept */
+    c = coll_ok(0);
+    c.ran = 0;
+    c.failed = 1;
+    c.n_results = 7;
+    c.n_wrong = 2;
+    c.wrong_elements = 9;
+    snprintf(c.why, sizeof c.why, "NCCL: ncclRemoteError");
+    kb_acc_system_judge(&s, &c, &node, &v);
+    CHECK_MSG(v.r[KB_ACC_COLL].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_COLL].reason, "ncclRemoteError") &&
+              strstr(v.r[KB_ACC_COLL].reason, "2 wrong"), "%s", v.r[KB_ACC_COLL].reason);
+    CHECK(v.r[KB_ACC_COLL].value == 9 && v.worst == KB_ACC_FAIL);
+    c.failed = 0;   /* could not start: SKIP */
+    kb_acc_system_judge(&s, &c, &node, &v);
+    CHECK(v.r[KB_ACC_COLL].status == KB_ACC_SKIP);
 }
 
 static void test_cpu_timings_are_not_judged(void)

@@ -220,6 +220,7 @@ int kb_acc_nccl_sweep(const kb_identity *id, int device, const uint64_t *sizes, 
         snprintf(why, n, "an empty sweep");
     if (!st)
         st = open_nccl(&x, id);
+    int started = !st;
     if (!st)
         st = sweep(&x, sizes, ns, sink, user);
     char ignore[256];
@@ -238,5 +239,5 @@ int kb_acc_nccl_sweep(const kb_identity *id, int device, const uint64_t *sizes, 
     }
     if (x.cu.lib)
         kb_cuda_api_unload(&x.cu);
-    return st ? -1 : 0;
+    return !st ? 0 : started ? -2 : -1;
 }

@@ -32,12 +32,17 @@ static int named(const kb_sys_coll *c, int rank)
 
 static void judge_coll(const kb_sys_coll *c, kb_acc_result *r)
 {
-    if (!c->ran) {
+    if (!c->ran && !c->failed) {   /* could not start: no NCCL, gated out, no rendezvous */
         say(r, KB_ACC_SKIP, "not run: %s", c->why);
         return;
     }
     r->have_value = 1;
     r->value = (double)c->wrong_elements;
+    if (c->failed) {   /* the results before the failure are judged too: they are in the counts */
+        say(r, KB_ACC_FAIL, "the sweep failed after %d results (%d wrong, %lld elements): %s", c->n_results,
+            c->n_wrong, (long long)c->wrong_elements, c->why);
+        return;
+    }
     if (!c->n_wrong) {
         say(r, KB_ACC_PASS, "%d collective results on %d ranks verified element by element (6 ops, every size of "
             "the sweep)", c->n_results, c->nranks);

@@ -74,6 +74,7 @@ typedef struct {
 /* What this rank measured of the collectives. */
 typedef struct {
     int ran;                                 /* 0: why says why not */
+    int failed;                              /* the sweep started (communicator up) then failed: why */
     char why[256];
     const char *clock;                       /* "cpu" (emu) or "gpu" */
     int rank, nranks;
