@@ -68,6 +68,7 @@ typedef struct {
     double bw_bidir[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];  /* [GB/s] both directions at once, summed */
     double lat_us[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];    /* [us] a small copy row -> column */
     int p2p_wrong_a, p2p_wrong_b;            /* the first pair whose copy read back wrong (only when p2p_read) */
+    int no_peer[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];   /* 1: no peer access, the pair was not measured */
     const char *clock;                       /* "gpu" */
 } kb_sys_node;
 
