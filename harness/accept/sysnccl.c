@@ -98,7 +98,10 @@ static kb_status capture(nccl_run *x, const kb_coll_desc *d, CUdeviceptr send, C
     if (st)
         return st;
     st = kb_nccl_run(&x->comm, d, (void *)(uintptr_t)send, (void *)(uintptr_t)recv, x->why, x->n);
-    kb_status end = CU(x, x->cu.StreamEndCapture(x->stream, &g));
+    char end_why[512];   /* NCCL's error, when the call failed, stays in why (as coll_nccl.c) */
+    kb_status end = KB_CU_CHECK(&x->cu, end_why, sizeof end_why, x->cu.StreamEndCapture(x->stream, &g));
+    if (!st && end)
+        snprintf(x->why, x->n, "%s", end_why);
     if (!st)
         st = end;
     if (!st)
@@ -224,7 +227,10 @@ int kb_acc_nccl_sweep(const kb_identity *id, int device, const uint64_t *sizes, 
     if (!st)
         st = sweep(&x, sizes, ns, sink, user);
     char ignore[256];
-    if (x.comm.comm)
+    if (x.comm.comm && st)
+        x.nc.CommAbort(x.comm.comm);   /* never ncclCommDestroy after a failure: it may wait for work
+                                          that cannot end (coll_nccl.c, NCCL "Error handling") */
+    else if (x.comm.comm)
         kb_nccl_comm_destroy(&x.comm, ignore, sizeof ignore);
     if (x.nc.lib)
         kb_nccl_unload(&x.nc);
