@@ -152,6 +152,21 @@ static void test_collectives_name_the_culprit(void)
     c.n_suspects = 0;
     kb_acc_system_judge(&s, &c, &node, &v);
     CHECK(v.r[KB_ACC_COLL].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_COLL].reason, "transport"));
+    /* the sweep failed after the communicator was up: FAIL with NCCL's words, wrong results kept */
+    c = coll_ok(0);
+    c.ran = 0;
+    c.failed = 1;
+    c.n_results = 7;
+    c.n_wrong = 2;
+    c.wrong_elements = 9;
+    snprintf(c.why, sizeof c.why, "NCCL: ncclRemoteError");
+    kb_acc_system_judge(&s, &c, &node, &v);
+    CHECK_MSG(v.r[KB_ACC_COLL].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_COLL].reason, "ncclRemoteError") &&
+              strstr(v.r[KB_ACC_COLL].reason, "2 wrong"), "%s", v.r[KB_ACC_COLL].reason);
+    CHECK(v.r[KB_ACC_COLL].value == 9 && v.worst == KB_ACC_FAIL);
+    c.failed = 0;   /* could not start: SKIP */
+    kb_acc_system_judge(&s, &c, &node, &v);
+    CHECK(v.r[KB_ACC_COLL].status == KB_ACC_SKIP);
 }
 
 static void test_cpu_timings_are_not_judged(void)
@@ -233,6 +248,16 @@ static void test_pairs_and_links_named(void)
     n.p2p_wrong_b = 1;
     kb_acc_system_judge(&s, &c, &n, &v);
     CHECK(v.r[KB_ACC_P2P].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "GPU 4 -> GPU 1: a copy"));
+    /* a pair without peer access was not measured (0 GB/s): not the slowest pair, not an outlier */
+    n = hgx_node();
+    n.no_peer[3][6] = n.no_peer[6][3] = 1;
+    n.bw_uni[3][6] = n.bw_uni[6][3] = n.bw_bidir[3][6] = n.bw_bidir[6][3] = 0;
+    kb_acc_system_judge(&g, &c, &n, &v);
+    CHECK_MSG(v.r[KB_ACC_P2P].status != KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "no peer access between GPU 3 "
+              "and GPU 6") && !strstr(v.r[KB_ACC_P2P].reason, "outlier"), "%s", v.r[KB_ACC_P2P].reason);
+    kb_acc_system_judge(&s, &c, &n, &v);   /* the system says NVLink between every pair */
+    CHECK_MSG(v.r[KB_ACC_P2P].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "no peer access between GPU 3 "
+              "and GPU 6"), "%s", v.r[KB_ACC_P2P].reason);
     n = hgx_node();
     n.links[6] = 17;        /* a link down */
     kb_acc_system_judge(&s, &c, &n, &v);

@@ -219,8 +219,23 @@ static void test_nccl_sweep_on_the_doubles(void)
     json_decref(v);
     env[6] = "KBENCH_FAKE_NCCL_ASYNC";
     env[7] = "5";
-    CHECK(accept_system(dir, spec, "cuda", env, &v) == KB_EXIT_SETUP);   /* nothing else ran: NOT CHECKED */
-    CHECK(!strcmp(status(v, "collectives"), "SKIP") && strstr(reason(v, "collectives"), "NCCL"));
+    /* the communicator was up: an asynchronous NCCL error fails the sweep, it does not skip it */
+    CHECK(accept_system(dir, spec, "cuda", env, &v) == KB_EXIT_INCORRECT);
+    CHECK_MSG(!strcmp(status(v, "collectives"), "FAIL") && strstr(reason(v, "collectives"), "sweep failed after") &&
+              strstr(reason(v, "collectives"), "NCCL"), "%s", reason(v, "collectives"));
+    json_decref(v);
+}
+
+/* NVLink and topology pass, NCCL breaks mid-sweep: the node is not accepted. */
+static void test_nccl_error_is_not_a_pass(void)
+{
+    const char *env[] = { "KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), "KBENCH_LIBNVML", getenv("KBENCH_FAKE_LIBNVML"),
+                          "KBENCH_LIBNCCL", getenv("KBENCH_FAKE_LIBNCCL"), "KBENCH_FAKE_NCCL_ASYNC", "5", NULL };
+    json_t *v = NULL;
+    int rc = accept_system(dir, "hgx-h100-8", "cuda", env, &v);
+    CHECK(!strcmp(status(v, "nvlink"), "PASS") && !strcmp(status(v, "topology"), "PASS"));
+    CHECK_MSG(!strcmp(status(v, "collectives"), "FAIL"), "%s: %s", status(v, "collectives"), reason(v, "collectives"));
+    CHECK_MSG(rc != 0, "exit %d", rc);
     json_decref(v);
 }
 
@@ -233,6 +248,7 @@ int main(void)
     RUN(test_unknown_system);
     RUN(test_nvlink_and_topology_on_the_doubles);
     RUN(test_nvlink_counts_on_the_doubles);
+    RUN(test_nccl_error_is_not_a_pass);
     RUN(test_nccl_sweep_on_the_doubles);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -30,6 +30,12 @@ static void test_matrix_on_the_double(void)
             CHECK(m.lat_us[a][b] > 0 && m.lat_us[a][b] < 1);
             CHECK(!m.no_peer[a][b]);
         }
+    setenv("KBENCH_FAKE_CUDA_NO_PEER", "0-2", 1);   /* no peer access: said, not measured */
+    st = kb_cuda_p2p_measure(1 << 20, 3, &m);
+    CHECK_MSG(st == KB_OK, "%s", m.why);
+    CHECK(m.n == 4 && m.no_peer[0][2] && m.no_peer[2][0] && !m.no_peer[0][1] && m.uni[0][2] == 0);
+    CHECK(fabs(m.uni[0][1] - 390) < 1);
+    unsetenv("KBENCH_FAKE_CUDA_NO_PEER");
     unsetenv("KBENCH_FAKE_CUDA_DEVICES");
     unsetenv("KBENCH_FAKE_CUDA_P2P_HALF");
     st = kb_cuda_p2p_measure(1 << 20, 3, &m);   /* one device: nothing to pair */

@@ -43,8 +43,10 @@ static kb_status open_cuda(nccl_run *x, int device)
         st = CU(x, x->cu.DevicePrimaryCtxRetain(&x->ctx, x->dev));
     if (!st)
         st = CU(x, x->cu.CtxSetCurrent(x->ctx));
+    /* Blocking stream: NCCL must see the pageable cuMemcpyHtoD upload, which may return before
+     * its DMA lands (Driver API "API synchronization behavior"); as backend_cuda.c. */
     if (!st)
-        st = CU(x, x->cu.StreamCreate(&x->stream, CU_STREAM_NON_BLOCKING));
+        st = CU(x, x->cu.StreamCreate(&x->stream, CU_STREAM_DEFAULT));
     if (!st)
         st = CU(x, x->cu.EventCreate(&x->start, CU_EVENT_DEFAULT));
     if (!st)
@@ -96,7 +98,10 @@ static kb_status capture(nccl_run *x, const kb_coll_desc *d, CUdeviceptr send, C
     if (st)
         return st;
     st = kb_nccl_run(&x->comm, d, (void *)(uintptr_t)send, (void *)(uintptr_t)recv, x->why, x->n);
-    kb_status end = CU(x, x->cu.StreamEndCapture(x->stream, &g));
+    char end_why[512];   /* NCCL's error, when the call failed, stays in why (as coll_nccl.c) */
+    kb_status end = KB_CU_CHECK(&x->cu, end_why, sizeof end_why, x->cu.StreamEndCapture(x->stream, &g));
+    if (!st && end)
+        snprintf(x->why, x->n, "%s", end_why);
     if (!st)
         st = end;
     if (!st)
@@ -218,10 +223,14 @@ int kb_acc_nccl_sweep(const kb_identity *id, int device, const uint64_t *sizes, 
         snprintf(why, n, "an empty sweep");
     if (!st)
         st = open_nccl(&x, id);
+    int started = !st;
     if (!st)
         st = sweep(&x, sizes, ns, sink, user);
     char ignore[256];
-    if (x.comm.comm)
+    if (x.comm.comm && st)
+        x.nc.CommAbort(x.comm.comm);   /* never ncclCommDestroy after a failure: it may wait for work
+                                          that cannot end (coll_nccl.c, NCCL "Error handling") */
+    else if (x.comm.comm)
         kb_nccl_comm_destroy(&x.comm, ignore, sizeof ignore);
     if (x.nc.lib)
         kb_nccl_unload(&x.nc);
@@ -236,5 +245,5 @@ int kb_acc_nccl_sweep(const kb_identity *id, int device, const uint64_t *sizes, 
     }
     if (x.cu.lib)
         kb_cuda_api_unload(&x.cu);
-    return st ? -1 : 0;
+    return !st ? 0 : started ? -2 : -1;
 }

@@ -21,7 +21,9 @@ typedef void (*kb_acc_coll_sink)(void *user, const kb_coll_result *r);
 /* Run every op at every size of sizes[0..ns) (fp32 sum; all_reduce also bf16 and int8), eager
  * and, when capture is supported, as a graph, on CUDA
  * device `device` as rank id. 0 when the sweep ran (each result through sink); -1 with why when
- * it could not (no driver or NCCL, NCCL gated out, a rendezvous or NCCL error: named). */
+ * it could not start (no driver or NCCL, NCCL gated out, a rendezvous or communicator error:
+ * named); -2 with why when it failed after the communicator was up (the results before the
+ * failure went through sink). */
 int kb_acc_nccl_sweep(const kb_identity *id, int device, const uint64_t *sizes, int ns, kb_acc_coll_sink sink,
                       void *user, char *why, size_t n);
 

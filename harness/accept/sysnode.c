@@ -67,6 +67,7 @@ static void read_p2p(kb_sys_node *node)
             node->bw_uni[a][b] = p.uni[a][b];
             node->bw_bidir[a][b] = p.bidir[a][b];
             node->lat_us[a][b] = p.lat_us[a][b];
+            node->no_peer[a][b] = p.no_peer[a][b];
         }
 }
 

@@ -32,12 +32,17 @@ static int named(const kb_sys_coll *c, int rank)
 
 static void judge_coll(const kb_sys_coll *c, kb_acc_result *r)
 {
-    if (!c->ran) {
+    if (!c->ran && !c->failed) {   /* could not start: no NCCL, gated out, no rendezvous */
         say(r, KB_ACC_SKIP, "not run: %s", c->why);
         return;
     }
     r->have_value = 1;
     r->value = (double)c->wrong_elements;
+    if (c->failed) {   /* the results before the failure are judged too: they are in the counts */
+        say(r, KB_ACC_FAIL, "the sweep failed after %d results (%d wrong, %lld elements): %s", c->n_results,
+            c->n_wrong, (long long)c->wrong_elements, c->why);
+        return;
+    }
     if (!c->n_wrong) {
         say(r, KB_ACC_PASS, "%d collective results on %d ranks verified element by element (6 ops, every size of "
             "the sweep)", c->n_results, c->nranks);
@@ -128,12 +133,12 @@ static int pair_outlier(const kb_sys_node *n, int *a, int *b, double *bound, dou
     int g = n->p2p_n, by_topo = n->topo_read && n->n == n->p2p_n;
     for (int i = 0; i < g; i++)
         for (int j = 0; j < g; j++) {
-            if (i == j)
+            if (i == j || n->no_peer[i][j])
                 continue;
             int m = 0;
             for (int p = 0; p < g; p++)
                 for (int q = 0; q < g; q++)
-                    if (p != q && (!by_topo || n->topo[p][q] == n->topo[i][j]))
+                    if (p != q && !n->no_peer[p][q] && (!by_topo || n->topo[p][q] == n->topo[i][j]))
                         x[m++] = n->bw_uni[p][q];
             kb_fleet_dist d;
             if (kb_fleet_dist_of(x, m, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR, &d) == 1 &&
@@ -158,12 +163,25 @@ static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_resul
     int a = -1, b = -1;
     for (int i = 0; i < n->p2p_n; i++)
         for (int j = 0; j < n->p2p_n; j++)
-            if (i != j && (a < 0 || n->bw_uni[i][j] < n->bw_uni[a][b])) {
+            if (i != j && !n->no_peer[i][j] && (a < 0 || n->bw_uni[i][j] < n->bw_uni[a][b])) {
                 a = i;
                 b = j;
             }
+    int na = -1, nb = -1;   /* the first pair without peer access: not measured, not in the statistics */
+    for (int i = 0; i < n->p2p_n && na < 0; i++)
+        for (int j = 0; j < n->p2p_n && na < 0; j++)
+            if (n->no_peer[i][j]) {
+                na = i;
+                nb = j;
+            }
+    if (na >= 0 && s->topology == KB_SYS_TOPO_NVSWITCH) {
+        snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", na, nb);
+        say(r, KB_ACC_FAIL, "no peer access between GPU %d and GPU %d, the system connects every pair through "
+            "NVLink", na, nb);
+        return;
+    }
     if (a < 0) {
-        say(r, KB_ACC_SKIP, "one GPU: no pair to measure");
+        say(r, KB_ACC_SKIP, na >= 0 ? "no pair with peer access to measure" : "one GPU: no pair to measure");
         return;
     }
     if (n->p2p_wrong_a >= 0) {
@@ -176,6 +194,10 @@ static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_resul
     size_t len = strlen(r->reason);
     snprintf(r->reason + len, sizeof r->reason - len, "; slowest pair GPU %d -> GPU %d (bidirectional %.4g GB/s)", a,
              b, n->bw_bidir[a][b]);
+    len = strlen(r->reason);
+    if (na >= 0)
+        snprintf(r->reason + len, sizeof r->reason - len, "; no peer access between GPU %d and GPU %d (not "
+                 "measured)", na, nb);
     double bound, median;
     if (r->status != KB_ACC_FAIL && pair_outlier(n, &a, &b, &bound, &median)) {
         snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", a, b);

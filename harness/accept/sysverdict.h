@@ -68,12 +68,14 @@ typedef struct {
     double bw_bidir[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];  /* [GB/s] both directions at once, summed */
     double lat_us[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];    /* [us] a small copy row -> column */
     int p2p_wrong_a, p2p_wrong_b;            /* the first pair whose copy read back wrong (only when p2p_read) */
+    int no_peer[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];   /* 1: no peer access, the pair was not measured */
     const char *clock;                       /* "gpu" */
 } kb_sys_node;
 
 /* What this rank measured of the collectives. */
 typedef struct {
     int ran;                                 /* 0: why says why not */
+    int failed;                              /* the sweep started (communicator up) then failed: why */
     char why[256];
     const char *clock;                       /* "cpu" (emu) or "gpu" */
     int rank, nranks;

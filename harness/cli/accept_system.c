@@ -139,10 +139,12 @@ static void nccl_measure(const kb_acc_system *s, const kb_identity *id, int devi
     char why[1024];
     int ns = kb_coll_sweep_sizes(&s->sweep, sizes, KB_COLL_MAX_SIZES, why, sizeof why);
     t->c->clock = "gpu";
-    if (ns > 0 && kb_acc_nccl_sweep(id, device, sizes, ns, take, t, why, sizeof why) == 0) {
+    int rc = ns > 0 ? kb_acc_nccl_sweep(id, device, sizes, ns, take, t, why, sizeof why) : -1;
+    if (rc == 0) {
         t->c->ran = 1;
         return;
     }
+    t->c->failed = rc == -2;   /* after the communicator was up: a FAIL, not a SKIP */
     fprintf(stderr, "kbench accept: rank %d: collectives through NCCL: %s\n", id->rank, why);
     snprintf(t->c->why, sizeof t->c->why, "NCCL: %.240s", why);
 }

@@ -90,6 +90,7 @@ char primary_ctx_obj;            /* the primary context's handle */
 int primary_refs;                /* its retain count */
 __thread CUcontext current;      /* the calling thread's current context */
 fstream legacy;                  /* the NULL stream */
+int upload_unordered;            /* see fake_state.h */
 double host_ns = 1e9;            /* the virtual host clock */
 
 /* How long the GPU has had nothing to do [ns]: 0 while a stream holds queued or running
@@ -220,6 +221,8 @@ void enqueue(fstream *s, double dur, fevent *ev)
             ev->known = 0;
         return;
     }
+    if (!s->non_blocking)
+        upload_unordered = 0;   /* a blocking stream is ordered after the legacy stream's upload */
     double start = s->tail > host_ns ? s->tail : host_ns;
     if (ev) {
         ev->stamp = start;

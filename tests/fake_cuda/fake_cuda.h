@@ -24,7 +24,10 @@
  *   - behind a stream held by the blocking kernel at most FAKE_QUEUE_DEPTH operations queue;
  *     one more blocks the host until the stream drains (*assumed* depth: about a thousand);
  *   - cuMemcpyHtoD/DtoH are synchronous on the legacy stream, which waits for every blocking
- *     stream (a held one: until the blocking kernel gives up); cuMemHostAlloc takes PORTABLE,
+ *     stream (a held one: until the blocking kernel gives up); an upload from pageable memory
+ *     may still be in flight for a CU_STREAM_NON_BLOCKING stream (Driver API "API
+ *     synchronization behavior"): a cuMemcpyPeerAsync on such a stream before any later
+ *     legacy or blocking-stream operation moves nothing; cuMemHostAlloc takes PORTABLE,
  *     DEVICEMAP and WRITECOMBINED only, and only DEVICEMAP memory has a device pointer;
  *   - cuLaunchKernelEx: as cuLaunchKernel, and with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION of
  *     more than one block (CUDA Programming Guide "Thread Block Clusters"; Driver API

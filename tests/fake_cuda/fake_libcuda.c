@@ -366,6 +366,7 @@ CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
     /* synchronous, on the legacy stream, which waits for every blocking stream */
     wait_legacy();
     memcpy((void *)(uintptr_t)d, s, n);
+    upload_unordered = 1;   /* pageable: the DMA may land after return (see fake_cuda.h) */
     host_ns += gpu((double)n / 1000.0);
     return CUDA_SUCCESS;
 }
@@ -380,6 +381,7 @@ CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n)
         return CUDA_ERROR_INVALID_VALUE;
     /* synchronous, on the legacy stream, which waits for every blocking stream */
     wait_legacy();
+    upload_unordered = 0;   /* a later legacy-stream operation: the upload has landed */
     if ((r = sync_point()) != CUDA_SUCCESS)
         return r;
     memcpy(d, (const void *)(uintptr_t)s, n);

@@ -5,6 +5,7 @@
  *                              of their own sharing its memory (a unified address space)
  *   KBENCH_FAKE_CUDA_P2P_GBS   a copy between two devices [GB/s] (default 390)
  *   KBENCH_FAKE_CUDA_P2P_HALF  "a-b,...": those pairs copy at half that, both ways
+ *   KBENCH_FAKE_CUDA_NO_PEER   "a-b,...": cuDeviceCanAccessPeer says 0 for those pairs, both ways
  * Peer access (cuDeviceCanAccessPeer, cuCtxEnablePeerAccess) is allowed between every two
  * devices; enabling it twice is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, with itself or with
  * flags CUDA_ERROR_INVALID_VALUE. cuMemcpyPeerAsync checks both contexts, both ranges and that
@@ -41,9 +42,10 @@ int fake_device_of(CUcontext c)
     return -1;
 }
 
-static int half_pair(int a, int b)
+/* a-b listed in env ("1-3,0-2"), either way round */
+static int pair_listed(const char *env, int a, int b)
 {
-    const char *s = getenv("KBENCH_FAKE_CUDA_P2P_HALF");
+    const char *s = getenv(env);
     while (s && *s) {
         int x, y;
         if (sscanf(s, "%d-%d", &x, &y) == 2 && ((x == a && y == b) || (x == b && y == a)))
@@ -54,13 +56,15 @@ static int half_pair(int a, int b)
     return 0;
 }
 
+static int half_pair(int a, int b) { return pair_listed("KBENCH_FAKE_CUDA_P2P_HALF", a, b); }
+
 CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
 {
     NEED_INIT();
     int n = fake_devices();
     if (!can || dev < 0 || dev >= n || peer < 0 || peer >= n)
         return !can ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_DEVICE;
-    *can = dev != peer;
+    *can = dev != peer && !pair_listed("KBENCH_FAKE_CUDA_NO_PEER", dev, peer);
     return CUDA_SUCCESS;
 }
 
@@ -97,7 +101,10 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, 
     double gbs = g && *g ? atof(g) : 390.0;
     if (half_pair(s, d))
         gbs /= 2;
-    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n < FAKE_PEER_MOVED ? n : FAKE_PEER_MOVED);
+    if (!st->non_blocking)
+        upload_unordered = 0;
+    if (!upload_unordered)   /* else the copy reads memory the pageable upload has not reached */
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n < FAKE_PEER_MOVED ? n : FAKE_PEER_MOVED);
     if (st->capturing) {
         st->cap_ns += gpu((double)n / gbs);
         return CUDA_SUCCESS;

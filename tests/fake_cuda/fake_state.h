@@ -75,6 +75,7 @@ FAKE_HIDDEN extern char primary_ctx_obj;           /* the primary context's hand
 FAKE_HIDDEN extern int primary_refs;               /* its retain count */
 FAKE_HIDDEN extern __thread CUcontext current;     /* the calling thread's current context */
 FAKE_HIDDEN extern fstream legacy;                 /* the NULL stream */
+FAKE_HIDDEN extern int upload_unordered;           /* a pageable cuMemcpyHtoD not yet ordered before non-blocking streams */
 FAKE_HIDDEN extern double host_ns;                 /* the virtual host clock */
 FAKE_HIDDEN extern CUresult sticky;                /* a sticky fault */
 FAKE_HIDDEN extern long launches;                  /* launches so far (fault injection) */

@@ -32,8 +32,10 @@ static kb_status open_device(p2p *x, int d)
         st = CU(x, x->api.DevicePrimaryCtxRetain(&x->ctx[d], dev));
     if (!st)
         st = CU(x, x->api.CtxSetCurrent(x->ctx[d]));
+    /* Blocking stream: ordered after the synchronous pageable cuMemcpyHtoD in verified(),
+     * which may return before its DMA lands (Driver API "API synchronization behavior"). */
     if (!st)
-        st = CU(x, x->api.StreamCreate(&x->stream[d], CU_STREAM_NON_BLOCKING));
+        st = CU(x, x->api.StreamCreate(&x->stream[d], CU_STREAM_DEFAULT));
     if (!st)
         st = CU(x, x->api.EventCreate(&x->start[d], CU_EVENT_DEFAULT));
     if (!st)
