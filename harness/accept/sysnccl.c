@@ -21,7 +21,7 @@ typedef struct {
     kb_nccl_comm comm;
     char *why;
     size_t n;
-    int graphs;         /* 1: the graph axis runs (NCCL >= 2.9 on a CUDA >= 11.3 driver) */
+    int graphs;         /* 1: the graph axis runs (always, once open_nccl succeeded) */
 } nccl_run;
 
 #define CU(x, call) KB_CU_CHECK(&(x)->cu, (x)->why, (x)->n, call)
@@ -54,15 +54,17 @@ static kb_status open_cuda(nccl_run *x, int device)
     return st;
 }
 
-/* 1 when NCCL's calls can be captured: NCCL >= 2.9 on a driver of CUDA >= 11.3 ("Using NCCL
- * with CUDA Graphs"); else 0, said once on stderr. kb_nccl_gate's 2.10 floor implies the first. */
-static int graph_axis(int version, int driver)
+/* NCCL's calls can be captured with NCCL >= 2.9 on a CUDA >= 11.3 driver ("Using NCCL with CUDA
+ * Graphs"). kb_nccl_gate's NCCL 2.10 floor implies the first and kb_cuda_api_load's required
+ * cuGraphInstantiateWithFlags (CUDA 11.4) the second, so this only guards that invariant:
+ * 0, or -1 with the reason in why. */
+static int graph_gate(int version, int driver, char *why, size_t n)
 {
-    if (version >= 20900 && driver >= 11030)
-        return 1;
-    fprintf(stderr, "kbench accept: the collectives' graph axis is skipped: NCCL %d on a CUDA %d.%d driver "
-                    "(capture needs NCCL >= 2.9 and CUDA >= 11.3)\n", version, driver / 1000, driver % 1000 / 10);
-    return 0;
+    if (version >= 20900 && driver >= 11040)
+        return 0;
+    snprintf(why, n, "the collectives' graph axis needs NCCL >= 2.9 and a CUDA >= 11.4 driver (NCCL %d, "
+                     "CUDA %d.%d)", version, driver / 1000, driver % 1000 / 10);
+    return -1;
 }
 
 /* NCCL loaded, gated, and this rank's communicator joined. */
@@ -77,7 +79,9 @@ static kb_status open_nccl(nccl_run *x, const kb_identity *id)
     x->cu.DriverGetVersion(&driver);
     if (kb_nccl_gate(version, driver, from_toolkit ? CUDA_VERSION / 1000 : 0, x->why, x->n) != 0)
         return KB_ERR_SETUP;
-    x->graphs = graph_axis(version, driver);
+    if (graph_gate(version, driver, x->why, x->n) != 0)
+        return KB_ERR_SETUP;
+    x->graphs = 1;
     kb_rdv rdv;
     ncclUniqueId uid;
     if (kb_rdv_setup(env_get, NULL, id, &rdv, x->why, x->n) != 0)
