@@ -272,46 +272,26 @@ kb_status kb_acc_spec_parse(const char *text, const char *display_name, kb_acc_s
 {
     memset(out, 0, sizeof *out);
     snprintf(out->file, sizeof out->file, "%s", display_name);
-    yaml_parser_t parser;
     yaml_document_t doc;
     kb_sb_clear(err);
-    if (!yaml_parser_initialize(&parser)) {
-        kb_sb_printf(err, "%s: cannot initialise the YAML parser", display_name);
-        return KB_ERR_INTERNAL;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-    kb_status st = kb_yaml_precheck(text, display_name, "a spec", 16, 100000, err);   /* before any tree */
-    if (st != KB_OK) {
-        yaml_parser_delete(&parser);
+    kb_status st = kb_yaml_load_doc(text, display_name, "a spec", 16, 100000, &doc, err);
+    if (st != KB_OK)
         return st;
-    }
-    st = KB_ERR_INPUT;
-    if (!yaml_parser_load(&parser, &doc)) {
-        kb_sb_printf(err, "%s:%d:%d: YAML: %s", display_name, (int)parser.problem_mark.line + 1,
-                     (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");
-    } else {
-        kb_yctx y = { &doc, display_name, err };
-        st = load_root(&y, yaml_document_get_root_node(&doc), out);
-        yaml_document_delete(&doc);
-    }
-    yaml_parser_delete(&parser);
+    kb_yctx y = { &doc, display_name, err };
+    st = load_root(&y, yaml_document_get_root_node(&doc), out);
+    yaml_document_delete(&doc);
     return st;
 }
 
 kb_status kb_acc_spec_load(const char *path, kb_acc_spec *out, kb_sb *err)
 {
     char *text = NULL;
-    size_t len = 0;
     kb_sb_clear(err);
-    /* opened without blocking, a regular file of at most 1 MiB (core/fsutil.h) */
-    kb_status st = kb_fs_read_input(path, KB_LIMIT_SPEC_BYTES, "spec", &text, &len, err);
+    /* opened without blocking, a regular text file of at most 1 MiB (core/fsutil.h) */
+    kb_status st = kb_fs_read_text(path, KB_LIMIT_SPEC_BYTES, "spec", &text, err);
     if (st != KB_OK)
         return st;
-    st = KB_ERR_INPUT;
-    if (strlen(text) != len)
-        kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);
-    else
-        st = kb_acc_spec_parse(text, path, out, err);
+    st = kb_acc_spec_parse(text, path, out, err);
     free(text);
     return st;
 }

@@ -192,42 +192,24 @@ kb_status kb_acc_system_parse(const char *text, const char *display_name, kb_acc
     out->nvlink_links = -1;
     snprintf(out->file, sizeof out->file, "%s", display_name);
     kb_sb_clear(err);
-    kb_status st = kb_yaml_precheck(text, display_name, "a system spec", 16, 100000, err);
+    yaml_document_t doc;
+    kb_status st = kb_yaml_load_doc(text, display_name, "a system spec", 16, 100000, &doc, err);
     if (st != KB_OK)
         return st;
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) {
-        kb_sb_printf(err, "%s: cannot initialise the YAML parser", display_name);
-        return KB_ERR_INTERNAL;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-    st = KB_ERR_INPUT;
-    if (!yaml_parser_load(&parser, &doc)) {
-        kb_sb_printf(err, "%s:%d:%d: YAML: %s", display_name, (int)parser.problem_mark.line + 1,
-                     (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");
-    } else {
-        kb_yctx y = { &doc, display_name, err };
-        st = load_root(&y, yaml_document_get_root_node(&doc), out);
-        yaml_document_delete(&doc);
-    }
-    yaml_parser_delete(&parser);
+    kb_yctx y = { &doc, display_name, err };
+    st = load_root(&y, yaml_document_get_root_node(&doc), out);
+    yaml_document_delete(&doc);
     return st;
 }
 
 kb_status kb_acc_system_load(const char *path, kb_acc_system *out, kb_sb *err)
 {
     char *text = NULL;
-    size_t len = 0;
     kb_sb_clear(err);
-    kb_status st = kb_fs_read_input(path, KB_LIMIT_SPEC_BYTES, "system spec", &text, &len, err);
+    kb_status st = kb_fs_read_text(path, KB_LIMIT_SPEC_BYTES, "system spec", &text, err);
     if (st != KB_OK)
         return st;
-    st = KB_ERR_INPUT;
-    if (strlen(text) != len)
-        kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);
-    else
-        st = kb_acc_system_parse(text, path, out, err);
+    st = kb_acc_system_parse(text, path, out, err);
     free(text);
     return st;
 }

@@ -255,3 +255,16 @@ kb_status kb_fs_read_input(const char *path, long long limit, const char *what, 
     close(fd);
     return st;
 }
+
+kb_status kb_fs_read_text(const char *path, long long limit, const char *what, char **out, kb_sb *err)
+{
+    size_t len = 0;
+    kb_status st = kb_fs_read_input(path, limit, what, out, &len, err);
+    if (st == KB_OK && strlen(*out) != len) {
+        kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);
+        free(*out);
+        *out = NULL;
+        st = KB_ERR_INPUT;
+    }
+    return st;
+}

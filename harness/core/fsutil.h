@@ -46,6 +46,11 @@ int kb_fs_open_input(const char *path, long long limit, const char *what, kb_sta
 kb_status kb_fs_read_input(const char *path, long long limit, const char *what, char **out, size_t *len,
                            kb_sb *err);
 
+/* kb_fs_read_input for a text file: KB_ERR_INPUT with "path: not a text file (contains a
+ * NUL byte)" when the file holds a NUL byte; otherwise as kb_fs_read_input. *out NULL on
+ * error, else malloc'ed and NUL-terminated (caller frees). */
+kb_status kb_fs_read_text(const char *path, long long limit, const char *what, char **out, kb_sb *err);
+
 /* limit as text: "16 MiB", "2 GiB", "512 bytes" (buf of at least 32 bytes). */
 const char *kb_fs_size_text(long long limit, char *buf, size_t n);
 

@@ -372,10 +372,9 @@ static kb_status load_rest(mload *L, const yaml_node_t *root)
 kb_status kb_model_load_text(const char *text, const char *display_name, const char *const *sets, int n_sets,
                              kb_model *out, kb_sb *err)
 {
-    yaml_parser_t parser;
     yaml_document_t doc;
     mload L;
-    kb_status st = KB_ERR_INPUT;
+    kb_status st;
     memset(out, 0, sizeof *out);
     memset(&L, 0, sizeof L);
     L.m = out;
@@ -384,19 +383,8 @@ kb_status kb_model_load_text(const char *text, const char *display_name, const c
     L.y.err = err;
     kb_sb_clear(err);
     out->file = kb_suite_xstrdup(display_name);
-    if (!yaml_parser_initialize(&parser)) {
-        kb_sb_printf(err, "%s: cannot initialise the YAML parser", display_name);
-        return KB_ERR_INTERNAL;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-    if ((st = kb_yaml_precheck(text, display_name, "a model description", 16, 200000, err)) != KB_OK)
-        goto done;   /* before any tree: depth and node count */
-    st = KB_ERR_INPUT;
-    if (!yaml_parser_load(&parser, &doc)) {
-        kb_sb_printf(err, "%s:%d:%d: YAML: %s", display_name, (int)parser.problem_mark.line + 1,
-                     (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");
+    if ((st = kb_yaml_load_doc(text, display_name, "a model description", 16, 200000, &doc, err)) != KB_OK)
         goto done;
-    }
     const yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root)
         st = kb_yaml_fail(&L.y, NULL, "empty model description (expected a mapping with 'model', 'params', "
@@ -405,7 +393,6 @@ kb_status kb_model_load_text(const char *text, const char *display_name, const c
         st = load_rest(&L, root);
     yaml_document_delete(&doc);
 done:
-    yaml_parser_delete(&parser);
     if (st) kb_model_free(out);
     return st;
 }
@@ -414,21 +401,16 @@ kb_status kb_model_load(const char *path, const char *const *sets, int n_sets, k
 {
     struct stat sb;
     char *text = NULL;
-    size_t len = 0;
     memset(out, 0, sizeof *out);
     kb_sb_clear(err);
     if (stat(path, &sb) != 0) {
         kb_sb_printf(err, "%s: no such model description (a YAML file, or a name under data/models/)", path);
         return KB_ERR_INPUT;
     }
-    /* opened without blocking, a regular file of at most 1 MiB (core/fsutil.h) */
-    if (kb_fs_read_input(path, KB_MODEL_MAX_BYTES, "model description", &text, &len, err) != KB_OK)
+    /* opened without blocking, a regular text file of at most 1 MiB (core/fsutil.h) */
+    if (kb_fs_read_text(path, KB_MODEL_MAX_BYTES, "model description", &text, err) != KB_OK)
         return KB_ERR_INPUT;
-    kb_status st = KB_ERR_INPUT;
-    if (strlen(text) != len)
-        kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);
-    else
-        st = kb_model_load_text(text, path, sets, n_sets, out, err);
+    kb_status st = kb_model_load_text(text, path, sets, n_sets, out, err);
     free(text);
     return st;
 }

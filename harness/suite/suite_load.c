@@ -85,9 +85,7 @@ kb_status kb_suite_load_text(const char *text, const char *display_name,
                              const kb_family *const *fams, int n_fams, kb_suite *out, kb_sb *err)
 {
     kb_status st = KB_OK;
-    yaml_parser_t parser;
     yaml_document_t doc;
-    int have_doc = 0;
     kb_measure_settings md = KB_MEASURE_DEFAULTS;
     kb_loader L = { 0 };
 
@@ -109,33 +107,12 @@ kb_status kb_suite_load_text(const char *text, const char *display_name,
         L.dtype_names[d] = kb_dtype_name((kb_dtype)d);
     L.launch_names = launch_names;
 
-    if (!yaml_parser_initialize(&parser)) {
-        kb_sb_clear(err);
-        kb_sb_printf(err, "%s: cannot initialise the YAML parser", display_name);
-        st = KB_ERR_INTERNAL;
-        goto fail_parser;
-    }
     kb_sb_clear(err);
-    if ((st = kb_yaml_precheck(text, display_name, "a suite", KB_SUITE_MAX_DEPTH, KB_SUITE_MAX_NODES, err)) != KB_OK)
-        goto fail_pre;
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-    if (!yaml_parser_load(&parser, &doc)) {
-        kb_sb_clear(err);
-        kb_sb_printf(err, "%s:%d:%d: YAML: %s", display_name, (int)parser.problem_mark.line + 1,
-                     (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");
-        if (parser.context)
-            kb_sb_printf(err, " (%s at %d:%d)", parser.context, (int)parser.context_mark.line + 1,
-                         (int)parser.context_mark.column + 1);
-        st = KB_ERR_INPUT;
-        goto fail;
+    st = kb_yaml_load_doc(text, display_name, "a suite", KB_SUITE_MAX_DEPTH, KB_SUITE_MAX_NODES, &doc, err);
+    if (st == KB_OK) {
+        st = load_root(&L, yaml_document_get_root_node(&doc));
+        yaml_document_delete(&doc);
     }
-    have_doc = 1;
-    st = load_root(&L, yaml_document_get_root_node(&doc));
-fail:
-    if (have_doc) yaml_document_delete(&doc);
-fail_pre:
-    yaml_parser_delete(&parser);
-fail_parser:
     free(L.presets);
     free(L.preset_order);
     free(L.pads);
@@ -149,14 +126,9 @@ fail_parser:
 static kb_status read_suite(const char *path, kb_sb *text, kb_sb *err)
 {
     char *buf = NULL;
-    size_t len = 0;
-    kb_status rc = kb_fs_read_input(path, KB_SUITE_MAX_BYTES, "suite", &buf, &len, err);
-    if (rc == KB_OK && strlen(buf) != len) {
-        kb_sb_printf(err, "%s: not a text file (contains a NUL byte)", path);
-        rc = KB_ERR_INPUT;
-    }
+    kb_status rc = kb_fs_read_text(path, KB_SUITE_MAX_BYTES, "suite", &buf, err);
     if (rc == KB_OK)
-        kb_sb_append(text, buf, len);
+        kb_sb_append(text, buf, strlen(buf));
     free(buf);
     return rc;
 }

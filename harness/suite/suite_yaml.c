@@ -230,3 +230,28 @@ kb_status kb_yaml_precheck(const char *text, const char *name, const char *what,
     yaml_parser_delete(&p);
     return st;
 }
+
+kb_status kb_yaml_load_doc(const char *text, const char *name, const char *what, int max_depth, long max_nodes,
+                           yaml_document_t *doc, kb_sb *err)
+{
+    kb_status st = kb_yaml_precheck(text, name, what, max_depth, max_nodes, err);   /* before any tree */
+    if (st != KB_OK)
+        return st;
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        kb_sb_printf(err, "%s: cannot initialise the YAML parser", name);
+        return KB_ERR_INTERNAL;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+    if (!yaml_parser_load(&parser, doc)) {
+        kb_sb_clear(err);
+        kb_sb_printf(err, "%s:%d:%d: YAML: %s", name, (int)parser.problem_mark.line + 1,
+                     (int)parser.problem_mark.column + 1, parser.problem ? parser.problem : "parse error");
+        if (parser.context)
+            kb_sb_printf(err, " (%s at %d:%d)", parser.context, (int)parser.context_mark.line + 1,
+                         (int)parser.context_mark.column + 1);
+        st = KB_ERR_INPUT;
+    }
+    yaml_parser_delete(&parser);
+    return st;
+}

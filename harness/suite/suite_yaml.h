@@ -25,6 +25,13 @@ typedef struct {
 kb_status kb_yaml_precheck(const char *text, const char *name, const char *what, int max_depth, long max_nodes,
                            kb_sb *err);
 
+/* kb_yaml_precheck, then text's one document into *doc. KB_OK with *doc loaded (the caller
+ * yaml_document_delete()s it); KB_ERR_INPUT with the precheck's message or "name:line:col:
+ * YAML: <problem>" (and " (<context> at line:col)" when libyaml gives one) in err, *doc not
+ * loaded; KB_ERR_INTERNAL when libyaml cannot start. */
+kb_status kb_yaml_load_doc(const char *text, const char *name, const char *what, int max_depth, long max_nodes,
+                           yaml_document_t *doc, kb_sb *err);
+
 /* Write "file:line:col: <message>" for node n (or 1:1 when n is NULL) into y->err,
  * replacing what was there, and return KB_ERR_INPUT. */
 kb_status kb_yaml_fail(const kb_yctx *y, const yaml_node_t *n, const char *fmt, ...)
