@@ -459,6 +459,27 @@ static kb_status plan_cudnn(kb_run *r, attn_state *a)
     return kb_run_vendor_plan(r, &op, &a->plan);
 }
 
+/* The device buffers of a (Q, K, V, O; naive's scores, fa3's log-sum-exp) and fa3's tensor
+ * maps over them. KB_OK, or kb_run_alloc's / the maps' status. */
+static kb_status alloc_device(kb_run *r, attn_state *a)
+{
+    const kb_case *c = r->c;
+    int64_t bh = c->dims[D_B] * c->dims[D_H], s = c->dims[D_S];
+    size_t bytes = (size_t)a->n * kb_dtype_size(c->dtype);
+    kb_status st;
+    if ((st = kb_run_alloc(r, bytes, &a->d_q)) != KB_OK || (st = kb_run_alloc(r, bytes, &a->d_k)) != KB_OK ||
+        (st = kb_run_alloc(r, bytes, &a->d_v)) != KB_OK || (st = kb_run_alloc(r, bytes, &a->d_o)) != KB_OK)
+        return st;
+    if (c->variant == V_NAIVE && (st = kb_run_alloc(r, (size_t)(bh * s * s) * sizeof(float), &a->d_s)) != KB_OK)
+        return st;
+    if (c->variant == V_FA3 && c->params[P_LSE] == LSE_YES &&
+        (st = kb_run_alloc(r, (size_t)(bh * s) * sizeof(float), &a->d_lse)) != KB_OK)
+        return st;
+    if (c->variant == V_FA3)
+        st = kb_attn_fa3_maps(r, a->d_q, a->d_k, a->d_v, a->d_o, a->maps);
+    return st;
+}
+
 static kb_status attn_setup(kb_run *r, void **state)
 {
     const kb_case *c = r->c;
@@ -493,17 +514,7 @@ static kb_status attn_setup(kb_run *r, void **state)
         kb_run_fail(r, KB_ERR_OOM, "host allocation of %lld reference rows", (long long)a->n_rows);
         goto fail;
     }
-    if ((st = kb_run_alloc(r, (size_t)n * esz, &a->d_q)) != KB_OK ||
-        (st = kb_run_alloc(r, (size_t)n * esz, &a->d_k)) != KB_OK ||
-        (st = kb_run_alloc(r, (size_t)n * esz, &a->d_v)) != KB_OK ||
-        (st = kb_run_alloc(r, (size_t)n * esz, &a->d_o)) != KB_OK)
-        goto fail;
-    if (c->variant == V_NAIVE && (st = kb_run_alloc(r, (size_t)(bh * s * s) * sizeof(float), &a->d_s)) != KB_OK)
-        goto fail;
-    if (c->variant == V_FA3 && c->params[P_LSE] == LSE_YES &&
-        (st = kb_run_alloc(r, (size_t)(bh * s) * sizeof(float), &a->d_lse)) != KB_OK)
-        goto fail;
-    if (c->variant == V_FA3 && (st = kb_attn_fa3_maps(r, a->d_q, a->d_k, a->d_v, a->d_o, a->maps)) != KB_OK)
+    if ((st = alloc_device(r, a)) != KB_OK)
         goto fail;
 
     /* Q and K span [-2, 2], so scores q.k/sqrt(d) have a standard deviation near 1.3 and
