@@ -145,17 +145,18 @@ static void test_nvlink_and_topology_on_the_doubles(void)
     const char *down[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_LINK_DOWN", "3:7",
                            NULL };
     CHECK(accept_system(dir, "hgx-h100-8", "cuda", down, &v) == KB_EXIT_INCORRECT);
-    CHECK(!strcmp(status(v, "nvlink"), "FAIL") && strstr(reason(v, "nvlink"), "GPU 3: 17 of 18") &&
-          strstr(reason(v, "nvlink"), "link 7"));
+    /* one GPU shown to CUDA (as under srun --gpus-per-task=1): the others named by NVML's index */
+    CHECK_MSG(!strcmp(status(v, "nvlink"), "FAIL") && strstr(reason(v, "nvlink"), "NVML GPU 3 (00000000:28:00.0, "
+              "not shown to CUDA): 17 of 18") && strstr(reason(v, "nvlink"), "link 7"), "%s", reason(v, "nvlink"));
     CHECK(!strcmp(status(v, "topology"), "PASS"));
     json_decref(v);
     char junit[600];
     snprintf(junit, sizeof junit, "%s/v.xml", dir);
     char *x = slurp(junit);
-    CHECK(x && strstr(x, "<failure") && strstr(x, "GPU 3: 17 of 18"));
+    CHECK(x && strstr(x, "<failure") && strstr(x, "NVML GPU 3 (00000000:28:00.0, not shown to CUDA): 17 of 18"));
     free(x);
     const char *pair[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_PAIR", "2-5:SYS",
-                           NULL };
+                           "KBENCH_FAKE_CUDA_DEVICES", "8", "KBENCH_P2P_MIB", "1", NULL };
     CHECK(accept_system(dir, "hgx-h100-8", "cuda", pair, &v) == KB_EXIT_INCORRECT);
     CHECK(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "GPU 2 - GPU 5: SYS"));
     json_decref(v);

@@ -14,9 +14,13 @@
  * Without NVLink, the common ancestor of a pair is NODE in one half of the GPUs, SYS across the
  * halves (two CPU sockets). Levels as nvml.h: SINGLE 10, MULTIPLE 20, HOSTBRIDGE 30, NODE 40,
  * SYSTEM 50; nvmlGpuP2PStatus_t 0 OK, 5 NOT_SUPPORTED; P2P index 2 NVLINK. Each GPU's PCI
- * address is 0000:(0x10 + 8 i):00.0 (nvmlDeviceGetPciInfo_v3 of fake_nvml.c asks fake_topo_pci),
- * an NVSwitch's 0000:(0xA0 + link % 4):00.0; nvmlDeviceGetNvLinkRemoteDeviceType says GPU (0) or
- * SWITCH (2), nvmlDeviceGetNvLinkRemotePciInfo_v2 the remote end's address. */
+ * address (NVML's index order is the PCI order, as a real NVML's) is 0000:(0x10 + 8 i):00.0, or
+ *   KBENCH_FAKE_NVML_BUS_IDS    "domain:bus:device.function,..." per NVML index (hex, e.g.
+ *                               "0001:3b:00.0,0001:5e:00.0"); set, nvmlDeviceGetHandleByPciBusId_v2
+ *                               finds only those (NOT_FOUND for another id: fake_nvml.c)
+ * (nvmlDeviceGetPciInfo_v3 of fake_nvml.c asks fake_topo_pci, nvmlDeviceGetHandleByPciBusId_v2
+ * fake_topo_find), an NVSwitch's 0000:(0xA0 + link % 4):00.0; nvmlDeviceGetNvLinkRemoteDeviceType
+ * says GPU (0) or SWITCH (2), nvmlDeviceGetNvLinkRemotePciInfo_v2 the remote end's address. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +39,8 @@ int nvmlDeviceGetTopologyCommonAncestor(nvml_device a, nvml_device b, int *level
 int nvmlDeviceGetNvLinkRemoteDeviceType(nvml_device d, unsigned link, int *type);
 int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml_device d, unsigned link, void *pci);
 __attribute__((visibility("hidden"))) int fake_topo_pci(const void *d, void *pci);
+__attribute__((visibility("hidden"))) void *fake_topo_find(const char *bus_id);
+__attribute__((visibility("hidden"))) int fake_topo_gpu(const void *d);
 
 static char gpu_obj[MAX_GPUS];
 
@@ -102,14 +108,49 @@ static int mesh_peer(int g, unsigned link, unsigned *total)
     return peer;
 }
 
+typedef struct { unsigned domain, bus, device, function; } pci_addr;
+
+/* An id in the forms nvmlDeviceGetHandleByPciBusId_v2 accepts (hex): domain:bus:device.function,
+ * domain:bus:device, bus:device.function. 0, or -1 when it is none of them. */
+static int parse_id(const char *s, pci_addr *p)
+{
+    int used = -1;
+    memset(p, 0, sizeof p[0]);
+    if (sscanf(s, "%x:%x:%x.%x%n", &p->domain, &p->bus, &p->device, &p->function, &used) == 4 && !s[used])
+        return 0;
+    used = -1;
+    if (sscanf(s, "%x:%x:%x%n", &p->domain, &p->bus, &p->device, &used) == 3 && !s[used])
+        return 0;
+    used = -1;
+    p->domain = 0;
+    if (sscanf(s, "%x:%x.%x%n", &p->bus, &p->device, &p->function, &used) == 3 && !s[used])
+        return 0;
+    return -1;
+}
+
+/* GPU g's address: the g-th of KBENCH_FAKE_NVML_BUS_IDS, else 0000:(0x10 + 8 g):00.0. */
+static pci_addr gpu_addr(int g)
+{
+    pci_addr p = { 0, 0x10u + 8u * (unsigned)g, 0, 0 };
+    const char *s = getenv("KBENCH_FAKE_NVML_BUS_IDS");
+    for (int i = 0; s && *s && i < g; i++)
+        s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL;
+    char one[40] = "";
+    if (s && *s && sscanf(s, "%39[^,]", one) == 1 && parse_id(one, &p) != 0)
+        p = (pci_addr){ 0xffffu, 0xffu, 0x1fu, 7 };   /* malformed: an address nobody has */
+    return p;
+}
+
 /* nvmlPciInfo_t (_v3): busIdLegacy[16], domain, bus, device, pciDeviceId, pciSubSystemId, busId[32] */
-static void put_pci(unsigned bus, void *pci)
+static void put_pci(pci_addr a, void *pci)
 {
     struct { char legacy[16]; unsigned domain, bus, device, id, subsystem; char bus_id[32]; } p;
     memset(&p, 0, sizeof p);
-    p.bus = bus;
-    snprintf(p.legacy, sizeof p.legacy, "0000:%02X:00.0", bus);
-    snprintf(p.bus_id, sizeof p.bus_id, "00000000:%02X:00.0", bus);
+    p.domain = a.domain;
+    p.bus = a.bus;
+    p.device = a.device;
+    snprintf(p.legacy, sizeof p.legacy, "%04X:%02X:%02X.%X", a.domain & 0xffffu, a.bus, a.device, a.function);
+    snprintf(p.bus_id, sizeof p.bus_id, "%08X:%02X:%02X.%X", a.domain, a.bus, a.device, a.function);
     p.id = 0x233010deu;
     memcpy(pci, &p, sizeof p);
 }
@@ -119,8 +160,23 @@ int fake_topo_pci(const void *d, void *pci)
     int g = gpu_of((nvml_device)(uintptr_t)d);
     if (g < 0 || !pci)
         return -1;
-    put_pci(0x10u + 8u * (unsigned)g, pci);
+    put_pci(gpu_addr(g), pci);
     return 0;
+}
+
+int fake_topo_gpu(const void *d) { return gpu_of((nvml_device)(uintptr_t)d); }
+
+void *fake_topo_find(const char *bus_id)
+{
+    pci_addr p;
+    if (!bus_id || parse_id(bus_id, &p) != 0)
+        return NULL;
+    for (int g = 0; g < n_gpus(); g++) {
+        pci_addr a = gpu_addr(g);
+        if (a.domain == p.domain && a.bus == p.bus && a.device == p.device && a.function == p.function)
+            return &gpu_obj[g];
+    }
+    return NULL;
 }
 
 static int link_down(int gpu, unsigned link)
@@ -207,7 +263,7 @@ EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml_device d, unsigned link, voi
         return 2;
     if (!mesh() && !nvswitch())
         return 3;
-    put_pci(peer >= 0 ? 0x10u + 8u * (unsigned)peer : 0xA0u + link % 4, pci);
+    put_pci(peer >= 0 ? gpu_addr(peer) : (pci_addr){ 0, 0xA0u + link % 4, 0, 0 }, pci);
     return 0;
 }
 

@@ -6,6 +6,13 @@
  *   KBENCH_FAKE_CUDA_P2P_GBS   a copy between two devices [GB/s] (default 390)
  *   KBENCH_FAKE_CUDA_P2P_HALF  "a-b,...": those pairs copy at half that, both ways
  *   KBENCH_FAKE_CUDA_NO_PEER   "a-b,...": cuDeviceCanAccessPeer says 0 for those pairs, both ways
+ *   KBENCH_FAKE_CUDA_P2P_FAIL  "a-b,...": cuMemcpyPeerAsync between those devices, either way, fails
+ *                              with CUDA_ERROR_UNKNOWN (a link that errors: the copy is not queued)
+ *   KBENCH_FAKE_CUDA_BUS_IDS   "id,...": cuDeviceGetPCIBusId of device 0, 1, ... (CUDA's order; e.g.
+ *                              the NVML double's GPUs in another order, as CUDA_DEVICE_ORDER=
+ *                              FASTEST_FIRST or a reordered CUDA_VISIBLE_DEVICES give); default
+ *                              "0000:%02x:00.0" of 0x10 + 8 d, the NVML double's GPU d
+ * Pairs are named by CUDA ordinal.
  * Peer access (cuDeviceCanAccessPeer, cuCtxEnablePeerAccess) is allowed between every two
  * devices; enabling it twice is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, with itself or with
  * flags CUDA_ERROR_INVALID_VALUE. cuMemcpyPeerAsync checks both contexts, both ranges and that
@@ -58,6 +65,17 @@ static int pair_listed(const char *env, int a, int b)
 
 static int half_pair(int a, int b) { return pair_listed("KBENCH_FAKE_CUDA_P2P_HALF", a, b); }
 
+void fake_bus_id(int d, char *out, size_t n)
+{
+    const char *s = getenv("KBENCH_FAKE_CUDA_BUS_IDS");
+    for (int i = 0; s && *s && i < d; i++)
+        s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL;
+    if (s && *s)
+        snprintf(out, n, "%.*s", (int)strcspn(s, ","), s);
+    else
+        snprintf(out, n, "0000:%02x:00.0", 0x10u + 8u * (unsigned)d);
+}
+
 CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
 {
     NEED_INIT();
@@ -97,6 +115,8 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, 
     int other = me == s ? d : s;
     if (d != s && !enabled[me][other])
         return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;   /* the double insists: kbench measures direct copies */
+    if (d != s && pair_listed("KBENCH_FAKE_CUDA_P2P_FAIL", s, d))
+        return CUDA_ERROR_UNKNOWN;
     const char *g = getenv("KBENCH_FAKE_CUDA_P2P_GBS");
     double gbs = g && *g ? atof(g) : 390.0;
     if (half_pair(s, d))

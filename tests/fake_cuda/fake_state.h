@@ -96,8 +96,10 @@ FAKE_HIDDEN CUresult alloc_add(void *m, size_t n);
  * device because of a tensor map it was given (CUDA_SUCCESS: none) */
 FAKE_HIDDEN CUresult tmap_param_fault(const fake_entry *e, void **params);
 
-/* the node (fake_peer.c): devices counted, the context of device d, the device of a context (-1) */
+/* the node (fake_peer.c): devices counted, the context of device d, the device of a context (-1),
+ * device d's PCI bus id (cuDeviceGetPCIBusId's text, at most n bytes with the NUL) */
 FAKE_HIDDEN int fake_devices(void);
+FAKE_HIDDEN void fake_bus_id(int d, char *out, size_t n);
 FAKE_HIDDEN CUcontext fake_ctx_of(int d);
 FAKE_HIDDEN int fake_device_of(CUcontext c);
 

@@ -41,6 +41,8 @@ int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *ref_mhz);
  * libnvidia-ml lacks or the GPU does not support leaves that value unread with the NVML
  * error (or "not exported") as why. Without NVML, everything unread with kb_nvml_why. */
 void kb_nvml_health(kb_nvml *n, kb_health *out);
+/* The name of an nvmlReturn_t ("NVML_ERROR_NOT_FOUND", from nvml.h), NULL for a code it lacks. */
+const char *kb_nvml_ret_name(int r);
 /* Shut NVML down and free (NULL is fine). */
 void kb_nvml_close(kb_nvml *n);
 
