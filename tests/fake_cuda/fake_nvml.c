@@ -97,7 +97,10 @@ EXPORT int nvmlShutdown(void) { return 0; }
 EXPORT const char *nvmlErrorString(int r)
 {
     static const char *const msg[] = { "Success", "Uninitialized", "Invalid Argument", "Not Supported",
-                                       "Insufficient Permissions", "Already Initialized", "Not Found" };
+                                       "Insufficient Permissions", "Already Initialized", "Not Found",
+                                       "Insufficient Size", "Insufficient External Power", "Driver Not Loaded",
+                                       "Timeout", "Interrupt Request Issue", "NVML Shared Library Not Found",
+                                       "Function Not Found", "Corrupted infoROM", "GPU is lost" };
     return r >= 0 && r < (int)(sizeof msg / sizeof msg[0]) ? msg[r] : "fake NVML error";
 }
 

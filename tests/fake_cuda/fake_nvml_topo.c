@@ -11,6 +11,9 @@
  *   KBENCH_FAKE_NVML_LINK_DOWN  "gpu:link,...": those links inactive (isActive 0), e.g. "3:7"
  *   KBENCH_FAKE_NVML_PAIR       "a-b:PATH,...": that pair is not NVLink but PIX, PXB, PHB, NODE or SYS
  *                               (nvmlDeviceGetP2PStatus NVLink NOT_SUPPORTED, the common ancestor that)
+ *   KBENCH_FAKE_NVML_TOPO_FAIL  "function,...": those of nvmlDeviceGetNvLinkState,
+ *                               nvmlDeviceGetTopologyCommonAncestor, nvmlDeviceGetNvLinkRemotePciInfo_v2
+ *                               return 15 (NVML_ERROR_GPU_IS_LOST) for every GPU
  * Without NVLink, the common ancestor of a pair is NODE in one half of the GPUs, SYS across the
  * halves (two CPU sockets). Levels as nvml.h: SINGLE 10, MULTIPLE 20, HOSTBRIDGE 30, NODE 40,
  * SYSTEM 50; nvmlGpuP2PStatus_t 0 OK, 5 NOT_SUPPORTED; P2P index 2 NVLINK. Each GPU's PCI
@@ -179,6 +182,17 @@ void *fake_topo_find(const char *bus_id)
     return NULL;
 }
 
+/* 15 (NVML_ERROR_GPU_IS_LOST) when fn is listed in KBENCH_FAKE_NVML_TOPO_FAIL, else 0. */
+static int injected(const char *fn)
+{
+    const char *s = getenv("KBENCH_FAKE_NVML_TOPO_FAIL");
+    size_t n = strlen(fn);
+    for (; s && *s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
+        if (!strncmp(s, fn, n) && (s[n] == ',' || !s[n]))
+            return 15;
+    return 0;
+}
+
 static int link_down(int gpu, unsigned link)
 {
     const char *s = getenv("KBENCH_FAKE_NVML_LINK_DOWN");
@@ -216,6 +230,8 @@ EXPORT int nvmlDeviceGetNvLinkState(nvml_device d, unsigned link, int *active)
     unsigned links = s && *s ? (unsigned)atoi(s) : 18;
     if (g < 0 || !active)
         return 2;
+    if (injected("nvmlDeviceGetNvLinkState"))
+        return 15;
     if (mesh())
         mesh_peer(g, link, &links);
     else if (!nvswitch())
@@ -259,6 +275,8 @@ EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml_device d, unsigned link, voi
     int g = gpu_of(d), peer = g >= 0 && mesh() ? mesh_peer(g, link, &total) : -1;
     if (g < 0 || !pci)
         return 2;
+    if (injected("nvmlDeviceGetNvLinkRemotePciInfo_v2"))
+        return 15;
     if (mesh() && peer < 0)
         return 2;
     if (!mesh() && !nvswitch())
@@ -272,6 +290,8 @@ EXPORT int nvmlDeviceGetTopologyCommonAncestor(nvml_device a, nvml_device b, int
     int x = gpu_of(a), y = gpu_of(b), half = (n_gpus() + 1) / 2;
     if (x < 0 || y < 0 || !level)
         return 2;
+    if (injected("nvmlDeviceGetTopologyCommonAncestor"))
+        return 15;
     int o = pair_override(x, y);
     *level = o ? o : x == y ? 0 : (x < half) == (y < half) ? 40 : 50;
     return 0;

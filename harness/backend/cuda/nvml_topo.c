@@ -208,12 +208,12 @@ int kb_nvml_bus_id_norm(const char *in, char *out, size_t size)
     int used = -1;
     if (size)
         out[0] = 0;
-    if (!in)
+    if (!in || strspn(in, "0123456789abcdefABCDEF:.") != strlen(in))
         return -1;
     if (!((sscanf(in, "%x:%x:%x.%x%n", &d, &b, &v, &f, &used) == 4 && !in[used]) ||
           (used = -1, f = 0, sscanf(in, "%x:%x:%x%n", &d, &b, &v, &used) == 3 && !in[used]) ||
           (used = -1, d = 0, sscanf(in, "%x:%x.%x%n", &b, &v, &f, &used) == 3 && !in[used])) ||
-        b > 0xff || v > 0x1f || f > 7 || strchr(in, '-') || strchr(in, ' '))
+        b > 0xff || v > 0x1f || f > 7)
         return -1;
     snprintf(out, size, "%08X:%02X:%02X.%X", d, b, v, f);
     return 0;
@@ -300,10 +300,8 @@ static void read_with(const topo_api *a, const char (*ids)[KB_NVML_BUS_ID_LEN], 
         order[i] = i;
     if (n_cuda < 0)
         snprintf(out->note, sizeof out->note, "GPUs in NVML's order: CUDA's devices unknown (%.400s)", cuda_why);
-    else if (cuda_order(a, dev, n, ids, n_cuda > n ? n : n_cuda, order, out) != 0)
+    else if (cuda_order(a, dev, n, ids, n_cuda, order, out) != 0)
         return;
-    if (n_cuda > n)
-        snprintf(out->note, sizeof out->note, "CUDA shows %d devices, NVML %d GPUs: the first %d mapped", n_cuda, n, n);
     for (int i = 0; i < n; i++) {
         pci_info p;
         memset(&p, 0, sizeof p);
