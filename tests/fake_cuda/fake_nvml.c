@@ -30,6 +30,10 @@
  * it, and row remapping NOT_SUPPORTED before 8.0 (NVIDIA's "A100 GPU Memory Error Management",
  * supported GPUs: row remapping on GA100, GH100 and later; nvmlDeviceGetRemappedRows: "Ampere or
  * newer"; the review of issue 24: H100 reports page retirement as N/A).
+ * Devices: nvmlDeviceGetHandleByPciBusId_v2 finds the node's GPUs (fake_nvml_topo.c) by address,
+ * else the one telemetry GPU (bus 00000000:00:00.0; any id while KBENCH_FAKE_NVML_BUS_IDS is
+ * unset, NOT_FOUND otherwise); every GPU reads the scripted values. nvmlErrorString gives NVML's
+ * words for codes 0-15.
  * Memory clock 2619 MHz, power 350 W, 45 C. Return codes as nvml.h:
  * 0 success, 2 invalid argument, 3 not supported, 6 not found, 7 insufficient size.
  */

@@ -15,7 +15,8 @@
 
 typedef struct kb_nvml kb_nvml;
 
-/* Open NVML for the GPU with this PCI bus id ("0000:3B:00.0"; CUDA's and NVML's agree)
+/* Open NVML for the GPU with this PCI bus id (CUDA's "0000:3b:00.0": nvmlDeviceGetHandleByPciBusId_v2
+ * takes domain:bus:device.function in hex, NVML's own "00000000:3B:00.0" as well)
  * or, when it is NULL/empty or not found, this UUID ("GPU-..."). Always returns a
  * handle (NULL only when out of memory); check kb_nvml_available. */
 kb_nvml *kb_nvml_open(const char *pci_bus_id, const char *uuid);
