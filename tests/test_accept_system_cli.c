@@ -247,6 +247,7 @@ static void test_cuda_order_is_not_nvml_order(void)
     double u70 = json_real_value(json_array_get(json_array_get(uni, 7), 0));
     CHECK_MSG(u70 > 389 && u70 < 391, "%g", u70);   /* the last row, after the failed pair, measured */
     CHECK(json_array_size(json_object_get(sys, "p2p_failed")) == 2);
+    CHECK(json_is_true(json_object_get(sys, "p2p_bidir_concurrent")));
     json_decref(v);
 }
 

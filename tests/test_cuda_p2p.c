@@ -4,7 +4,9 @@
  * verified (the double refuses a copy between two devices without peer access, so a matrix
  * measured shows the module enabled it), a pair whose copies fail is that cell failed with the
  * driver's error name while every other pair is still measured, each ordinal's PCI bus id read in
- * CUDA's order, and no driver is a setup error with the reason. */
+ * CUDA's order, the bidirectional windows gated (cuStreamWaitValue32) or, on a driver without
+ * stream memory operations, queued one after the other and said, and no driver is a setup error
+ * with the reason. */
 #include "backend/cuda/cuda_p2p.h"
 #include "check.h"
 
@@ -36,6 +38,12 @@ static void test_matrix_on_the_double(void)
     CHECK_MSG(st == KB_OK, "%s", m.why);
     CHECK(m.n == 4 && m.no_peer[0][2] && m.no_peer[2][0] && !m.no_peer[0][1] && m.uni[0][2] == 0);
     CHECK(fabs(m.uni[0][1] - 390) < 1);
+    CHECK_MSG(m.bidir_gated && !*m.gate_why, "%s", m.gate_why);   /* both directions held until both queued */
+    setenv("KBENCH_FAKE_CUDA_NO_MEMOPS", "1", 1);   /* no stream memory operations: queued one after the other */
+    st = kb_cuda_p2p_measure(1 << 20, 3, &m);
+    CHECK_MSG(st == KB_OK && !m.bidir_gated && strstr(m.gate_why, "NOT_SUPPORTED") && fabs(m.bidir[0][1] - 780) < 2,
+              "%s %g", m.gate_why, m.bidir[0][1]);
+    unsetenv("KBENCH_FAKE_CUDA_NO_MEMOPS");
     unsetenv("KBENCH_FAKE_CUDA_NO_PEER");
     unsetenv("KBENCH_FAKE_CUDA_DEVICES");
     unsetenv("KBENCH_FAKE_CUDA_P2P_HALF");

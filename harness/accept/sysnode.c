@@ -71,6 +71,8 @@ static void read_p2p(kb_sys_node *node)
     node->p2p_wrong_a = p.wrong_a;
     node->p2p_wrong_b = p.wrong_b;
     node->p2p_n_failed = p.n_failed;
+    node->p2p_bidir_gated = p.bidir_gated;
+    snprintf(node->p2p_gate_why, sizeof node->p2p_gate_why, "%s", p.gate_why);
     snprintf(node->p2p_fail_why, sizeof node->p2p_fail_why, "%s", p.fail_why);
     for (int a = 0; a < node->p2p_n; a++)
         for (int b = 0; b < node->p2p_n; b++) {

@@ -84,6 +84,8 @@ typedef struct {
     char p2p_failed[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS][40];   /* "" measured, else the driver's error name */
     int p2p_n_failed;                        /* cells failed */
     char p2p_fail_why[256];                  /* the first failure in full */
+    int p2p_bidir_gated;                     /* 1: both directions' windows started together */
+    char p2p_gate_why[160];                  /* else why not */
     const char *clock;                       /* "gpu" */
 } kb_sys_node;
 

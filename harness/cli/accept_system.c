@@ -257,6 +257,9 @@ json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records,
                     json_array_append_new(failed, json_pack("{s:i, s:i, s:s}", "from", i, "to", j, "error",
                                                             node->p2p_failed[i][j]));
         json_object_set_new(o, "p2p_failed", failed);
+        json_object_set_new(o, "p2p_bidir_concurrent", json_boolean(node->p2p_bidir_gated));
+        if (!node->p2p_bidir_gated)
+            json_object_set_new(o, "p2p_bidir_why", json_string(node->p2p_gate_why));
         if (node->p2p_n_failed)
             json_object_set_new(o, "p2p_failed_first", json_string(node->p2p_fail_why));
     }

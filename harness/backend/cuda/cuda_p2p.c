@@ -22,6 +22,10 @@ typedef struct {
     char *err;
     size_t err_n;
     CUresult last;   /* the last call that failed */
+    volatile unsigned *gate;   /* host-mapped: both directions' streams wait until it reaches gen */
+    CUdeviceptr gate_dev;
+    unsigned gen;
+    int who0;                  /* the window's first stream (a gate refused there drops it) */
 } p2p;
 
 /* KB_CU_CHECK that also keeps the failing CUresult (a pair's cell is named by it). */
@@ -72,17 +76,62 @@ static kb_status enable_peers(p2p *x, int a, int (*no_peer)[KB_P2P_MAX_GPUS])
     return st;
 }
 
-/* The seconds of reps copies of bytes a -> b queued on a's stream, started from the host at once
- * with (when b_too) the same b -> a on b's stream; *t_ba gets that one's. */
-static kb_status timed(p2p *x, int a, int b, size_t bytes, int b_too, double *t_ab, double *t_ba)
+/* The gate the bidirectional windows start at together (nvbandwidth holds both streams with a spin
+ * kernel until both directions are queued; here each stream waits on host memory,
+ * cuStreamWaitValue32): one 4-byte host-mapped word for every context (PORTABLE | DEVICEMAP).
+ * Without it (an older driver, no stream memory operations) the directions are queued one after
+ * the other, said in out->gate_why. */
+static void open_gate(p2p *x, kb_p2p_matrix *out)
 {
-    int who[2] = { a, b };
+    void *p = NULL;
+    if (!x->api.StreamWaitValue32) {
+        snprintf(out->gate_why, sizeof out->gate_why, "the driver lacks cuStreamWaitValue32_v2");
+        return;
+    }
+    kb_status st = CU(x, x->api.CtxSetCurrent(x->ctx[0]));
+    if (!st)
+        st = CU(x, x->api.MemHostAlloc(&p, sizeof(unsigned), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+    if (!st)
+        st = CU(x, x->api.MemHostGetDevicePointer(&x->gate_dev, p, 0));
+    if (st) {
+        snprintf(out->gate_why, sizeof out->gate_why, "%.150s", x->err);
+        if (p)
+            x->api.MemFreeHost(p);
+        return;
+    }
+    x->gate = p;
+    *x->gate = 0;
+    out->bidir_gated = 1;
+}
+
+/* Stream s waits for the gate to reach x->gen. A driver that cannot (NOT_SUPPORTED: no stream
+ * memory operations) drops the gate for good (out->gate_why), the window still runs. */
+static kb_status wait_gate(p2p *x, int s, kb_p2p_matrix *out)
+{
+    CUresult r = x->api.StreamWaitValue32(x->stream[s], x->gate_dev, x->gen, CU_STREAM_WAIT_VALUE_GEQ);
+    if (r == CUDA_ERROR_NOT_SUPPORTED && s == x->who0) {
+        out->bidir_gated = 0;
+        snprintf(out->gate_why, sizeof out->gate_why, "cuStreamWaitValue32 on host memory: CUDA_ERROR_NOT_SUPPORTED");
+        return KB_OK;
+    }
+    return CU(x, r);
+}
+
+/* The seconds of reps copies of bytes a -> b queued on a's stream, started from the host at once
+ * with (when b_too) the same b -> a on b's stream behind the gate; *t_ba gets that one's. */
+static kb_status timed(p2p *x, int a, int b, size_t bytes, int b_too, double *t_ab, double *t_ba, kb_p2p_matrix *out)
+{
+    int who[2] = { a, b }, gated = b_too && out->bidir_gated, held = 0;
     kb_status st = KB_OK;
+    x->gen++;
+    x->who0 = a;
     for (int k = 0; k <= b_too && !st; k++) {
         int s = who[k], d = who[1 - k];
         st = CU(x, x->api.CtxSetCurrent(x->ctx[s]));
         if (!st)   /* one copy before the window: the path set up */
             st = CU(x, x->api.MemcpyPeerAsync(x->buf[d], x->ctx[d], x->buf[s], x->ctx[s], bytes, x->stream[s]));
+        if (!st && gated && out->bidir_gated && !(st = wait_gate(x, s, out)))
+            held |= out->bidir_gated;
         if (!st)
             st = CU(x, x->api.EventRecord(x->start[s], x->stream[s]));
         for (int i = 0; i < x->reps && !st; i++)
@@ -90,6 +139,8 @@ static kb_status timed(p2p *x, int a, int b, size_t bytes, int b_too, double *t_
         if (!st)
             st = CU(x, x->api.EventRecord(x->stop[s], x->stream[s]));
     }
+    if (held)   /* always let the held streams go, a failed call too: nothing else would */
+        __atomic_store_n(x->gate, x->gen, __ATOMIC_SEQ_CST);
     for (int k = 0; k <= b_too && !st; k++) {
         float ms = 0;
         int s = who[k];
@@ -152,11 +203,11 @@ static void measure_pair(p2p *x, int a, int b, kb_p2p_matrix *out)
         out->wrong_b = b;
     }
     if (!st)
-        st = timed(x, a, b, x->bytes, 0, &uni_t, &unused);
+        st = timed(x, a, b, x->bytes, 0, &uni_t, &unused, out);
     if (!st)
-        st = timed(x, a, b, x->bytes, 1, &t1, &t2);   /* both ways at once */
+        st = timed(x, a, b, x->bytes, 1, &t1, &t2, out);   /* both ways at once */
     if (!st)
-        st = timed(x, a, b, 4, 0, &tl, &unused);
+        st = timed(x, a, b, 4, 0, &tl, &unused, out);
     if (st) {
         pair_failed(x, a, b, x->last, out);
         return;
@@ -174,6 +225,8 @@ static kb_status run(p2p *x, kb_p2p_matrix *out)
         st = open_device(x, d, out->bus_id[d]);
     for (int a = 0; a < x->n && !st; a++)
         st = enable_peers(x, a, out->no_peer);
+    if (!st && x->n > 1)
+        open_gate(x, out);
     for (int a = 0; a < x->n && !st; a++)
         for (int b = 0; b < x->n; b++)
             if (a != b && !out->no_peer[a][b])
@@ -197,6 +250,8 @@ static void close_all(p2p *x)
         if (x->got[d])
             x->api.DevicePrimaryCtxRelease(x->dev[d]);
     }
+    if (x->gate)
+        x->api.MemFreeHost((void *)x->gate);
     x->api.CtxSetCurrent(NULL);
 }
 
