@@ -205,15 +205,28 @@ static void read_counts(const topo_api *a, nvml_device *dev, kb_nvml_node *out)
 int kb_nvml_bus_id_norm(const char *in, char *out, size_t size)
 {
     unsigned d = 0, b = 0, v = 0, f = 0;
-    int used = -1;
+    int used = -1, got;
     if (size)
         out[0] = 0;
     if (!in || strspn(in, "0123456789abcdefABCDEF:.") != strlen(in))
         return -1;
-    if (!((sscanf(in, "%x:%x:%x.%x%n", &d, &b, &v, &f, &used) == 4 && !in[used]) ||
-          (used = -1, f = 0, sscanf(in, "%x:%x:%x%n", &d, &b, &v, &used) == 3 && !in[used]) ||
-          (used = -1, d = 0, sscanf(in, "%x:%x.%x%n", &b, &v, &f, &used) == 3 && !in[used])) ||
-        b > 0xff || v > 0x1f || f > 7)
+    /* the forms nvmlDeviceGetHandleByPciBusId_v2 accepts, in hex: domain:bus:device.function,
+     * domain:bus:device, bus:device.function; each must be the whole text (%n at its end) */
+    got = sscanf(in, "%x:%x:%x.%x%n", &d, &b, &v, &f, &used);
+    int ok = got == 4 && used >= 0 && !in[used];
+    if (!ok) {
+        used = -1;
+        f = 0;
+        got = sscanf(in, "%x:%x:%x%n", &d, &b, &v, &used);
+        ok = got == 3 && used >= 0 && !in[used];
+    }
+    if (!ok) {
+        used = -1;
+        d = 0;
+        got = sscanf(in, "%x:%x.%x%n", &b, &v, &f, &used);
+        ok = got == 3 && used >= 0 && !in[used];
+    }
+    if (!ok || b > 0xff || v > 0x1f || f > 7)
         return -1;
     snprintf(out, size, "%08X:%02X:%02X.%X", d, b, v, f);
     return 0;
