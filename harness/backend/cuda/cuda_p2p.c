@@ -236,6 +236,8 @@ static kb_status run(p2p *x, kb_p2p_matrix *out)
 
 static void close_all(p2p *x)
 {
+    if (x->gate && x->api.CtxSetCurrent(x->ctx[0]) == CUDA_SUCCESS)   /* before its context may go */
+        x->api.MemFreeHost((void *)x->gate);
     for (int d = 0; d < x->n; d++) {
         if (!x->ctx[d] || x->api.CtxSetCurrent(x->ctx[d]) != CUDA_SUCCESS)
             continue;
@@ -250,8 +252,6 @@ static void close_all(p2p *x)
         if (x->got[d])
             x->api.DevicePrimaryCtxRelease(x->dev[d]);
     }
-    if (x->gate)
-        x->api.MemFreeHost((void *)x->gate);
     x->api.CtxSetCurrent(NULL);
 }
 
