@@ -121,16 +121,17 @@ kb_geom kb_attn_fa3_geom(const kb_case *c)
 }
 
 /* fp8 on top of the 16-bit count (tiles: over all heads): the pre-pass reads V and writes Vt
- * [b, h, d, s] (a second launch; the kernel then reads Vt instead of V), O leaves in bf16 (a
- * second byte per element), and the k32 wgmmas issue half as often. */
+ * [b, h, d, s] before the kernel starts (a second launch, its bytes serial_dram_bytes; the
+ * kernel then reads Vt instead of V), O leaves in bf16 (a second byte per element), and the
+ * k32 wgmmas issue half as often. */
 static void fp8_traffic(const kb_case *c, double tiles, kb_traffic *t)
 {
     double n = (double)(c->dims[D_B] * c->dims[D_H]) * (double)c->dims[D_S] * (double)c->dims[D_D];
     double d = (double)c->dims[D_D], bkv = (double)c->params[P_BKV];
     t->launches = 2;
-    t->dram_bytes += 3.0 * n;
-    t->l2_bytes += 2.0 * n;
-    t->write_bytes += 2.0 * n;
+    t->serial_dram_bytes = 2.0 * n;
+    t->dram_bytes += n;
+    t->write_bytes += n;
     t->warp_insts -= tiles * 8.0 * 3.0 * (d / 32.0 + bkv / 32.0);
 }
 
