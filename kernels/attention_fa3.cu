@@ -249,7 +249,7 @@ __device__ __forceinline__ void fa_rescale(float (&o)[HEAD_D / 2], const float (
 /* O x o_scale / l rounded to fa_out_t into the warpgroup's rows of the staging tile so (the
  * Q tile for 16-bit types), laid out as the TMA's 128-byte swizzle does (16-byte chunk c of
  * row r at chunk c ^ (r % 8)), then TMA-stored. */
-__device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const float (&l)[2], unsigned char *sq,
+__device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const float (&l)[2], unsigned char *so,
                                             const kb_tmap *to, int cw, int lt, float o_scale)
 {
     const int w = lt / 32, g = lt % 32 / 4, t = lt % 4;
@@ -260,7 +260,7 @@ __device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const 
 #pragma unroll
         for (int i = 0; i < HEAD_D / 8; i++) {
             const int col = 8 * i + 2 * t, box = col / 64, byte = col % 64 * 2;
-            unsigned char *p = sq + box * FA_BM * 128 + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
+            unsigned char *p = so + box * FA_BM * 128 + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
             const uint32_t v = fa_pack2_as<fa_out_t>(o[4 * i + 2 * h] * inv, o[4 * i + 2 * h + 1] * inv);
             memcpy(p, &v, 4);
         }
@@ -270,7 +270,7 @@ __device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const 
     if (lt == 0) {
 #pragma unroll
         for (int b = 0; b < FA_NBOX; b++)
-            kb_tma_store(to, sq + b * FA_BM * 128 + cw * 64 * 128, 64 * b, (int)blockIdx.x * FA_BM + 64 * cw,
+            kb_tma_store(to, so + b * FA_BM * 128 + cw * 64 * 128, 64 * b, (int)blockIdx.x * FA_BM + 64 * cw,
                          (int)blockIdx.y);
         kb_bulk_commit();
         kb_bulk_wait<0>();                    /* the store has read (and written) before exit */
