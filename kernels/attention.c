@@ -14,6 +14,7 @@
 #include "attention_decode.h"
 #include "attention_decode_model.h"
 #include "attention_fa3.h"
+#include "attention_fa3_fp8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #define ATTN_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
 #define MMA_DTYPES (KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
+#define FA3_DTYPES (MMA_DTYPES | KB_DT_BIT(KB_DT_FP8E4M3))   /* fp8: attention_fa3_fp8.c */
 
 /* The fused kernel holds RQ*(2*d/TPR + KC) floats per thread (q, accumulator, a chunk
  * of scores), the mma kernel d/4 + d/2 + BKV/2 words at 16 rows per warp (Q fragments, O
@@ -49,7 +51,7 @@ static const kb_variant variants[] = {
     [V_DECODE] = { "decode", "attn_decode", MMA_DTYPES,
                    "split-KV flash-decoding: q_len <= 16 rows against a long KV cache, a KV head's GQA group in one "
                    "block (K/V read once), key warps and splits merged by log-sum-exp (mma.sync, cp.async ring)" },
-    [V_FA3] = { "fa3", "attn_fa3", MMA_DTYPES,
+    [V_FA3] = { "fa3", "attn_fa3", FA3_DTYPES,
                 "sm_90a, FlashAttention-3's structure: TMA K/V ring with mbarriers, a producer and two ping-ponging "
                 "consumer warpgroups (setmaxnreg), wgmma Q K^T from shared memory and P V with P in registers" },
 };
@@ -283,7 +285,7 @@ static kb_work attn_work(const kb_case *c)
     if (c->params[P_CAUSAL] == CAUSAL_YES)
         w.flops /= 2;
     w.bytes_read = 3.0 * b * h * s * d * esz;
-    w.bytes_written = b * h * s * d * esz;
+    w.bytes_written = b * h * s * d * (kb_attn_fa3_is_fp8(c) ? 2.0 : esz);   /* fp8 fa3: O in bf16 */
     if (c->variant == V_NAIVE)
         w.bytes_moved = w.bytes_read + w.bytes_written + 6.0 * 4.0 * b * h * n_scores(c);
     return w;
@@ -485,6 +487,8 @@ static kb_status attn_setup(kb_run *r, void **state)
     const kb_case *c = r->c;
     if (c->variant == V_DECODE)
         return kb_attn_decode_setup(r, state);
+    if (kb_attn_fa3_is_fp8(c))
+        return kb_attn_fa3_fp8_setup(r, state);
     int64_t bh = c->dims[D_B] * c->dims[D_H], s = c->dims[D_S], d = c->dims[D_D], n = bh * s * d;
     size_t esz = kb_dtype_size(c->dtype);
     kb_status st = KB_ERR_OOM;
@@ -562,6 +566,8 @@ static kb_status attn_enqueue(kb_run *r, void *state)
     kb_status st;
     if (c->variant == V_DECODE)
         return kb_attn_decode_enqueue(r, state);
+    if (kb_attn_fa3_is_fp8(c))
+        return kb_attn_fa3_fp8_enqueue(r, state);
     if (c->variant == V_CUDNN)
         return kb_run_vendor_run(r, a->plan);
     if (c->variant == V_FA3) {
@@ -634,6 +640,8 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
     int64_t d = c->dims[D_D];
     if (c->variant == V_DECODE)
         return kb_attn_decode_check(r, state, v);
+    if (kb_attn_fa3_is_fp8(c))
+        return kb_attn_fa3_fp8_check(r, state, v);
     kb_status st = kb_run_download(r, a->h_io, a->d_o, (size_t)a->n * kb_dtype_size(c->dtype));
     if (st != KB_OK)
         return st;
@@ -662,6 +670,8 @@ static void attn_teardown(kb_run *r, void *state)
 {
     if (r->c->variant == V_DECODE)
         kb_attn_decode_teardown(r, state);
+    else if (kb_attn_fa3_is_fp8(r->c))
+        kb_attn_fa3_fp8_teardown(r, state);
     else
         state_free(state);
 }

@@ -22,10 +22,22 @@ static int refuse(char *why, size_t n, const char *fmt, ...)
     return 0;
 }
 
+int kb_attn_fa3_is_fp8(const kb_case *c) { return c->variant == V_FA3 && c->dtype == KB_DT_FP8E4M3; }
+
+int64_t kb_attn_fa3_vt_len(const kb_case *c) { return (c->dims[D_S] + 31) / 32 * 32; }
+
 int64_t kb_attn_fa3_smem(const kb_case *c)
 {
-    int64_t d = c->dims[D_D], bkv = c->params[P_BKV], st = c->params[P_STAGES];
-    return 1024 + KB_FA3_BM * d * 2 + 2 * st * bkv * d * 2 + 8 * (1 + 3 * st);
+    int64_t d = c->dims[D_D], bkv = c->params[P_BKV], st = c->params[P_STAGES], esz = (int64_t)kb_dtype_size(c->dtype);
+    int64_t o_stage = kb_attn_fa3_is_fp8(c) ? KB_FA3_BM * d * 2 : 0;   /* fp8: bf16 O, its own tile */
+    return 1024 + KB_FA3_BM * d * esz + 2 * st * bkv * d * esz + o_stage + 8 * (1 + 3 * st);
+}
+
+/* Consumer fragment words per thread: O d/2, S BKV/2, P BKV/4 (16-bit) or BKV/8 (fp8). */
+static int64_t frag_words(const kb_case *c)
+{
+    int64_t d = c->dims[D_D], bkv = c->params[P_BKV];
+    return d / 2 + bkv / 2 + bkv / (kb_attn_fa3_is_fp8(c) ? 8 : 4);
 }
 
 int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
@@ -45,10 +57,13 @@ int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
                       "multiple of 16 in [16, 256]", (long long)bkv);
     if (st < 2 || st > 4)
         return refuse(why, n, "STAGES=%lld: the K/V ring holds 2 to 4 tiles", (long long)st);
-    if (d / 2 + bkv / 2 + bkv / 4 > FA3_MAX_FRAG_WORDS)
-        return refuse(why, n, "d/2 + BKV/2 + BKV/4 = %lld fragment words per consumer thread (O, S, P) exceed %d of "
+    if (kb_attn_fa3_is_fp8(c) && bkv % 64)
+        return refuse(why, n, "BKV=%lld: fp8 key tiles are whole 64-key (64-byte) boxes of the transposed V, which "
+                      "the k32 wgmma of P V reads K-major: a multiple of 64", (long long)bkv);
+    if (frag_words(c) > FA3_MAX_FRAG_WORDS)
+        return refuse(why, n, "d/2 + BKV/2 + BKV/%d = %lld fragment words per consumer thread (O, S, P) exceed %d of "
                       "the 240 registers setmaxnreg gives a consumer warpgroup: lower BKV",
-                      (long long)(d / 2 + bkv / 2 + bkv / 4), FA3_MAX_FRAG_WORDS);
+                      kb_attn_fa3_is_fp8(c) ? 8 : 4, (long long)frag_words(c), FA3_MAX_FRAG_WORDS);
     if (kb_attn_fa3_smem(c) > t->max_shmem_per_block) {
         snprintf(why, n, "the Q tile and %lld K/V stages need %lld bytes of shared memory, over the %d-byte limit of %s",
                  (long long)st, (long long)kb_attn_fa3_smem(c), t->max_shmem_per_block, kb_arch_name(t->sm));
@@ -65,13 +80,21 @@ void kb_attn_fa3_defines(const kb_case *c, kb_sb *out)
     kb_sb_printf(out, "ATTN_FA3=1\nHEAD_D=%lld\n", (long long)c->dims[D_D]);   /* BKV, STAGES, LSE: params */
 }
 
-static kb_status one_map(kb_run *r, kb_dptr base, uint32_t rows, const char *what, kb_arg *out)
+/* A rank-3 map {d, s, b*h} of dtype dt (fp8: bytes with the 64-byte swizzle, rows of 64). */
+static kb_status one_map(kb_run *r, kb_dptr base, kb_dtype dt, uint32_t rows, const char *what, kb_arg *out)
 {
     const kb_case *c = r->c;
     uint64_t d = (uint64_t)c->dims[D_D], s = (uint64_t)c->dims[D_S], bh = (uint64_t)(c->dims[D_B] * c->dims[D_H]);
-    kb_tmap_desc m = { .dtype = c->dtype == KB_DT_FP16 ? KB_TMAP_F16 : KB_TMAP_BF16, .rank = 3, .base = base,
-                       .dims = { d, s, bh }, .strides = { d * 2, s * d * 2 }, .box = { 64, rows, 1 },
-                       .swizzle = KB_TMAP_SWIZZLE_128B };
+    uint64_t esz = kb_dtype_size(dt);
+    kb_tmap_desc m = { .dtype = dt == KB_DT_FP16 ? KB_TMAP_F16 : dt == KB_DT_BF16 ? KB_TMAP_BF16 : KB_TMAP_U8,
+                       .rank = 3, .base = base, .dims = { d, s, bh }, .strides = { d * esz, s * d * esz },
+                       .box = { 64, rows, 1 }, .swizzle = esz == 1 ? KB_TMAP_SWIZZLE_64B : KB_TMAP_SWIZZLE_128B };
+    if (!strcmp(what, "Vt")) {   /* fp8's transposed V: {sp, d, b*h}, boxes of 64 keys x d rows */
+        uint64_t sp = (uint64_t)kb_attn_fa3_vt_len(c);
+        m.dims[0] = sp, m.dims[1] = d;
+        m.strides[0] = sp, m.strides[1] = sp * d;
+        m.box[1] = (uint32_t)d;
+    }
     char err[512];
     kb_status st = kb_backend_tmap_encode(r->be, r->bx, &m, out, err, sizeof err);
     return st == KB_OK ? KB_OK : kb_run_fail(r, st, "attention/fa3: the tensor map of %s: %s", what, err);
@@ -80,9 +103,11 @@ static kb_status one_map(kb_run *r, kb_dptr base, uint32_t rows, const char *wha
 kb_status kb_attn_fa3_maps(kb_run *r, kb_dptr q, kb_dptr k, kb_dptr v, kb_dptr o, kb_arg out[4])
 {
     uint32_t bkv = (uint32_t)r->c->params[P_BKV];
+    kb_dtype dt = r->c->dtype, ot = kb_attn_fa3_is_fp8(r->c) ? KB_DT_BF16 : dt;
     kb_status st;
-    if ((st = one_map(r, q, KB_FA3_BM, "Q", &out[0])) || (st = one_map(r, k, bkv, "K", &out[1])) ||
-        (st = one_map(r, v, bkv, "V", &out[2])) || (st = one_map(r, o, KB_FA3_BM / 2, "O", &out[3])))
+    if ((st = one_map(r, q, dt, KB_FA3_BM, "Q", &out[0])) || (st = one_map(r, k, dt, bkv, "K", &out[1])) ||
+        (st = one_map(r, v, dt, bkv, kb_attn_fa3_is_fp8(r->c) ? "Vt" : "V", &out[2])) ||
+        (st = one_map(r, o, ot, KB_FA3_BM / 2, "O", &out[3])))
         return st;
     return KB_OK;
 }
@@ -93,6 +118,21 @@ kb_geom kb_attn_fa3_geom(const kb_case *c)
     kb_geom g = { { (unsigned)((s + KB_FA3_BM - 1) / KB_FA3_BM), (unsigned)(c->dims[D_B] * c->dims[D_H]), 1 },
                   { KB_FA3_THREADS, 1, 1 }, (size_t)kb_attn_fa3_smem(c), { 1, 1, 1 } };
     return g;
+}
+
+/* fp8 on top of the 16-bit count (tiles: over all heads): the pre-pass reads V and writes Vt
+ * [b, h, d, s] before the kernel starts (a second launch, its bytes serial_dram_bytes; the
+ * kernel then reads Vt instead of V), O leaves in bf16 (a second byte per element), and the
+ * k32 wgmmas issue half as often. */
+static void fp8_traffic(const kb_case *c, double tiles, kb_traffic *t)
+{
+    double n = (double)(c->dims[D_B] * c->dims[D_H]) * (double)c->dims[D_S] * (double)c->dims[D_D];
+    double d = (double)c->dims[D_D], bkv = (double)c->params[P_BKV];
+    t->launches = 2;
+    t->serial_dram_bytes = 2.0 * n;
+    t->dram_bytes += n;
+    t->write_bytes += n;
+    t->warp_insts -= tiles * 8.0 * 3.0 * (d / 32.0 + bkv / 32.0);
 }
 
 /* fa3 (attention_fa3.cu), counted as attn_mma's tiles at BQ = 128: per K/V tile and block the
@@ -107,7 +147,8 @@ kb_geom kb_attn_fa3_geom(const kb_case *c)
  * GEMM's: kbench's fa3 has a subset of FA3's overlap and no persistent scheduler). Instructions per tile and consumer warp (8): 3 per wgmma (descriptor and issue),
  * per thread-score max, FFMA, ex2, FADD, half a pack (x 4.5), the rescale d/2, 40 of waits,
  * barriers and loop; the producer warp 2 d/64 TMA copies + 8. STAGES tiles in flight per
- * block. Causal blocks uneven as attn_mma's (no persistent longest-first scheduler). */
+ * block. Causal blocks uneven as attn_mma's (no persistent longest-first scheduler). fp8:
+ * fp8_traffic's additions. */
 int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *t)
 {
     kb_case cc = *c0;
@@ -139,5 +180,7 @@ int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *
     t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */
     t->write_bytes = bh * s * d * esz;
     t->inflight_bytes = (double)c->params[P_STAGES] * kv_bytes / t->threads;
+    if (kb_attn_fa3_is_fp8(c))
+        fp8_traffic(c, tiles, t);
     return 1;
 }

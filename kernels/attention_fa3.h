@@ -15,22 +15,30 @@ enum { LSE_NO, LSE_YES };
 #define KB_FA3_BM 128        /* query rows per block: 64 per consumer warpgroup */
 #define KB_FA3_THREADS 384   /* a producer and two consumer warpgroups */
 
+/* 1 when c is attention/fa3 in fp8 e4m3 (attention_fa3_fp8.c's path), else 0. */
+int kb_attn_fa3_is_fp8(const kb_case *c);
+
+/* fp8: the key extent sp of the transposed V the pre-pass writes, Vt [b*h][d][sp]: s rounded
+ * up to 32 (whole k32 steps; a 16-byte row stride for the TMA). */
+int64_t kb_attn_fa3_vt_len(const kb_case *c);
+
 /* 1 when case c may run on target t, else 0 with the reason in why (n bytes): sm_90a, head
- * dim 64/128/256, BKV a multiple of 16 in [16, 256], the consumers' fragments within their
- * 240 registers, shared memory within the target's limit, b*h <= 65535. */
+ * dim 64/128/256, BKV a multiple of 16 in [16, 256] (fp8: of 64), the consumers' fragments
+ * within their 240 registers, shared memory within the target's limit, b*h <= 65535. */
 int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n);
 
 /* The kernel's defines beyond the params' own (BKV, STAGES, LSE): ATTN_FA3, HEAD_D. */
 void kb_attn_fa3_defines(const kb_case *c, kb_sb *out);
 
 /* Dynamic shared memory [bytes]: 1024 of alignment slack, the 128 x d Q tile, STAGES K and V
- * tiles of BKV x d, and 1 + 3 STAGES mbarriers (8 bytes each). */
+ * tiles of BKV x d, (fp8) the 128 x d bf16 O tile, and 1 + 3 STAGES mbarriers (8 bytes each). */
 int64_t kb_attn_fa3_smem(const kb_case *c);
 
 /* The four tensor maps (Q, K, V, O: the kernel's argument order) of case r->c over the
  * buffers q, k, v, o: rank 3 {d, s, b*h}, 64-element (128-byte) boxes of the head dim with
- * the 128-byte swizzle; Q 128 rows, K and V BKV rows, O 64 rows per box. KB_OK, or the
- * backend's status with the message in the case. */
+ * the 128-byte swizzle; Q 128 rows, K and V BKV rows, O 64 rows per box. fp8: Q and K in
+ * 64-byte boxes with the 64-byte swizzle, v is Vt {sp, d, b*h} in boxes of 64 keys x d rows,
+ * O bf16. KB_OK, or the backend's status with the message in the case. */
 kb_status kb_attn_fa3_maps(kb_run *r, kb_dptr q, kb_dptr k, kb_dptr v, kb_dptr o, kb_arg out[4]);
 
 /* The launch: ceil(s / 128) x (b*h) blocks of 384 threads, kb_attn_fa3_smem bytes. */

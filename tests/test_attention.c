@@ -128,14 +128,14 @@ static void test_registered(void)
           kb_family_param_find(F, "STAGES") == P_STAGES && kb_family_param_find(F, "lse") == P_LSE);
 }
 
-/* fa3 (sm_90a): its own entry, fp16/bf16, BKV, STAGES and lse apply (BQ does not: 128 rows
+/* fa3 (sm_90a): its own entry, fp16/bf16 (and fp8: test_attention_fa3_fp8.c), BKV, STAGES and lse apply (BQ does not: 128 rows
  * per block); refused off sm_90a and outside its head dims, tile rule and register budget with
  * the reason; its defines, smem, launch and traffic model. */
 static void test_fa3_host(void)
 {
     const kb_target h100a = { 1090, 0, 227 * 1024 };
     CHECK(V_FA3 == kb_family_variant_find(F, "fa3") && !strcmp(F->variants[V_FA3].entry, "attn_fa3"));
-    CHECK(F->variants[V_FA3].dtypes == F->variants[V_MMA].dtypes);
+    CHECK(F->variants[V_FA3].dtypes == (F->variants[V_MMA].dtypes | KB_DT_BIT(KB_DT_FP8E4M3)));   /* fp8: its own test */
     CHECK(kb_param_applies(F, P_BKV, V_FA3) && kb_param_applies(F, P_STAGES, V_FA3) && kb_param_applies(F, P_LSE, V_FA3));
     CHECK(!kb_param_applies(F, P_BQ, V_FA3) && !kb_param_applies(F, P_LSE, V_FA2) && kb_param_applies(F, P_CAUSAL, V_FA3));
     kb_case c = make_case("fa3", KB_DT_BF16, 1, 32, 2048, 128, CAUSAL_YES);

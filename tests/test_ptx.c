@@ -10,7 +10,7 @@
  * (register blocking); attn_decode's mma.sync and ldmatrix per tile, 16-byte copies and stores,
  * and its combine's 16-byte loads and stores; gemm_wgmma on sm_90a (wgmma.mma_async per k-tile,
  * TMA loads and stores, mbarrier waits, setmaxnreg, no mma.sync) and its refusal on sm_90;
- * attn_fa3 on sm_90a (wgmma Q K^T from shared memory, P V with A in registers, TMA, named
+ * attn_fa3 on sm_90a (fp16, bf16 and fp8 e4m3; wgmma Q K^T from shared memory, P V with A in registers, TMA, named
  * barriers with an id, setmaxnreg) and its refusal on sm_90. */
 #include "check.h"
 #include "core/arch.h"
@@ -338,10 +338,46 @@ static void check_attn_fa3(kb_dtype dt)
     free(plain);
 }
 
+/* attention fa3 in fp8 e4m3 at sm_90a, d 64, 128-key tiles: S = Q K^T as d/32 = 2 wgmma
+ * m64n128k32 .e4m3 from descriptors, P V as BKV/32 = 4 m64n64k32 .e4m3 with A in registers
+ * (no transpose immediate exists for fp8: V comes K-major from the pre-pass), P converted by
+ * cvt ... e4m3x2 (BKV/4 = 32 per thread and tile), TMA loads of Q, K and two 64-key boxes of
+ * Vt, O stored by the TMA; the pre-pass attn_fa3_vt in the same module; no local memory. */
+static void check_attn_fa3_fp8(void)
+{
+    kb_case c = make("attention", "fa3", KB_DT_FP8E4M3);
+    set_param(&c, "causal", 1);
+    set_param(&c, "BKV", 128);
+    set_param(&c, "STAGES", 2);
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 64;
+    char *ptx = ptx_of(&c, 90 + KB_ARCH_SPECIFIC), *p = ptx ? entry_of(ptx, "attn_fa3") : NULL;
+    char *vt = ptx ? entry_of(ptx, "attn_fa3_vt") : NULL;
+    CHECK_MSG(p != NULL && vt != NULL, "attention fa3 fp8e4m3 sm_90a: entries attn_fa3 and attn_fa3_vt missing");
+    if (p) {
+        int qk = count(p, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3");
+        int pv = count(p, "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3");
+        CHECK_MSG(qk == 2 && pv == 4, "attention fa3 fp8: %d m64n128k32 e4m3 (Q K^T), %d m64n64k32 e4m3 (P V)", qk, pv);
+        const char *at = strstr(p, "wgmma.mma_async.sync.aligned.m64n64k32");
+        const char *a = at ? strstr(at, "}, {%r") : NULL, *eol = at ? strchr(at, '\n') : NULL;
+        CHECK_MSG(a != NULL && a < eol, "attention fa3 fp8: P V's A operand is not a register list (the RS form)");
+        CHECK_MSG(count(p, "e4m3x2.f32") >= 32, "attention fa3 fp8: %d cvt to e4m3x2, want >= 32",
+                  count(p, "e4m3x2.f32"));
+        CHECK_MSG(count(p, "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 4 &&
+                  count(p, "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group") == 1,
+                  "attention fa3 fp8: %d TMA tensor copies", count(p, "cp.async.bulk.tensor"));
+        CHECK_MSG(count(p, "mma.sync") == 0 && count(p, ".local") == 0, "attention fa3 fp8: %d mma.sync, %d .local",
+                  count(p, "mma.sync"), count(p, ".local"));
+    }
+    free(vt);
+    free(p);
+    free(ptx);
+}
+
 static void test_attn_fa3(void)
 {
     check_attn_fa3(KB_DT_FP16);
     check_attn_fa3(KB_DT_BF16);
+    check_attn_fa3_fp8();
 }
 
 static void test_gemm_wgmma(void)
