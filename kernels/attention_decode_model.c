@@ -37,10 +37,14 @@ void kb_dec_geom_of(const kb_case *c, kb_dec_geom *g)
     g->chunk = chunk_of(c, g);
     g->splits = g->chunk > 0 ? cdiv(s, g->chunk) : 1;
     g->rows_total = b * h * c->params[P_QLEN];
-    g->threads = 32 * warps;
-    int64_t qtile = g->rows * (d + 8) * 2, ring = c->params[P_STAGES] * 2 * g->bkv * (d + 8) * 2;
+    g->tma = c->variant == V_DECODE_TMA;
+    g->threads = 32 * (warps + g->tma);
+    int64_t ld = g->tma ? d : d + 8;   /* TMA tiles are dense (the 128B swizzle spreads the banks) */
+    int64_t qtile = g->rows * ld * 2, ring = c->params[P_STAGES] * 2 * g->bkv * ld * 2;
     g->merge_bytes = ((g->kg - 1) * g->rows * (d + 4) + 2 * (g->kg - 1) * g->rows + g->rows * (d + 4)) * 4;
     g->shmem = qtile + ring > g->merge_bytes ? qtile + ring : g->merge_bytes;
+    if (g->tma)
+        g->shmem = 1024 + (g->shmem + 7) / 8 * 8 + 8 * (1 + 2 * c->params[P_STAGES]);
 }
 
 /* K/V tiles one row block visits over all splits (the last split's may be short). */

@@ -129,8 +129,8 @@ static void test_registered_and_ids(void)
     for (int i = 0; i < 5; i++) {
         int p = kb_family_param_find(F, names[i]);
         CHECK_MSG(p == P_QLEN + i, "%s at %d", names[i], p);
-        for (int v = 0; v < F->n_variants; v++)   /* decode's (STAGES fa3's too): other variants' ids unchanged */
-            CHECK(kb_param_applies(F, p, v) == (v == V_DECODE || (p == P_STAGES && v == V_FA3)));
+        for (int v = 0; v < F->n_variants; v++)   /* decode's and decode_tma's (STAGES fa3's too): other ids unchanged */
+            CHECK(kb_param_applies(F, p, v) == (KB_DEC_VARIANT(v) || (p == P_STAGES && v == V_FA3)));
     }
     CHECK(kb_param_applies(F, P_CAUSAL, V_DECODE) && !kb_param_applies(F, P_BQ, V_DECODE) &&
           !kb_param_applies(F, P_BKV, V_DECODE));
