@@ -101,8 +101,10 @@ void kb_attn_decode_defines(const kb_case *c, kb_sb *out)
 {
     kb_dec_geom g;
     kb_dec_geom_of(c, &g);
-    kb_sb_printf(out, "ATTN_DECODE=1\nHEAD_D=%lld\nDEC_MT=%lld\nDEC_RG=%lld\nDEC_TMA=%d\n", (long long)c->dims[D_D],
-                 (long long)g.mt, (long long)g.rg, (int)g.tma);
+    kb_sb_printf(out, "ATTN_DECODE=1\nHEAD_D=%lld\nDEC_MT=%lld\nDEC_RG=%lld\n", (long long)c->dims[D_D],
+                 (long long)g.mt, (long long)g.rg);
+    if (g.tma)   /* decode_tma: attention_decode_tma.cu's kernel instead of attn_decode */
+        kb_sb_printf(out, "DEC_TMA=1\n");
 }
 
 kb_work kb_attn_decode_work(const kb_case *c)
