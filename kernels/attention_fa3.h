@@ -9,6 +9,7 @@
 
 /* The variant and its param, after attention_decode_model.h's (V_DECODE, P_STAGES). */
 enum { V_FA3 = V_DECODE + 1 };
+_Static_assert(V_DECODE_TMA == V_FA3 + 1, "decode_tma follows fa3 in attention.c's variant table");
 enum { P_LSE = P_STAGES + 1 };
 enum { LSE_NO, LSE_YES };
 

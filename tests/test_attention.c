@@ -109,10 +109,10 @@ static int valid_says(const kb_case *c, const kb_target *t, const char *needle)
 static void test_registered(void)
 {
     CHECK(kb_family_find("attention") >= 0);
-    CHECK(F->n_variants == 7 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
+    CHECK(F->n_variants == 8 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
           !strcmp(F->variants[2].name, "mma") && !strcmp(F->variants[3].name, "cudnn") &&
           !strcmp(F->variants[4].name, "fa2") && !strcmp(F->variants[5].name, "decode") &&
-          !strcmp(F->variants[6].name, "fa3"));
+          !strcmp(F->variants[6].name, "fa3") && !strcmp(F->variants[7].name, "decode_tma"));
     /* decode's host side has its own test: tests/test_attention_decode.c */
     /* fa2 is attn_mma at 32 rows per warp: same kernel, same dtypes, same params */
     CHECK(!strcmp(F->variants[4].entry, "attn_mma") && F->variants[4].dtypes == F->variants[2].dtypes);

@@ -574,6 +574,58 @@ static void test_attn_decode(void)
     }
 }
 
+/* attention/decode_tma at sm_90a (d, q_len, group, WARPS as check_attn_decode): the same
+ * mma.sync and ldmatrix per tile as attn_decode (the tile code is shared), but no cp.async:
+ * the producer's d/64 TMA loads of Q and d/64 each of K and V (rank 3, completing on an
+ * mbarrier, the loop body once), parity waits on the Q, full and empty barriers, expect_tx
+ * arrivals for Q and the tiles, the consumers' plain arrive releasing a slot, elect.sync, the
+ * consumers' named barrier with a count (bar.sync 1, 32 WARPS); no setmaxnreg (one producer
+ * warp, not a warpgroup), no wgmma, no local memory; the combine entry beside it. */
+static void check_attn_decode_tma(kb_dtype dt, int d, int q_len, int group, int warps)
+{
+    kb_case c = make("attention", "decode_tma", dt);
+    set_param(&c, "causal", 1);
+    set_param(&c, "q_len", q_len);
+    set_param(&c, "group", group);
+    set_param(&c, "WARPS", warps);
+    c.dims[0] = 1, c.dims[1] = 8 * group, c.dims[2] = 32768, c.dims[3] = d;
+    int mt = q_len * group > 16 && d <= 128 ? 2 : 1;
+    char *ptx = ptx_of(&c, 90 + KB_ARCH_SPECIFIC), *p = ptx ? entry_of(ptx, "attn_decode_tma") : NULL;
+    char *cb = ptx ? entry_of(ptx, "attn_decode_combine") : NULL;
+    const char *dn = kb_dtype_name(dt);
+    CHECK_MSG(p && cb, "attention decode_tma %s d=%d sm_90a: no attn_decode_tma and attn_decode_combine entries", dn, d);
+    if (p && cb) {
+        CHECK_MSG(count(p, "mma.sync") == mt * (2 * d / 16 + d / 8) && count(p, "ldmatrix.sync.aligned.m8n8.x4.trans") ==
+                  d / 16, "attention decode_tma %s d=%d: %d mma.sync, %d V ldmatrix.trans", dn, d, count(p, "mma.sync"),
+                  count(p, "ldmatrix.sync.aligned.m8n8.x4.trans"));
+        CHECK_MSG(count(p, "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") ==
+                  3 * d / 64 && count(p, "cp.async.cg") == 0 && count(p, "cp.async.ca") == 0,
+                  "attention decode_tma %s d=%d: %d TMA tensor loads (want %d), %d cp.async.cg", dn, d,
+                  count(p, "cp.async.bulk.tensor"), 3 * d / 64, count(p, "cp.async.cg"));
+        CHECK_MSG(count(p, "mbarrier.try_wait.parity") >= 3 && count(p, "mbarrier.arrive.expect_tx") == 2 &&
+                  count(p, "mbarrier.init") >= 3 && count(p, "mbarrier.arrive.shared") >= 1 &&
+                  count(p, "elect.sync") == 1, "attention decode_tma %s d=%d: %d try_wait.parity, %d arrive.expect_tx, "
+                  "%d init, %d arrive, %d elect.sync", dn, d, count(p, "mbarrier.try_wait.parity"),
+                  count(p, "mbarrier.arrive.expect_tx"), count(p, "mbarrier.init"),
+                  count(p, "mbarrier.arrive.shared"), count(p, "elect.sync"));
+        CHECK_MSG(count(p, "bar.sync") >= 2 && count(p, "setmaxnreg") == 0 && count(p, "wgmma") == 0 &&
+                  count(p, ".local") == 0 && count(cb, ".local") == 0, "attention decode_tma %s d=%d: %d bar.sync, "
+                  "%d setmaxnreg, %d wgmma, %d .local", dn, d, count(p, "bar.sync"), count(p, "setmaxnreg"),
+                  count(p, "wgmma"), count(p, ".local"));
+    }
+    free(p);
+    free(cb);
+    free(ptx);
+}
+
+static void test_attn_decode_tma(void)
+{
+    check_attn_decode_tma(KB_DT_BF16, 128, 1, 8, 4);    /* Llama-70B decode: GQA 8, one token */
+    check_attn_decode_tma(KB_DT_BF16, 128, 16, 8, 4);   /* 128 rows: 4 row warps of 2 m16 tiles */
+    check_attn_decode_tma(KB_DT_FP16, 256, 1, 8, 2);    /* head dim 256: 4 boxes per tile */
+    check_attn_decode_tma(KB_DT_FP16, 64, 1, 1, 4);     /* multi-head, one token, one box */
+}
+
 /* A vec variant: no local memory, at least min_ld 16-byte loads and min_st 16-byte stores;
  * same = 1: as many 16-byte stores as loads (a copy kernel). */
 static void check_vec(kb_case *c, const char *what, int min_ld, int min_st, int same)
@@ -672,6 +724,7 @@ int main(void)
     RUN(test_attn_mma);
     RUN(test_attn_decode);
     RUN(test_attn_fa3);
+    RUN(test_attn_decode_tma);
     RUN(test_vec_variants);
     RUN(test_gemm_block_scaled_sm120a);
     TEST_MAIN_END();
