@@ -215,14 +215,16 @@ static int with_model(const model_opts *o, const kb_model *m, int dtype)
     kb_report_run run;
     kb_sb_init(&err);
     kb_status st = kb_model_points_load(m, o->sets, o->n_sets, &pts, &err);
-    int rc = st == KB_OK ? KB_EXIT_OK : st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
-    if (st == KB_OK && o->estimate) {
+    int rc;
+    if (st != KB_OK) {
+        rc = st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    } else if (o->estimate) {
         rc = estimate_and_write(o, m, &pts, dtype);
-    } else if (st == KB_OK && (st = load_run(o, &run, &err)) == KB_OK) {
+    } else if (load_run(o, &run, &err) != KB_OK) {
+        rc = KB_EXIT_INPUT;
+    } else {
         rc = roll_and_write(o, m, &pts, &run, dtype);
         kb_report_run_free(&run);
-    } else if (st == KB_OK) {
-        rc = KB_EXIT_INPUT;
     }
     if (err.s[0]) fprintf(stderr, "kbench model: %s\n", err.s);
     kb_model_points_free(&pts);
