@@ -14,6 +14,7 @@
 #include "kernels/families.h"
 #include "model/model_estimate.h"
 #include "model/model_json.h"
+#include "model/model_points.h"
 #include "model/model_report.h"
 #include "results/record_json.h"
 #include "suite/walk.h"
@@ -598,6 +599,46 @@ static void rollup(synth *s, const char *name, const char *op, int ph, char *id,
     kb_sb_free(&err);
 }
 
+/* Roll model `name`'s decode_points up from s's records: how many points miss an op at decode
+ * (each one printed), and the decode attention's case at the last point. */
+static int points_missing(synth *s, const char *name, int *n_points, char *id, size_t idn)
+{
+    kb_model m;
+    kb_model_points p;
+    kb_report_run run;
+    kb_sb path, err;
+    kb_sb_init(&path);
+    kb_sb_init(&err);
+    kb_model_path(name, &path);
+    int bad = 0;
+    CHECK_MSG(kb_model_load(path.s, NULL, 0, &m, &err) == KB_OK, "%s", err.s);
+    CHECK_MSG(kb_model_points_load(&m, NULL, 0, &p, &err) == KB_OK, "%s", err.s);
+    json_t **recs = malloc(s->n * sizeof *recs);
+    for (size_t i = 0; i < s->n; i++) recs[i] = json_incref(s->recs[i]);
+    CHECK(kb_report_run_from(recs, s->n, "synthetic", &run) == KB_OK);
+    kb_model_rollup *r = malloc(sizeof *r);
+    kb_model_rollup_run(&m, &run, -1, r);
+    CHECK(kb_model_points_roll(&p, &run, -1, r) == KB_OK);
+    for (int i = 0; i < p.n; i++) {
+        const kb_model_phase_res *D = &p.rollups[i]->ph[KB_PHASE_DECODE];
+        bad += D->n_missing > 0;
+        for (int k = 0; k < m.n_ops; k++)
+            if (D->ops[k].modelled && D->ops[k].row < 0)
+                fprintf(stderr, "  %s at %s: %s missing: %s\n", name, p.label[i], m.ops[k].name, D->ops[k].why);
+    }
+    int k = op_index(&m, "decode_attention");
+    const kb_model_opres *o = p.n && k >= 0 ? &p.rollups[p.n - 1]->ph[KB_PHASE_DECODE].ops[k] : NULL;
+    snprintf(id, idn, "%s", o && o->row >= 0 ? run.rows[o->row].case_id : "");
+    *n_points = p.n;
+    free(r);
+    kb_model_points_free(&p);
+    kb_report_run_free(&run);
+    kb_model_free(&m);
+    kb_sb_free(&path);
+    kb_sb_free(&err);
+    return bad;
+}
+
 static void test_shipped_models_decode(void)
 {
     synth s = { NULL, 0, 0, 5.0 };
@@ -610,6 +651,18 @@ static void test_shipped_models_decode(void)
     CHECK_MSG(missing[KB_PHASE_PREFILL] == 0 && missing[KB_PHASE_DECODE] == 0, "missing %d, %d", missing[0],
               missing[1]);
     CHECK_MSG(strstr(id, "attention/decode(causal=yes,q_len=1,group=1,") && strstr(id, "/16x32x2048x128/"), "%s", id);
+    /* llama-70b-like against llm.yaml (issue 22): its prefill (fa2, fa3 and cuDNN rows at its
+     * attention's shape), its decode step (16 sequences, 8 query heads
+     * per KV head, 4096 keys) and its 9 decode_points (one sequence adding 1, 8, 16 rows against
+     * 4k, 32k, 128k keys), no op missing at any */
+    rollup(&s, "llama-70b-like", "decode_attention", KB_PHASE_DECODE, id, sizeof id, missing);
+    CHECK_MSG(missing[KB_PHASE_PREFILL] == 0 && missing[KB_PHASE_DECODE] == 0, "llama-70b-like: %d, %d missing",
+              missing[0], missing[1]);
+    CHECK_MSG(strstr(id, "attention/decode(causal=yes,q_len=1,group=8,") && strstr(id, "/16x64x4096x128/"), "%s", id);
+    int n_points = 0;
+    CHECK(points_missing(&s, "llama-70b-like", &n_points, id, sizeof id) == 0 && n_points == 9);
+    CHECK_MSG(strstr(id, "attention/decode(causal=yes,q_len=16,group=8,") && strstr(id, "/1x64x131072x128/"), "%s",
+              id);
     /* a decode row at the prefill shape, faster than every other: prefill attention still
      * takes the square operation's */
     kb_case c;

@@ -5,7 +5,8 @@
  * and a broken model description exit 2 naming the option or file:line:col, and --out
  * leaves no file behind on error; --estimate --gpu: the static model's what-if on a suite
  * (llama-7b-like complete from suites/llm.yaml), labelled ESTIMATE, an emulator run's CPU
- * times never used beside it. */
+ * times never used beside it; a toy decoder's decode step and decode_points with no op missing
+ * (tests/suites/model_decode_tiny.yaml). */
 #include "check.h"
 #include "spawn.h"
 
@@ -230,6 +231,70 @@ static void test_estimate_llama(void)
     json_decref(j);
 }
 
+/* The number of times needle occurs in hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *at = hay; at && (at = strstr(at, needle)); at += strlen(needle)) n++;
+    return n;
+}
+
+/* Issue 22's "kbench model on a run with these rows lists no missing op at decode": an emulator
+ * run of a toy decoder's every decode row (tests/suites/model_decode_tiny.yaml: 12 cases at the
+ * sizes of tests/data/model_decode_tiny.yaml), rolled up at decode and at each of its 4
+ * decode_points (24 and 40 cached keys x 1 and 8 new rows per sequence): no op missing, every
+ * point's missing column 0, the decode attention on the decode variant with "no cudnn row"
+ * beside it; JSON agrees; a decode_points typo exits 2 naming file:line:col. */
+static void test_decode_points(void)
+{
+    char run[160], store[160];
+    snprintf(run, sizeof run, "%s/decode.jsonl", dir);
+    snprintf(store, sizeof store, "%s/kbench.db", dir);
+    const char *r[] = { "kbench", "run", "tests/suites/model_decode_tiny.yaml", "--backend", "emu", "--out", run,
+                        "--db", store, "-q", NULL };
+    int rc = kb(r);
+    CHECK_MSG(rc == 0, "kbench run exit %d", rc);
+    if (rc != 0) { print_tail(log_path, 2000); return; }
+    const char *md[] = { "kbench", "model", run, "-m", "tests/data/model_decode_tiny.yaml", NULL };
+    CHECK(kb(md) == 0);
+    char *s = slurp(log_path);
+    char *dec = s ? strstr(s, "## decode: 2 tokens per step") : NULL, *pts = dec ? strstr(dec, "## decode at ") : NULL;
+    char *end = pts ? strstr(pts, "## Precision what-if") : NULL;
+    CHECK_MSG(dec && pts && end, "%s", s ? s : "");
+    if (dec && pts && end) {
+        *pts = *end = 0;
+        CHECK_MSG(!strstr(dec, "missing") && !strstr(dec, "Lower bounds") && strstr(dec, " tokens/s;"), "%s", dec);
+        CHECK(strstr(dec, "| attention/decode(causal=yes,q_len=1,group=2,") && strstr(dec, "| no cudnn row |"));
+        CHECK_MSG(occurrences(pts + 1, " | 0 | ") == 4 && !strstr(pts + 1, "missing **") &&
+                  !strstr(pts + 1, ">= "), "%s", pts + 1);
+        CHECK(strstr(pts + 1, "| seq=40 new_tokens=8 | 16.00 |"));
+    }
+    free(s);
+    const char *js[] = { "kbench", "model", run, "-m", "tests/data/model_decode_tiny.yaml", "-f", "json", "-o",
+                         out_path, NULL };
+    CHECK(kb(js) == 0);
+    json_t *j = load_out(), *p;
+    size_t i;
+    CHECK(j && json_integer_value(json_object_get(json_object_get(json_object_get(j, "phases"), "decode"),
+                                                  "n_missing")) == 0);
+    CHECK(json_array_size(json_object_get(j, "decode_points")) == 4);
+    json_array_foreach(json_object_get(j, "decode_points"), i, p)
+        CHECK(json_integer_value(json_object_get(json_object_get(p, "decode"), "n_missing")) == 0);
+    json_decref(j);
+    char bad[160];
+    snprintf(bad, sizeof bad, "%s/bad_points.yaml", dir);
+    FILE *f = fopen(bad, "w");
+    fputs("model: x\nparams: {layers: 1, seq: 4}\nphases: {prefill: {tokens: 1, seqs: 1, q_len: 1, kv_len: 1},\n"
+          "  decode: {tokens: 1, seqs: 1, q_len: 1, kv_len: seq}}\ndecode_points: {sq: [1, 2]}\n"
+          "ops:\n  - {op: a, family: gelu, dims: {n: 4}}\n", f);
+    fclose(f);
+    const char *b[] = { "kbench", "model", run, "-m", bad, NULL };
+    CHECK(kb(b) == 2);
+    s = slurp(log_path);
+    CHECK_MSG(s && strstr(s, "bad_points.yaml:5:17: decode_points: 'sq' is not a param"), "%s", s ? s : "");
+    free(s);
+}
+
 static void test_errors(void)
 {
     char bad[160];
@@ -277,6 +342,7 @@ int main(void)
     RUN(test_traces);
     RUN(test_estimate_tiny);
     RUN(test_estimate_llama);
+    RUN(test_decode_points);
     RUN(test_errors);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

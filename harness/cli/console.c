@@ -78,6 +78,27 @@ static int metric_applies(const console_sink *k, int m)
     return m != M_ROOF || (k->caps & KB_CAP_ROOFLINE);
 }
 
+/* The list "a 1x2, b 3x4, ..." after lead, wrapped at columns (continuation lines indented by 4),
+ * so a family of many shapes (llm.yaml's GEMMs) does not print one line wider than the table. */
+static void print_wrapped(FILE *out, const char *lead, const char *list, int columns)
+{
+    int at = fprintf(out, "%s", lead);
+    for (const char *p = list; *p;) {
+        const char *sep = strstr(p, ", ");
+        int n = sep ? (int)(sep - p) : (int)strlen(p);
+        if (p != list && at + 2 + n > columns) {
+            fputs(",\n   ", out);
+            at = 3;
+        } else if (p != list) {
+            fputc(',', out);
+            at++;
+        }
+        at += fprintf(out, " %.*s", n, p);
+        p += n + (sep ? 2 : 0);
+    }
+    fputc('\n', out);
+}
+
 /* The header block of a family's table: its name, cases and constants, the named
  * shapes, the column names; the metrics that fit k->columns. */
 static void family_header(console_sink *k, const kb_cols_family *cf)
@@ -93,7 +114,7 @@ static void family_header(console_sink *k, const kb_cols_family *cf)
     fprintf(k->out, "\n%s: %lld case%s%s%s\n", cf->f->name, (long long)cf->n_cases, cf->n_cases == 1 ? "" : "s",
             cf->constants.len ? "; the same in all: " : "", cf->constants.s);
     if (cf->shapes.len)
-        fprintf(k->out, "  shapes%s: %s\n", cf->f->n_dims > 1 ? " (dims)" : "", cf->shapes.s);
+        print_wrapped(k->out, cf->f->n_dims > 1 ? "  shapes (dims):" : "  shapes:", cf->shapes.s, k->columns);
     kb_sb h;
     kb_sb_init(&h);
     kb_sb_printf(&h, "%-*s ", k->w_pos, "");

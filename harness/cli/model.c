@@ -7,6 +7,7 @@
 #include "estimate/gpu.h"
 #include "model/model_estimate.h"
 #include "model/model_html.h"
+#include "model/model_points.h"
 #include "model/model_report.h"
 #include "results/report.h"
 #include "results/store.h"
@@ -35,6 +36,7 @@ typedef struct {
     const char *gpu;
     const char *suite;          /* --suite: the suite whose cases are estimated */
     const char *peaks;
+    int sm;                     /* --arch with --estimate: the code of core/arch.h; 0: the GPU's */
 } model_opts;
 
 static const char *const formats[] = { "md", "json", "html", "trace", NULL };
@@ -165,18 +167,19 @@ static int write_rollup(const model_opts *o, const kb_model_rollup *r)
     return KB_EXIT_OK;
 }
 
-static int roll_and_write(const model_opts *o, const kb_model *m, const kb_report_run *run, int dtype)
+static int roll_and_write(const model_opts *o, const kb_model *m, kb_model_points *pts, const kb_report_run *run,
+                          int dtype)
 {
     kb_model_rollup *r = malloc(sizeof *r);
     if (!r) return KB_EXIT_SETUP;
     kb_model_rollup_run(m, run, dtype, r);
-    int rc = write_rollup(o, r);
+    int rc = kb_model_points_roll(pts, run, dtype, r) == KB_OK ? write_rollup(o, r) : KB_EXIT_SETUP;
     free(r);
     return rc;
 }
 
 /* --estimate: RUN is a suite (.yaml), or a run whose GPU-timed ops are kept (model_estimate.h). */
-static int estimate_and_write(const model_opts *o, const kb_model *m, int dtype)
+static int estimate_and_write(const model_opts *o, const kb_model *m, kb_model_points *pts, int dtype)
 {
     size_t len = strlen(o->run);
     int have_run = !(len > 5 && (!strcmp(o->run + len - 5, ".yaml") || !strcmp(o->run + len - 4, ".yml")));
@@ -191,15 +194,41 @@ static int estimate_and_write(const model_opts *o, const kb_model *m, int dtype)
     }
     if (!have_run) kb_sb_printf(&suite, "%s", o->suite ? o->suite : o->run);
     kb_model_est *e = st == KB_OK ? calloc(1, sizeof *e) : NULL;
-    kb_model_est_opts eo = { suite.s, o->gpu, 0, NULL, 0, o->peaks, o->db };
+    kb_model_est_opts eo = { suite.s, o->gpu, o->sm, NULL, 0, o->peaks, o->db };
     if (e) st = kb_model_estimate(m, have_run ? &run : NULL, &eo, dtype, e, &err);
+    if (e && st == KB_OK) st = kb_model_points_estimate(pts, have_run ? &run : NULL, &eo, dtype, &e->rollup, &err);
     int rc = st == KB_OK && e ? write_rollup(o, &e->rollup) : st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
     if (st != KB_OK || !e) fprintf(stderr, "kbench model: %s\n", err.s[0] ? err.s : "out of memory");
     if (e) kb_model_est_free(e);
-    if (have_run && st == KB_OK) kb_report_run_free(&run);
+    if (have_run && (st == KB_OK || e)) kb_report_run_free(&run);
     free(e);
     kb_sb_free(&err);
     kb_sb_free(&suite);
+    return rc;
+}
+
+/* The roll-up of the loaded model m and of its decode_points, from the run or the estimates. */
+static int with_model(const model_opts *o, const kb_model *m, int dtype)
+{
+    kb_sb err;
+    kb_model_points pts;
+    kb_report_run run;
+    kb_sb_init(&err);
+    kb_status st = kb_model_points_load(m, o->sets, o->n_sets, &pts, &err);
+    int rc;
+    if (st != KB_OK) {
+        rc = st == KB_ERR_INPUT ? KB_EXIT_INPUT : KB_EXIT_SETUP;
+    } else if (o->estimate) {
+        rc = estimate_and_write(o, m, &pts, dtype);
+    } else if (load_run(o, &run, &err) != KB_OK) {
+        rc = KB_EXIT_INPUT;
+    } else {
+        rc = roll_and_write(o, m, &pts, &run, dtype);
+        kb_report_run_free(&run);
+    }
+    if (err.s[0]) fprintf(stderr, "kbench model: %s\n", err.s);
+    kb_model_points_free(&pts);
+    kb_sb_free(&err);
     return rc;
 }
 
@@ -215,8 +244,9 @@ static int model_main(void *opts)
         return kb_opts_fail(&kb_command_model, "--dtype", "unknown dtype '%s'", o->dtype);
     if (o->estimate && !o->gpu)
         return kb_opts_fail(&kb_command_model, "--gpu", "required with --estimate: the GPU modelled (h100-sxm, ...)");
-    if (!o->estimate && (o->gpu || o->suite))
-        return kb_opts_fail(&kb_command_model, o->gpu ? "--gpu" : "--suite", "only with --estimate");
+    if (!o->estimate && (o->gpu || o->suite || o->sm))
+        return kb_opts_fail(&kb_command_model, o->gpu ? "--gpu" : o->suite ? "--suite" : "--arch",
+                            "only with --estimate");
     if (o->estimate && o->with_report)
         return kb_opts_fail(&kb_command_model, "--with-report",
                             "not with --estimate (the run's report has no estimates)");
@@ -224,7 +254,6 @@ static int model_main(void *opts)
     kb_sb_init(&path);
     kb_sb_init(&err);
     kb_model m;
-    kb_report_run run;
     int rc = KB_EXIT_INPUT;
     kb_model_path(o->model, &path);
     if (is_model_name(o->model) && access(path.s, F_OK) != 0) {
@@ -240,18 +269,7 @@ static int model_main(void *opts)
         fprintf(stderr, "kbench model: %s\n", err.s);
         goto done;
     }
-    if (o->estimate) {
-        rc = estimate_and_write(o, &m, o->dtype ? (int)dt : -1);
-        kb_model_free(&m);
-        goto done;
-    }
-    if (load_run(o, &run, &err) != KB_OK) {
-        fprintf(stderr, "kbench model: %s\n", err.s);
-        kb_model_free(&m);
-        goto done;
-    }
-    rc = roll_and_write(o, &m, &run, o->dtype ? (int)dt : -1);
-    kb_report_run_free(&run);
+    rc = with_model(o, &m, o->dtype ? (int)dt : -1);
     kb_model_free(&m);
 done:
     kb_sb_free(&path);
@@ -285,6 +303,9 @@ static const kb_opt model_opt_rows[] = {
       "with --estimate: the GPU modelled (h100-sxm, a100-sxm, ...)", 0, 0, 0, kb_est_gpu_names, 0 },
     { "--suite", NULL, KB_OPT_IN, offsetof(model_opts, suite), "FILE",
       "with --estimate: the suite whose cases are estimated (default: RUN when a suite, else the run's suite)",
+      0, 0, 0, NULL, 0 },
+    { "--arch", NULL, KB_OPT_ARCH, offsetof(model_opts, sm), "ARCH",
+      "with --estimate: compile the cases for ARCH (default: the GPU's; sm_90a for Hopper's wgmma and fa3 kernels)",
       0, 0, 0, NULL, 0 },
     { "--peaks", NULL, KB_OPT_IN, offsetof(model_opts, peaks), "FILE",
       "with --estimate: datasheet peaks (default $KBENCH_PEAKS, else data/peaks.json)", 0, 0, 0, NULL, 0 },

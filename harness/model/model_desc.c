@@ -317,7 +317,41 @@ static kb_status load_op(mload *L, const yaml_node_t *n)
 
 /* ---- top level ---- */
 
-static const char *const top_keys[] = { "model", "description", "dtype", "params", "phases", "ops", NULL };
+static const char *const top_keys[] = { "model", "description", "dtype", "params", "phases", "ops",
+                                        "decode_points", NULL };
+
+/* decode_points: {PARAM: N or [N, ...], ...}, each a param of the model, values in [1, 2^40],
+ * at most KB_MODEL_MAX_POINTS points in the cross product. */
+static kb_status load_points(mload *L, const yaml_node_t *node)
+{
+    kb_model *m = L->m;
+    kb_status st = kb_yaml_check_map(&L->y, node, "'decode_points'", NULL);
+    if (st) return st;
+    if (kb_yaml_map_len(node) == 0 || kb_yaml_map_len(node) > KB_MODEL_MAX_AXES)
+        return kb_yaml_fail(&L->y, node, "decode_points names 1 to %d params", KB_MODEL_MAX_AXES);
+    m->n_points = 1;
+    for (int i = 0; i < kb_yaml_map_len(node); i++) {
+        yaml_node_t *k, *v;
+        const char *name;
+        kb_yaml_map_pair(&L->y, node, i, &k, &v);
+        if ((st = kb_yaml_scalar(&L->y, k, "decode_points param", &name))) return st;
+        kb_model_axis *a = &m->axes[m->n_axes];
+        a->param = -1;
+        for (int p = 0; p < m->n_params; p++)
+            if (!strcmp(m->param_names[p], name)) a->param = p;
+        if (a->param < 0)
+            return kb_yaml_fail(&L->y, k, "decode_points: '%s' is not a param of the model (its 'params')", name);
+        if ((st = kb_yaml_check_axis(&L->y, v, name))) return st;
+        if (kb_yaml_len(v) > KB_MODEL_MAX_POINTS / m->n_points)
+            return kb_yaml_fail(&L->y, v, "decode_points: more than %d points", KB_MODEL_MAX_POINTS);
+        for (a->n = 0; a->n < kb_yaml_len(v); a->n++)
+            if ((st = kb_yaml_int_range(&L->y, kb_yaml_item(&L->y, v, a->n), name, 1, DIM_MAX, &a->vals[a->n])))
+                return st;
+        m->n_points *= a->n;
+        m->n_axes++;
+    }
+    return KB_OK;
+}
 
 static kb_status load_top(mload *L, const yaml_node_t *root)
 {
@@ -359,6 +393,7 @@ static kb_status load_rest(mload *L, const yaml_node_t *root)
         L->slots[m->n_params + p].name = kb_model_pvar_names[p];
         for (int ph = 0; ph < KB_PHASE_COUNT; ph++) L->vals[ph][m->n_params + p] = m->pvars[ph][p];
     }
+    if ((v = kb_yaml_get(&L->y, root, "decode_points")) && (st = load_points(L, v))) return st;
     if (!(v = kb_yaml_get(&L->y, root, "ops"))) return kb_yaml_fail(&L->y, root, "missing 'ops'");
     if (v->type != YAML_SEQUENCE_NODE || kb_yaml_len(v) == 0)
         return kb_yaml_fail(&L->y, v, "expected a non-empty list of ops for 'ops'");
@@ -383,6 +418,7 @@ kb_status kb_model_load_text(const char *text, const char *display_name, const c
     L.y.err = err;
     kb_sb_clear(err);
     out->file = kb_suite_xstrdup(display_name);
+    out->text = kb_suite_xstrdup(text);
     if ((st = kb_yaml_load_doc(text, display_name, "a model description", 16, 200000, &doc, err)) != KB_OK)
         goto done;
     const yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -445,6 +481,6 @@ void kb_model_free(kb_model *m)
     }
     free(m->ops);
     for (int i = 0; i < m->n_params; i++) free(m->param_names[i]);
-    free(m->name); free(m->description); free(m->file);
+    free(m->name); free(m->description); free(m->file); free(m->text);
     memset(m, 0, sizeof *m);
 }

@@ -22,6 +22,8 @@
 #define KB_MODEL_MAX_CONSTRAINTS 8
 #define KB_MODEL_MAX_OPS 64
 #define KB_MODEL_MAX_BYTES KB_LIMIT_MODEL_BYTES   /* a description file is at most 1 MiB */
+#define KB_MODEL_MAX_POINTS 64   /* decode_points: at most this many points */
+#define KB_MODEL_MAX_AXES 8      /* ... over at most this many params */
 
 typedef enum { KB_PHASE_PREFILL = 0, KB_PHASE_DECODE, KB_PHASE_COUNT } kb_model_phase;
 
@@ -61,6 +63,14 @@ typedef struct {
     int line;                        /* 1-based line of the op in the file */
 } kb_model_op;
 
+/* One axis of decode_points: a param and the values it takes (the points are the axes' cross
+ * product; model_points.h rolls the decode step up again at each). */
+typedef struct {
+    int param;                       /* index into the model's params */
+    int n;
+    int64_t vals[KB_MODEL_MAX_POINTS];
+} kb_model_axis;
+
 typedef struct {
     char *name;                      /* "llama-7b-like" */
     char *description;
@@ -73,6 +83,10 @@ typedef struct {
     int64_t pvars[KB_PHASE_COUNT][KB_PV_COUNT];
     int n_ops;
     kb_model_op *ops;
+    int n_axes;                      /* decode_points: its params, in the file's order (0: none) */
+    kb_model_axis axes[KB_MODEL_MAX_AXES];
+    int n_points;                    /* the product of the axes' lengths (0: no decode_points) */
+    char *text;                      /* the description as loaded: evaluated again at each point */
 } kb_model;
 
 /* Load a description from text (display_name in messages). sets[0..n_sets) are

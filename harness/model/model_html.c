@@ -56,7 +56,7 @@ static void phase(FILE *out, const kb_model_rollup *r, int ph)
         kb_model_op_cells(r, ph, k, cells);
         fputs(P->ops[k].row < 0 ? "<tr class=\"missing\">" : "<tr>", out);
         for (int col = 0; col < KB_MODEL_COLS; col++) {
-            fputs(col < 3 ? "<td class=\"t\">" : "<td>", out);
+            fputs(col < KB_MODEL_TEXT_COLS ? "<td class=\"t\">" : "<td>", out);
             text(out, cells[col]);
             fputs("</td>", out);
         }
@@ -103,6 +103,30 @@ static void phase(FILE *out, const kb_model_rollup *r, int ph)
         fputs("</b></li>", out);
     }
     fputs("</ul>\n", out);
+}
+
+/* The decode step at the description's decode_points (model_points.h), as the markdown has it. */
+static void points(FILE *out, const kb_model_rollup *r)
+{
+    const kb_model_points *p = r->points;
+    char cells[KB_MODEL_POINT_COLS][160];
+    if (!p) return;
+    fputs("<h2>decode at the description's decode_points</h2>\n<p>The decode step again with each point's params; "
+          "every op takes a row of exactly its dims at the point (nothing is scaled or substituted), else it is "
+          "missing and the step is a lower bound.</p>\n<div class=\"scroll\"><table><tr>", out);
+    for (int c = 0; c < KB_MODEL_POINT_COLS; c++) fprintf(out, "<th>%s</th>", kb_model_point_cols[c]);
+    fputs("</tr>\n", out);
+    for (int i = 0; i < p->n; i++) {
+        kb_model_point_cells(p, i, cells);
+        fputs(p->rollups[i]->ph[KB_PHASE_DECODE].n_missing ? "<tr class=\"missing\">" : "<tr>", out);
+        for (int c = 0; c < KB_MODEL_POINT_COLS; c++) {
+            fputs(c == 0 || c >= 5 ? "<td class=\"t\">" : "<td>", out);
+            text(out, cells[c]);
+            fputs("</td>", out);
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</table></div>\n", out);
 }
 
 static void whatif(FILE *out, const kb_model_rollup *r)
@@ -160,6 +184,7 @@ void kb_model_html_section(const kb_model_rollup *r, FILE *out)
           "count x layers) / (peak x step time). N = the weights of the model's matmuls; training: 6N FLOPs per "
           "token, an estimate, not measured.</p>\n", out);
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++) phase(out, r, ph);
+    points(out, r);
     whatif(out, r);
 }
 

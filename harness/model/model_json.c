@@ -2,6 +2,7 @@
 #include "model/model_json.h"
 
 #include "engine/derive.h"
+#include "model/model_cells.h"
 
 #include <math.h>
 
@@ -11,6 +12,27 @@ static json_t *num(int have, double v)
     return have && isfinite(v) ? json_real(v) : json_null();
 }
 
+/* {case_id, variant, time_us} of a ranking's row, null when none. */
+static json_t *rank_json(const kb_report_row *row)
+{
+    return row ? json_pack("{s:s, s:s, s:f}", "case_id", row->case_id, "variant", row->variant, "time_us",
+                           row->median_us)
+               : json_null();
+}
+
+/* The ranking op result o won: how many rows competed, kbench's best, the vendor baseline and
+ * the baseline as the tables show it (null for a missing op or a family with no vendor variant). */
+static void rank_fields(const kb_model_rollup *r, int ph, int k, json_t *o)
+{
+    const kb_model_opres *res = &r->ph[ph].ops[k];
+    char cell[160];
+    kb_model_vendor_cell(r, ph, k, cell, sizeof cell);
+    json_object_set_new(o, "ranked", res->row >= 0 ? json_integer(res->n_ranked) : json_null());
+    json_object_set_new(o, "kbench_best", rank_json(kb_model_rank_row(r, res, 0)));
+    json_object_set_new(o, "vendor_baseline", rank_json(kb_model_rank_row(r, res, 1)));
+    json_object_set_new(o, "vs_vendor", cell[0] ? json_string(cell) : json_null());
+}
+
 static json_t *op_json(const kb_model_rollup *r, int ph, int k)
 {
     const kb_model_op *op = &r->m->ops[k];
@@ -18,19 +40,22 @@ static json_t *op_json(const kb_model_rollup *r, int ph, int k)
     int f = o->row >= 0;
     const kb_report_row *row = kb_model_op_row(r, o);
     const char *bound = f && !r->emulator ? kb_bound_name(row->d.bound) : NULL;
-    return json_pack("{s:s, s:s, s:I, s:s?, s:b, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, s:o, s:o, "
-                     "s:o, s:o, s:s?, s:s, s:b}",
-                     "op", op->name, "scope", op->per_model ? "model" : "layer", "count", (json_int_t)op->count[ph],
-                     "source", !f ? NULL : o->estimated ? "estimate" : "measured", "estimate", f && o->estimated,
-                     "case_id", f ? row->case_id : NULL, "dtype", f ? row->dtype : NULL,
-                     "clock", f ? row->clock : NULL, "time_us", num(f, o->time_us), "step_us", num(f, o->step_us),
-                     "share_pct", num(f, o->share), "flops", num(f, o->flops), "bytes", num(f, o->bytes),
-                     "ai", num(f && row->d.have_rates, f ? row->d.ai : 0), "bound", bound,
-                     "pct_roof", num(f && !r->emulator && o->have_roof, o->pct_roof),
-                     "pct_measured", num(f && !r->emulator && o->have_measured, o->pct_measured),
-                     "pct_path", num(f && !r->emulator && o->have_path, o->pct_path),
-                     "focus_score_us", num(f, o->score), "missing", f ? NULL : o->why, "note", op->note,
-                     "faster_than_roof", f && o->faster_than_roof);
+    json_t *j = json_pack("{s:s, s:s, s:I, s:s?, s:b, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, s:o, "
+                          "s:o, s:o, s:o, s:s?, s:s, s:b}",
+                          "op", op->name, "scope", op->per_model ? "model" : "layer", "count",
+                          (json_int_t)op->count[ph], "source", !f ? NULL : o->estimated ? "estimate" : "measured",
+                          "estimate", f && o->estimated, "case_id", f ? row->case_id : NULL, "dtype",
+                          f ? row->dtype : NULL, "clock", f ? row->clock : NULL, "time_us", num(f, o->time_us),
+                          "step_us", num(f, o->step_us),
+                          "share_pct", num(f, o->share), "flops", num(f, o->flops), "bytes", num(f, o->bytes),
+                          "ai", num(f && row->d.have_rates, f ? row->d.ai : 0), "bound", bound,
+                          "pct_roof", num(f && !r->emulator && o->have_roof, o->pct_roof),
+                          "pct_measured", num(f && !r->emulator && o->have_measured, o->pct_measured),
+                          "pct_path", num(f && !r->emulator && o->have_path, o->pct_path),
+                          "focus_score_us", num(f, o->score), "missing", f ? NULL : o->why, "note", op->note,
+                          "faster_than_roof", f && o->faster_than_roof);
+    if (j) rank_fields(r, ph, k, j);
+    return j;
 }
 
 static json_t *phase_json(const kb_model_rollup *r, int ph)
@@ -79,6 +104,26 @@ static json_t *whatif_json(const kb_model_rollup *r)
     return a;
 }
 
+/* The decode step at each of the description's decode_points: its params and the decode phase
+ * as "phases.decode" has it; null when the description has none. */
+static json_t *points_json(const kb_model_rollup *r)
+{
+    const kb_model_points *p = r->points;
+    if (!p) return json_null();
+    json_t *a = json_array();
+    for (int i = 0; i < p->n; i++) {
+        const kb_model *m = &p->models[i];
+        json_t *at = json_object();
+        for (int x = 0; x < r->m->n_axes; x++) {
+            int k = r->m->axes[x].param;
+            json_object_set_new(at, m->param_names[k], json_integer(m->params[k]));
+        }
+        json_array_append_new(a, json_pack("{s:s, s:o, s:o}", "point", p->label[i], "params", at, "decode",
+                                           phase_json(p->rollups[i], KB_PHASE_DECODE)));
+    }
+    return a;
+}
+
 json_t *kb_model_json(const kb_model_rollup *r)
 {
     const kb_report_run *run = r->run;
@@ -95,13 +140,18 @@ json_t *kb_model_json(const kb_model_rollup *r)
         "focus", "op step time x (1 - % of roof / 100): the measured roof where recorded, else the datasheet");
     if (r->est && r->est_dev >= 0)
         device = r->est->devs[r->est_dev].name;
-    return json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:b, s:s?, s:s, s:b, s:s, s:f, s:f, s:o, s:o, s:I, s:o, s:o, s:o}",
-                     "model", r->m->name, "description", r->m->description, "model_file", r->m->file,
-                     "run_id", run ? run->run_id : NULL, "device", device, "estimate", r->est != NULL,
-                     "run_not_used", r->est && run && !r->use_run ? r->run_note : NULL,
-                     "timing", kb_model_timing_label(r), "emulator", r->emulator, "dtype",
-                     kb_dtype_name((kb_dtype)r->dtype), "n_params", r->n_params, "training_flops_per_token_estimate",
-                     6.0 * r->n_params, "peak_tflops", num(r->peak_tflops > 0 && !r->emulator, r->peak_tflops),
-                     "peak_gbps", num(r->peak_gbps > 0 && !r->emulator, r->peak_gbps), "layers",
-                     (json_int_t)r->m->layers, "formulas", formulas, "phases", phases, "whatif", whatif_json(r));
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:b, s:s?, s:s, s:b, s:s, s:f, s:f, s:o, s:o, s:I, s:o, s:o, "
+                          "s:o}",
+                          "model", r->m->name, "description", r->m->description, "model_file", r->m->file,
+                          "run_id", run ? run->run_id : NULL, "device", device, "estimate", r->est != NULL,
+                          "run_not_used", r->est && run && !r->use_run ? r->run_note : NULL,
+                          "timing", kb_model_timing_label(r), "emulator", r->emulator, "dtype",
+                          kb_dtype_name((kb_dtype)r->dtype), "n_params", r->n_params,
+                          "training_flops_per_token_estimate", 6.0 * r->n_params,
+                          "peak_tflops", num(r->peak_tflops > 0 && !r->emulator, r->peak_tflops),
+                          "peak_gbps", num(r->peak_gbps > 0 && !r->emulator, r->peak_gbps), "layers",
+                          (json_int_t)r->m->layers, "formulas", formulas, "phases", phases, "whatif",
+                          whatif_json(r));
+    if (j) json_object_set_new(j, "decode_points", points_json(r));
+    return j;
 }

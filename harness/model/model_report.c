@@ -34,7 +34,7 @@ static void md_phase(FILE *out, const kb_model_rollup *r, int ph)
     fputs("|", out);
     for (int k = 0; k < KB_MODEL_COLS; k++) fprintf(out, " %s |", kb_model_cols[k]);
     fputs("\n|", out);
-    for (int k = 0; k < KB_MODEL_COLS; k++) fputs(k < 3 ? "---|" : "---:|", out);
+    for (int k = 0; k < KB_MODEL_COLS; k++) fputs(k < KB_MODEL_TEXT_COLS ? "---|" : "---:|", out);
     fputc('\n', out);
     for (int k = 0; k < r->m->n_ops; k++) {
         if (!P->ops[k].modelled) continue;
@@ -95,6 +95,32 @@ static void md_lists(FILE *out, const kb_model_rollup *r, int ph)
         fprintf(out, "- optimise first: **%s** (%s)%s\n", r->m->ops[P->focus].name,
                 r->emulator ? "largest time; no roof on the emulator" : "largest time x distance from its roof",
                 r->est ? " [ESTIMATE]" : "");
+}
+
+/* The decode step at the description's decode_points: a row per point, then what each misses. */
+static void md_points(FILE *out, const kb_model_rollup *r)
+{
+    const kb_model_points *p = r->points;
+    char cells[KB_MODEL_POINT_COLS][160];
+    if (!p) return;
+    fprintf(out, "\n## decode at the description's decode_points [%s]\n\nThe decode step again with each point's "
+                 "params (after --set); every op takes a row of exactly its dims at the point (nothing is scaled or "
+                 "substituted), else it is missing and the step is a lower bound.\n\n|", kb_model_timing_label(r));
+    for (int c = 0; c < KB_MODEL_POINT_COLS; c++) fprintf(out, " %s |", kb_model_point_cols[c]);
+    fputs("\n|", out);
+    for (int c = 0; c < KB_MODEL_POINT_COLS; c++) fputs(c == 0 || c >= 5 ? "---|" : "---:|", out);
+    fputc('\n', out);
+    for (int i = 0; i < p->n; i++) {
+        kb_model_point_cells(p, i, cells);
+        md_row(out, cells, KB_MODEL_POINT_COLS);
+    }
+    for (int i = 0; i < p->n; i++) {
+        const kb_model_rollup *q = p->rollups[i];
+        for (int k = 0; k < q->m->n_ops; k++)
+            if (q->ph[KB_PHASE_DECODE].ops[k].modelled && q->ph[KB_PHASE_DECODE].ops[k].row < 0)
+                fprintf(out, "- at %s: missing **%s**: %s\n", p->label[i], q->m->ops[k].name,
+                        q->ph[KB_PHASE_DECODE].ops[k].why);
+    }
 }
 
 static void md_whatif(FILE *out, const kb_model_rollup *r)
@@ -167,6 +193,7 @@ static void md_write(const kb_model_rollup *r, FILE *out)
             a, r->peak_tflops > 0 ? b : "n/a", kb_dtype_name((kb_dtype)r->dtype),
             r->est ? "the modelled GPU's datasheet" : "from the run's records");
     for (int ph = 0; ph < KB_PHASE_COUNT; ph++) md_phase(out, r, ph);
+    md_points(out, r);
     md_whatif(out, r);
 }
 

@@ -45,13 +45,25 @@ static int family_op_variant(const char *family, const char *variant)
     return v < 0 || v >= 32 || !(kb_families[f]->other_op_variants & (1u << v));
 }
 
+/* The row has op's shape in phase ph on device dev (family, pad, dims, params), whatever its
+ * variant, dtype and status. */
+static int same_shape(const kb_model_op *op, int ph, const kb_report_row *r, int dev)
+{
+    json_t *pad = json_object_get(r->rec, "pad");
+    return r->dev == dev && !strcmp(r->family, op->family) && json_integer_value(pad) == op->pad &&
+           dims_match(op, ph, r->rec) && params_match(op, ph, r->rec);
+}
+
+/* The row's variant is one op takes: the variant it names, else any of the family's own operation. */
+static int variant_fits(const kb_model_op *op, const kb_report_row *r)
+{
+    return op->variant ? !strcmp(r->variant, op->variant) : family_op_variant(r->family, r->variant);
+}
+
 /* The row stands for op in phase ph, whatever its dtype and status. */
 static int same_op(const kb_model_op *op, int ph, const kb_report_row *r, int dev)
 {
-    json_t *pad = json_object_get(r->rec, "pad");
-    return r->dev == dev && !strcmp(r->family, op->family) &&
-           (op->variant ? !strcmp(r->variant, op->variant) : family_op_variant(r->family, r->variant)) &&
-           json_integer_value(pad) == op->pad && dims_match(op, ph, r->rec) && params_match(op, ph, r->rec);
+    return same_shape(op, ph, r, dev) && variant_fits(op, r);
 }
 
 static int usable(const kb_report_row *r)
@@ -133,6 +145,46 @@ static double multiplier(const kb_model *m, const kb_model_op *op, int ph)
     return (double)op->count[ph] * (op->per_model ? 1.0 : (double)m->layers);
 }
 
+/* The ranking row i of op in phase ph won, in its source: the ok rows of the op's shape in the
+ * row's dtype that competed (the variants op takes, and the vendor rows when it names none),
+ * kbench's fastest of them and the fastest vendor row of the same operation, the baseline shown
+ * beside it (a vendor row is a baseline even when the op names a variant of the same operation). */
+static void rank(const kb_model_rollup *R, const kb_model_op *op, int ph, int i, int est, kb_model_opres *o)
+{
+    const kb_report_run *run = est ? R->est : R->run;
+    const kb_report_row *won = &run->rows[i];
+    int dev = est ? R->est_dev : R->dev;
+    int own = op->variant ? family_op_variant(op->family, op->variant) : 1;
+    o->n_ranked = 0;
+    o->kbench_row = o->vendor_row = -1;
+    for (size_t j = 0; j < run->n; j++) {
+        const kb_report_row *r = &run->rows[j];
+        if (!usable(r) || strcmp(r->dtype, won->dtype) != 0 || !same_shape(op, ph, r, dev)) continue;
+        int vendor = kb_report_row_is_vendor(r);
+        if (vendor ? !own || !family_op_variant(r->family, r->variant) : !variant_fits(op, r)) continue;
+        o->n_ranked += !vendor || !op->variant;
+        int *best = vendor ? &o->vendor_row : &o->kbench_row;
+        if (*best < 0 || r->median_us < run->rows[*best].median_us) *best = (int)j;
+    }
+}
+
+const kb_report_row *kb_model_rank_row(const kb_model_rollup *r, const kb_model_opres *o, int vendor)
+{
+    int i = o->row < 0 ? -1 : vendor ? o->vendor_row : o->kbench_row;
+    return i < 0 ? NULL : row_at(r, o->estimated, i);
+}
+
+const char *kb_model_vendor_names(const char *family, char *buf, size_t n)
+{
+    int f = kb_family_find(family);
+    size_t at = 0;
+    buf[0] = 0;
+    for (int v = 0; f >= 0 && v < kb_families[f]->n_variants && at < n; v++)
+        if (kb_families[f]->variants[v].entry == NULL)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? "/" : "", kb_families[f]->variants[v].name);
+    return buf;
+}
+
 /* The figures of op in phase ph from row i. */
 static void fill_op(const kb_model_rollup *R, const kb_model_op *op, int ph, int i, int est, kb_model_opres *o)
 {
@@ -156,6 +208,7 @@ static void fill_op(const kb_model_rollup *R, const kb_model_op *op, int ph, int
     double dist = o->have_measured || o->have_roof ? 1.0 - fmin(fmax(pct, 0), 100) / 100.0 : 1.0;
     o->score = o->step_us * dist;
     o->faster_than_roof = !R->emulator && o->have_roof && o->pct_roof > 100.0;
+    rank(R, op, ph, i, est, o);
 }
 
 /* The worst err/tol of a row (verify.max_err_ratio), into *worst; whether it had one. */

@@ -50,6 +50,12 @@ typedef struct {
     double pct_roof, pct_measured, pct_path;   /* [%] */
     double score;              /* [us] step_us x distance from the roof */
     int faster_than_roof;      /* pct_roof > 100: faster than the hardware allows (a GPU row with peaks) */
+    /* The ranking the row won (same source, shape and dtype): the fastest ok row of any variant
+     * that computes the op's operation (kbench's and the vendor libraries') is used; beside it,
+     * the vendor baseline and kbench's own best. */
+    int n_ranked;              /* ok rows of the op's shape and dtype that competed */
+    int kbench_row;            /* the fastest of them with a kbench kernel, -1: none */
+    int vendor_row;            /* the fastest vendor-library row (cuDNN, cuBLASLt), -1: none */
 } kb_model_opres;
 
 typedef struct {
@@ -87,6 +93,8 @@ typedef struct {
     double worst_err_tol;      /* largest verify.max_err_ratio (error / tolerance; < 1 passes) among them */
 } kb_model_whatif;
 
+struct kb_model_points;   /* model_points.h */
+
 typedef struct {
     const kb_model *m;
     const kb_report_run *run;
@@ -104,6 +112,7 @@ typedef struct {
     kb_model_phase_res ph[KB_PHASE_COUNT];
     int n_whatif;
     kb_model_whatif whatif[KB_DT_COUNT];
+    const struct kb_model_points *points;   /* the decode step at the model's decode_points (NULL: none) */
 } kb_model_rollup;
 
 /* Roll model m up from run at dtype (-1: the model's). Always succeeds: what the run
@@ -118,6 +127,13 @@ void kb_model_rollup_est(const kb_model *m, const kb_report_run *run, int use_ru
 
 /* The row op result o was taken from (of r->run or r->est), NULL when missing. */
 const kb_report_row *kb_model_op_row(const kb_model_rollup *r, const kb_model_opres *o);
+
+/* The row of op result o's kbench best (vendor 0) or vendor baseline (vendor 1), NULL when none. */
+const kb_report_row *kb_model_rank_row(const kb_model_rollup *r, const kb_model_opres *o, int vendor);
+
+/* The vendor-library variants of family ("cudnn", "cublaslt": variants with no kernel of kbench's)
+ * joined with '/' into buf (n bytes); "" when the family has none. Returns buf. */
+const char *kb_model_vendor_names(const char *family, char *buf, size_t n);
 
 /* The label every figure of a roll-up carries: "GPU", "emulator (CPU timing)", "ESTIMATE
  * (static model, not measured)" or "GPU-measured + ESTIMATE" (some ops each way). */
