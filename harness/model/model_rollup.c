@@ -54,10 +54,16 @@ static int same_shape(const kb_model_op *op, int ph, const kb_report_row *r, int
            dims_match(op, ph, r->rec) && params_match(op, ph, r->rec);
 }
 
-/* The row's variant is one op takes: the variant it names, else any of the family's own operation. */
+/* The row's variant is one op takes: the variant it names (or, when that variant computes
+ * another operation than its family's, any variant of the family computing that one, as the
+ * reports rank them: attention's decode and decode_tma), else any of the family's own operation. */
 static int variant_fits(const kb_model_op *op, const kb_report_row *r)
 {
-    return op->variant ? !strcmp(r->variant, op->variant) : family_op_variant(r->family, r->variant);
+    if (!op->variant)
+        return family_op_variant(r->family, r->variant);
+    return !strcmp(r->variant, op->variant) || (!strcmp(r->family, op->family) &&
+                                                !family_op_variant(op->family, op->variant) &&
+                                                !family_op_variant(r->family, r->variant));
 }
 
 /* The row stands for op in phase ph, whatever its dtype and status. */
