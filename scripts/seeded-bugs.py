@@ -8,7 +8,8 @@ on the emulator) proves nothing about the checks and is an error. Exit 0 when ev
 is caught, 1 when one escaped, 2 when one no longer applies (kernels/ changed: update the
 list) or does not compile.
 A mutation may name an "arch" (sm_90a for gemm/wgmma): the suite then runs with --arch.
-The run stops at the first case that fails (--max-fail 1): one is proof enough.
+The run stops at the first case that fails (--max-fail 1): one is proof enough; when that
+case did not compile, the suite runs again whole, so a later case that compiles can fail.
 
 usage: scripts/seeded-bugs.py [--kbench PATH] [--only NAME ...] [--list] [-j N]
 -j N runs N mutations at a time (each in its own copy of kernels/, one compile cache).
@@ -24,6 +25,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NO_COMPILE = "the mutation does not compile: "
 
 
 def apply(kernels, m):
@@ -57,6 +59,14 @@ def first_failure(records):
 
 
 def run_one(kbench, m, work, cache):
+    verdict = run_suite(kbench, m, work, cache, True)
+    if verdict[0] == "error" and verdict[1].startswith(NO_COMPILE):
+        # the run stopped at a case that did not compile: the cases after it may compile and fail
+        verdict = run_suite(kbench, m, work, cache, False)
+    return verdict
+
+
+def run_suite(kbench, m, work, cache, stop_at_first):
     work = os.path.join(work, m["name"])
     os.makedirs(work, exist_ok=True)
     kernels = os.path.join(work, "kernels")
@@ -68,7 +78,9 @@ def run_one(kbench, m, work, cache):
     out = os.path.join(work, m["name"] + ".jsonl")
     argv = [kbench, "run", os.path.join(ROOT, "tests", "suites", m["suite"] + ".yaml"), "--backend", "emu",
             "--emu-schedule", "random:1", "--emu-check", "race,init", "--quiet", "--out", out,
-            "--min-samples", "1", "--max-samples", "1", "--timeout", "0.01", "--max-fail", "1"]
+            "--min-samples", "1", "--max-samples", "1", "--timeout", "0.01"]
+    if stop_at_first:
+        argv += ["--max-fail", "1"]
     for f in m.get("filter", []):
         argv += ["--filter", f]
     if m.get("arch"):
@@ -78,7 +90,7 @@ def run_one(kbench, m, work, cache):
     if p.returncode == 1 and os.path.exists(out):
         status, why = first_failure(out)
         if status == "compile_error":
-            return "error", "the mutation does not compile: " + why
+            return "error", NO_COMPILE + why
         if why:
             return "caught", why
     if p.returncode in (0, 1):
