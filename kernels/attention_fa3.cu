@@ -7,7 +7,7 @@
  * A work tile is FA_BM = 128 query rows (row block mb) of one (batch, head) hb. 384 threads,
  * three warpgroups:
  *   warpgroup 0, the producer: setmaxnreg.dec 24; one elected thread, per work tile: hands the
- *     tile's index to the consumers (below), then TMA-loads K_j and V_j of each K/V tile j of
+ *     tile's coordinates to the consumers (below), then TMA-loads K_j and V_j of each K/V tile j of
  *     the tile's range into stage it % STAGES of a ring (it counts K/V tiles across work tiles:
  *     the ring's stages and phases run on), each on its own full barrier (fullk, fullv: S_j may
  *     start when K_j has landed), after the stage's empty barrier says both consumers released
@@ -15,7 +15,8 @@
  *     consumer warpgroups' output stores of the previous work tile have read the Q buffer.
  * Scheduling (SCHED; FlashAttention-3's hopper/tile_scheduler.hpp in idea, written from its
  * description, not its code):
- *   SCHED_GRID: one work tile per block, blockIdx.x the row block, blockIdx.y the (batch, head).
+ *   SCHED_GRID: one work tile per block, blockIdx.x the row block, blockIdx.y the (batch, head)
+ *     (the same code, its tile loop cut after one tile).
  *   SCHED_PERSISTENT: gridDim.x = min(SMs, tiles) blocks; block b's first tile is b, each next one
  *     comes from a global atomic counter (index = atomicAdd(ctr, 1) + gridDim.x), fetched by the
  *     producer when it has issued its current tile's loads, so an SM takes the next tile as it
@@ -27,11 +28,13 @@
  *     returns the launch's last index (ctr = tiles - 1: every block's last fetch is past the end,
  *     so there are exactly `tiles` fetches) sets the counter back to 0: the next launch, a CUDA
  *     Graph replay included, starts from 0 without a memset.
- *   The hand-off: the producer writes the tile index (tiles = no more work) into slot t % 2 of
- *     shared memory after the slot's empty mbarrier (sche, 256 consumer arrivals) completed and
- *     arrives on its full mbarrier (schf, count 1: arrive releases the write); every consumer
- *     thread waits on schf, reads the slot and arrives on sche. Work tile t of the block uses
- *     parity (t / 2) & 1 on the slot's barriers and t & 1 on qbar and qempty.
+ *   The hand-off: the producer writes the tile's row block and (batch, head) (row block -1: no
+ *     more work) into slot t % 2 of shared memory after the slot's empty mbarrier (sche, 256
+ *     consumer arrivals) completed and arrives on its full mbarrier (schf, count 1: arrive
+ *     releases the write); every consumer thread waits on schf, reads the slot (again for the
+ *     epilogue: not held in registers across the tile) and arrives on sche once the tile is
+ *     done. Work tile t of the block uses parity (t / 2) & 1 on the slot's barriers and t & 1
+ *     on qbar and qempty.
  *   warpgroups 1 and 2, the consumers (setmaxnreg.inc 240): warpgroup cw owns query rows
  *     64cw .. 64cw+63 of the work tile. Per K/V tile j:
  *       S_j = Q K_j^T       wgmma m64nBKVk16, Q and K from the 128B-swizzled TMA tiles
