@@ -14,6 +14,7 @@
 #include "attention_decode.h"
 #include "attention_decode_model.h"
 #include "attention_fa3.h"
+#include "attention_fa3_fp8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #define ATTN_DTYPES (KB_DT_BIT(KB_DT_FP32) | KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
 #define MMA_DTYPES (KB_DT_BIT(KB_DT_FP16) | KB_DT_BIT(KB_DT_BF16))
+#define FA3_DTYPES (MMA_DTYPES | KB_DT_BIT(KB_DT_FP8E4M3))   /* fp8: attention_fa3_fp8.c */
 
 /* The fused kernel holds RQ*(2*d/TPR + KC) floats per thread (q, accumulator, a chunk
  * of scores), the mma kernel d/4 + d/2 + BKV/2 words at 16 rows per warp (Q fragments, O
@@ -49,9 +51,12 @@ static const kb_variant variants[] = {
     [V_DECODE] = { "decode", "attn_decode", MMA_DTYPES,
                    "split-KV flash-decoding: q_len <= 16 rows against a long KV cache, a KV head's GQA group in one "
                    "block (K/V read once), key warps and splits merged by log-sum-exp (mma.sync, cp.async ring)" },
-    [V_FA3] = { "fa3", "attn_fa3", MMA_DTYPES,
+    [V_FA3] = { "fa3", "attn_fa3", FA3_DTYPES,
                 "sm_90a, FlashAttention-3's structure: TMA K/V ring with mbarriers, a producer and two ping-ponging "
                 "consumer warpgroups (setmaxnreg), wgmma Q K^T from shared memory and P V with P in registers" },
+    [V_DECODE_TMA] = { "decode_tma", "attn_decode_tma", MMA_DTYPES,
+                       "sm_90a decode: decode's split-KV flash-decoding (mma.sync) with K/V through TMA into a "
+                       "full/empty mbarrier ring, filled by a producer warp; the same split combine" },
 };
 
 static const char *const causal_choices[] = { "no", "yes", NULL };
@@ -62,7 +67,7 @@ static const char *const dims[] = { "b", "h", "s", "d" };
 #define FUSED_ONLY (1u << V_FUSED)
 #define FUSED_MMA ((1u << V_FUSED) | (1u << V_MMA) | (1u << V_FA2))
 #define FA3_ONLY (1u << V_FA3)
-#define DECODE_ONLY (1u << V_DECODE)
+#define DECODE_ONLY ((1u << V_DECODE) | (1u << V_DECODE_TMA))
 static const kb_param params[] = {
     [P_CAUSAL] = { "causal", CAUSAL_NO, causal_choices, 0,
                    "yes: query i attends to keys j <= i only (decode: j <= s - q_len + i, aligned bottom-right)",
@@ -86,7 +91,7 @@ static const kb_param params[] = {
     [P_WARPS] = { "WARPS", 4, NULL, DECODE_ONLY,
                   "warps per block (1, 2, 4, 8): row warps for the group's rows x key warps (16 keys of each tile)", 1,
                   8 },
-    [P_STAGES] = { "STAGES", 2, NULL, DECODE_ONLY | FA3_ONLY, "K/V tiles in the cp.async (fa3: TMA) ring (2..4)", 2,
+    [P_STAGES] = { "STAGES", 2, NULL, DECODE_ONLY | FA3_ONLY, "K/V tiles in the cp.async (fa3, decode_tma: TMA) ring (2..4)", 2,
                    4 },
     [P_LSE] = { "lse", LSE_NO, lse_choices, FA3_ONLY,
                 "yes: also write each row's log-sum-exp m*scale + ln(l) as fp32 [b, h, s] (what a backward pass reads)",
@@ -224,7 +229,7 @@ static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         snprintf(why, n, "pad=%d: attention has no padding axis (Q, K, V, O are dense [b,h,s,d])", c->pad);
         return 0;
     }
-    if (c->variant == V_DECODE)
+    if (KB_DEC_VARIANT(c->variant))
         return kb_attn_decode_valid(c, t, why, n);
     if (c->variant == V_FA3)
         return kb_attn_fa3_valid(c, t, why, n);
@@ -245,7 +250,7 @@ static int attn_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
 
 static void attn_defines(const kb_case *c, kb_sb *out)
 {
-    if (c->variant == V_DECODE) {
+    if (KB_DEC_VARIANT(c->variant)) {
         kb_attn_decode_defines(c, out);
         return;
     }
@@ -280,14 +285,14 @@ static kb_work attn_work(const kb_case *c)
 {
     double b = (double)c->dims[D_B], h = (double)c->dims[D_H], s = (double)c->dims[D_S];
     double d = (double)c->dims[D_D], esz = (double)kb_dtype_size(c->dtype);
-    if (c->variant == V_DECODE)
+    if (KB_DEC_VARIANT(c->variant))
         return kb_attn_decode_work(c);
     kb_work w = { 0 };
     w.flops = 4.0 * b * h * s * s * d;
     if (c->params[P_CAUSAL] == CAUSAL_YES)
         w.flops /= 2;
     w.bytes_read = 3.0 * b * h * s * d * esz;
-    w.bytes_written = b * h * s * d * esz;
+    w.bytes_written = b * h * s * d * (kb_attn_fa3_is_fp8(c) ? 2.0 : esz);   /* fp8 fa3: O in bf16 */
     if (c->variant == V_NAIVE)
         w.bytes_moved = w.bytes_read + w.bytes_written + 6.0 * 4.0 * b * h * n_scores(c);
     return w;
@@ -491,8 +496,10 @@ static kb_status alloc_device(kb_run *r, attn_state *a)
 static kb_status attn_setup(kb_run *r, void **state)
 {
     const kb_case *c = r->c;
-    if (c->variant == V_DECODE)
+    if (KB_DEC_VARIANT(c->variant))
         return kb_attn_decode_setup(r, state);
+    if (kb_attn_fa3_is_fp8(c))
+        return kb_attn_fa3_fp8_setup(r, state);
     int64_t bh = c->dims[D_B] * c->dims[D_H], s = c->dims[D_S], d = c->dims[D_D], n = bh * s * d;
     size_t esz = kb_dtype_size(c->dtype);
     kb_status st = KB_ERR_OOM;
@@ -568,12 +575,14 @@ static kb_status attn_enqueue(kb_run *r, void *state)
     unsigned bh = (unsigned)(c->dims[D_B] * c->dims[D_H]);
     float scale = (float)(1.0 / sqrt((double)d));
     kb_status st;
-    if (c->variant == V_DECODE)
+    if (KB_DEC_VARIANT(c->variant))
         return kb_attn_decode_enqueue(r, state);
+    if (kb_attn_fa3_is_fp8(c))
+        return kb_attn_fa3_fp8_enqueue(r, state);
     if (c->variant == V_CUDNN)
         return kb_run_vendor_run(r, a->plan);
     if (c->variant == V_FA3)
-        return kb_attn_fa3_launch(r, a->maps, a->d_lse, a->d_ctr);
+        return kb_attn_fa3_launch(r, a->maps, a->d_lse, a->d_ctr, NULL);
     if (c->variant != V_NAIVE) {
         int64_t bq = c->params[P_BQ];
         unsigned threads = (unsigned)kb_attn_threads(c);
@@ -636,8 +645,10 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
     const kb_case *c = r->c;
     attn_state *a = state;
     int64_t d = c->dims[D_D];
-    if (c->variant == V_DECODE)
+    if (KB_DEC_VARIANT(c->variant))
         return kb_attn_decode_check(r, state, v);
+    if (kb_attn_fa3_is_fp8(c))
+        return kb_attn_fa3_fp8_check(r, state, v);
     kb_status st = kb_run_download(r, a->h_io, a->d_o, (size_t)a->n * kb_dtype_size(c->dtype));
     if (st != KB_OK)
         return st;
@@ -666,8 +677,10 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
 
 static void attn_teardown(kb_run *r, void *state)
 {
-    if (r->c->variant == V_DECODE)
+    if (KB_DEC_VARIANT(r->c->variant))
         kb_attn_decode_teardown(r, state);
+    else if (kb_attn_fa3_is_fp8(r->c))
+        kb_attn_fa3_fp8_teardown(r, state);
     else
         state_free(state);
 }
@@ -680,7 +693,7 @@ static int attn_path(const kb_case *c, int sm, kb_path *out)
         return 0;
     if (c->variant == V_FA3)
         return kb_path_set(out, "wgmma", c->dtype, 0);
-    if (kb_attn_is_mma(c) || c->variant == V_DECODE)
+    if (kb_attn_is_mma(c) || KB_DEC_VARIANT(c->variant))
         return kb_path_set(out, "mma", c->dtype, 0);
     return kb_path_set(out, "fma", KB_DT_FP32, 0);
 }
@@ -690,7 +703,7 @@ static int attn_traffic(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *t
 {
     if (c->variant == V_FA3)
         return kb_attn_fa3_traffic(c, g, t);
-    return c->variant == V_DECODE ? kb_dec_traffic(c, g, t) : kb_attn_traffic(c, g, t);
+    return KB_DEC_VARIANT(c->variant) ? kb_dec_traffic(c, g, t) : kb_attn_traffic(c, g, t);
 }
 
 const kb_family kb_family_attention = {
@@ -710,5 +723,5 @@ const kb_family kb_family_attention = {
     .teardown = attn_teardown,
     .path = attn_path,
     .traffic = attn_traffic,
-    .other_op_variants = 1u << V_DECODE,   /* q_len rows against s keys: not the square operation */
+    .other_op_variants = DECODE_ONLY,   /* q_len rows against s keys: not the square operation */
 };

@@ -3,6 +3,7 @@
  * See attention_decode.h for the layout and attention_decode.cu for the kernels. */
 #include "attention_decode.h"
 #include "attention_decode_model.h"
+#include "attention_decode_tma.h"
 #include "engine/verify.h"
 
 #include <math.h>
@@ -89,6 +90,8 @@ int kb_attn_decode_valid(const kb_case *c, const kb_target *t, char *why, size_t
 {
     if (!valid_shape(c, why, n))
         return 0;
+    if (c->variant == V_DECODE_TMA && !kb_attn_decode_tma_valid(c, t, why, n))
+        return 0;
     kb_dec_geom g;
     kb_dec_geom_of(c, &g);
     return valid_tiles(c, t, &g, why, n);
@@ -100,6 +103,8 @@ void kb_attn_decode_defines(const kb_case *c, kb_sb *out)
     kb_dec_geom_of(c, &g);
     kb_sb_printf(out, "ATTN_DECODE=1\nHEAD_D=%lld\nDEC_MT=%lld\nDEC_RG=%lld\n", (long long)c->dims[D_D],
                  (long long)g.mt, (long long)g.rg);
+    if (g.tma)   /* decode_tma: attention_decode_tma.cu's kernel instead of attn_decode */
+        kb_sb_printf(out, "DEC_TMA=1\n");
 }
 
 kb_work kb_attn_decode_work(const kb_case *c)
@@ -122,6 +127,7 @@ typedef struct {
     kb_dec_geom g;
     kb_dptr d_q, d_k, d_v, d_o;
     kb_dptr d_part, d_lse;  /* splits > 1: fp32 [splits][rows_total][d] and [splits][rows_total] */
+    kb_arg maps[3];         /* decode_tma: the tensor maps of Q, K, V */
     int64_t nq, nkv;        /* elements of Q (= of O) and of K (= of V) */
     int64_t *rows;          /* [n_rows] output rows (of rows_total) the reference covers */
     int64_t n_rows;
@@ -217,7 +223,7 @@ static kb_status alloc_device(kb_run *r, dec_state *a)
             (st = kb_run_alloc(r, rows * sizeof(float), &a->d_lse)) != KB_OK)
             return st;
     }
-    return KB_OK;
+    return a->g.tma ? kb_attn_decode_tma_maps(r, a->d_q, a->d_k, a->d_v, a->maps) : KB_OK;
 }
 
 /* f (n values already drawn) quantised to the dtype through h_io, kept dequantised (what the
@@ -344,6 +350,9 @@ kb_status kb_attn_decode_enqueue(kb_run *r, void *state)
     kb_arg a1[] = { kb_arg_ptr(a->d_q), kb_arg_ptr(a->d_k), kb_arg_ptr(a->d_v), kb_arg_ptr(a->d_o),
                     kb_arg_ptr(a->d_part), kb_arg_ptr(a->d_lse), kb_arg_i32((int32_t)c->dims[D_S]),
                     kb_arg_i32((int32_t)g->chunk), kb_arg_i64(g->rows_total), kb_arg_f32(scale) };
+    if (g->tma)   /* decode_tma: Q, K, V by their tensor maps, the rest as attn_decode */
+        for (int i = 0; i < 3; i++)
+            a1[i] = a->maps[i];
     kb_status st = kb_run_launch(r, r->f->variants[c->variant].entry, &g1, a1, 10);
     if (st != KB_OK || g->splits == 1)
         return st;

@@ -89,6 +89,18 @@
 #define DEC_DN (HEAD_D / 8)       /* n-tiles of O = P V */
 #define DEC_QREG (DEC_MT * HEAD_D <= 128)  /* Q fragments in registers; else re-read per k-step */
 #define DEC_LOG2E 1.4426950408889634f
+#ifndef DEC_TMA
+#define DEC_TMA 0
+#endif
+#if DEC_TMA   /* decode_tma (attention_decode_tma.cu): dense tiles of 64-column boxes, 128B-swizzled */
+#define DEC_RS 64                         /* elements per row of a 128-byte box */
+#define DEC_TILE (DEC_BKV * HEAD_D)       /* elements of one K or V tile */
+#define DEC_QTILE (DEC_ROWS * HEAD_D)
+#else
+#define DEC_RS DEC_LD
+#define DEC_TILE (DEC_BKV * DEC_LD)
+#define DEC_QTILE (DEC_ROWS * DEC_LD)
+#endif
 #define DEC_CT 128                /* threads per block of attn_decode_combine */
 
 static_assert(sizeof(KB_T) == 2, "attention/decode takes fp16 or bf16 operands (mma.sync m16n8k16)");
@@ -118,6 +130,22 @@ __device__ __forceinline__ uint32_t dec_pack2(float lo, float hi)
     return w;
 }
 
+/* Element (r, c) of a shared tile of `rows` rows at base (r counted from a multiple of 8
+ * rows). cp.async: rows of stride DEC_LD. decode_tma: the TMA's layout, HEAD_D / 64 boxes of
+ * rows x 128 bytes, 16-byte chunk j of row r at chunk j ^ (r % 8) (the 128B swizzle, PTX ISA
+ * 9.7.9.25.4 / CUTLASS Swizzle<3,4,3>; the tile 1024-byte aligned): an ldmatrix's 8 rows of
+ * one chunk column hit 8 different chunks, so no bank conflict without padding. */
+__device__ __forceinline__ const KB_T *dec_at(const KB_T *base, int rows, int r, int c)
+{
+#if DEC_TMA
+    return base + (c >> 6) * rows * 64 + r * 64 + ((((c >> 3) & 7) ^ (r & 7)) << 3) + (c & 7);
+#else
+    (void)rows;
+    return base + r * DEC_LD + c;
+#endif
+}
+
+#if !DEC_TMA
 /* Rows [r0, r0 + nrows) of a [.., HEAD_D] array into shared rows of stride DEC_LD, 16 bytes
  * per cp.async; rows at or past end are zero-filled (src not read). */
 __device__ __forceinline__ void dec_load_rows(KB_T *dst, const KB_T *src, int r0, int nrows, int end)
@@ -129,6 +157,7 @@ __device__ __forceinline__ void dec_load_rows(KB_T *dst, const KB_T *src, int r0
         kb_cp_async_16_zfill(dst + r * DEC_LD + c, in ? src + (long long)(r0 + r) * HEAD_D + c : src, in ? 16 : 0);
     }
 }
+#endif
 
 /* S = Q K^T for the warp's 16 DEC_MT rows (qf in registers, or its rows of qs) and its 16
  * keys (rows of ks): two n-tiles of 8 keys per row tile. */
@@ -144,7 +173,7 @@ __device__ __forceinline__ void dec_scores(float sc[DEC_MT][2][4], const uint32_
 #pragma unroll
     for (int kt = 0; kt < DEC_DK; kt++) {
         uint32_t b[4];   /* matrices: keys 0..7 (d lo, d hi), keys 8..15 (d lo, d hi) */
-        kb_ldmatrix_x4(b, ks + ((lj >> 1) * 8 + li) * DEC_LD + kt * 16 + (lj & 1) * 8);
+        kb_ldmatrix_x4(b, dec_at(ks, DEC_BKV, (lj >> 1) * 8 + li, kt * 16 + (lj & 1) * 8));
 #pragma unroll
         for (int mi = 0; mi < DEC_MT; mi++) {
             uint32_t a[4];
@@ -152,12 +181,23 @@ __device__ __forceinline__ void dec_scores(float sc[DEC_MT][2][4], const uint32_
             a[0] = qf[mi * DEC_DK + kt][0], a[1] = qf[mi * DEC_DK + kt][1];
             a[2] = qf[mi * DEC_DK + kt][2], a[3] = qf[mi * DEC_DK + kt][3];
 #else
-            kb_ldmatrix_x4(a, qs + (mi * 16 + (lj & 1) * 8 + li) * DEC_LD + kt * 16 + (lj >> 1) * 8);
+            kb_ldmatrix_x4(a, dec_at(qs, DEC_ROWS, mi * 16 + (lj & 1) * 8 + li, kt * 16 + (lj >> 1) * 8));
 #endif
             DEC_MMA(sc[mi][0], a, b, sc[mi][0]);
             DEC_MMA(sc[mi][1], a, b + 2, sc[mi][1]);
         }
     }
+}
+
+/* The warp's Q rows (qw: its first row of the Q tile) as A fragments, k-step by k-step. */
+__device__ __forceinline__ void dec_q_frags(uint32_t (*qf)[4], const KB_T *qw, int lane)
+{
+    const int lj = lane >> 3, li = lane & 7;
+#pragma unroll
+    for (int mi = 0; mi < DEC_MT; mi++)
+#pragma unroll
+        for (int kt = 0; kt < DEC_DK; kt++)
+            kb_ldmatrix_x4(qf[mi * DEC_DK + kt], dec_at(qw, DEC_ROWS, mi * 16 + (lj & 1) * 8 + li, kt * 16 + (lj >> 1) * 8));
 }
 
 /* Scores of keys at or past kv, or (causal) after their row's limit kv - Q_LEN + i, become
@@ -245,7 +285,7 @@ __device__ __forceinline__ void dec_pv(float oacc[DEC_MT][DEC_DN][4], float sc[D
 #pragma unroll
     for (int dn = 0; dn < DEC_DN; dn += 2) {
         uint32_t b[4];   /* matrices: keys 0..7 / 8..15 of d tile dn, then of dn + 1; transposed */
-        kb_ldmatrix_x4_trans(b, vs + ((lj & 1) * 8 + li) * DEC_LD + dn * 8 + (lj >> 1) * 8);
+        kb_ldmatrix_x4_trans(b, dec_at(vs, DEC_BKV, (lj & 1) * 8 + li, dn * 8 + (lj >> 1) * 8));
 #pragma unroll
         for (int mi = 0; mi < DEC_MT; mi++) {
             DEC_MMA(oacc[mi][dn], pa[mi], b, oacc[mi][dn]);
@@ -352,6 +392,7 @@ __device__ __forceinline__ void dec_store(const float *so, KB_T *o, float *op, i
     }
 }
 
+#if !DEC_TMA
 /* The tiles of one split: cp.async ring of STAGES tiles (one commit group per tile; groups
  * past the last tile are empty, so the wait count stays STAGES - 2), each warp on its keys. */
 __device__ __forceinline__ void dec_mainloop(float oacc[DEC_MT][DEC_DN][4], float m[DEC_MT][2], float l[DEC_MT][2],
@@ -428,12 +469,7 @@ attn_decode(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *
 #if DEC_QREG
     kb_cp_async_wait<STAGES - 1>();        /* Q has landed */
     __syncthreads();
-    const int lj = lane >> 3, li = lane & 7;
-#pragma unroll
-    for (int mi = 0; mi < DEC_MT; mi++)
-#pragma unroll
-        for (int kt = 0; kt < DEC_DK; kt++)
-            kb_ldmatrix_x4(qf[mi * DEC_DK + kt], qw + (mi * 16 + (lj & 1) * 8 + li) * DEC_LD + kt * 16 + (lj >> 1) * 8);
+    dec_q_frags(qf, qw, lane);
 #endif
 
     float oacc[DEC_MT][DEC_DN][4], m[DEC_MT][2], l[DEC_MT][2];
@@ -471,6 +507,7 @@ attn_decode(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *
     dec_store(so, o + row0 * HEAD_D, splits > 1 ? o_part + ((long long)sp * rows_total + row0) * HEAD_D : NULL,
               nrows);
 }
+#endif /* !DEC_TMA */
 
 /* The splits of every output row combined: weights 2^(lse_s - max_s lse_s), O = sum w_s O_s
  * / sum w_s. One thread per 8 columns of a row (one 16-byte store of the dtype, two 16-byte
@@ -507,5 +544,7 @@ attn_decode_combine(const float *__restrict__ o_part, const float *__restrict__ 
         out.v[j] = kb_from_float<KB_T>(acc[j] * inv);
     kb_store16<KB_T>(o + row * HEAD_D + c, out);
 }
+
+#include "attention_decode_tma.cu"   /* decode_tma's kernel: empty unless DEC_TMA */
 
 #endif /* ATTN_DECODE */

@@ -10,10 +10,12 @@
 
 #include "engine/exec.h"
 
-/* valid() for the decode variant: 1, or 0 with the reason in why. */
+/* valid() for the decode and decode_tma variants: 1, or 0 with the reason in why (decode_tma:
+ * also attention_decode_tma.h's rules). */
 int kb_attn_decode_valid(const kb_case *c, const kb_target *t, char *why, size_t n);
 
-/* Its defines: ATTN_DECODE, HEAD_D and the block geometry (DEC_MT, DEC_RG). */
+/* Its defines: ATTN_DECODE, HEAD_D and the block geometry (DEC_MT, DEC_RG); DEC_TMA=1 for
+ * decode_tma. */
 void kb_attn_decode_defines(const kb_case *c, kb_sb *out);
 
 /* Its work model: 4 d FLOPs per kept score (b h q_len s scores; causal keeps
@@ -21,9 +23,11 @@ void kb_attn_decode_defines(const kb_case *c, kb_sb *out);
  * O written; bytes_moved adds the split partials written and read back when splits > 1. */
 kb_work kb_attn_decode_work(const kb_case *c);
 
-/* The pipeline hooks (engine/family.h contracts): setup allocates and uploads the inputs and
- * computes the reference rows (*state owned until teardown); enqueue launches attn_decode and,
- * with several splits, attn_decode_combine; check compares the reference rows. */
+/* The pipeline hooks (engine/family.h contracts), for decode and decode_tma: setup allocates
+ * and uploads the inputs, computes the reference rows and (decode_tma) encodes the Q, K, V
+ * tensor maps (*state owned until teardown); enqueue launches attn_decode (decode_tma:
+ * attn_decode_tma) and, with several splits, attn_decode_combine; check compares the
+ * reference rows. */
 kb_status kb_attn_decode_setup(kb_run *r, void **state);
 kb_status kb_attn_decode_enqueue(kb_run *r, void *state);
 kb_status kb_attn_decode_check(kb_run *r, void *state, kb_verify *v);

@@ -13,6 +13,10 @@
  * are params, so every attention case id recorded before keeps its dims. */
 enum { V_DECODE = V_FA2 + 1 };
 enum { P_QLEN = P_RQ + 1, P_GROUP, P_CHUNK, P_WARPS, P_STAGES };
+/* decode_tma, decode's sm_90a twin (attention_decode_tma.c), comes after fa3 (V_DECODE + 1,
+ * attention_fa3.h, which asserts the order); both take decode's params and geometry. */
+enum { V_DECODE_TMA = V_DECODE + 2 };
+#define KB_DEC_VARIANT(v) ((v) == V_DECODE || (v) == V_DECODE_TMA)
 
 /* Auto split (CHUNK = 0): the fewest splits that give at least this many blocks, 2 per SM of
  * a 132-SM H100 SXM (one running, one ready), but splits of at least KB_DEC_MIN_CHUNK keys:
@@ -37,9 +41,11 @@ typedef struct {
     int64_t chunk;      /* keys per split: CHUNK, or the auto choice (a multiple of bkv) */
     int64_t splits;     /* ceil(s / chunk) */
     int64_t rows_total; /* query (and output) rows: b x h x q_len */
-    int64_t threads;    /* 32 WARPS */
+    int64_t threads;    /* 32 WARPS; decode_tma 32 (WARPS + 1): the producer warp */
+    int64_t tma;        /* 1 for decode_tma: dense 128B-swizzled tiles, mbarriers after the data */
     int64_t merge_bytes; /* [bytes] after the loop: key warps 1..kg-1's O, m, l and the fp32 output rows */
-    int64_t shmem;      /* dynamic shared memory [bytes]: max(Q tile + K/V ring, merge_bytes) */
+    int64_t shmem;      /* dynamic shared memory [bytes]: max(Q tile + K/V ring, merge_bytes); decode_tma
+                         * adds 1024 of alignment slack and 1 + 2 STAGES mbarriers (8 bytes each) */
 } kb_dec_geom;
 
 /* The geometry of decode case c (its dims and params; group must divide h, WARPS be a power

@@ -24,10 +24,22 @@ static int refuse(char *why, size_t n, const char *fmt, ...)
     return 0;
 }
 
+int kb_attn_fa3_is_fp8(const kb_case *c) { return c->variant == V_FA3 && c->dtype == KB_DT_FP8E4M3; }
+
+int64_t kb_attn_fa3_vt_len(const kb_case *c) { return (c->dims[D_S] + 31) / 32 * 32; }
+
 int64_t kb_attn_fa3_smem(const kb_case *c)
 {
-    int64_t d = c->dims[D_D], bkv = c->params[P_BKV], st = c->params[P_STAGES];
-    return 1024 + KB_FA3_BM * d * 2 + 2 * st * bkv * d * 2 + 8 * (6 + 3 * st) + 8;
+    int64_t d = c->dims[D_D], bkv = c->params[P_BKV], st = c->params[P_STAGES], esz = (int64_t)kb_dtype_size(c->dtype);
+    int64_t o_stage = kb_attn_fa3_is_fp8(c) ? KB_FA3_BM * d * 2 : 0;   /* fp8: bf16 O, its own tile */
+    return 1024 + KB_FA3_BM * d * esz + 2 * st * bkv * d * esz + o_stage + 8 * (6 + 3 * st) + 16;
+}
+
+/* Consumer fragment words per thread: O d/2, S BKV/2, P BKV/4 (16-bit) or BKV/8 (fp8). */
+static int64_t frag_words(const kb_case *c)
+{
+    int64_t d = c->dims[D_D], bkv = c->params[P_BKV];
+    return d / 2 + bkv / 2 + bkv / (kb_attn_fa3_is_fp8(c) ? 8 : 4);
 }
 
 /* FA3 budgets 32 MiB of the L2 for K and V (hopper/tile_scheduler.hpp, DynamicPersistentTileScheduler). */
@@ -59,10 +71,13 @@ int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
                       "multiple of 16 in [16, 256]", (long long)bkv);
     if (st < 2 || st > 4)
         return refuse(why, n, "STAGES=%lld: the K/V ring holds 2 to 4 tiles", (long long)st);
-    if (d / 2 + bkv / 2 + bkv / 4 > FA3_MAX_FRAG_WORDS)
-        return refuse(why, n, "d/2 + BKV/2 + BKV/4 = %lld fragment words per consumer thread (O, S, P) exceed %d of "
+    if (kb_attn_fa3_is_fp8(c) && bkv % 64)
+        return refuse(why, n, "BKV=%lld: fp8 key tiles are whole 64-key (64-byte) boxes of the transposed V, which "
+                      "the k32 wgmma of P V reads K-major: a multiple of 64", (long long)bkv);
+    if (frag_words(c) > FA3_MAX_FRAG_WORDS)
+        return refuse(why, n, "d/2 + BKV/2 + BKV/%d = %lld fragment words per consumer thread (O, S, P) exceed %d of "
                       "the 240 registers setmaxnreg gives a consumer warpgroup: lower BKV",
-                      (long long)(d / 2 + bkv / 2 + bkv / 4), FA3_MAX_FRAG_WORDS);
+                      kb_attn_fa3_is_fp8(c) ? 8 : 4, (long long)frag_words(c), FA3_MAX_FRAG_WORDS);
     if (d == 256 && c->params[P_SCHED] == SCHED_PERSISTENT)
         return refuse(why, n, "sched=persistent at d=256: the work-tile loop's state does not fit beside O's 128 "
                       "fragment words and Q's 16 wgmma descriptors in a consumer's 240 registers (ptxas spills at "
@@ -86,13 +101,21 @@ void kb_attn_fa3_defines(const kb_case *c, kb_sb *out)
     kb_sb_printf(out, "ATTN_FA3=1\nHEAD_D=%lld\n", (long long)c->dims[D_D]);   /* BKV, STAGES, LSE: params */
 }
 
-static kb_status one_map(kb_run *r, kb_dptr base, uint32_t rows, const char *what, kb_arg *out)
+/* A rank-3 map {d, s, b*h} of dtype dt (fp8: bytes with the 64-byte swizzle, rows of 64). */
+static kb_status one_map(kb_run *r, kb_dptr base, kb_dtype dt, uint32_t rows, const char *what, kb_arg *out)
 {
     const kb_case *c = r->c;
     uint64_t d = (uint64_t)c->dims[D_D], s = (uint64_t)c->dims[D_S], bh = (uint64_t)(c->dims[D_B] * c->dims[D_H]);
-    kb_tmap_desc m = { .dtype = c->dtype == KB_DT_FP16 ? KB_TMAP_F16 : KB_TMAP_BF16, .rank = 3, .base = base,
-                       .dims = { d, s, bh }, .strides = { d * 2, s * d * 2 }, .box = { 64, rows, 1 },
-                       .swizzle = KB_TMAP_SWIZZLE_128B };
+    uint64_t esz = kb_dtype_size(dt);
+    kb_tmap_desc m = { .dtype = dt == KB_DT_FP16 ? KB_TMAP_F16 : dt == KB_DT_BF16 ? KB_TMAP_BF16 : KB_TMAP_U8,
+                       .rank = 3, .base = base, .dims = { d, s, bh }, .strides = { d * esz, s * d * esz },
+                       .box = { 64, rows, 1 }, .swizzle = esz == 1 ? KB_TMAP_SWIZZLE_64B : KB_TMAP_SWIZZLE_128B };
+    if (!strcmp(what, "Vt")) {   /* fp8's transposed V: {sp, d, b*h}, boxes of 64 keys x d rows */
+        uint64_t sp = (uint64_t)kb_attn_fa3_vt_len(c);
+        m.dims[0] = sp, m.dims[1] = d;
+        m.strides[0] = sp, m.strides[1] = sp * d;
+        m.box[1] = (uint32_t)d;
+    }
     char err[512];
     kb_status st = kb_backend_tmap_encode(r->be, r->bx, &m, out, err, sizeof err);
     return st == KB_OK ? KB_OK : kb_run_fail(r, st, "attention/fa3: the tensor map of %s: %s", what, err);
@@ -101,9 +124,11 @@ static kb_status one_map(kb_run *r, kb_dptr base, uint32_t rows, const char *wha
 kb_status kb_attn_fa3_maps(kb_run *r, kb_dptr q, kb_dptr k, kb_dptr v, kb_dptr o, kb_arg out[4])
 {
     uint32_t bkv = (uint32_t)r->c->params[P_BKV];
+    kb_dtype dt = r->c->dtype, ot = kb_attn_fa3_is_fp8(r->c) ? KB_DT_BF16 : dt;
     kb_status st;
-    if ((st = one_map(r, q, KB_FA3_BM, "Q", &out[0])) || (st = one_map(r, k, bkv, "K", &out[1])) ||
-        (st = one_map(r, v, bkv, "V", &out[2])) || (st = one_map(r, o, KB_FA3_BM / 2, "O", &out[3])))
+    if ((st = one_map(r, q, dt, KB_FA3_BM, "Q", &out[0])) || (st = one_map(r, k, dt, bkv, "K", &out[1])) ||
+        (st = one_map(r, v, dt, bkv, kb_attn_fa3_is_fp8(r->c) ? "Vt" : "V", &out[2])) ||
+        (st = one_map(r, o, ot, KB_FA3_BM / 2, "O", &out[3])))
         return st;
     return KB_OK;
 }
@@ -126,17 +151,17 @@ kb_status kb_attn_fa3_counter(kb_run *r, kb_dptr *out)
     return st != KB_OK ? st : kb_run_upload(r, *out, &zero, sizeof zero);
 }
 
-kb_status kb_attn_fa3_launch(kb_run *r, const kb_arg maps[4], kb_dptr lse, kb_dptr ctr)
+kb_status kb_attn_fa3_launch(kb_run *r, const kb_arg maps[4], kb_dptr lse, kb_dptr ctr, const float *descale)
 {
     const kb_case *c = r->c;
     kb_device_info di = { 0 };
     int sms = r->be->device_info && r->be->device_info(r->bx, &di) == KB_OK && di.sm_count > 0 ? di.sm_count : 1;
     kb_geom g = kb_attn_fa3_geom(c, sms);
-    float scale = (float)(1.0 / sqrt((double)c->dims[D_D]));
+    float scale = (float)(1.0 / sqrt((double)c->dims[D_D])) * (descale ? descale[0] * descale[1] : 1.0f);
     kb_arg args[] = { maps[0], maps[1], maps[2], maps[3], kb_arg_ptr(lse), kb_arg_ptr(ctr),
                       kb_arg_i32((int32_t)c->dims[D_S]), kb_arg_i32((int32_t)(c->dims[D_B] * c->dims[D_H])),
-                      kb_arg_i32(kb_attn_fa3_section(c)), kb_arg_f32(scale) };
-    return kb_run_launch(r, r->f->variants[V_FA3].entry, &g, args, 10);
+                      kb_arg_i32(kb_attn_fa3_section(c)), kb_arg_f32(scale), kb_arg_f32(descale ? descale[2] : 1.0f) };
+    return kb_run_launch(r, r->f->variants[V_FA3].entry, &g, args, descale ? 11 : 10);
 }
 
 kb_status kb_attn_fa3_check_counter(kb_run *r, kb_dptr ctr, kb_verify *v)
@@ -189,6 +214,21 @@ static double persistent_imbalance(const kb_case *c, int64_t bh, int sms)
     return t > even ? t / even : 1.0;
 }
 
+/* fp8 on top of the 16-bit count (tiles: over all heads): the pre-pass reads V and writes Vt
+ * [b, h, d, s] before the kernel starts (a second launch, its bytes serial_dram_bytes; the
+ * kernel then reads Vt instead of V), O leaves in bf16 (a second byte per element), and the
+ * k32 wgmmas issue half as often. */
+static void fp8_traffic(const kb_case *c, double tiles, kb_traffic *t)
+{
+    double n = (double)(c->dims[D_B] * c->dims[D_H]) * (double)c->dims[D_S] * (double)c->dims[D_D];
+    double d = (double)c->dims[D_D], bkv = (double)c->params[P_BKV];
+    t->launches = 2;
+    t->serial_dram_bytes = 2.0 * n;
+    t->dram_bytes += n;
+    t->write_bytes += n;
+    t->warp_insts -= tiles * 8.0 * 3.0 * (d / 32.0 + bkv / 32.0);
+}
+
 /* fa3 (attention_fa3.cu), counted as attn_mma's tiles at BQ = 128: per K/V tile and block the
  * TMA writes K and V to shared memory once, and each of the two consumer warpgroups reads its
  * 64 Q rows and K for S, V for P V (wgmma operands from shared memory; P from registers);
@@ -208,7 +248,7 @@ static double persistent_imbalance(const kb_case *c, int64_t bh, int sms)
  * block's first loads, under persistent the Q load, issued once the previous tile's store has
  * read the Q buffer (its K/V loads are already in flight), about one DRAM latency per tile of
  * some 17k clocks (d = 128, causal 2k: 8.5 K/V tiles of ~2k clocks) - nor the persistent
- * schedule's atomic and hand-off per tile (tens of clocks). */
+ * schedule's atomic and hand-off per tile (tens of clocks). fp8: fp8_traffic's additions. */
 int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *t)
 {
     kb_case cc = *c0;
@@ -241,5 +281,7 @@ int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *
     t->dram_bytes = 4.0 * bh * s * d * esz;                            /* K and V of a head stay in L2 */
     t->write_bytes = bh * s * d * esz;
     t->inflight_bytes = (double)c->params[P_STAGES] * kv_bytes / t->threads;
+    if (kb_attn_fa3_is_fp8(c))
+        fp8_traffic(c, tiles, t);
     return 1;
 }

@@ -61,8 +61,9 @@
  *     count on across the block's work tiles (nt + 1 per tile), so the alternation holds at
  *     tile boundaries too: only warpgroup 0's first turn waits for nobody, and warpgroup 0
  *     takes warpgroup 1's hand-over after its very last turn once no tile is left.
- *   The epilogue: O / l rounded to the dtype into the warpgroup's own rows of the Q tile
- *     (its S wgmmas have retired; the layout is the TMA's 128-byte swizzle), fence.proxy.async,
+ *   The epilogue: O / l rounded to the dtype into the warpgroup's own rows of the Q tile (fp8:
+ *     bf16 into its own O tile; below) (its S wgmmas have retired; the layout is the TMA's
+ *     128-byte swizzle), fence.proxy.async,
  *     named barrier 1 + cw (128 threads), and the warpgroup's first thread TMA-stores its
  *     64 x HEAD_D rows (the TMA writes only rows < s), waits until the store has read the
  *     buffer (wait_group.read) and arrives on qempty (count 2). LSE: with LSE_YES, lse[row] =
@@ -72,7 +73,16 @@
  * at most. Rows past s (zero Q from the TMA's fill) compute harmlessly and are not stored.
  * Defines: HEAD_D (64, 128, 256), BKV (keys per tile: 64, 128, 176 ...; a multiple of 16),
  * STAGES (>= 2), CAUSAL, LSE (LSE_YES: write the log-sum-exp), SCHED (SCHED_GRID |
- * SCHED_PERSISTENT), KB_T, KB_DTYPE_FP16 | KB_DTYPE_BF16.
+ * SCHED_PERSISTENT), KB_T, KB_DTYPE_FP16 | KB_DTYPE_BF16 | KB_DTYPE_FP8E4M3.
+ * fp8 e4m3 (attention_fa3_fp8.cuh): Q and K tiles of 64-byte rows with the 64-byte swizzle, V
+ * from the pre-pass's transposed Vt, P V by k32 steps with P in the fp8 A fragment, O in bf16
+ * through its own staging buffer so (after the V ring), scale = softmax scale x q_descale x
+ * k_descale and O x o_scale (v_descale), the kernel's extra last argument. Across work tiles
+ * qempty still guards the Q buffer (its last readers, the tile's S wgmmas, retired before the
+ * epilogue, so the arrival after the store is late but safe), and so's reuse is ordered by the
+ * same chain: a warpgroup writes so for tile t+1 only after its storing thread's wait_group.read
+ * of tile t (that thread is one of the 128 the warpgroup's next ping-pong bar.sync waits for, and
+ * tile t+1's Q, which every consumer waits for, is loaded only after both such arrivals).
  */
 #ifdef ATTN_FA3
 #ifndef STAGES
@@ -94,15 +104,26 @@
 #elif defined(KB_DTYPE_BF16)
 #define FA_MMA kb_wgmma_f32_bf16
 #define FA_MMA_RS kb_wgmma_f32_bf16_rs
+#elif defined(KB_DTYPE_FP8E4M3)
+#define FA_MMA kb_wgmma_f32_e4m3
+#define FA_MMA_RS kb_wgmma_f32_e4m3_rs
+#define FA_FP8 1
 #else
-#error "attention/fa3: fp16 or bf16"
+#error "attention/fa3: fp16, bf16 or fp8e4m3"
+#endif
+#ifndef FA_FP8
+#define FA_FP8 0
 #endif
 
 #define FA_BM 128                           /* query rows per block, 64 per consumer warpgroup */
 #define FA_THREADS 384
 #define FA_NBOX (HEAD_D / 64)               /* 128-byte (64-element) boxes along the head dim */
-#define FA_Q_BYTES (FA_BM * HEAD_D * 2)
-#define FA_KV_BYTES (BKV * HEAD_D * 2)      /* one K or V tile */
+#define FA_ESZ ((int)sizeof(KB_T))
+#define FA_ROWB (64 * FA_ESZ)               /* bytes of a box row: 128 (16-bit), 64 (fp8) */
+#define FA_SW (FA_FP8 ? KB_WG_SW_64B : KB_WG_SW_128B)   /* the TMA swizzle of Q and K, = FA_ROWB */
+#define FA_Q_BYTES (FA_BM * HEAD_D * FA_ESZ)
+#define FA_KV_BYTES (BKV * HEAD_D * FA_ESZ) /* one K or V tile */
+#define FA_O_BYTES (FA_FP8 ? FA_BM * HEAD_D * 2 : 0)   /* fp8: the bf16 O staging; else O reuses Q */
 #define FA_REGS_PRODUCER 24                 /* 128 x 24 + 256 x 240 = 64512 <= 65536 */
 #define FA_REGS_CONSUMER 240
 #define FA_LOG2E 1.4426950408889634f
@@ -111,26 +132,63 @@
 static_assert(HEAD_D % 64 == 0 && HEAD_D <= 256, "attention/fa3: HEAD_D is 64, 128 or 256 (128-byte TMA boxes)");
 static_assert(BKV % 16 == 0 && BKV >= 16 && BKV <= 256, "attention/fa3: BKV is a multiple of 16 in [16, 256]");
 static_assert(STAGES >= 2, "attention/fa3: STAGES >= 2");
-static_assert(HEAD_D / 2 + BKV / 2 + BKV / 4 <= 200, "attention/fa3: O, S and P fragments exceed the consumer's registers");
+static_assert(HEAD_D / 2 + BKV / 2 + BKV / (FA_FP8 ? 8 : 4) <= 200,
+              "attention/fa3: O, S and P fragments exceed the consumer's registers");
+static_assert(!FA_FP8 || BKV % 64 == 0, "attention/fa3: fp8 key tiles are whole 64-key boxes of Vt");
 
-/* Two floats as one register of two KB_T, the lower column first (an A-fragment word). */
-__device__ __forceinline__ uint32_t fa_pack2(float lo, float hi)
+#if FA_FP8
+typedef kb_bf16 fa_out_t;                   /* FA3's fp8 forward writes bf16 */
+#else
+typedef KB_T fa_out_t;
+#define FA_P_OFFSET 0.0f
+#define FA_PA_STEPS (BKV / 16)
+#endif
+
+/* Two floats as one register of two T, the lower column first (an A-fragment word, O). */
+template <typename T> __device__ __forceinline__ uint32_t fa_pack2_as(float lo, float hi)
 {
-    kb_vec<KB_T, 2> p;
-    p.v[0] = kb_from_float<KB_T>(lo);
-    p.v[1] = kb_from_float<KB_T>(hi);
+    kb_vec<T, 2> p;
+    p.v[0] = kb_from_float<T>(lo);
+    p.v[1] = kb_from_float<T>(hi);
     uint32_t w;
     memcpy(&w, &p, sizeof w);
     return w;
 }
+__device__ __forceinline__ uint32_t fa_pack2(float lo, float hi) { return fa_pack2_as<KB_T>(lo, hi); }
 
-/* The block's shared memory: the Q tile (also the output's staging tile), the K/V ring, the
- * mbarriers and the tile-index slots. */
-#define FA_BAR0 (FA_Q_BYTES + 2 * STAGES * FA_KV_BYTES)   /* the first mbarrier's offset */
+#if FA_FP8
+#include "attention_fa3_fp8.cuh"
+#else
+/* V_j: FA_NBOX boxes of BKV keys x 64 head-dim columns, as K. */
+__device__ __forceinline__ void fa_load_v(unsigned char *vs, const kb_tmap *tv, uint64_t *bar, int j, int bh)
+{
+#pragma unroll
+    for (int b = 0; b < FA_NBOX; b++)
+        kb_tma_load(vs + b * BKV * 128, tv, bar, 64 * b, j * BKV, bh);
+}
+
+/* O += P V: P's BKV/16 A fragments from registers, V of stage vs MN-major (the transpose
+ * immediate): rows of 128 bytes = 64 head-dim columns, 8-key groups 1024 bytes apart (SBO),
+ * 64-column boxes BKV*128 bytes apart (LBO). */
+__device__ __forceinline__ void fa_pv(float (&o)[HEAD_D / 2], const uint32_t (&pa)[FA_PA_STEPS][4], const unsigned char *vs)
+{
+#pragma unroll
+    for (int kk = 0; kk < BKV / 16; kk++) {
+        const uint64_t db = kb_wgmma_desc(vs + kk * 16 * 128, KB_WG_SW_128B, BKV * 128, 1024);
+        FA_MMA_RS<HEAD_D, 0, 0, 1>(o, pa[kk], db, 1);
+    }
+}
+#endif /* FA_FP8 */
+
+/* The block's shared memory: the Q tile (also the output's staging tile for 16-bit types), the
+ * K/V ring, (fp8) the bf16 O staging tile, the mbarriers and the tile-index slots. */
+#define FA_BAR0 (FA_Q_BYTES + 2 * STAGES * FA_KV_BYTES + FA_O_BYTES)   /* the first mbarrier's offset */
 struct fa_smem {
     unsigned char *q;   /* the 1024-aligned base: everything else at a constant offset */
     __device__ __forceinline__ unsigned char *k(void) const { return q + FA_Q_BYTES; }
     __device__ __forceinline__ unsigned char *v(void) const { return q + FA_Q_BYTES + STAGES * FA_KV_BYTES; }
+    /* O's staging tile: fp8's own after the ring, else the Q tile */
+    __device__ __forceinline__ unsigned char *o(void) const { return FA_FP8 ? q + FA_Q_BYTES + 2 * STAGES * FA_KV_BYTES : q; }
     __device__ __forceinline__ uint64_t *bar(int i) const { return reinterpret_cast<uint64_t *>(q + FA_BAR0) + i; }
     __device__ __forceinline__ uint64_t *qbar(void) const { return bar(0); }
     __device__ __forceinline__ uint64_t *qempty(void) const { return bar(1); }
@@ -207,17 +265,15 @@ __device__ __forceinline__ void fa_load_tile(const kb_tmap *tq, const kb_tmap *t
         kb_mbar_arrive_expect_tx(sm.fullk(s), FA_KV_BYTES);
 #pragma unroll
         for (int b = 0; b < FA_NBOX; b++)
-            kb_tma_load(sm.k() + s * FA_KV_BYTES + b * BKV * 128, tk, sm.fullk(s), 64 * b, j * BKV, hb);
+            kb_tma_load(sm.k() + s * FA_KV_BYTES + b * BKV * FA_ROWB, tk, sm.fullk(s), 64 * b, j * BKV, hb);
         kb_mbar_arrive_expect_tx(sm.fullv(s), FA_KV_BYTES);
-#pragma unroll
-        for (int b = 0; b < FA_NBOX; b++)
-            kb_tma_load(sm.v() + s * FA_KV_BYTES + b * BKV * 128, tv, sm.fullv(s), 64 * b, j * BKV, hb);
+        fa_load_v(sm.v() + s * FA_KV_BYTES, tv, sm.fullv(s), j, hb);
         if (j == 0) {
             kb_mbar_wait_parity(sm.qempty(), (uint32_t)((t & 1) ^ 1));
             kb_mbar_arrive_expect_tx(sm.qbar(), FA_Q_BYTES);
 #pragma unroll
             for (int b = 0; b < FA_NBOX; b++)
-                kb_tma_load(sm.q + b * FA_BM * 128, tq, sm.qbar(), 64 * b, mb * FA_BM, hb);
+                kb_tma_load(sm.q + b * FA_BM * FA_ROWB, tq, sm.qbar(), 64 * b, mb * FA_BM, hb);
         }
     }
 }
@@ -266,27 +322,16 @@ inline int fa_unhoisted(int x) { return x; }
 inline unsigned char *fa_unhoisted(unsigned char *p) { return p; }
 #endif
 
-/* S = Q K^T for the warpgroup's 64 rows (Q rows at sq + 64cw rows) against stage ks. */
+/* S = Q K^T for the warpgroup's 64 rows (Q rows at sq + 64cw rows) against stage ks: 32-byte
+ * k-steps (k16, fp8 k32), FA_ROWB / 32 of them per box. */
 __device__ __forceinline__ void fa_qk(float (&sc)[BKV / 2], const unsigned char *sq, const unsigned char *ks, int cw)
 {
 #pragma unroll
-    for (int kk = 0; kk < HEAD_D / 16; kk++) {
-        const int box = kk / 4, in = kk % 4 * 32;
-        const uint64_t da = kb_wgmma_desc(sq + box * FA_BM * 128 + cw * 64 * 128 + in, KB_WG_SW_128B, 16, 1024);
-        const uint64_t db = kb_wgmma_desc(ks + box * BKV * 128 + in, KB_WG_SW_128B, 16, 1024);
+    for (int kk = 0; kk < HEAD_D * FA_ESZ / 32; kk++) {
+        const int box = kk / (FA_ROWB / 32), in = kk % (FA_ROWB / 32) * 32;
+        const uint64_t da = kb_wgmma_desc(sq + box * FA_BM * FA_ROWB + cw * 64 * FA_ROWB + in, FA_SW, 16, 8 * FA_ROWB);
+        const uint64_t db = kb_wgmma_desc(ks + box * BKV * FA_ROWB + in, FA_SW, 16, 8 * FA_ROWB);
         FA_MMA<BKV>(sc, da, db, kk > 0);
-    }
-}
-
-/* O += P V: P's BKV/16 A fragments from registers, V of stage vs MN-major (the transpose
- * immediate): rows of 128 bytes = 64 head-dim columns, 8-key groups 1024 bytes apart (SBO),
- * 64-column boxes BKV*128 bytes apart (LBO). */
-__device__ __forceinline__ void fa_pv(float (&o)[HEAD_D / 2], const uint32_t (&pa)[BKV / 16][4], const unsigned char *vs)
-{
-#pragma unroll
-    for (int kk = 0; kk < BKV / 16; kk++) {
-        const uint64_t db = kb_wgmma_desc(vs + kk * 16 * 128, KB_WG_SW_128B, BKV * 128, 1024);
-        FA_MMA_RS<HEAD_D, 0, 0, 1>(o, pa[kk], db, 1);
     }
 }
 
@@ -308,7 +353,8 @@ __device__ __forceinline__ void fa_mask(float (&sc)[BKV / 2], int kv0, int r0, i
 }
 
 /* The online softmax of one tile: new running max per row (h = 0: row g, 1: row g+8), the
- * factor alpha O and l must be scaled by, P = exp2((S - m) * sl2) in sc, l updated. */
+ * factor alpha O and l must be scaled by, P = exp2((S - m) * sl2 + FA_P_OFFSET) in sc (the
+ * offset: fp8's range, attention_fa3_fp8.cuh; 0 for 16-bit types), l updated. */
 __device__ __forceinline__ void fa_softmax(float (&sc)[BKV / 2], float (&m)[2], float (&l)[2], float (&alpha)[2],
                                            float sl2)
 {
@@ -322,7 +368,7 @@ __device__ __forceinline__ void fa_softmax(float (&sc)[BKV / 2], float (&m)[2], 
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         alpha[h] = m[h] == -INFINITY ? 0.0f : exp2f((m[h] - mx) * sl2);
         m[h] = mx;
-        const float mb = mx == -INFINITY ? 0.0f : mx * sl2;   /* a row with no key yet: p = 0, not NaN */
+        const float mb = (mx == -INFINITY ? 0.0f : mx * sl2) - FA_P_OFFSET;   /* no key yet: p = 0, not NaN */
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < BKV / 8; i++)
@@ -336,9 +382,10 @@ __device__ __forceinline__ void fa_softmax(float (&sc)[BKV / 2], float (&m)[2], 
     }
 }
 
+#if !FA_FP8
 /* P (the S fragment after fa_softmax) as the RS A fragments of P V, k-step kk = keys
  * 16kk..16kk+15: {row g cols 2t.., row g+8 cols 2t.., row g cols 2t+8.., row g+8 cols 2t+8..}. */
-__device__ __forceinline__ void fa_pack_p(uint32_t (&pa)[BKV / 16][4], const float (&sc)[BKV / 2])
+__device__ __forceinline__ void fa_pack_p(uint32_t (&pa)[FA_PA_STEPS][4], const float (&sc)[BKV / 2])
 {
 #pragma unroll
     for (int kk = 0; kk < BKV / 16; kk++) {
@@ -349,6 +396,7 @@ __device__ __forceinline__ void fa_pack_p(uint32_t (&pa)[BKV / 16][4], const flo
         pa[kk][3] = fa_pack2(hi[2], hi[3]);
     }
 }
+#endif /* FA_FP8 */
 
 __device__ __forceinline__ void fa_rescale(float (&o)[HEAD_D / 2], const float (&alpha)[2])
 {
@@ -359,25 +407,25 @@ __device__ __forceinline__ void fa_rescale(float (&o)[HEAD_D / 2], const float (
     }
 }
 
-
-/* O / l rounded to KB_T into the warpgroup's rows of the Q tile, laid out as the TMA's
- * 128-byte swizzle does (16-byte chunk c of row r at chunk c ^ (r % 8)), then TMA-stored at
- * row block mb of (batch, head) hb; once the store has read the tile, qempty frees it for the
- * next work tile's Q. */
+/* O x o_scale / l rounded to fa_out_t into the warpgroup's rows of the staging tile sm.o() (the
+ * Q tile for 16-bit types, fp8's own bf16 tile), laid out as the TMA's 128-byte swizzle does
+ * (16-byte chunk c of row r at chunk c ^ (r % 8)), then TMA-stored at row block mb of (batch,
+ * head) hb; once the store has read the tile, qempty frees the Q buffer for the next work tile's
+ * Q (and, with fp8, so for this warpgroup's next epilogue: the header). */
 __device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const float (&l)[2], const fa_smem &sm,
-                                            const kb_tmap *to, int cw, int lt, int mb, int hb)
+                                            const kb_tmap *to, int cw, int lt, int mb, int hb, float o_scale)
 {
-    unsigned char *sq = sm.q;
+    unsigned char *so = sm.o();
     const int w = lt / 32, g = lt % 32 / 4, t = lt % 4;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int r = 64 * cw + 16 * w + g + 8 * h;
-        const float inv = l[h] > 0.0f ? 1.0f / l[h] : 0.0f;
+        const float inv = l[h] > 0.0f ? o_scale / l[h] : 0.0f;
 #pragma unroll
         for (int i = 0; i < HEAD_D / 8; i++) {
             const int col = 8 * i + 2 * t, box = col / 64, byte = col % 64 * 2;
-            unsigned char *p = sq + box * FA_BM * 128 + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
-            const uint32_t v = fa_pack2(o[4 * i + 2 * h] * inv, o[4 * i + 2 * h + 1] * inv);
+            unsigned char *p = so + box * FA_BM * 128 + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
+            const uint32_t v = fa_pack2_as<fa_out_t>(o[4 * i + 2 * h] * inv, o[4 * i + 2 * h + 1] * inv);
             memcpy(p, &v, 4);
         }
     }
@@ -386,7 +434,7 @@ __device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const 
     if (lt == 0) {
 #pragma unroll
         for (int b = 0; b < FA_NBOX; b++)
-            kb_tma_store(to, sq + b * FA_BM * 128 + cw * 64 * 128, 64 * b, mb * FA_BM + 64 * cw, hb);
+            kb_tma_store(to, so + b * FA_BM * 128 + cw * 64 * 128, 64 * b, mb * FA_BM + 64 * cw, hb);
         kb_bulk_commit();
         kb_bulk_wait_read<0>();               /* the store has read the Q buffer: the next Q may land */
         kb_mbar_arrive(sm.qempty());
@@ -419,13 +467,13 @@ __device__ __forceinline__ void fa_turn_end(int cw)
  * from ring position it, ping-pong turns from turn): nt + 1 turns (S_0; S_j with PV_{j-1};
  * PV_{nt-1}), the log-sum-exp, the epilogue. */
 __device__ __forceinline__ void fa_consume_tile(const kb_tmap *to, float *lse, const fa_smem &sm, int ct, int sl, int mb,
-                                                int nt, int it, int turn, int s, float scale)
+                                                int nt, int it, int turn, int s, float scale, float o_scale)
 {
     const int cw = ct / 128, lt = ct % 128;
     const int r_lo = mb * FA_BM + 64 * cw, r0 = r_lo + 16 * (lt / 32) + lt % 32 / 4;   /* row g; r0 + 8: g+8 */
     const float sl2 = scale * FA_LOG2E;
     float o[HEAD_D / 2], sc[BKV / 2], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f }, alpha[2];
-    uint32_t pa[BKV / 16][4];
+    uint32_t pa[FA_PA_STEPS][4];
     /* every fragment defined afresh per work tile: S's "+f" wgmma operands and P are read
      * before the tile writes them, and left undefined the compiler keeps the previous tile's
      * values live across the tile loop (and spills) */
@@ -436,7 +484,7 @@ __device__ __forceinline__ void fa_consume_tile(const kb_tmap *to, float *lse, c
     for (int i = 0; i < BKV / 2; i++)
         sc[i] = 0.0f;
 #pragma unroll
-    for (int i = 0; i < BKV / 16; i++)
+    for (int i = 0; i < FA_PA_STEPS; i++)
         pa[i][0] = pa[i][1] = pa[i][2] = pa[i][3] = 0u;
     for (int j = 0; j <= nt; j++) {
         const int st = (it + j) % STAGES, sp = (it + j + STAGES - 1) % STAGES;
@@ -478,17 +526,18 @@ __device__ __forceinline__ void fa_consume_tile(const kb_tmap *to, float *lse, c
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
 #if LSE_OUT
         if (lt % 4 == 0 && r0 + 8 * h < s)
-            lse[(long long)sm.slot(sl)[1] * s + r0 + 8 * h] = m[h] * scale + logf(l[h]);
+            lse[(long long)sm.slot(sl)[1] * s + r0 + 8 * h] =
+                m[h] * scale + logf(l[h]) - FA_P_OFFSET * 0.6931471805599453f;
 #endif
     }
     (void)lse;
-    fa_epilogue(o, l, sm, to, cw, lt, sm.slot(sl)[0], sm.slot(sl)[1]);
+    fa_epilogue(o, l, sm, to, cw, lt, sm.slot(sl)[0], sm.slot(sl)[1], o_scale);
 }
 
 /* One consumer warpgroup over the block's work tiles: each tile's coordinates from the
  * producer's slot (row block -1: stop), its Q (qbar), the tile; the ring position and the
  * ping-pong turn run on across tiles. */
-__device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, const fa_smem &sm, int s, float scale)
+__device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, const fa_smem &sm, int s, float scale, float o_scale)
 {
     const int cw = ((int)threadIdx.x - 128) / 128;
     int it = 0, t = 0;
@@ -502,7 +551,7 @@ __device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, const 
         kb_mbar_wait_parity(sm.qbar(), (uint32_t)(t & 1));
         fa_smem tsm;
         tsm.q = fa_unhoisted(sm.q);
-        fa_consume_tile(to, lse, tsm, fa_unhoisted((int)threadIdx.x - 128), sl, mb, nt, it, it + t, s, scale);
+        fa_consume_tile(to, lse, tsm, fa_unhoisted((int)threadIdx.x - 128), sl, mb, nt, it, it + t, s, scale, o_scale);
         kb_mbar_arrive(sm.sche(sl));
         it += nt;
         if (SCHED == SCHED_GRID) {            /* the block's one tile: no loop for the compiler */
@@ -517,14 +566,21 @@ __device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, const 
 }
 
 /* Shared memory (dynamic, aligned up to 1024 here; the host sizes it as kb_attn_fa3_smem):
- * the Q tile, STAGES K tiles, STAGES V tiles, qbar, qempty, fullk[STAGES], fullv[STAGES],
- * empty[STAGES], schf[2], sche[2], then the two tile-index slots. ctr: the persistent
- * schedule's tile counter (0 at launch; unused by SCHED_GRID); bh = b*h; sect: heads per L2
- * section. */
+ * the Q tile, STAGES K tiles, STAGES V tiles, (fp8) the bf16 O tile, qbar, qempty, fullk[STAGES],
+ * fullv[STAGES], empty[STAGES], schf[2], sche[2], then the two tile-index slots. ctr: the
+ * persistent schedule's tile counter (0 at launch; unused by SCHED_GRID); bh = b*h; sect: heads
+ * per L2 section. fp8 takes one more argument, o_scale (v_descale). */
+#if FA_FP8
+#define FA_EXTRA_PARAMS , float o_scale
+#define FA_O_SCALE o_scale
+#else
+#define FA_EXTRA_PARAMS
+#define FA_O_SCALE 1.0f
+#endif
 extern "C" __global__ void __launch_bounds__(FA_THREADS, 1)
     attn_fa3(const __grid_constant__ kb_tmap tm_q, const __grid_constant__ kb_tmap tm_k,
              const __grid_constant__ kb_tmap tm_v, const __grid_constant__ kb_tmap tm_o, float *lse, int *ctr, int s,
-             int bh, int sect, float scale)
+             int bh, int sect, float scale FA_EXTRA_PARAMS)
 {
     KB_DYN_SHARED(unsigned char, dyn);
     fa_smem sm;
@@ -553,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(FA_THREADS, 1)
         return;
     }
     kb_setmaxnreg_inc<FA_REGS_CONSUMER>();
-    fa_consume(&tm_o, lse, sm, s, scale);
+    fa_consume(&tm_o, lse, sm, s, scale, FA_O_SCALE);
 }
 
 #endif /* ATTN_FA3 */

@@ -8,6 +8,7 @@ on the emulator) proves nothing about the checks and is an error. Exit 0 when ev
 is caught, 1 when one escaped, 2 when one no longer applies (kernels/ changed: update the
 list) or does not compile.
 A mutation may name an "arch" (sm_90a for gemm/wgmma): the suite then runs with --arch.
+The run stops at the first case that fails (--max-fail 1): one is proof enough.
 
 usage: scripts/seeded-bugs.py [--kbench PATH] [--only NAME ...] [--list] [-j N]
 -j N runs N mutations at a time (each in its own copy of kernels/, one compile cache).
@@ -67,7 +68,7 @@ def run_one(kbench, m, work, cache):
     out = os.path.join(work, m["name"] + ".jsonl")
     argv = [kbench, "run", os.path.join(ROOT, "tests", "suites", m["suite"] + ".yaml"), "--backend", "emu",
             "--emu-schedule", "random:1", "--emu-check", "race,init", "--quiet", "--out", out,
-            "--min-samples", "1", "--max-samples", "1", "--timeout", "0.01"]
+            "--min-samples", "1", "--max-samples", "1", "--timeout", "0.01", "--max-fail", "1"]
     for f in m.get("filter", []):
         argv += ["--filter", f]
     if m.get("arch"):

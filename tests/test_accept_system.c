@@ -199,7 +199,11 @@ static kb_sys_node hgx_node(void)
     n.links_read = n.topo_read = n.p2p_read = 1;
     n.p2p_wrong_a = n.p2p_wrong_b = -1;
     n.clock = "gpu";
+    n.by_cuda = 1;
+    n.cuda_n = 8;
     for (int i = 0; i < 8; i++) {
+        n.gpu_nvml[i] = 7 - i;   /* CUDA's order is not NVML's */
+        snprintf(n.gpu_bus[i], sizeof n.gpu_bus[i], "00000000:%02X:00.0", 0x10 + 8 * (7 - i));
         n.links[i] = n.links_max[i] = 18;
         for (int j = 0; j < 8; j++) {
             n.topo[i][j] = i == j ? KB_PAIR_X : KB_PAIR_NV;
@@ -258,14 +262,37 @@ static void test_pairs_and_links_named(void)
     kb_acc_system_judge(&s, &c, &n, &v);   /* the system says NVLink between every pair */
     CHECK_MSG(v.r[KB_ACC_P2P].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "no peer access between GPU 3 "
               "and GPU 6"), "%s", v.r[KB_ACC_P2P].reason);
+    n = hgx_node();         /* copies between 1 and 2 failed: the other pairs are still judged */
+    snprintf(n.p2p_failed[1][2], sizeof n.p2p_failed[1][2], "CUDA_ERROR_UNKNOWN");
+    snprintf(n.p2p_failed[2][1], sizeof n.p2p_failed[2][1], "CUDA_ERROR_UNKNOWN");
+    n.p2p_n_failed = 2;
+    n.bw_uni[1][2] = n.bw_uni[2][1] = 0;
+    n.bw_uni[4][0] = 380;
+    kb_acc_system_judge(&s, &c, &n, &v);
+    CHECK_MSG(v.r[KB_ACC_P2P].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_P2P].reason, "copies failed on 2 pairs: "
+              "GPU 1 -> GPU 2 (CUDA_ERROR_UNKNOWN), GPU 2 -> GPU 1 (CUDA_ERROR_UNKNOWN)") &&
+              strstr(v.r[KB_ACC_P2P].reason, "the slowest 4 -> 0 at 380 GB/s"), "%s", v.r[KB_ACC_P2P].reason);
     n = hgx_node();
     n.links[6] = 17;        /* a link down */
     kb_acc_system_judge(&s, &c, &n, &v);
-    CHECK(v.r[KB_ACC_NVLINK].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_NVLINK].reason, "GPU 6: 17 of 18"));
+    CHECK_MSG(v.r[KB_ACC_NVLINK].status == KB_ACC_FAIL &&
+              strstr(v.r[KB_ACC_NVLINK].reason, "GPU 6 (NVML 1, 00000000:18:00.0): 17 of 18"), "%s",
+              v.r[KB_ACC_NVLINK].reason);
+    n.cuda_n = 4;           /* GPUs 4..7 hidden from CUDA: named by NVML's index */
+    kb_acc_system_judge(&s, &c, &n, &v);
+    CHECK_MSG(strstr(v.r[KB_ACC_NVLINK].reason, "NVML GPU 1 (00000000:18:00.0, not shown to CUDA): 17 of 18"), "%s",
+              v.r[KB_ACC_NVLINK].reason);
     n = hgx_node();
     n.topo[1][4] = n.topo[4][1] = KB_PAIR_SYS;
     kb_acc_system_judge(&s, &c, &n, &v);
     CHECK(v.r[KB_ACC_TOPOLOGY].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_TOPOLOGY].reason, "GPU 1 - GPU 4: SYS"));
+    n = hgx_node();
+    n.n = 0;                /* a CUDA device NVML does not have: the tables cannot be paired */
+    n.map_failed = 1;
+    snprintf(n.why, sizeof n.why, "CUDA device 2 (PCI bus id 0000:99:00.0) is not in NVML");
+    kb_acc_system_judge(&s, &c, &n, &v);
+    CHECK_MSG(v.r[KB_ACC_TOPOLOGY].status == KB_ACC_FAIL && strstr(v.r[KB_ACC_TOPOLOGY].reason, "0000:99:00.0") &&
+              v.r[KB_ACC_NVLINK].status == KB_ACC_SKIP, "%s", v.r[KB_ACC_TOPOLOGY].reason);
     n = hgx_node();
     n.n = 7;
     kb_acc_system_judge(&s, &c, &n, &v);

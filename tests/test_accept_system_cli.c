@@ -4,6 +4,9 @@
  * passes its NVLink, topology and P2P tests, an injected link down and a pair off the NVLink
  * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit, and
  * a pair at half bandwidth (the driver double's copies) FAILs p2p_bandwidth naming it (exit 5);
+ * with CUDA's order not NVML's every table is by CUDA ordinal (a degraded GPU's link count and
+ * its slow pair's cell on the same row), a CUDA device NVML lacks FAILs topology naming its bus
+ * id, and a pair whose copies fail FAILs p2p_bandwidth while the other pairs are measured;
  * a PCIe node judged as an HGX fails its topology, as the generic system it passes; the NCCL
  * sweep on the NCCL double verifies every result, eager and captured into a graph, and an
  * asynchronous NCCL error is SKIP; an unknown system is exit 2 listing the systems. */
@@ -145,17 +148,18 @@ static void test_nvlink_and_topology_on_the_doubles(void)
     const char *down[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_LINK_DOWN", "3:7",
                            NULL };
     CHECK(accept_system(dir, "hgx-h100-8", "cuda", down, &v) == KB_EXIT_INCORRECT);
-    CHECK(!strcmp(status(v, "nvlink"), "FAIL") && strstr(reason(v, "nvlink"), "GPU 3: 17 of 18") &&
-          strstr(reason(v, "nvlink"), "link 7"));
+    /* one GPU shown to CUDA (as under srun --gpus-per-task=1): the others named by NVML's index */
+    CHECK_MSG(!strcmp(status(v, "nvlink"), "FAIL") && strstr(reason(v, "nvlink"), "NVML GPU 3 (00000000:28:00.0, "
+              "not shown to CUDA): 17 of 18") && strstr(reason(v, "nvlink"), "link 7"), "%s", reason(v, "nvlink"));
     CHECK(!strcmp(status(v, "topology"), "PASS"));
     json_decref(v);
     char junit[600];
     snprintf(junit, sizeof junit, "%s/v.xml", dir);
     char *x = slurp(junit);
-    CHECK(x && strstr(x, "<failure") && strstr(x, "GPU 3: 17 of 18"));
+    CHECK(x && strstr(x, "<failure") && strstr(x, "NVML GPU 3 (00000000:28:00.0, not shown to CUDA): 17 of 18"));
     free(x);
     const char *pair[] = { "KBENCH_LIBCUDA", base[1], "KBENCH_LIBNVML", base[3], "KBENCH_FAKE_NVML_PAIR", "2-5:SYS",
-                           NULL };
+                           "KBENCH_FAKE_CUDA_DEVICES", "8", "KBENCH_P2P_MIB", "1", NULL };
     CHECK(accept_system(dir, "hgx-h100-8", "cuda", pair, &v) == KB_EXIT_INCORRECT);
     CHECK(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "GPU 2 - GPU 5: SYS"));
     json_decref(v);
@@ -179,6 +183,71 @@ static void test_nvlink_and_topology_on_the_doubles(void)
     json_decref(v);
     CHECK(accept_system(dir, "generic", "cuda", pcie, &v) == 0);
     CHECK(!strcmp(status(v, "topology"), "PASS") && !strcmp(status(v, "nvlink"), "PASS"));
+    json_decref(v);
+}
+
+/* verdict v's system block's gpus_map entry i: its CUDA ordinal (-1 null), NVML index, bus id */
+static int map_entry(json_t *v, int i, int *nvml, const char **bus)
+{
+    json_t *e = json_array_get(json_object_get(json_object_get(v, "system"), "gpus_map"), (size_t)i);
+    *nvml = (int)json_integer_value(json_object_get(e, "nvml"));
+    *bus = json_string_value(json_object_get(e, "bus_id"));
+    *bus = *bus ? *bus : "";
+    json_t *c = json_object_get(e, "cuda");
+    return json_is_integer(c) ? (int)json_integer_value(c) : -1;
+}
+
+/* CUDA's order is not NVML's (CUDA_DEVICE_ORDER=FASTEST_FIRST, a reordered CUDA_VISIBLE_DEVICES):
+ * NVML GPU 3 has two links down and its copies with NVML GPU 2 run at half. Every table is by
+ * CUDA ordinal: the degraded GPU is CUDA device 0, the slow pair CUDA 0 -> 5, and the topology
+ * cell of that pair is the NV16 of the degraded GPU. Indexing NVML's tables by NVML's numbering
+ * (kbench before the bus-id mapping) named GPU 3 and put NV16 in row 3, beside pair 3 -> 5's
+ * healthy copies. Then a CUDA device NVML lacks, and a pair whose copies fail. */
+static void test_cuda_order_is_not_nvml_order(void)
+{
+    const char *env[] = { "KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), "KBENCH_LIBNVML", getenv("KBENCH_FAKE_LIBNVML"),
+                          "KBENCH_FAKE_CUDA_DEVICES", "8", "KBENCH_P2P_MIB", "1",
+                          "KBENCH_FAKE_CUDA_BUS_IDS", "0000:28:00.0,0000:10:00.0,0000:40:00.0,0000:18:00.0,"
+                          "0000:48:00.0,0000:20:00.0,0000:38:00.0,0000:30:00.0",   /* NVML 3 0 6 1 7 2 5 4 */
+                          "KBENCH_FAKE_NVML_LINK_DOWN", "3:7,3:8", "KBENCH_FAKE_CUDA_P2P_HALF", "0-5", NULL, NULL, NULL };
+    json_t *v = NULL;
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", env, &v) == KB_EXIT_INCORRECT);
+    CHECK_MSG(!strcmp(status(v, "nvlink"), "FAIL") && strstr(reason(v, "nvlink"), "GPU 0 (NVML 3, 00000000:28:00.0): "
+              "16 of 18") && strstr(reason(v, "nvlink"), "link 7, 8"), "%s", reason(v, "nvlink"));
+    CHECK_MSG(!strcmp(status(v, "p2p_bandwidth"), "FAIL") && strstr(reason(v, "p2p_bandwidth"), "GPU 0 -> GPU 5") &&
+              strstr(reason(v, "p2p_bandwidth"), "GPU 0 (NVML 3, 00000000:28:00.0) -> GPU 5 (NVML 2, 00000000:20:00.0)"),
+              "%s", reason(v, "p2p_bandwidth"));
+    CHECK_MSG(!strcmp(cell(v, 0, 5), "NV16") && !strcmp(cell(v, 5, 0), "NV16") && !strcmp(cell(v, 3, 5), "NV18") &&
+              !strcmp(cell(v, 1, 2), "NV18"), "%s %s %s", cell(v, 0, 5), cell(v, 3, 5), cell(v, 1, 2));
+    int nvml;
+    const char *bus;
+    CHECK(map_entry(v, 0, &nvml, &bus) == 0 && nvml == 3 && !strcmp(bus, "00000000:28:00.0"));
+    CHECK(map_entry(v, 7, &nvml, &bus) == 7 && nvml == 4 && !strcmp(bus, "00000000:30:00.0"));
+    json_decref(v);
+    /* NVML knows the GPUs by their ids (KBENCH_FAKE_NVML_BUS_IDS); CUDA device 1's is not one */
+    env[8] = "KBENCH_FAKE_NVML_BUS_IDS";
+    env[9] = "0000:10:00.0,0000:18:00.0,0000:20:00.0,0000:28:00.0,0000:30:00.0,0000:38:00.0,0000:40:00.0,0000:48:00.0";
+    env[14] = "KBENCH_FAKE_CUDA_BUS_IDS";
+    env[15] = "0000:28:00.0,0000:99:00.0";
+    env[5] = "2";
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", env, &v) == KB_EXIT_INCORRECT);
+    CHECK_MSG(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "CUDA device 1 (PCI bus id "
+              "0000:99:00.0) is not in NVML") && strstr(reason(v, "topology"), "NVML_ERROR_NOT_FOUND"), "%s",
+              reason(v, "topology"));
+    json_decref(v);
+    /* the copies between CUDA devices 2 and 6 fail: that pair FAILs with the driver's error, the rest measured */
+    const char *fail[] = { "KBENCH_LIBCUDA", env[1], "KBENCH_LIBNVML", env[3], "KBENCH_FAKE_CUDA_DEVICES", "8",
+                           "KBENCH_P2P_MIB", "1", "KBENCH_FAKE_CUDA_P2P_FAIL", "2-6", NULL };
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", fail, &v) != 0);
+    CHECK_MSG(!strcmp(status(v, "p2p_bandwidth"), "FAIL") && strstr(reason(v, "p2p_bandwidth"), "copies failed on 2 "
+              "pairs: GPU 2 -> GPU 6 (CUDA_ERROR_UNKNOWN), GPU 6 -> GPU 2 (CUDA_ERROR_UNKNOWN)"), "%s",
+              reason(v, "p2p_bandwidth"));
+    json_t *sys = json_object_get(v, "system"), *uni = json_object_get(sys, "p2p_uni_gbs");
+    CHECK(json_is_null(json_array_get(json_array_get(uni, 2), 6)));
+    double u70 = json_real_value(json_array_get(json_array_get(uni, 7), 0));
+    CHECK_MSG(u70 > 389 && u70 < 391, "%g", u70);   /* the last row, after the failed pair, measured */
+    CHECK(json_array_size(json_object_get(sys, "p2p_failed")) == 2);
+    CHECK(json_is_true(json_object_get(sys, "p2p_bidir_concurrent")));
     json_decref(v);
 }
 
@@ -248,6 +317,7 @@ int main(void)
     RUN(test_unknown_system);
     RUN(test_nvlink_and_topology_on_the_doubles);
     RUN(test_nvlink_counts_on_the_doubles);
+    RUN(test_cuda_order_is_not_nvml_order);
     RUN(test_nccl_error_is_not_a_pass);
     RUN(test_nccl_sweep_on_the_doubles);
     char cmd[700];

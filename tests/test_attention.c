@@ -109,10 +109,10 @@ static int valid_says(const kb_case *c, const kb_target *t, const char *needle)
 static void test_registered(void)
 {
     CHECK(kb_family_find("attention") >= 0);
-    CHECK(F->n_variants == 7 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
+    CHECK(F->n_variants == 8 && !strcmp(F->variants[0].name, "naive") && !strcmp(F->variants[1].name, "fused") &&
           !strcmp(F->variants[2].name, "mma") && !strcmp(F->variants[3].name, "cudnn") &&
           !strcmp(F->variants[4].name, "fa2") && !strcmp(F->variants[5].name, "decode") &&
-          !strcmp(F->variants[6].name, "fa3"));
+          !strcmp(F->variants[6].name, "fa3") && !strcmp(F->variants[7].name, "decode_tma"));
     /* decode's host side has its own test: tests/test_attention_decode.c */
     /* fa2 is attn_mma at 32 rows per warp: same kernel, same dtypes, same params */
     CHECK(!strcmp(F->variants[4].entry, "attn_mma") && F->variants[4].dtypes == F->variants[2].dtypes);
@@ -128,14 +128,14 @@ static void test_registered(void)
           kb_family_param_find(F, "STAGES") == P_STAGES && kb_family_param_find(F, "lse") == P_LSE);
 }
 
-/* fa3 (sm_90a): its own entry, fp16/bf16, BKV, STAGES and lse apply (BQ does not: 128 rows
+/* fa3 (sm_90a): its own entry, fp16/bf16 (and fp8: test_attention_fa3_fp8.c), BKV, STAGES and lse apply (BQ does not: 128 rows
  * per block); refused off sm_90a and outside its head dims, tile rule and register budget with
  * the reason; its defines, smem, launch and traffic model. */
 static void test_fa3_host(void)
 {
     const kb_target h100a = { 1090, 0, 227 * 1024 };
     CHECK(V_FA3 == kb_family_variant_find(F, "fa3") && !strcmp(F->variants[V_FA3].entry, "attn_fa3"));
-    CHECK(F->variants[V_FA3].dtypes == F->variants[V_MMA].dtypes);
+    CHECK(F->variants[V_FA3].dtypes == (F->variants[V_MMA].dtypes | KB_DT_BIT(KB_DT_FP8E4M3)));   /* fp8: its own test */
     CHECK(kb_param_applies(F, P_BKV, V_FA3) && kb_param_applies(F, P_STAGES, V_FA3) && kb_param_applies(F, P_LSE, V_FA3));
     CHECK(!kb_param_applies(F, P_BQ, V_FA3) && !kb_param_applies(F, P_LSE, V_FA2) && kb_param_applies(F, P_CAUSAL, V_FA3));
     kb_case c = make_case("fa3", KB_DT_BF16, 1, 32, 2048, 128, CAUSAL_YES);
@@ -143,7 +143,7 @@ static void test_fa3_host(void)
     char why[512];
     CHECK(F->valid(&c, &h100a, why, sizeof why) == 1);
     CHECK(valid_says(&c, &sm90, "use --arch sm_90a"));
-    CHECK(kb_attn_fa3_smem(&c) == 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 12 + 8);
+    CHECK(kb_attn_fa3_smem(&c) == 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 12 + 16);
     CHECK(c.params[P_SCHED] == SCHED_PERSISTENT);   /* the default: what the estimate prefers */
     kb_geom g = kb_attn_fa3_geom(&c, 132);         /* persistent: an SM each, 16 x 32 = 512 tiles */
     CHECK(g.grid[0] == 132 && g.grid[1] == 1 && g.block[0] == 384 && g.shmem_bytes == (size_t)kb_attn_fa3_smem(&c));

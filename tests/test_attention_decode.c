@@ -129,8 +129,8 @@ static void test_registered_and_ids(void)
     for (int i = 0; i < 5; i++) {
         int p = kb_family_param_find(F, names[i]);
         CHECK_MSG(p == P_QLEN + i, "%s at %d", names[i], p);
-        for (int v = 0; v < F->n_variants; v++)   /* decode's (STAGES fa3's too): other variants' ids unchanged */
-            CHECK(kb_param_applies(F, p, v) == (v == V_DECODE || (p == P_STAGES && v == V_FA3)));
+        for (int v = 0; v < F->n_variants; v++)   /* decode's and decode_tma's (STAGES fa3's too): other ids unchanged */
+            CHECK(kb_param_applies(F, p, v) == (KB_DEC_VARIANT(v) || (p == P_STAGES && v == V_FA3)));
     }
     CHECK(kb_param_applies(F, P_CAUSAL, V_DECODE) && !kb_param_applies(F, P_BQ, V_DECODE) &&
           !kb_param_applies(F, P_BKV, V_DECODE));
@@ -503,6 +503,42 @@ static void test_traffic(void)
     CHECK(F->traffic(&c, &gpu, &t) == 1 && t.dram_bytes > 8 * kv && t.launches == 1);
 }
 
+/* decode_tma: decode's params and geometry plus the producer warp, dense tiles with 1024
+ * bytes of alignment slack and the mbarriers; refused off sm_90a and at head dims that are not
+ * whole 128-byte boxes; DEC_TMA in its defines; its model: the same bytes, a ring of STAGES
+ * tiles in flight over 160 threads. */
+static void test_decode_tma(void)
+{
+    static const kb_target sm90a = { 90 + KB_ARCH_SPECIFIC, 0, 227 * 1024 };
+    kb_case c = make(KB_DT_BF16, 16, 64, 4096, 128, 1, 1, 8), d0 = c;
+    c.variant = V_DECODE_TMA;
+    CHECK(V_DECODE_TMA == kb_family_variant_find(F, "decode_tma") &&
+          !strcmp(F->variants[V_DECODE_TMA].entry, "attn_decode_tma"));
+    CHECK(valid_says(&c, &sm90a, NULL) && valid_says(&c, &sm90, "sm_90a") && valid_says(&c, &sm89, "sm_90a"));
+    kb_dec_geom g;
+    kb_dec_geom_of(&c, &g);
+    CHECK(g.tma == 1 && g.threads == 160 && g.bkv == 64 && g.splits == 3);
+    CHECK(g.shmem == 1024 + 16 * 128 * 2 + 2 * 2 * 64 * 128 * 2 + 8 * (1 + 2 * 2));
+    c.dims[D_D] = 96;
+    CHECK(valid_says(&c, &sm90a, "d=96"));
+    c.dims[D_D] = 256;
+    CHECK(valid_says(&c, &sm90a, NULL));
+    c.params[P_GROUP] = 5;                 /* decode's own rules first */
+    CHECK(valid_says(&c, &sm90a, "group=5 does not divide h=64"));
+    c.params[P_GROUP] = 8;
+    c.dims[D_D] = 128;
+    kb_sb sb;
+    kb_sb_init(&sb);
+    F->defines(&c, &sb);
+    CHECK_MSG(strstr(sb.s, "DEC_RG=1\nDEC_TMA=1\n") != NULL, "%s", sb.s);
+    kb_sb_free(&sb);
+    kb_traffic t, t0;
+    kb_traffic_gpu gpu = { 90, 0, 50e6, 132 };
+    CHECK(F->traffic(&c, &gpu, &t) == 1 && F->traffic(&d0, &gpu, &t0) == 1);
+    CHECK(t.threads == 160 && t0.threads == 128 && t.dram_bytes == t0.dram_bytes && t.mma_flops == t0.mma_flops);
+    CHECK(t.inflight_bytes == 2.0 * 2 * 64 * 128 * 2 / 160 && t0.inflight_bytes == 2.0 * 64 * 128 * 2 / 128);
+}
+
 /* Past the reference budget the check covers a sample of rows, the first and last included. */
 static void test_large_shape_samples_rows(void)
 {
@@ -539,5 +575,6 @@ int main(void)
     RUN(test_tolerance);
     RUN(test_traffic);
     RUN(test_large_shape_samples_rows);
+    RUN(test_decode_tma);
     TEST_MAIN_END();
 }

@@ -188,6 +188,38 @@ static void test_interrupt_keeps_finished_cases(void)
     CHECK(dups == 0);
 }
 
+/* --max-fail N: the run stops once N cases are wrong or failed (here: a kernel source that
+ * does not compile), keeps their records, exits 1 and says how to go on; --resume runs the
+ * rest. */
+static void test_max_fail_stops_and_resume_goes_on(void)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r kernels '%s' && echo '#error seeded' >> '%s/gelu.cu'",
+             path_in("kern"), path_in("kern"), path_in("kern"));
+    CHECK(system(cmd) == 0);
+    FILE *f = fopen(path_in("mf.yaml"), "w");
+    fputs("suite: mf\nbenchmarks:\n"
+          "  - {family: gelu, variant: naive, dtype: [fp32, fp16, bf16], shape: {n: 5}}\n", f);
+    fclose(f);
+    setenv("KBENCH_KERNELS_DIR", path_in("kern"), 1);
+    const char *a[] = { "kbench", "run", path_in("mf.yaml"), "--backend", "emu", "--out", path_in("mf.jsonl"),
+                        "--max-samples", "1", "--max-fail", "2", NULL };
+    CHECK(run_kbench(a, path_in("mf.log")) == 1);
+    unsetenv("KBENCH_KERNELS_DIR");
+    int dups, n = count_records(path_in("mf.jsonl"), &dups);
+    CHECK_MSG(n == 2 && dups == 0, "%d records (%d duplicates) after --max-fail 2", n, dups);
+    CHECK(contains(path_in("mf.log"), "compile_error"));
+    CHECK(contains(path_in("mf.log"), "stopped at --max-fail 2; continue with --resume"));
+    const char *b[] = { "kbench", "run", path_in("mf.yaml"), "--backend", "emu", "--resume", path_in("mf.jsonl"),
+                        "--max-samples", "1", NULL };
+    CHECK(run_kbench(b, path_in("mf2.log")) == 0);
+    n = count_records(path_in("mf.jsonl"), &dups);
+    CHECK_MSG(n == 3 && dups == 0, "%d records (%d duplicates) after --resume", n, dups);
+    const char *c[] = { "kbench", "run", path_in("mf.yaml"), "--max-fail", "0", NULL };
+    CHECK(run_kbench(c, path_in("mf3.log")) == 2);
+    CHECK(contains(path_in("mf3.log"), "--max-fail"));
+}
+
 static void test_repeated_case_runs_once(void)
 {
     FILE *f = fopen(path_in("dup.yaml"), "w");
@@ -319,5 +351,6 @@ int main(void)
     RUN(test_reports_query_compare_from_a_run);
     RUN(test_one_results_store);
     RUN(test_repeated_case_runs_once);
+    RUN(test_max_fail_stops_and_resume_goes_on);
     TEST_MAIN_END();
 }

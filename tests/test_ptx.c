@@ -10,7 +10,7 @@
  * (register blocking); attn_decode's mma.sync and ldmatrix per tile, 16-byte copies and stores,
  * and its combine's 16-byte loads and stores; gemm_wgmma on sm_90a (wgmma.mma_async per k-tile,
  * TMA loads and stores, mbarrier waits, setmaxnreg, no mma.sync) and its refusal on sm_90;
- * attn_fa3 on sm_90a (wgmma Q K^T from shared memory, P V with A in registers, TMA, named
+ * attn_fa3 on sm_90a (fp16, bf16 and fp8 e4m3; wgmma Q K^T from shared memory, P V with A in registers, TMA, named
  * barriers with an id, setmaxnreg) and its refusal on sm_90. */
 #include "check.h"
 #include "core/arch.h"
@@ -338,10 +338,46 @@ static void check_attn_fa3(kb_dtype dt)
     free(plain);
 }
 
+/* attention fa3 in fp8 e4m3 at sm_90a, d 64, 128-key tiles: S = Q K^T as d/32 = 2 wgmma
+ * m64n128k32 .e4m3 from descriptors, P V as BKV/32 = 4 m64n64k32 .e4m3 with A in registers
+ * (no transpose immediate exists for fp8: V comes K-major from the pre-pass), P converted by
+ * cvt ... e4m3x2 (BKV/4 = 32 per thread and tile), TMA loads of Q, K and two 64-key boxes of
+ * Vt, O stored by the TMA; the pre-pass attn_fa3_vt in the same module; no local memory. */
+static void check_attn_fa3_fp8(void)
+{
+    kb_case c = make("attention", "fa3", KB_DT_FP8E4M3);
+    set_param(&c, "causal", 1);
+    set_param(&c, "BKV", 128);
+    set_param(&c, "STAGES", 2);
+    c.dims[0] = 1, c.dims[1] = 32, c.dims[2] = 2048, c.dims[3] = 64;
+    char *ptx = ptx_of(&c, 90 + KB_ARCH_SPECIFIC), *p = ptx ? entry_of(ptx, "attn_fa3") : NULL;
+    char *vt = ptx ? entry_of(ptx, "attn_fa3_vt") : NULL;
+    CHECK_MSG(p != NULL && vt != NULL, "attention fa3 fp8e4m3 sm_90a: entries attn_fa3 and attn_fa3_vt missing");
+    if (p) {
+        int qk = count(p, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3");
+        int pv = count(p, "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3");
+        CHECK_MSG(qk == 2 && pv == 4, "attention fa3 fp8: %d m64n128k32 e4m3 (Q K^T), %d m64n64k32 e4m3 (P V)", qk, pv);
+        const char *at = strstr(p, "wgmma.mma_async.sync.aligned.m64n64k32");
+        const char *a = at ? strstr(at, "}, {%r") : NULL, *eol = at ? strchr(at, '\n') : NULL;
+        CHECK_MSG(a != NULL && a < eol, "attention fa3 fp8: P V's A operand is not a register list (the RS form)");
+        CHECK_MSG(count(p, "e4m3x2.f32") >= 32, "attention fa3 fp8: %d cvt to e4m3x2, want >= 32",
+                  count(p, "e4m3x2.f32"));
+        CHECK_MSG(count(p, "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 4 &&
+                  count(p, "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group") == 1,
+                  "attention fa3 fp8: %d TMA tensor copies", count(p, "cp.async.bulk.tensor"));
+        CHECK_MSG(count(p, "mma.sync") == 0 && count(p, ".local") == 0, "attention fa3 fp8: %d mma.sync, %d .local",
+                  count(p, "mma.sync"), count(p, ".local"));
+    }
+    free(vt);
+    free(p);
+    free(ptx);
+}
+
 static void test_attn_fa3(void)
 {
     check_attn_fa3(KB_DT_FP16);
     check_attn_fa3(KB_DT_BF16);
+    check_attn_fa3_fp8();
 }
 
 static void test_gemm_wgmma(void)
@@ -538,6 +574,58 @@ static void test_attn_decode(void)
     }
 }
 
+/* attention/decode_tma at sm_90a (d, q_len, group, WARPS as check_attn_decode): the same
+ * mma.sync and ldmatrix per tile as attn_decode (the tile code is shared), but no cp.async:
+ * the producer's d/64 TMA loads of Q and d/64 each of K and V (rank 3, completing on an
+ * mbarrier, the loop body once), parity waits on the Q, full and empty barriers, expect_tx
+ * arrivals for Q and the tiles, the consumers' plain arrive releasing a slot, elect.sync, the
+ * consumers' named barrier with a count (bar.sync 1, 32 WARPS); no setmaxnreg (one producer
+ * warp, not a warpgroup), no wgmma, no local memory; the combine entry beside it. */
+static void check_attn_decode_tma(kb_dtype dt, int d, int q_len, int group, int warps)
+{
+    kb_case c = make("attention", "decode_tma", dt);
+    set_param(&c, "causal", 1);
+    set_param(&c, "q_len", q_len);
+    set_param(&c, "group", group);
+    set_param(&c, "WARPS", warps);
+    c.dims[0] = 1, c.dims[1] = 8 * group, c.dims[2] = 32768, c.dims[3] = d;
+    int mt = q_len * group > 16 && d <= 128 ? 2 : 1;
+    char *ptx = ptx_of(&c, 90 + KB_ARCH_SPECIFIC), *p = ptx ? entry_of(ptx, "attn_decode_tma") : NULL;
+    char *cb = ptx ? entry_of(ptx, "attn_decode_combine") : NULL;
+    const char *dn = kb_dtype_name(dt);
+    CHECK_MSG(p && cb, "attention decode_tma %s d=%d sm_90a: no attn_decode_tma and attn_decode_combine entries", dn, d);
+    if (p && cb) {
+        CHECK_MSG(count(p, "mma.sync") == mt * (2 * d / 16 + d / 8) && count(p, "ldmatrix.sync.aligned.m8n8.x4.trans") ==
+                  d / 16, "attention decode_tma %s d=%d: %d mma.sync, %d V ldmatrix.trans", dn, d, count(p, "mma.sync"),
+                  count(p, "ldmatrix.sync.aligned.m8n8.x4.trans"));
+        CHECK_MSG(count(p, "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") ==
+                  3 * d / 64 && count(p, "cp.async.cg") == 0 && count(p, "cp.async.ca") == 0,
+                  "attention decode_tma %s d=%d: %d TMA tensor loads (want %d), %d cp.async.cg", dn, d,
+                  count(p, "cp.async.bulk.tensor"), 3 * d / 64, count(p, "cp.async.cg"));
+        CHECK_MSG(count(p, "mbarrier.try_wait.parity") >= 3 && count(p, "mbarrier.arrive.expect_tx") == 2 &&
+                  count(p, "mbarrier.init") >= 3 && count(p, "mbarrier.arrive.shared") >= 1 &&
+                  count(p, "elect.sync") == 1, "attention decode_tma %s d=%d: %d try_wait.parity, %d arrive.expect_tx, "
+                  "%d init, %d arrive, %d elect.sync", dn, d, count(p, "mbarrier.try_wait.parity"),
+                  count(p, "mbarrier.arrive.expect_tx"), count(p, "mbarrier.init"),
+                  count(p, "mbarrier.arrive.shared"), count(p, "elect.sync"));
+        CHECK_MSG(count(p, "bar.sync") >= 2 && count(p, "setmaxnreg") == 0 && count(p, "wgmma") == 0 &&
+                  count(p, ".local") == 0 && count(cb, ".local") == 0, "attention decode_tma %s d=%d: %d bar.sync, "
+                  "%d setmaxnreg, %d wgmma, %d .local", dn, d, count(p, "bar.sync"), count(p, "setmaxnreg"),
+                  count(p, "wgmma"), count(p, ".local"));
+    }
+    free(p);
+    free(cb);
+    free(ptx);
+}
+
+static void test_attn_decode_tma(void)
+{
+    check_attn_decode_tma(KB_DT_BF16, 128, 1, 8, 4);    /* Llama-70B decode: GQA 8, one token */
+    check_attn_decode_tma(KB_DT_BF16, 128, 16, 8, 4);   /* 128 rows: 4 row warps of 2 m16 tiles */
+    check_attn_decode_tma(KB_DT_FP16, 256, 1, 8, 2);    /* head dim 256: 4 boxes per tile */
+    check_attn_decode_tma(KB_DT_FP16, 64, 1, 1, 4);     /* multi-head, one token, one box */
+}
+
 /* A vec variant: no local memory, at least min_ld 16-byte loads and min_st 16-byte stores;
  * same = 1: as many 16-byte stores as loads (a copy kernel). */
 static void check_vec(kb_case *c, const char *what, int min_ld, int min_st, int same)
@@ -636,6 +724,7 @@ int main(void)
     RUN(test_attn_mma);
     RUN(test_attn_decode);
     RUN(test_attn_fa3);
+    RUN(test_attn_decode_tma);
     RUN(test_vec_variants);
     RUN(test_gemm_block_scaled_sm120a);
     TEST_MAIN_END();

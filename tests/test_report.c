@@ -209,10 +209,11 @@ static json_t *attn_rec(const char *variant, const char *dtype, json_t *params, 
 }
 
 /* attention/decode computes another operation over attention's dims: its rows form precision
- * groups of their own, one per q_len and group, never with the square attention's. */
+ * groups of their own, one per q_len and group, never with the square attention's; decode_tma
+ * computes the same decode attention, so its rows join decode's. */
 static void test_groups_keep_operations_apart(void)
 {
-    json_t **recs = malloc(6 * sizeof *recs);
+    json_t **recs = malloc(7 * sizeof *recs);
     recs[0] = attn_rec("mma", "fp16", json_pack("{s:s}", "causal", "yes"), 50);
     recs[1] = attn_rec("mma", "bf16", json_pack("{s:s}", "causal", "yes"), 52);
     recs[2] = attn_rec("decode", "fp16", json_pack("{s:s, s:i, s:i, s:i}", "causal", "yes", "q_len", 1, "group", 8,
@@ -223,15 +224,19 @@ static void test_groups_keep_operations_apart(void)
                                                    "CHUNK", 0), 1);
     recs[5] = attn_rec("decode", "fp16", json_pack("{s:s, s:i, s:i, s:i}", "causal", "yes", "q_len", 16, "group", 8,
                                                    "CHUNK", 0), 1);
+    recs[6] = attn_rec("decode_tma", "fp16", json_pack("{s:s, s:i, s:i, s:i}", "causal", "yes", "q_len", 8, "group",
+                                                       8, "STAGES", 4), 1);
     kb_report_run run;
-    CHECK(kb_report_run_from(recs, 6, "synthetic", &run) == KB_OK);
+    CHECK(kb_report_run_from(recs, 7, "synthetic", &run) == KB_OK);
     kb_precision_group *g;
     int n = kb_report_precision_groups(&run, &g);
-    CHECK_MSG(n == 2, "%d groups", n);   /* q_len 8 and 16 have one dtype each: no comparison */
-    if (n == 2) {
+    CHECK_MSG(n == 3, "%d groups", n);   /* q_len 16 has one dtype: no comparison */
+    if (n == 3) {
         CHECK(g[0].rows[KB_DT_FP16][KB_RECIPE_TENSOR] == 0 && g[0].rows[KB_DT_BF16][KB_RECIPE_TENSOR] == 1);
         CHECK(g[1].rows[KB_DT_FP16][KB_RECIPE_TENSOR] == 2 &&
               g[1].rows[KB_DT_BF16][KB_RECIPE_TENSOR] == 3);   /* CHUNK: one problem */
+        CHECK(g[2].rows[KB_DT_FP16][KB_RECIPE_TENSOR] == 6 &&
+              g[2].rows[KB_DT_BF16][KB_RECIPE_TENSOR] == 4);   /* decode_tma beside decode */
     }
     free(g);
     kb_report_run_free(&run);

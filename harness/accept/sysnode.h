@@ -1,7 +1,8 @@
 /* sysnode.h - what `kbench accept --system` reads of the node's GPUs: on the cuda backend the
  * NVLink state and the pair table from NVML (backend/cuda/nvml_topo.h), the copy-engine
- * bandwidth matrix from the driver (backend/cuda/cuda_p2p.h). On the emulator there are no
- * GPUs to pair: node->n = 0 with why. */
+ * bandwidth matrix from the driver (backend/cuda/cuda_p2p.h), NVML's tables put in CUDA's order
+ * by PCI bus id (kb_cuda_devices_read, kb_nvml_node_read) so every table's row i is CUDA device i.
+ * On the emulator there are no GPUs to pair: node->n = 0 with why. */
 #ifndef KB_ACCEPT_SYSNODE_H
 #define KB_ACCEPT_SYSNODE_H
 

@@ -22,6 +22,35 @@ static void say(kb_acc_result *r, kb_acc_status st, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Entry i of the node's tables as a reader finds the GPU: "GPU 3 (NVML 5, 00000000:3B:00.0)" (CUDA
+ * ordinal 3), "NVML GPU 5 (00000000:3B:00.0, not shown to CUDA)", or "GPU 3" when NVML was not read. */
+static const char *gpu(const kb_sys_node *n, int i, char *buf, size_t size)
+{
+    if (i >= n->n)
+        snprintf(buf, size, "GPU %d", i);
+    else if (n->by_cuda && i >= n->cuda_n)
+        snprintf(buf, size, "NVML GPU %d (%s, not shown to CUDA)", n->gpu_nvml[i], n->gpu_bus[i]);
+    else
+        snprintf(buf, size, "GPU %d (NVML %d, %s)", i, n->gpu_nvml[i], n->gpu_bus[i]);
+    return buf;
+}
+
+/* Entry i's short name: "GPU 3" (CUDA ordinal), "NVML GPU 5" for one CUDA does not show. */
+static const char *tag(const kb_sys_node *n, int i, char *buf, size_t size)
+{
+    if (i < n->n && n->by_cuda && i >= n->cuda_n)
+        snprintf(buf, size, "NVML GPU %d", n->gpu_nvml[i]);
+    else
+        snprintf(buf, size, "GPU %d", i);
+    return buf;
+}
+
+/* A pair measured: peer access, no failed call. */
+static int measured(const kb_sys_node *n, int i, int j)
+{
+    return i != j && !n->no_peer[i][j] && !n->p2p_failed[i][j][0];
+}
+
 static int named(const kb_sys_coll *c, int rank)
 {
     for (int i = 0; i < c->n_suspects; i++)
@@ -130,15 +159,15 @@ static void judge_busbw(const kb_acc_system *s, const kb_sys_coll *c, kb_acc_res
 static int pair_outlier(const kb_sys_node *n, int *a, int *b, double *bound, double *median)
 {
     double x[KB_SYS_MAX_GPUS * KB_SYS_MAX_GPUS];
-    int g = n->p2p_n, by_topo = n->topo_read && n->n == n->p2p_n;
+    int g = n->p2p_n, by_topo = n->topo_read && n->by_cuda && n->p2p_n <= n->cuda_n;   /* same ordinals */
     for (int i = 0; i < g; i++)
         for (int j = 0; j < g; j++) {
-            if (i == j || n->no_peer[i][j])
+            if (!measured(n, i, j))
                 continue;
             int m = 0;
             for (int p = 0; p < g; p++)
                 for (int q = 0; q < g; q++)
-                    if (p != q && !n->no_peer[p][q] && (!by_topo || n->topo[p][q] == n->topo[i][j]))
+                    if (measured(n, p, q) && (!by_topo || n->topo[p][q] == n->topo[i][j]))
                         x[m++] = n->bw_uni[p][q];
             kb_fleet_dist d;
             if (kb_fleet_dist_of(x, m, KB_FLEET_DEFAULT_K, KB_FLEET_DEFAULT_REL_FLOOR, &d) == 1 &&
@@ -153,9 +182,35 @@ static int pair_outlier(const kb_sys_node *n, int *a, int *b, double *bound, dou
     return 0;
 }
 
+/* FAIL naming the pairs whose copies failed, with the driver's error; the rest were measured. */
+static void failed_pairs(const kb_sys_node *n, int a, int b, kb_acc_result *r)
+{
+    char list[400] = "", x[96], y[96];
+    int len = 0, shown = 0, fa = -1, fb = -1;
+    for (int i = 0; i < n->p2p_n; i++)
+        for (int j = 0; j < n->p2p_n; j++)
+            if (n->p2p_failed[i][j][0] && shown++ < 4 && len < (int)sizeof list - 1) {
+                len += snprintf(list + len, sizeof list - (size_t)len, "%sGPU %d -> GPU %d (%s)", len ? ", " : "", i,
+                                j, n->p2p_failed[i][j]);
+                if (fa < 0) {
+                    fa = i;
+                    fb = j;
+                }
+            }
+    snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", fa, fb);
+    char rest[200] = "no other pair was measured";
+    if (a >= 0)
+        snprintf(rest, sizeof rest, "the other pairs were measured, the slowest %d -> %d at %.4g GB/s", a, b,
+                 n->bw_uni[a][b]);
+    say(r, KB_ACC_FAIL, "copies failed on %d pair%s: %s%s; %s; %s -> %s", n->p2p_n_failed,
+        n->p2p_n_failed > 1 ? "s" : "", list, shown > 4 ? ", ..." : "", rest, gpu(n, fa, x, sizeof x),
+        gpu(n, fb, y, sizeof y));
+}
+
 /* The slowest pair's unidirectional bandwidth (and which pair). */
 static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_result *r)
 {
+    char x[96], y[96];
     if (!n->p2p_read) {
         say(r, KB_ACC_SKIP, "not measured: %s", *n->p2p_why ? n->p2p_why : n->why);
         return;
@@ -163,7 +218,7 @@ static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_resul
     int a = -1, b = -1;
     for (int i = 0; i < n->p2p_n; i++)
         for (int j = 0; j < n->p2p_n; j++)
-            if (i != j && !n->no_peer[i][j] && (a < 0 || n->bw_uni[i][j] < n->bw_uni[a][b])) {
+            if (measured(n, i, j) && (a < 0 || n->bw_uni[i][j] < n->bw_uni[a][b])) {
                 a = i;
                 b = j;
             }
@@ -177,7 +232,11 @@ static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_resul
     if (na >= 0 && s->topology == KB_SYS_TOPO_NVSWITCH) {
         snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", na, nb);
         say(r, KB_ACC_FAIL, "no peer access between GPU %d and GPU %d, the system connects every pair through "
-            "NVLink", na, nb);
+            "NVLink; %s - %s", na, nb, gpu(n, na, x, sizeof x), gpu(n, nb, y, sizeof y));
+        return;
+    }
+    if (n->p2p_n_failed) {
+        failed_pairs(n, a, b, r);
         return;
     }
     if (a < 0) {
@@ -186,14 +245,15 @@ static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_resul
     }
     if (n->p2p_wrong_a >= 0) {
         snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", n->p2p_wrong_a, n->p2p_wrong_b);
-        say(r, KB_ACC_FAIL, "GPU %d -> GPU %d: a copy read back wrong", n->p2p_wrong_a, n->p2p_wrong_b);
+        say(r, KB_ACC_FAIL, "GPU %d -> GPU %d: a copy read back wrong; %s -> %s", n->p2p_wrong_a, n->p2p_wrong_b,
+            gpu(n, n->p2p_wrong_a, x, sizeof x), gpu(n, n->p2p_wrong_b, y, sizeof y));
         return;
     }
     snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", a, b);
     judge_floor(&s->p2p, s->p2p_unknown, n->clock ? n->clock : "gpu", n->bw_uni[a][b], r);
     size_t len = strlen(r->reason);
-    snprintf(r->reason + len, sizeof r->reason - len, "; slowest pair GPU %d -> GPU %d (bidirectional %.4g GB/s)", a,
-             b, n->bw_bidir[a][b]);
+    snprintf(r->reason + len, sizeof r->reason - len, "; slowest pair GPU %d -> GPU %d (bidirectional %.4g GB/s): "
+             "%s -> %s", a, b, n->bw_bidir[a][b], gpu(n, a, x, sizeof x), gpu(n, b, y, sizeof y));
     len = strlen(r->reason);
     if (na >= 0)
         snprintf(r->reason + len, sizeof r->reason - len, "; no peer access between GPU %d and GPU %d (not "
@@ -202,12 +262,14 @@ static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_resul
     if (r->status != KB_ACC_FAIL && pair_outlier(n, &a, &b, &bound, &median)) {
         snprintf(r->detail, sizeof r->detail, "GPU %d -> GPU %d", a, b);
         say(r, KB_ACC_FAIL, "pair outlier: GPU %d -> GPU %d %.4g GB/s below %.4g (median %.4g of the node's pairs "
-            "connected the same way, MAD rule)", a, b, n->bw_uni[a][b], bound, median);
+            "connected the same way, MAD rule); %s -> %s", a, b, n->bw_uni[a][b], bound, median,
+            gpu(n, a, x, sizeof x), gpu(n, b, y, sizeof y));
     }
 }
 
 static void judge_nvlink(const kb_acc_system *s, const kb_sys_node *n, kb_acc_result *r)
 {
+    char x[96];
     if (!n->links_read || !n->n) {
         say(r, KB_ACC_SKIP, "not read: %s", n->n ? n->links_why : n->why);
         return;
@@ -222,8 +284,8 @@ static void judge_nvlink(const kb_acc_system *s, const kb_sys_node *n, kb_acc_re
     for (int i = 0; i < n->n; i++)
         if (n->links[i] != s->nvlink_links) {
             r->value = n->links[i];
-            snprintf(r->detail, sizeof r->detail, "GPU %d", i);
-            say(r, KB_ACC_FAIL, "GPU %d: %d of %d NVLink links active, the system has %d%s%s%s", i, n->links[i],
+            snprintf(r->detail, sizeof r->detail, "%s", gpu(n, i, x, sizeof x));
+            say(r, KB_ACC_FAIL, "%s: %d of %d NVLink links active, the system has %d%s%s%s", x, n->links[i],
                 n->links_max[i], s->nvlink_links, *n->links_down[i] ? " (inactive: link " : "", n->links_down[i],
                 *n->links_down[i] ? ")" : "");
             return;
@@ -233,6 +295,11 @@ static void judge_nvlink(const kb_acc_system *s, const kb_sys_node *n, kb_acc_re
 
 static void judge_topology(const kb_acc_system *s, const kb_sys_node *n, kb_acc_result *r)
 {
+    char x[96], y[96];
+    if (n->map_failed) {   /* NVML's tables cannot be paired with CUDA's devices */
+        say(r, KB_ACC_FAIL, "GPU mapping: %s", n->why);
+        return;
+    }
     if (!n->topo_read || !n->n) {
         say(r, KB_ACC_SKIP, "not read: %s", n->n ? n->topo_why : n->why);
         return;
@@ -250,9 +317,11 @@ static void judge_topology(const kb_acc_system *s, const kb_sys_node *n, kb_acc_
     for (int i = 0; i < n->n; i++)
         for (int j = i + 1; j < n->n; j++)
             if ((n->topo[i][j] == KB_PAIR_NV) != want_nv) {
-                snprintf(r->detail, sizeof r->detail, "GPU %d - GPU %d", i, j);
-                say(r, KB_ACC_FAIL, "GPU %d - GPU %d: %s, the system connects every pair %s", i, j,
-                    kb_sys_pair_name(n->topo[i][j]), want_nv ? "by NVLink" : "by PCIe (no NVLink)");
+                char ti[32], tj[32];
+                snprintf(r->detail, sizeof r->detail, "%s - %s", tag(n, i, ti, sizeof ti), tag(n, j, tj, sizeof tj));
+                say(r, KB_ACC_FAIL, "%s: %s, the system connects every pair %s; %s - %s", r->detail,
+                    kb_sys_pair_name(n->topo[i][j]), want_nv ? "by NVLink" : "by PCIe (no NVLink)",
+                    gpu(n, i, x, sizeof x), gpu(n, j, y, sizeof y));
                 return;
             }
     say(r, KB_ACC_PASS, "%d GPUs, every pair %s", n->n, want_nv ? "by NVLink" : "by PCIe");

@@ -15,11 +15,15 @@
  *                    its peers): no threshold, its value is for `kbench fleet`, which flags
  *                    a rank whose peers waited for it (a node outlier)
  *   p2p_bandwidth    the slowest pair's unidirectional copy-engine bandwidth >= ref x fraction,
- *                    the pair named; FAIL naming the pair whose copy read back wrong
+ *                    the pair named; FAIL naming the pair whose copy read back wrong, or the pairs
+ *                    whose copies failed (the driver's error; the other pairs still measured)
  *   nvlink           every GPU has the system's count of active NVLink links; the GPU and
  *                    its inactive links named
  *   topology         every pair connected as the system says (NVLink for nvswitch, no NVLink
- *                    for pcie); the first pair that is not named
+ *                    for pcie); the first pair that is not named; FAIL when a CUDA device is
+ *                    not in NVML (its bus id named: the tables could not be paired)
+ * GPUs are named by CUDA ordinal with NVML's index and the PCI bus id ("GPU 3 (NVML 5,
+ * 00000000:3B:00.0)"); a GPU CUDA does not show by NVML's index.
  * A test that could not run is SKIP with the reason, never PASS.
  */
 #ifndef KB_ACCEPT_SYSVERDICT_H
@@ -46,10 +50,18 @@ typedef enum {
 
 const char *kb_sys_pair_name(kb_sys_pair l);   /* "?", "X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS" */
 
-/* What the node's GPUs showed (the cuda backend: NVML and peer copies). */
+/* What the node's GPUs showed (the cuda backend: NVML and peer copies). Every table is indexed
+ * by CUDA ordinal (entry i < cuda_n is CUDA device i; by_cuda 0: NVML's order, map_note says why),
+ * then the GPUs CUDA does not show; gpu_nvml and gpu_bus name each entry. */
 typedef struct {
     int n;                                   /* GPUs read; 0: nothing read (why) */
-    char why[256];
+    char why[512];
+    int by_cuda;                             /* 1: entries < cuda_n are CUDA's ordinals */
+    int cuda_n;                              /* CUDA's devices among the n */
+    int map_failed;                          /* a CUDA device is not in NVML (why names its bus id) */
+    char map_note[512];                      /* GPUs hidden from CUDA, or why NVML's order */
+    int gpu_nvml[KB_SYS_MAX_GPUS];           /* NVML's index of entry i */
+    char gpu_bus[KB_SYS_MAX_GPUS][32];       /* its PCI bus id, NVML's form ("00000000:3B:00.0") */
     int links_read;                          /* NVLink state was read (else links_why) */
     char links_why[256];
     int links[KB_SYS_MAX_GPUS];              /* active NVLink links per GPU */
@@ -69,6 +81,11 @@ typedef struct {
     double lat_us[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];    /* [us] a small copy row -> column */
     int p2p_wrong_a, p2p_wrong_b;            /* the first pair whose copy read back wrong (only when p2p_read) */
     int no_peer[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];   /* 1: no peer access, the pair was not measured */
+    char p2p_failed[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS][40];   /* "" measured, else the driver's error name */
+    int p2p_n_failed;                        /* cells failed */
+    char p2p_fail_why[256];                  /* the first failure in full */
+    int p2p_bidir_gated;                     /* 1: both directions' windows started together */
+    char p2p_gate_why[160];                  /* else why not */
     const char *clock;                       /* "gpu" */
 } kb_sys_node;
 

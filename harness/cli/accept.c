@@ -442,7 +442,9 @@ static int accept_main(void *opts)
     kb_sb_init(&x.records);
     kb_sb_init(&x.verdict_path);
     kb_sb_init(&x.junit_path);
-    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);   /* CUDA's numbering = NVML's */
+    /* CUDA's numbering = nvidia-smi's for --device and the ordinals; --system's tables pair
+     * CUDA's devices with NVML's by PCI bus id and do not depend on it (accept/sysnode.h) */
+    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
     kb_run_opts *r = &x.o->run;
     r->device_index = kb_acc_pick_device(r->device_index, getenv("CUDA_VISIBLE_DEVICES"), x.id.local_rank);
     static kb_acc_system sys;

@@ -193,16 +193,29 @@ int kb_accept_coll_measure(const kb_acc_system *s, const kb_identity *id, const 
     return 0;
 }
 
-static json_t *matrix(const double m[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS], int n)
+/* A P2P matrix by CUDA ordinal: null on the diagonal and in a failed cell. */
+static json_t *matrix(const kb_sys_node *node, const double m[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS], int n)
 {
     json_t *rows = json_array();
     for (int i = 0; i < n; i++) {
         json_t *row = json_array();
         for (int j = 0; j < n; j++)
-            json_array_append_new(row, i == j ? json_null() : json_real(m[i][j]));
+            json_array_append_new(row, i == j || node->p2p_failed[i][j][0] ? json_null() : json_real(m[i][j]));
         json_array_append_new(rows, row);
     }
     return rows;
+}
+
+/* The tables' rows: each one's CUDA ordinal (null: CUDA does not show it), NVML index and bus id. */
+static json_t *gpu_map(const kb_sys_node *node)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < node->n; i++) {
+        int cuda = !node->by_cuda || i < node->cuda_n;
+        json_array_append_new(a, json_pack("{s:o, s:i, s:s}", "cuda", cuda && node->by_cuda ? json_integer(i) :
+                                           json_null(), "nvml", node->gpu_nvml[i], "bus_id", node->gpu_bus[i]));
+    }
+    return a;
 }
 
 json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records, json_t *sweep, const kb_sys_node *node)
@@ -225,15 +238,30 @@ json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records,
             json_array_append_new(links, json_integer(node->links[i]));
         }
         json_object_set_new(o, "gpus_found", json_integer(node->n));
+        json_object_set_new(o, "gpus_map", gpu_map(node));
+        if (node->map_note[0])
+            json_object_set_new(o, "gpus_note", json_string(node->map_note));
         json_object_set_new(o, "topology_matrix", node->topo_read ? topo : (json_decref(topo), json_null()));
         json_object_set_new(o, "nvlink_active", node->links_read ? links : (json_decref(links), json_null()));
         if (!node->nv_counts_read)
             json_object_set_new(o, "nvlink_pairs_why", json_string(node->nv_counts_why));
     }
     if (o && node->p2p_read) {
-        json_object_set_new(o, "p2p_uni_gbs", matrix(node->bw_uni, node->p2p_n));
-        json_object_set_new(o, "p2p_bidir_gbs", matrix(node->bw_bidir, node->p2p_n));
-        json_object_set_new(o, "p2p_latency_us", matrix(node->lat_us, node->p2p_n));
+        json_object_set_new(o, "p2p_uni_gbs", matrix(node, node->bw_uni, node->p2p_n));
+        json_object_set_new(o, "p2p_bidir_gbs", matrix(node, node->bw_bidir, node->p2p_n));
+        json_object_set_new(o, "p2p_latency_us", matrix(node, node->lat_us, node->p2p_n));
+        json_t *failed = json_array();
+        for (int i = 0; i < node->p2p_n; i++)
+            for (int j = 0; j < node->p2p_n; j++)
+                if (node->p2p_failed[i][j][0])
+                    json_array_append_new(failed, json_pack("{s:i, s:i, s:s}", "from", i, "to", j, "error",
+                                                            node->p2p_failed[i][j]));
+        json_object_set_new(o, "p2p_failed", failed);
+        json_object_set_new(o, "p2p_bidir_concurrent", json_boolean(node->p2p_bidir_gated));
+        if (!node->p2p_bidir_gated)
+            json_object_set_new(o, "p2p_bidir_why", json_string(node->p2p_gate_why));
+        if (node->p2p_n_failed)
+            json_object_set_new(o, "p2p_failed_first", json_string(node->p2p_fail_why));
     }
     return o;
 }

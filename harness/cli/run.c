@@ -136,6 +136,9 @@ static int summary(run_ctx *x)
         fprintf(stderr, "kbench: continue in a new process with --resume %s\n", x->out_path.s);
         return KB_EXIT_WRONG;
     }
+    if (t->max_fail_hit)
+        fprintf(stderr, "kbench: stopped at --max-fail %d; continue with --resume %s\n", x->o->max_fail,
+                x->out_path.s);
     if (t->record_failed)
         return KB_EXIT_SETUP;
     return t->count[KB_CASE_WRONG] || t->failed ? KB_EXIT_WRONG : KB_EXIT_OK;
@@ -225,6 +228,7 @@ int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so)
     so->overrides = (kb_measure_overrides){ o->min_samples, o->max_samples, o->timeout_s };
     so->prune = o->prune;
     so->jobs = o->jobs;
+    so->max_fail = o->max_fail;
     return 0;
 }
 
@@ -263,6 +267,9 @@ static const kb_opt run_opts[] = {
     KB_ROW_VERBOSE,
     { "--prune", NULL, KB_OPT_FLAG, offsetof(kb_run_opts, prune), NULL,
       "skip (as 'pruned: ...') cases whose compile output shows spills or exceeded limits", 0, 0, 0, NULL, 0 },
+    { "--max-fail", NULL, KB_OPT_INT, offsetof(kb_run_opts, max_fail), "N",
+      "stop after N cases are wrong or failed (what finished is recorded; --resume goes on)", 1, 1000000, 0, NULL,
+      0 },
 };
 
 static int run_main(void *o) { return kb_cmd_run(o); }

@@ -28,6 +28,7 @@ typedef struct {
     double timeout_s;           /* override when > 0 */
     int fail_on_spill;          /* compile: exit 1 when a case spills registers */
     int prune;                  /* run: skip cases whose compile output shows spills or exceeded limits */
+    int max_fail;               /* run --max-fail: stop after N wrong or failed cases (0: never) */
     const char *emu_schedule;   /* --emu-schedule: lockstep, warp-ahead, random[:SEED] */
     const char *emu_check;      /* --emu-check: race, init, all (comma-separated) */
     const char *trace_path;     /* run --trace: Chrome trace-event JSON written as the run goes */
@@ -37,7 +38,7 @@ typedef struct {
 
 /* The session options of o (session/session.h): backend, device, arch, compile cache,
  * the emulator's threads, schedule and checks (KB_EMU_CHECK_* from --emu-check), suite,
- * shapes, --dump, overrides, --prune, -j. -1 with a message when --emu-check names an
+ * shapes, --dump, overrides, --prune, -j, --max-fail. -1 with a message when --emu-check names an
  * unknown check; 0 otherwise. */
 int kb_run_session_opts(const kb_run_opts *o, kb_session_opts *so);
 

@@ -279,6 +279,7 @@ static double cpu_now(void)
 kb_status kb_coll_xfer(kb_coll_comm *c, kb_coll_io *ios, int n_ios)
 {
     double last = kb_rdv_now();
+    int drained = 0;   /* a pass ran after a peer was seen gone: what it wrote before it exited is taken */
     for (;;) {
         uint32_t seen = c->nlocal > 1 ? kb_shm_bell(&c->shm, c->local) : 0;
         double c0 = cpu_now();
@@ -296,9 +297,16 @@ kb_status kb_coll_xfer(kb_coll_comm *c, kb_coll_io *ios, int n_ios)
             return KB_OK;
         if (moved) {
             last = kb_rdv_now();
+            drained = 0;
             continue;
         }
         kb_status st = stalled(c, ios, n_ios, t1 - last);
+        if (st == KB_ERR_IO && !drained) {
+            /* a peer that finished its part may exit between our pass and the check: its last
+             * bytes are in the ring; only a pass after its exit that finds nothing proves them lost */
+            drained = 1;
+            continue;
+        }
         if (st != KB_OK)
             return st;
         wait_some(c, ios, n_ios, socks, pending, seen);

@@ -139,9 +139,10 @@ typedef struct kb_family {
     int (*traffic)(const kb_case *c, const kb_traffic_gpu *g, kb_traffic *out);
 
     /* OPTIONAL: bit v set when variant v computes another operation over the family's dims
-     * (attention's decode: s is the KV length, the queries q_len rows), so that `kbench model`
-     * gives its records only to an op that names the variant. 0: every variant computes the
-     * family's operation. */
+     * (attention's decode and decode_tma: s is the KV length, the queries q_len rows), so that
+     * `kbench model` gives its records only to an op that names the variant. The variants set
+     * here compute one and the same other operation (reports rank them together). 0: every
+     * variant computes the family's operation. */
     uint32_t other_op_variants;
 } kb_family;
 

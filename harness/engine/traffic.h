@@ -52,6 +52,9 @@ typedef struct {
                                 * even where serial_pipes is 0 (fa3 overlaps the softmax with them): they
                                 * run at the path's attention efficiency, not a GEMM's (serial_pipes
                                 * implies it) */
+    double serial_dram_bytes;  /* [bytes] moved by a memory-bound launch that must finish before the main
+                                * one starts (fa3 fp8's V pre-pass), not in dram_bytes: its time at the
+                                * DRAM rate adds to the estimate, as the launches' costs do */
 } kb_traffic;
 
 /* What the hook may know of the GPU. */

@@ -45,6 +45,13 @@ const char *kb_est_tensor_path_name(kb_tensor_path p)
  * FA3's whole-kernel fraction at 2k (the lower one): an estimate built on it stays below FA3. */
 #define H100_FA3 (565.5 / 989.4)
 #define FA3_MEASURED "pytorch/benchmark PR 2391 (FlashAttention-3 at the FA3 paper's shapes, bf16, d = 128, H100)"
+/* FlashAttention-3's fp8 forward (FA3 paper, Fig. 7, the fp8 panels' bar labels; H100 SXM5, the
+ * paper's shapes): head dim 128, seq 2k 733 TFLOPS (16k: 1008); head dim 256, 16k 1171 ("close
+ * to 1.2 PFLOPs/s", the abstract). Its whole-kernel fraction of the fp8 dense peak at d = 128,
+ * 2k (the lower one, as for bf16): 733 / 1978.9 = 37.0%, below bf16's 57.2% - the softmax's
+ * exponentials do not get faster with the products. */
+#define H100_FA3_FP8 (733.0 / 1978.9)
+#define FA3_FP8_FIG "Shah et al. 2024, FlashAttention-3, arXiv 2407.08608, Fig. 7 (fp8 forward, H100 SXM5)"
 
 /* kb_est_tensor_efficiency looks rows up by "<path> efficiency", kb_est_attention_efficiency
  * by "<path> attention efficiency"; common() the every-architecture rows by name. */
@@ -80,6 +87,11 @@ const kb_est_param kb_est_params[] = {
       "persistent scheduler, so it is not expected to beat FA3: its products run at FA3's lower whole-kernel "
       "fraction, below the wgmma GEMM's 68.2% (which put kbench's fa3 at 650 TFLOPS there, above FA3's "
       "measured 565.5); sm_90a only", 1 },
+    { "wgmma fp8 attention efficiency", 90, H100_FA3_FP8, "of the fp8 dense peak",
+      "FlashAttention-3's fp8 forward reaches 733 of 1978.9 TFLOPS = 37.0% at d = 128, seq 2k (1008 = 50.9% at "
+      "16k; 1171 at d = 256, 16k: the abstract's 'close to 1.2 PFLOPs/s') (" FA3_FP8_FIG "); kbench's fp8 fa3 "
+      "(FA3's subset, plus a V pre-pass) is not expected to beat it: its products run at FA3's lower fraction; "
+      "with bf16's 57.2% on the doubled peak the estimate put it at 985 TFLOPS there; sm_90a only", 1 },
     { "sfu rate", 0, 16, "ops/clk/SM",
       GUIDE ", arithmetic instruction throughput: 32-bit reciprocal, rsqrt, log2, exp2, sin, cos at 16 results "
       "per clock per SM (cc 8.x, 9.0); FA3 paper: 3.9 TFLOPS of exp2 on H100 SXM5 = 132 x 16 x 1.83 GHz", 1 },
@@ -146,6 +158,18 @@ int kb_est_attention_efficiency(int sm, kb_tensor_path p, double *eff, const kb_
     const kb_est_param *r = path_row(sm, p, " attention efficiency");
     if (!r)
         return kb_est_tensor_efficiency(sm, p, eff, row);
+    *eff = r->value;
+    if (row)
+        *row = r;
+    return 1;
+}
+
+int kb_est_attention_efficiency_dt(int sm, kb_tensor_path p, kb_dtype dt, double *eff, const kb_est_param **row)
+{
+    const kb_est_param *r =
+        dt == KB_DT_FP8E4M3 || dt == KB_DT_FP8E5M2 ? path_row(sm, p, " fp8 attention efficiency") : NULL;
+    if (!r)
+        return kb_est_attention_efficiency(sm, p, eff, row);
     *eff = r->value;
     if (row)
         *row = r;

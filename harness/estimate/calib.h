@@ -7,6 +7,7 @@
 #ifndef KB_EST_CALIB_H
 #define KB_EST_CALIB_H
 
+#include "core/kb.h"
 #include "engine/traffic.h"
 
 /* One parameter of the model. */
@@ -42,6 +43,12 @@ int kb_est_tensor_efficiency(int sm, kb_tensor_path p, double *eff, const kb_est
  * every warp (attention: kb_traffic.serial_pipes): the table's "<path> attention
  * efficiency" row, else kb_est_tensor_efficiency's. Same returns as kb_est_tensor_efficiency. */
 int kb_est_attention_efficiency(int sm, kb_tensor_path p, double *eff, const kb_est_param **row);
+
+/* The same for products in element type dt: fp8 (e4m3, e5m2) first takes the table's "<path>
+ * fp8 attention efficiency" row where it has one (FA3's fp8 forward reaches a lower fraction of
+ * its doubled peak than its bf16 forward does of bf16's), else kb_est_attention_efficiency's
+ * answer. Same returns. */
+int kb_est_attention_efficiency_dt(int sm, kb_tensor_path p, kb_dtype dt, double *eff, const kb_est_param **row);
 
 /* Special-function-unit (MUFU) operations per clock per SM of sm: 16 (CUDA C++ Programming
  * Guide, arithmetic instruction throughput, compute capability 8.x and 9.0). Returns 1 for

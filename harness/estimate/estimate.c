@@ -101,8 +101,9 @@ static double clock_ratio(double model_mhz, double stated_mhz)
 static double tensor_rate(const kb_traffic *t, kb_dtype dt, const kb_est_target *x, kb_estimate *e)
 {
     double tclk = x->peaks->tensor_mhz > 0 ? x->peaks->tensor_mhz : x->gpu->boost_mhz;
-    int r = t->serial_pipes || t->attention_products ? kb_est_attention_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL)
-                            : kb_est_tensor_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL);
+    int r = t->serial_pipes || t->attention_products
+                ? kb_est_attention_efficiency_dt(x->gpu->sm, t->tensor_path, dt, &e->tensor_eff, NULL)
+                : kb_est_tensor_efficiency(x->gpu->sm, t->tensor_path, &e->tensor_eff, NULL);
     e->tensor_calibrated = r == 1;
     return kb_peaks_tflops(x->peaks, dt, NULL) * 1e12 * clock_ratio(x->clock_mhz, tclk) * e->tensor_eff;
 }
@@ -138,9 +139,10 @@ static void roofs(const kb_traffic *t, const kb_case *c, kb_dtype path, const kb
     double misses = t->dram_bytes > t->write_bytes ? t->dram_bytes - t->write_bytes : 0;
     double byte_ns = hits * a->l2_latency_ns + misses * a->dram_latency_ns;
     e->roof_us[KB_ROOF_LATENCY] = t->inflight_bytes > 0 ? byte_ns * 1e-3 / (threads * t->inflight_bytes) : 0;
-    /* serial: each launch's cost and its pipeline fill (one DRAM latency) */
+    /* serial: each launch's cost and its pipeline fill (one DRAM latency), and a pre-pass's bytes */
     double per_launch = x->launch_us[c->launch == KB_LAUNCH_GRAPH] + a->dram_latency_ns * 1e-3;
-    e->roof_us[KB_ROOF_LAUNCH] = (t->launches > 1 ? t->launches : 1) * per_launch;
+    e->roof_us[KB_ROOF_LAUNCH] = (t->launches > 1 ? t->launches : 1) * per_launch +
+                                 (t->serial_dram_bytes > 0 ? at_rate(t->serial_dram_bytes, x->dram_gbps * 1e9) : 0);
 }
 
 /* The case's traffic: the hook's, asked with the resident blocks once occupancy is known. */

@@ -319,13 +319,13 @@ static int other_op(const kb_report_row *r, int *variant)
     return *variant >= 0 && *variant < 32 && (kb_families[f]->other_op_variants >> *variant & 1u);
 }
 
-/* Rows of such a variant compare only with rows of the same variant (their problem params -
- * q_len, group, causal - are compared by kb_report_same_problem_params), not with the
- * family's operation. */
+/* Rows of such variants compare only with each other (their problem params - q_len, group,
+ * causal - are compared by kb_report_same_problem_params; attention's decode and decode_tma
+ * compute the same decode attention), not with the family's operation. */
 static int same_operation(const kb_report_row *a, const kb_report_row *b)
 {
     int va, vb, oa = other_op(a, &va), ob = other_op(b, &vb);
-    return (!oa && !ob) || va == vb;
+    return oa == ob;
 }
 
 /* Same shape, input distribution, device, padding, launch mode, problem params (and

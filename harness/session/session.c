@@ -512,6 +512,13 @@ kb_session_step kb_session_run_case(kb_session *s, const kb_cases_item *item, kb
                   item->it.id, s->be->last_error(s->bx));
         return KB_SESSION_STOP_DEVICE;
     }
+    int bad = s->tally.count[KB_CASE_WRONG] + s->tally.failed;
+    if (s->o.max_fail > 0 && bad >= s->o.max_fail) {
+        s->tally.max_fail_hit = 1;
+        kb_report(KB_REPORT_ERROR, "%d case%s wrong or failed (max_fail %d); the remaining cases were not run", bad,
+                  bad == 1 ? "" : "s", s->o.max_fail);
+        return KB_SESSION_STOP_MAX_FAIL;
+    }
     return KB_SESSION_NEXT;
 }
 

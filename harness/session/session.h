@@ -42,6 +42,7 @@ typedef struct {
     kb_measure_overrides overrides; /* command-line measurement overrides (0: the suite's) */
     int prune;                    /* skip cases whose compile output spills or exceeds a limit */
     int jobs;                     /* compile workers; 0: the default (kb_session_start) */
+    int max_fail;                 /* stop once this many cases are wrong or failed (0: never) */
     int keep_unusable;            /* open a device whose toolchain makes nothing it loads, for a
                                    * command that judges it (devices, selftest, accept's probe) */
     int offline;                  /* no device (list, compile, estimate): plan for the caps of
@@ -119,7 +120,8 @@ typedef enum {
     KB_SESSION_NEXT = 0,          /* the case is recorded: go on */
     KB_SESSION_STOP_INTERRUPTED,  /* a signal: the case in flight is not a result */
     KB_SESSION_STOP_RECORD,       /* its record could not be written (reported) */
-    KB_SESSION_STOP_DEVICE        /* the device is unusable after it (a sticky fault; reported) */
+    KB_SESSION_STOP_DEVICE,       /* the device is unusable after it (a sticky fault; reported) */
+    KB_SESSION_STOP_MAX_FAIL      /* it made max_fail cases wrong or failed (reported) */
 } kb_session_step;
 
 /* Called with each finished case's result, after its sinks (it is freed after). */
@@ -127,8 +129,8 @@ typedef void (*kb_session_seen_fn)(void *user, const kb_case_result *r);
 
 /* Run one case of the list through the pipeline (valid()'s verdict from the list), hand
  * its record to every sink, count it, call seen (may be NULL). Stops before the case
- * when interrupted, and after it when its record could not be kept or the device no
- * longer synchronises. */
+ * when interrupted, and after it when its record could not be kept, the device no
+ * longer synchronises, or the wrong and failed cases reach max_fail. */
 kb_session_step kb_session_run_case(kb_session *s, const kb_cases_item *item, kb_session_seen_fn seen, void *user);
 
 /* Prefetch the modules of every selected case, then run each one not done in plan
@@ -145,6 +147,7 @@ typedef struct {
     int failed;                   /* failing statuses other than wrong (compile, launch, input, fault, timeout) */
     int record_failed;            /* a record could not be written */
     int device_lost;              /* the device was unusable after a case */
+    int max_fail_hit;             /* the run stopped at max_fail wrong or failed cases */
 } kb_session_tally;
 
 const kb_session_tally *kb_session_tally_of(const kb_session *s);

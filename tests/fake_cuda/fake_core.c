@@ -2,6 +2,7 @@
  * clock (fake_state.h; the contract: fake_cuda.h). */
 #include "fake_state.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -188,12 +189,19 @@ static void release(fstream *s, double t)
     s->n_pending = 0;
 }
 
-/* The blocking kernel sees the host's flag, or times out. */
+int still_held(const fstream *s)
+{
+    if (s->wait_value_mode)
+        return (int32_t)((unsigned)*s->flag - s->wait_value) < 0;
+    return !*s->flag;
+}
+
+/* The blocking kernel (or a stream memory wait) sees the host's flag, or times out. */
 static void poll_stream(fstream *s)
 {
     if (!s->blocked)
         return;
-    if (*s->flag)
+    if (!still_held(s))
         release(s, host_ns > s->block_start ? host_ns : s->block_start);
     else if (host_ns - s->block_start >= s->timeout_ns) {
         *s->timed_out = 1;
@@ -235,7 +243,7 @@ void enqueue(fstream *s, double dur, fevent *ev)
 /* The host waits for everything queued on s (a blocked stream: until the timeout). */
 void wait_stream(fstream *s)
 {
-    if (s->blocked && !*s->flag && host_ns < s->block_start + s->timeout_ns)
+    if (s->blocked && still_held(s) && host_ns < s->block_start + s->timeout_ns)
         host_ns = s->block_start + s->timeout_ns;
     poll_stream(s);
     if (s->tail > host_ns)

@@ -162,6 +162,7 @@ static void block(fstream *s, void **params)
     s->blocked = 1;
     s->block_start = s->tail > host_ns ? s->tail : host_ns;
     s->flag = *(volatile int **)params[0];
+    s->wait_value_mode = 0;
     s->timed_out = *(int **)params[1];
     s->timeout_ns = (double)*(unsigned long long *)params[2];
     s->n_pending = 0;

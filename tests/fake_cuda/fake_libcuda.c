@@ -117,12 +117,16 @@ CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 
 CUresult cuDeviceTotalMem(size_t *b, CUdevice d) { NEED_INIT(); (void)d; *b = (size_t)1 << 30; return CUDA_SUCCESS; }
 CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d) { NEED_INIT(); (void)d; memset(u, 0x11, sizeof *u); return CUDA_SUCCESS; }
+/* Device d's id: the d-th of KBENCH_FAKE_CUDA_BUS_IDS (fake_peer.c), else 0000:(0x10 + 8 d):00.0,
+ * the NVML double's GPU d (CUDA's form: a 4-digit domain, lower-case hex, 13 bytes with the NUL). */
 CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 {
     NEED_INIT();
-    (void)d;
-    strncpy(id, "00000000:00:00.0", (size_t)len);
-    id[len - 1] = 0;
+    if (!id || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (d < 0 || d >= fake_devices())
+        return CUDA_ERROR_INVALID_DEVICE;
+    fake_bus_id(d, id, (size_t)len);
     return CUDA_SUCCESS;
 }
 

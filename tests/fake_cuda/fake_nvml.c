@@ -30,6 +30,10 @@
  * it, and row remapping NOT_SUPPORTED before 8.0 (NVIDIA's "A100 GPU Memory Error Management",
  * supported GPUs: row remapping on GA100, GH100 and later; nvmlDeviceGetRemappedRows: "Ampere or
  * newer"; the review of issue 24: H100 reports page retirement as N/A).
+ * Devices: nvmlDeviceGetHandleByPciBusId_v2 finds the node's GPUs (fake_nvml_topo.c) by address,
+ * else the one telemetry GPU (bus 00000000:00:00.0; any id while KBENCH_FAKE_NVML_BUS_IDS is
+ * unset, NOT_FOUND otherwise); every GPU reads the scripted values. nvmlErrorString gives NVML's
+ * words for codes 0-15.
  * Memory clock 2619 MHz, power 350 W, 45 C. Return codes as nvml.h:
  * 0 success, 2 invalid argument, 3 not supported, 6 not found, 7 insufficient size.
  */
@@ -94,20 +98,44 @@ static int env_int(const char *name, int dflt)
 
 EXPORT int nvmlInit_v2(void) { return 0; }
 EXPORT int nvmlShutdown(void) { return 0; }
-EXPORT const char *nvmlErrorString(int r) { return r == 3 ? "Not Supported" : r ? "fake NVML error" : "Success"; }
+EXPORT const char *nvmlErrorString(int r)
+{
+    static const char *const msg[] = { "Success", "Uninitialized", "Invalid Argument", "Not Supported",
+                                       "Insufficient Permissions", "Already Initialized", "Not Found",
+                                       "Insufficient Size", "Insufficient External Power", "Driver Not Loaded",
+                                       "Timeout", "Interrupt Request Issue", "NVML Shared Library Not Found",
+                                       "Function Not Found", "Corrupted infoROM", "GPU is lost" };
+    return r >= 0 && r < (int)(sizeof msg / sizeof msg[0]) ? msg[r] : "fake NVML error";
+}
 
+__attribute__((visibility("hidden"))) void *fake_topo_find(const char *bus_id);   /* fake_nvml_topo.c */
+__attribute__((visibility("hidden"))) int fake_topo_gpu(const void *d);
+
+/* A GPU of the node (fake_nvml_topo.c) by its address; the address 0:0:0.0 or, while
+ * KBENCH_FAKE_NVML_BUS_IDS is unset, any other id: the one telemetry GPU (device_obj). With
+ * KBENCH_FAKE_NVML_BUS_IDS set an id of no GPU is 6 (NVML_ERROR_NOT_FOUND). */
 EXPORT int nvmlDeviceGetHandleByPciBusId_v2(const char *id, nvml_device *d)
 {
     if (!id || !d)
         return 2;
-    *d = (nvml_device)&device_obj;
+    void *g = fake_topo_find(id);
+    const char *ids = getenv("KBENCH_FAKE_NVML_BUS_IDS");
+    if (!g && ids && *ids && strcmp(id, "00000000:00:00.0") && strcmp(id, "0000:00:00.0"))
+        return 6;
+    *d = g ? (nvml_device)g : (nvml_device)&device_obj;
     return 0;
 }
 
 EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, nvml_device *d)
 {
-    return nvmlDeviceGetHandleByPciBusId_v2(uuid, d);
+    if (!uuid || !d)
+        return 2;
+    *d = (nvml_device)&device_obj;
+    return 0;
 }
+
+/* The telemetry GPU or one of the node's: every GPU reads the same scripted values. */
+static int known(nvml_device d) { return d == (nvml_device)&device_obj || fake_topo_gpu(d) >= 0; }
 
 /* The i-th clock of the comma-separated list (cycled). */
 static unsigned scripted_clock(const char *list, long i)
@@ -124,7 +152,7 @@ static unsigned scripted_clock(const char *list, long i)
 
 EXPORT int nvmlDeviceGetClockInfo(nvml_device d, int type, unsigned *mhz)
 {
-    if (d != (nvml_device)&device_obj || !mhz)
+    if (!known(d) || !mhz)
         return 2;
     const char *list = getenv("KBENCH_FAKE_NVML_SM_CLOCKS");
     if (type == 1 && idle())
@@ -138,7 +166,7 @@ EXPORT int nvmlDeviceGetClockInfo(nvml_device d, int type, unsigned *mhz)
 
 EXPORT int nvmlDeviceGetApplicationsClock(nvml_device d, int type, unsigned *mhz)
 {
-    if (d != (nvml_device)&device_obj || !mhz)
+    if (!known(d) || !mhz)
         return 2;
     unsigned max = 0;
     nvmlDeviceGetMaxClockInfo(d, type, &max);
@@ -148,7 +176,7 @@ EXPORT int nvmlDeviceGetApplicationsClock(nvml_device d, int type, unsigned *mhz
 
 EXPORT int nvmlDeviceGetMaxClockInfo(nvml_device d, int type, unsigned *mhz)
 {
-    if (d != (nvml_device)&device_obj || !mhz)
+    if (!known(d) || !mhz)
         return 2;
     const char *max = getenv("KBENCH_FAKE_NVML_SM_MAX");
     *mhz = type == 1 ? (unsigned)(max && *max ? atoi(max) : 1980) : 2619;
@@ -159,7 +187,7 @@ EXPORT int nvmlDeviceGetPowerUsage(nvml_device d, unsigned *mw) { (void)d; *mw =
 EXPORT int nvmlDeviceGetTemperature(nvml_device d, int sensor, unsigned *c) { (void)d; (void)sensor; *c = 45; return 0; }
 EXPORT int nvmlDeviceGetCurrentClocksEventReasons(nvml_device d, unsigned long long *r)
 {
-    if (d != (nvml_device)&device_obj || !r)
+    if (!known(d) || !r)
         return 2;
     const char *e = getenv("KBENCH_FAKE_NVML_REASONS");
     *r = idle() ? REASON_GPU_IDLE : e && *e ? strtoull(e, NULL, 0) : 0;
@@ -169,7 +197,7 @@ EXPORT int nvmlDeviceGetCurrentClocksEventReasons(nvml_device d, unsigned long l
 EXPORT int nvmlDeviceGetMigMode(nvml_device d, unsigned *current, unsigned *pending)
 {
     const char *e = getenv("KBENCH_FAKE_NVML_MIG");
-    if (d != (nvml_device)&device_obj)
+    if (!known(d))
         return 2;
     *current = *pending = e && *e == '1';
     return 0;
@@ -193,7 +221,7 @@ static unsigned long long knob(const char *name, int i, unsigned long long dflt)
  * device handle, else 0. */
 static int check(nvml_device d, const char *fn)
 {
-    if (d != (nvml_device)&device_obj)
+    if (!known(d))
         return 2;
     int ampere = env_int("KBENCH_FAKE_CUDA_ARCH", 90) >= 80;
     if (ampere ? !strncmp(fn, "nvmlDeviceGetRetiredPages", 25) : !strcmp(fn, "nvmlDeviceGetRemappedRows"))

@@ -11,12 +11,19 @@
  *   KBENCH_FAKE_NVML_LINK_DOWN  "gpu:link,...": those links inactive (isActive 0), e.g. "3:7"
  *   KBENCH_FAKE_NVML_PAIR       "a-b:PATH,...": that pair is not NVLink but PIX, PXB, PHB, NODE or SYS
  *                               (nvmlDeviceGetP2PStatus NVLink NOT_SUPPORTED, the common ancestor that)
+ *   KBENCH_FAKE_NVML_TOPO_FAIL  "function,...": those of nvmlDeviceGetNvLinkState,
+ *                               nvmlDeviceGetTopologyCommonAncestor, nvmlDeviceGetNvLinkRemotePciInfo_v2
+ *                               return 15 (NVML_ERROR_GPU_IS_LOST) for every GPU
  * Without NVLink, the common ancestor of a pair is NODE in one half of the GPUs, SYS across the
  * halves (two CPU sockets). Levels as nvml.h: SINGLE 10, MULTIPLE 20, HOSTBRIDGE 30, NODE 40,
  * SYSTEM 50; nvmlGpuP2PStatus_t 0 OK, 5 NOT_SUPPORTED; P2P index 2 NVLINK. Each GPU's PCI
- * address is 0000:(0x10 + 8 i):00.0 (nvmlDeviceGetPciInfo_v3 of fake_nvml.c asks fake_topo_pci),
- * an NVSwitch's 0000:(0xA0 + link % 4):00.0; nvmlDeviceGetNvLinkRemoteDeviceType says GPU (0) or
- * SWITCH (2), nvmlDeviceGetNvLinkRemotePciInfo_v2 the remote end's address. */
+ * address (NVML's index order is the PCI order, as a real NVML's) is 0000:(0x10 + 8 i):00.0, or
+ *   KBENCH_FAKE_NVML_BUS_IDS    "domain:bus:device.function,..." per NVML index (hex, e.g.
+ *                               "0001:3b:00.0,0001:5e:00.0"); set, nvmlDeviceGetHandleByPciBusId_v2
+ *                               finds only those (NOT_FOUND for another id: fake_nvml.c)
+ * (nvmlDeviceGetPciInfo_v3 of fake_nvml.c asks fake_topo_pci, nvmlDeviceGetHandleByPciBusId_v2
+ * fake_topo_find), an NVSwitch's 0000:(0xA0 + link % 4):00.0; nvmlDeviceGetNvLinkRemoteDeviceType
+ * says GPU (0) or SWITCH (2), nvmlDeviceGetNvLinkRemotePciInfo_v2 the remote end's address. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +42,8 @@ int nvmlDeviceGetTopologyCommonAncestor(nvml_device a, nvml_device b, int *level
 int nvmlDeviceGetNvLinkRemoteDeviceType(nvml_device d, unsigned link, int *type);
 int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml_device d, unsigned link, void *pci);
 __attribute__((visibility("hidden"))) int fake_topo_pci(const void *d, void *pci);
+__attribute__((visibility("hidden"))) void *fake_topo_find(const char *bus_id);
+__attribute__((visibility("hidden"))) int fake_topo_gpu(const void *d);
 
 static char gpu_obj[MAX_GPUS];
 
@@ -102,14 +111,49 @@ static int mesh_peer(int g, unsigned link, unsigned *total)
     return peer;
 }
 
+typedef struct { unsigned domain, bus, device, function; } pci_addr;
+
+/* An id in the forms nvmlDeviceGetHandleByPciBusId_v2 accepts (hex): domain:bus:device.function,
+ * domain:bus:device, bus:device.function. 0, or -1 when it is none of them. */
+static int parse_id(const char *s, pci_addr *p)
+{
+    int used = -1;
+    memset(p, 0, sizeof p[0]);
+    if (sscanf(s, "%x:%x:%x.%x%n", &p->domain, &p->bus, &p->device, &p->function, &used) == 4 && !s[used])
+        return 0;
+    used = -1;
+    if (sscanf(s, "%x:%x:%x%n", &p->domain, &p->bus, &p->device, &used) == 3 && !s[used])
+        return 0;
+    used = -1;
+    p->domain = 0;
+    if (sscanf(s, "%x:%x.%x%n", &p->bus, &p->device, &p->function, &used) == 3 && !s[used])
+        return 0;
+    return -1;
+}
+
+/* GPU g's address: the g-th of KBENCH_FAKE_NVML_BUS_IDS, else 0000:(0x10 + 8 g):00.0. */
+static pci_addr gpu_addr(int g)
+{
+    pci_addr p = { 0, 0x10u + 8u * (unsigned)g, 0, 0 };
+    const char *s = getenv("KBENCH_FAKE_NVML_BUS_IDS");
+    for (int i = 0; s && *s && i < g; i++)
+        s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL;
+    char one[40] = "";
+    if (s && *s && sscanf(s, "%39[^,]", one) == 1 && parse_id(one, &p) != 0)
+        p = (pci_addr){ 0xffffu, 0xffu, 0x1fu, 7 };   /* malformed: an address nobody has */
+    return p;
+}
+
 /* nvmlPciInfo_t (_v3): busIdLegacy[16], domain, bus, device, pciDeviceId, pciSubSystemId, busId[32] */
-static void put_pci(unsigned bus, void *pci)
+static void put_pci(pci_addr a, void *pci)
 {
     struct { char legacy[16]; unsigned domain, bus, device, id, subsystem; char bus_id[32]; } p;
     memset(&p, 0, sizeof p);
-    p.bus = bus;
-    snprintf(p.legacy, sizeof p.legacy, "0000:%02X:00.0", bus);
-    snprintf(p.bus_id, sizeof p.bus_id, "00000000:%02X:00.0", bus);
+    p.domain = a.domain;
+    p.bus = a.bus;
+    p.device = a.device;
+    snprintf(p.legacy, sizeof p.legacy, "%04X:%02X:%02X.%X", a.domain & 0xffffu, a.bus, a.device, a.function);
+    snprintf(p.bus_id, sizeof p.bus_id, "%08X:%02X:%02X.%X", a.domain, a.bus, a.device, a.function);
     p.id = 0x233010deu;
     memcpy(pci, &p, sizeof p);
 }
@@ -119,7 +163,33 @@ int fake_topo_pci(const void *d, void *pci)
     int g = gpu_of((nvml_device)(uintptr_t)d);
     if (g < 0 || !pci)
         return -1;
-    put_pci(0x10u + 8u * (unsigned)g, pci);
+    put_pci(gpu_addr(g), pci);
+    return 0;
+}
+
+int fake_topo_gpu(const void *d) { return gpu_of((nvml_device)(uintptr_t)d); }
+
+void *fake_topo_find(const char *bus_id)
+{
+    pci_addr p;
+    if (!bus_id || parse_id(bus_id, &p) != 0)
+        return NULL;
+    for (int g = 0; g < n_gpus(); g++) {
+        pci_addr a = gpu_addr(g);
+        if (a.domain == p.domain && a.bus == p.bus && a.device == p.device && a.function == p.function)
+            return &gpu_obj[g];
+    }
+    return NULL;
+}
+
+/* 15 (NVML_ERROR_GPU_IS_LOST) when fn is listed in KBENCH_FAKE_NVML_TOPO_FAIL, else 0. */
+static int injected(const char *fn)
+{
+    const char *s = getenv("KBENCH_FAKE_NVML_TOPO_FAIL");
+    size_t n = strlen(fn);
+    for (; s && *s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
+        if (!strncmp(s, fn, n) && (s[n] == ',' || !s[n]))
+            return 15;
     return 0;
 }
 
@@ -160,6 +230,8 @@ EXPORT int nvmlDeviceGetNvLinkState(nvml_device d, unsigned link, int *active)
     unsigned links = s && *s ? (unsigned)atoi(s) : 18;
     if (g < 0 || !active)
         return 2;
+    if (injected("nvmlDeviceGetNvLinkState"))
+        return 15;
     if (mesh())
         mesh_peer(g, link, &links);
     else if (!nvswitch())
@@ -203,11 +275,13 @@ EXPORT int nvmlDeviceGetNvLinkRemotePciInfo_v2(nvml_device d, unsigned link, voi
     int g = gpu_of(d), peer = g >= 0 && mesh() ? mesh_peer(g, link, &total) : -1;
     if (g < 0 || !pci)
         return 2;
+    if (injected("nvmlDeviceGetNvLinkRemotePciInfo_v2"))
+        return 15;
     if (mesh() && peer < 0)
         return 2;
     if (!mesh() && !nvswitch())
         return 3;
-    put_pci(peer >= 0 ? 0x10u + 8u * (unsigned)peer : 0xA0u + link % 4, pci);
+    put_pci(peer >= 0 ? gpu_addr(peer) : (pci_addr){ 0, 0xA0u + link % 4, 0, 0 }, pci);
     return 0;
 }
 
@@ -216,6 +290,8 @@ EXPORT int nvmlDeviceGetTopologyCommonAncestor(nvml_device a, nvml_device b, int
     int x = gpu_of(a), y = gpu_of(b), half = (n_gpus() + 1) / 2;
     if (x < 0 || y < 0 || !level)
         return 2;
+    if (injected("nvmlDeviceGetTopologyCommonAncestor"))
+        return 15;
     int o = pair_override(x, y);
     *level = o ? o : x == y ? 0 : (x < half) == (y < half) ? 40 : 50;
     return 0;

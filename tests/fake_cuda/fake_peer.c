@@ -6,6 +6,16 @@
  *   KBENCH_FAKE_CUDA_P2P_GBS   a copy between two devices [GB/s] (default 390)
  *   KBENCH_FAKE_CUDA_P2P_HALF  "a-b,...": those pairs copy at half that, both ways
  *   KBENCH_FAKE_CUDA_NO_PEER   "a-b,...": cuDeviceCanAccessPeer says 0 for those pairs, both ways
+ *   KBENCH_FAKE_CUDA_P2P_FAIL  "a-b,...": cuMemcpyPeerAsync between those devices, either way, fails
+ *                              with CUDA_ERROR_UNKNOWN (a link that errors: the copy is not queued)
+ *   KBENCH_FAKE_CUDA_BUS_IDS   "id,...": cuDeviceGetPCIBusId of device 0, 1, ... (CUDA's order; e.g.
+ *                              the NVML double's GPUs in another order, as CUDA_DEVICE_ORDER=
+ *                              FASTEST_FIRST or a reordered CUDA_VISIBLE_DEVICES give); default
+ *                              "0000:%02x:00.0" of 0x10 + 8 d, the NVML double's GPU d
+ * Pairs are named by CUDA ordinal. cuStreamWaitValue32 (CU_STREAM_WAIT_VALUE_GEQ only, on a DEVICEMAP
+ * host allocation) holds the stream as the blocking kernel does until the word reaches the value
+ * (gives up after FAKE_WAIT_VALUE_NS of virtual time, where a GPU would hang);
+ * KBENCH_FAKE_CUDA_NO_MEMOPS=1 makes it CUDA_ERROR_NOT_SUPPORTED (no stream memory operations).
  * Peer access (cuDeviceCanAccessPeer, cuCtxEnablePeerAccess) is allowed between every two
  * devices; enabling it twice is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, with itself or with
  * flags CUDA_ERROR_INVALID_VALUE. cuMemcpyPeerAsync checks both contexts, both ranges and that
@@ -19,6 +29,7 @@
 
 #define FAKE_MAX_DEVICES 16
 #define FAKE_PEER_MOVED (1u << 20)
+#define FAKE_WAIT_VALUE_NS 1e10
 
 static char peer_ctx_obj[FAKE_MAX_DEVICES];
 static unsigned char enabled[FAKE_MAX_DEVICES][FAKE_MAX_DEVICES];   /* [from][to] */
@@ -57,6 +68,17 @@ static int pair_listed(const char *env, int a, int b)
 }
 
 static int half_pair(int a, int b) { return pair_listed("KBENCH_FAKE_CUDA_P2P_HALF", a, b); }
+
+void fake_bus_id(int d, char *out, size_t n)
+{
+    const char *s = getenv("KBENCH_FAKE_CUDA_BUS_IDS");
+    for (int i = 0; s && *s && i < d; i++)
+        s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL;
+    if (s && *s)
+        snprintf(out, n, "%.*s", (int)strcspn(s, ","), s);
+    else
+        snprintf(out, n, "0000:%02x:00.0", 0x10u + 8u * (unsigned)d);
+}
 
 CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
 {
@@ -97,6 +119,8 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, 
     int other = me == s ? d : s;
     if (d != s && !enabled[me][other])
         return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;   /* the double insists: kbench measures direct copies */
+    if (d != s && pair_listed("KBENCH_FAKE_CUDA_P2P_FAIL", s, d))
+        return CUDA_ERROR_UNKNOWN;
     const char *g = getenv("KBENCH_FAKE_CUDA_P2P_GBS");
     double gbs = g && *g ? atof(g) : 390.0;
     if (half_pair(s, d))
@@ -110,5 +134,30 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, 
         return CUDA_SUCCESS;
     }
     enqueue(st, gpu((double)n / gbs), NULL);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamWaitValue32(CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+{
+    static int gave_up;
+    NEED_CTX();
+    fstream *st = stream_of(h);
+    const char *no = getenv("KBENCH_FAKE_CUDA_NO_MEMOPS");
+    if (!st)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((no && *no == '1') || flags != CU_STREAM_WAIT_VALUE_GEQ)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    int i = alloc_find((uintptr_t)addr);
+    if (i < 0 || !(alloc_host_flags[i] & CU_MEMHOSTALLOC_DEVICEMAP) || !range_ok((uintptr_t)addr, 4) || st->blocked ||
+        st->capturing)
+        return CUDA_ERROR_INVALID_VALUE;
+    st->blocked = 1;
+    st->block_start = st->tail > host_ns ? st->tail : host_ns;
+    st->flag = (volatile int *)(uintptr_t)addr;
+    st->wait_value_mode = 1;
+    st->wait_value = value;
+    st->timed_out = &gave_up;
+    st->timeout_ns = FAKE_WAIT_VALUE_NS;
+    st->n_pending = 0;
     return CUDA_SUCCESS;
 }

@@ -25,6 +25,8 @@ typedef struct {
     int blocked;            /* held by the blocking kernel */
     double block_start;
     volatile int *flag;
+    int wait_value_mode;    /* held by cuStreamWaitValue32: until (int32_t)(*flag - wait_value) >= 0 */
+    unsigned wait_value;
     int *timed_out;
     double timeout_ns;
     op pending[FAKE_QUEUE_DEPTH]; /* queued behind the blocking kernel */
@@ -96,8 +98,10 @@ FAKE_HIDDEN CUresult alloc_add(void *m, size_t n);
  * device because of a tensor map it was given (CUDA_SUCCESS: none) */
 FAKE_HIDDEN CUresult tmap_param_fault(const fake_entry *e, void **params);
 
-/* the node (fake_peer.c): devices counted, the context of device d, the device of a context (-1) */
+/* the node (fake_peer.c): devices counted, the context of device d, the device of a context (-1),
+ * device d's PCI bus id (cuDeviceGetPCIBusId's text, at most n bytes with the NUL) */
 FAKE_HIDDEN int fake_devices(void);
+FAKE_HIDDEN void fake_bus_id(int d, char *out, size_t n);
 FAKE_HIDDEN CUcontext fake_ctx_of(int d);
 FAKE_HIDDEN int fake_device_of(CUcontext c);
 
@@ -106,6 +110,7 @@ FAKE_HIDDEN double gpu(double ns);                 /* a GPU duration under the s
 FAKE_HIDDEN void host_launch(void);                /* a launch call's host cost */
 FAKE_HIDDEN void poll_all(void);                   /* blocking kernels look at their flags */
 FAKE_HIDDEN void enqueue(fstream *s, double dur, fevent *ev);
+FAKE_HIDDEN int still_held(const fstream *s);    /* a held stream's condition not met yet */
 FAKE_HIDDEN void wait_stream(fstream *s);          /* the host waits for everything on s */
 FAKE_HIDDEN void wait_legacy(void);                /* ... on the legacy stream and every blocking stream */
 FAKE_HIDDEN CUresult capture_forbids(void);        /* a call illegal while a stream captures */

@@ -55,6 +55,7 @@ static const struct {
     { "cuDeviceCanAccessPeer", NULL, offsetof(kb_cuda_api, DeviceCanAccessPeer), 1 },   /* peer copies */
     { "cuCtxEnablePeerAccess", NULL, offsetof(kb_cuda_api, CtxEnablePeerAccess), 1 },
     { "cuMemcpyPeerAsync", NULL, offsetof(kb_cuda_api, MemcpyPeerAsync), 1 },
+    { "cuStreamWaitValue32_v2", NULL, offsetof(kb_cuda_api, StreamWaitValue32), 1 },   /* cuda.h 13.0 binds the name to _v2 */
     E(StreamBeginCapture, "cuStreamBeginCapture_v2"),
     E(StreamEndCapture, "cuStreamEndCapture"),
     E(GraphInstantiate, "cuGraphInstantiateWithFlags"),

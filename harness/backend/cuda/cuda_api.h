@@ -90,6 +90,8 @@ typedef struct {
     CUresult (CUDAAPI *CtxEnablePeerAccess)(CUcontext peer, unsigned int flags);
     CUresult (CUDAAPI *MemcpyPeerAsync)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
                                         size_t bytes, CUstream stream);
+    /* OPTIONAL: a stream held until host memory holds a value (cuda_p2p.c's bidirectional gate) */
+    CUresult (CUDAAPI *StreamWaitValue32)(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags);
 
     /* host memory the device reads (the blocking kernel's flag) */
     CUresult (CUDAAPI *MemHostAlloc)(void **p, size_t bytes, unsigned int flags);

@@ -68,7 +68,7 @@ struct kb_nvml {
 };
 
 /* nvmlReturn_t names, from nvml.h (NVML has an ErrorString but no name function). */
-static const char *ret_name(nvml_ret r)
+const char *kb_nvml_ret_name(int r)
 {
     static const char *const names[] = {
         "NVML_SUCCESS", "NVML_ERROR_UNINITIALIZED", "NVML_ERROR_INVALID_ARGUMENT",
@@ -91,7 +91,7 @@ static int nvml_check(kb_nvml *n, nvml_ret r, const char *file, int line, const 
 {
     if (r == 0)
         return 0;
-    const char *name = ret_name(r);
+    const char *name = kb_nvml_ret_name(r);
     const char *msg = n->api.ErrorString ? n->api.ErrorString(r) : NULL;
     if (name)
         snprintf(n->why, sizeof n->why, "%s:%d %s: %s -> %s%s%s", file, line, func, call, name, msg ? ": " : "",
@@ -270,7 +270,7 @@ int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *ref_mhz)
 /* "function: NVML_ERROR_...: message" of a failed call into why. */
 static void call_why(const kb_nvml *n, nvml_ret r, const char *func, char *why, size_t size)
 {
-    const char *name = ret_name(r);
+    const char *name = kb_nvml_ret_name(r);
     const char *msg = n->api.ErrorString ? n->api.ErrorString(r) : NULL;
     if (name)
         snprintf(why, size, "%s: %s%s%s", func, name, msg ? ": " : "", msg ? msg : "");

@@ -15,7 +15,8 @@
 
 typedef struct kb_nvml kb_nvml;
 
-/* Open NVML for the GPU with this PCI bus id ("0000:3B:00.0"; CUDA's and NVML's agree)
+/* Open NVML for the GPU with this PCI bus id (CUDA's "0000:3b:00.0": nvmlDeviceGetHandleByPciBusId_v2
+ * takes domain:bus:device.function in hex, NVML's own "00000000:3B:00.0" as well)
  * or, when it is NULL/empty or not found, this UUID ("GPU-..."). Always returns a
  * handle (NULL only when out of memory); check kb_nvml_available. */
 kb_nvml *kb_nvml_open(const char *pci_bus_id, const char *uuid);
@@ -41,6 +42,8 @@ int kb_nvml_sm_clock(kb_nvml *n, int *mhz, int *ref_mhz);
  * libnvidia-ml lacks or the GPU does not support leaves that value unread with the NVML
  * error (or "not exported") as why. Without NVML, everything unread with kb_nvml_why. */
 void kb_nvml_health(kb_nvml *n, kb_health *out);
+/* The name of an nvmlReturn_t ("NVML_ERROR_NOT_FOUND", from nvml.h), NULL for a code it lacks. */
+const char *kb_nvml_ret_name(int r);
 /* Shut NVML down and free (NULL is fine). */
 void kb_nvml_close(kb_nvml *n);
 
