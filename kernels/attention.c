@@ -61,6 +61,7 @@ static const kb_variant variants[] = {
 
 static const char *const causal_choices[] = { "no", "yes", NULL };
 static const char *const lse_choices[] = { "no", "yes", NULL };
+static const char *const sched_choices[] = { "grid", "persistent", NULL };
 static const char *const dims[] = { "b", "h", "s", "d" };
 
 #define FUSED_ONLY (1u << V_FUSED)
@@ -95,6 +96,9 @@ static const kb_param params[] = {
     [P_LSE] = { "lse", LSE_NO, lse_choices, FA3_ONLY,
                 "yes: also write each row's log-sum-exp m*scale + ln(l) as fp32 [b, h, s] (what a backward pass reads)",
                 .problem = 1 },
+    [P_SCHED] = { "sched", SCHED_PERSISTENT, sched_choices, FA3_ONLY,
+                  "work order: grid, a block per 128-row tile in the hardware's order; persistent, one block per SM "
+                  "taking tiles longest-first from a global counter (FlashAttention-3's scheduler)" },
 };
 
 /* Elements per 16-byte K/V load of the fused kernel. */
@@ -310,6 +314,7 @@ typedef struct {
     kb_vendor_plan *plan; /* cudnn: the planned SDPA graph */
     kb_arg maps[4];     /* fa3: the tensor maps of Q, K, V, O */
     kb_dptr d_lse;      /* fa3 with lse: fp32 [b,h,s] log-sum-exp; else 0 */
+    kb_dptr d_ctr;      /* fa3 persistent: the int32 tile counter; else 0 */
     float *lse_want, *lse_got, *lse_all; /* [n_rows] reference and downloaded, [b*h*s] downloaded */
 } attn_state;
 
@@ -480,6 +485,9 @@ static kb_status alloc_device(kb_run *r, attn_state *a)
     if (c->variant == V_FA3 && c->params[P_LSE] == LSE_YES &&
         (st = kb_run_alloc(r, (size_t)(bh * s) * sizeof(float), &a->d_lse)) != KB_OK)
         return st;
+    if (c->variant == V_FA3 && c->params[P_SCHED] == SCHED_PERSISTENT &&
+        (st = kb_attn_fa3_counter(r, &a->d_ctr)) != KB_OK)
+        return st;
     if (c->variant == V_FA3)
         st = kb_attn_fa3_maps(r, a->d_q, a->d_k, a->d_v, a->d_o, a->maps);
     return st;
@@ -573,12 +581,8 @@ static kb_status attn_enqueue(kb_run *r, void *state)
         return kb_attn_fa3_fp8_enqueue(r, state);
     if (c->variant == V_CUDNN)
         return kb_run_vendor_run(r, a->plan);
-    if (c->variant == V_FA3) {
-        kb_geom g = kb_attn_fa3_geom(c);
-        kb_arg args[] = { a->maps[0], a->maps[1], a->maps[2], a->maps[3], kb_arg_ptr(a->d_lse),
-                          kb_arg_i32((int32_t)s), kb_arg_f32(scale) };
-        return kb_run_launch(r, r->f->variants[V_FA3].entry, &g, args, 7);
-    }
+    if (c->variant == V_FA3)
+        return kb_attn_fa3_launch(r, a->maps, a->d_lse, a->d_ctr, NULL);
     if (c->variant != V_NAIVE) {
         int64_t bq = c->params[P_BQ];
         unsigned threads = (unsigned)kb_attn_threads(c);
@@ -657,6 +661,8 @@ static kb_status attn_check(kb_run *r, void *state, kb_verify *v)
     kb_verify_init(v, atol, rtol);
     kb_verify_f32(v, a->got, a->want, a->n_rows * d);
     if (a->d_lse && (st = check_lse(r, a, v)) != KB_OK)
+        return st;
+    if (a->d_ctr && (st = kb_attn_fa3_check_counter(r, a->d_ctr, v)) != KB_OK)   /* after O and lse */
         return st;
     /* for --dump: the checked rows of O (every row at emulator sizes) and their reference */
     int64_t shape[2] = { a->n_rows, d };

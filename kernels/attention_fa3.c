@@ -1,6 +1,8 @@
 /* attention_fa3.c - host side of attention/fa3 (see attention_fa3.h). */
 #include "attention_fa3.h"
 
+#include "engine/verify.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,7 +32,7 @@ int64_t kb_attn_fa3_smem(const kb_case *c)
 {
     int64_t d = c->dims[D_D], bkv = c->params[P_BKV], st = c->params[P_STAGES], esz = (int64_t)kb_dtype_size(c->dtype);
     int64_t o_stage = kb_attn_fa3_is_fp8(c) ? KB_FA3_BM * d * 2 : 0;   /* fp8: bf16 O, its own tile */
-    return 1024 + KB_FA3_BM * d * esz + 2 * st * bkv * d * esz + o_stage + 8 * (1 + 3 * st);
+    return 1024 + KB_FA3_BM * d * esz + 2 * st * bkv * d * esz + o_stage + 8 * (6 + 3 * st) + 16;
 }
 
 /* Consumer fragment words per thread: O d/2, S BKV/2, P BKV/4 (16-bit) or BKV/8 (fp8). */
@@ -38,6 +40,18 @@ static int64_t frag_words(const kb_case *c)
 {
     int64_t d = c->dims[D_D], bkv = c->params[P_BKV];
     return d / 2 + bkv / 2 + bkv / (kb_attn_fa3_is_fp8(c) ? 8 : 4);
+}
+
+/* FA3 budgets 32 MiB of the L2 for K and V (hopper/tile_scheduler.hpp, DynamicPersistentTileScheduler). */
+#define FA3_L2_KV_BYTES (32.0 * 1024 * 1024)
+
+int kb_attn_fa3_section(const kb_case *c)
+{
+    double head = 2.0 * (double)c->dims[D_S] * (double)c->dims[D_D] * (double)kb_dtype_size(c->dtype);
+    int sect = 1;
+    while (sect < (1 << 20) && 2.0 * sect * head <= FA3_L2_KV_BYTES)
+        sect *= 2;
+    return sect;
 }
 
 int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
@@ -64,6 +78,10 @@ int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
         return refuse(why, n, "d/2 + BKV/2 + BKV/%d = %lld fragment words per consumer thread (O, S, P) exceed %d of "
                       "the 240 registers setmaxnreg gives a consumer warpgroup: lower BKV",
                       kb_attn_fa3_is_fp8(c) ? 8 : 4, (long long)frag_words(c), FA3_MAX_FRAG_WORDS);
+    if (d == 256 && c->params[P_SCHED] == SCHED_PERSISTENT)
+        return refuse(why, n, "sched=persistent at d=256: the work-tile loop's state does not fit beside O's 128 "
+                      "fragment words and Q's 16 wgmma descriptors in a consumer's 240 registers (ptxas spills at "
+                      "every BKV): use sched: grid");
     if (kb_attn_fa3_smem(c) > t->max_shmem_per_block) {
         snprintf(why, n, "the Q tile and %lld K/V stages need %lld bytes of shared memory, over the %d-byte limit of %s",
                  (long long)st, (long long)kb_attn_fa3_smem(c), t->max_shmem_per_block, kb_arch_name(t->sm));
@@ -72,6 +90,9 @@ int kb_attn_fa3_valid(const kb_case *c, const kb_target *t, char *why, size_t n)
     if (bh > 65535 || s > 2147483647LL)
         return refuse(why, n, "b*h=%lld, s=%lld: one (batch, head) per grid.y (at most 65535), s a 32-bit int",
                       (long long)bh, (long long)s);
+    if ((s + KB_FA3_BM - 1) / KB_FA3_BM * bh > 2147483647LL - 65536)
+        return refuse(why, n, "%lld work tiles of 128 rows: the tile counter and indices are 32-bit ints",
+                      (long long)((s + KB_FA3_BM - 1) / KB_FA3_BM * bh));
     return 1;
 }
 
@@ -112,12 +133,85 @@ kb_status kb_attn_fa3_maps(kb_run *r, kb_dptr q, kb_dptr k, kb_dptr v, kb_dptr o
     return KB_OK;
 }
 
-kb_geom kb_attn_fa3_geom(const kb_case *c)
+kb_geom kb_attn_fa3_geom(const kb_case *c, int sms)
 {
-    int64_t s = c->dims[D_S];
-    kb_geom g = { { (unsigned)((s + KB_FA3_BM - 1) / KB_FA3_BM), (unsigned)(c->dims[D_B] * c->dims[D_H]), 1 },
-                  { KB_FA3_THREADS, 1, 1 }, (size_t)kb_attn_fa3_smem(c), { 1, 1, 1 } };
+    int64_t nmb = (c->dims[D_S] + KB_FA3_BM - 1) / KB_FA3_BM, bh = c->dims[D_B] * c->dims[D_H];
+    kb_geom g = { { (unsigned)nmb, (unsigned)bh, 1 }, { KB_FA3_THREADS, 1, 1 }, (size_t)kb_attn_fa3_smem(c), { 1, 1, 1 } };
+    if (c->params[P_SCHED] == SCHED_PERSISTENT) {
+        int64_t tiles = nmb * bh, n = sms > 0 && sms < tiles ? sms : tiles;
+        g.grid[0] = (unsigned)(n > 0 ? n : 1), g.grid[1] = 1;
+    }
     return g;
+}
+
+kb_status kb_attn_fa3_counter(kb_run *r, kb_dptr *out)
+{
+    const int32_t zero = 0;
+    kb_status st = kb_run_alloc(r, sizeof zero, out);
+    return st != KB_OK ? st : kb_run_upload(r, *out, &zero, sizeof zero);
+}
+
+kb_status kb_attn_fa3_launch(kb_run *r, const kb_arg maps[4], kb_dptr lse, kb_dptr ctr, const float *descale)
+{
+    const kb_case *c = r->c;
+    kb_device_info di = { 0 };
+    int sms = r->be->device_info && r->be->device_info(r->bx, &di) == KB_OK && di.sm_count > 0 ? di.sm_count : 1;
+    kb_geom g = kb_attn_fa3_geom(c, sms);
+    float scale = (float)(1.0 / sqrt((double)c->dims[D_D])) * (descale ? descale[0] * descale[1] : 1.0f);
+    kb_arg args[] = { maps[0], maps[1], maps[2], maps[3], kb_arg_ptr(lse), kb_arg_ptr(ctr),
+                      kb_arg_i32((int32_t)c->dims[D_S]), kb_arg_i32((int32_t)(c->dims[D_B] * c->dims[D_H])),
+                      kb_arg_i32(kb_attn_fa3_section(c)), kb_arg_f32(scale), kb_arg_f32(descale ? descale[2] : 1.0f) };
+    return kb_run_launch(r, r->f->variants[V_FA3].entry, &g, args, descale ? 11 : 10);
+}
+
+kb_status kb_attn_fa3_check_counter(kb_run *r, kb_dptr ctr, kb_verify *v)
+{
+    int32_t n = -1;
+    kb_status st = kb_run_download(r, &n, ctr, sizeof n);
+    if (st != KB_OK)
+        return st;
+    const float got = (float)n, want = 0.0f;
+    kb_verify_f32(v, &got, &want, 1);
+    return KB_OK;
+}
+
+/* K/V tiles of work tile (row block) mb: causal, up to the one holding the block's last key. */
+static double kv_tiles_of(const kb_case *c, int64_t mb)
+{
+    int64_t s = c->dims[D_S], bkv = c->params[P_BKV], end = (mb + 1) * KB_FA3_BM;
+    if (c->params[P_CAUSAL] == CAUSAL_YES && end < s)
+        s = end;
+    return (double)((s + bkv - 1) / bkv);
+}
+
+/* The busiest SM's work over equal tiles' (kb_traffic.imbalance) under the persistent
+ * schedule: an SM takes the next tile (the kernel's order: L2 sections of heads, row blocks
+ * last to first, heads fastest) when it frees up. T <= S tiles: the heaviest alone over the
+ * mean. Otherwise attention_model.c's fluid estimate: the SMs stay busy until the last tile is
+ * dispatched, each then runs one of the last S tiles about half done, and the last one runs to
+ * the end: T = total/S - (sum of the last S tiles)/(2 S) + w_last, against equal tiles' total/S
+ * + mean/2 (SM use charges their own quantisation). Longest-first puts the short tiles last,
+ * so this is 1 but for few tiles per SM. */
+static double persistent_imbalance(const kb_case *c, int64_t bh, int sms)
+{
+    int64_t nmb = (c->dims[D_S] + KB_FA3_BM - 1) / KB_FA3_BM, tiles = nmb * bh, sect = kb_attn_fa3_section(c);
+    if (c->params[P_CAUSAL] != CAUSAL_YES || sms <= 0 || nmb < 2)
+        return 1.0;
+    double head = 0.0;
+    for (int64_t mb = 0; mb < nmb; mb++)
+        head += kv_tiles_of(c, mb);
+    double mean = head / (double)nmb, total = head * (double)bh, last = 0.0, w_last = 0.0;
+    if (tiles <= sms)
+        return kv_tiles_of(c, nmb - 1) / mean;
+    for (int64_t i = tiles - 1; i >= tiles - sms; i--) {   /* the kernel's fa_tile_coords, backwards */
+        int64_t per = sect * nmb, sec = i / per, r = i - sec * per, rows = bh - sec * sect < sect ? bh - sec * sect : sect;
+        double w = kv_tiles_of(c, nmb - 1 - r / rows);
+        last += w;
+        if (i == tiles - 1)
+            w_last = w;
+    }
+    double t = total / sms - last / (2.0 * sms) + w_last, even = total / sms + mean / 2.0;
+    return t > even ? t / even : 1.0;
 }
 
 /* fp8 on top of the 16-bit count (tiles: over all heads): the pre-pass reads V and writes Vt
@@ -144,11 +238,17 @@ static void fp8_traffic(const kb_case *c, double tiles, kb_traffic *t)
  * softmax of tile j under its P V of tile j-1 overlap the softmax with the products (FA3
  * 3.1-3.2), so the limit is the slowest pipe, and the products run at the wgmma attention
  * efficiency (estimate/calib.c: FlashAttention-3's own measured fraction of the peak, below a
- * GEMM's: kbench's fa3 has a subset of FA3's overlap and no persistent scheduler). Instructions per tile and consumer warp (8): 3 per wgmma (descriptor and issue),
+ * GEMM's: kbench's fa3 has a subset of FA3's overlap). Instructions per tile and consumer warp
+ * (8): 3 per wgmma (descriptor and issue),
  * per thread-score max, FFMA, ex2, FADD, half a pack (x 4.5), the rescale d/2, 40 of waits,
  * barriers and loop; the producer warp 2 d/64 TMA copies + 8. STAGES tiles in flight per
- * block. Causal blocks uneven as attn_mma's (no persistent longest-first scheduler). fp8:
- * fp8_traffic's additions. */
+ * block. Causal: sched grid, blocks uneven as attn_mma's (the hardware's order); persistent,
+ * the work tiles as blocks (SM use charges their quantisation over the SMs) and
+ * persistent_imbalance. Not charged in either schedule: a work tile's start - under grid a new
+ * block's first loads, under persistent the Q load, issued once the previous tile's store has
+ * read the Q buffer (its K/V loads are already in flight), about one DRAM latency per tile of
+ * some 17k clocks (d = 128, causal 2k: 8.5 K/V tiles of ~2k clocks) - nor the persistent
+ * schedule's atomic and hand-off per tile (tens of clocks). fp8: fp8_traffic's additions. */
 int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *t)
 {
     kb_case cc = *c0;
@@ -168,7 +268,8 @@ int kb_attn_fa3_traffic(const kb_case *c0, const kb_traffic_gpu *g, kb_traffic *
     t->tensor_path = KB_TENSOR_WGMMA;
     t->serial_pipes = 0;
     t->attention_products = 1;                                        /* FA3's measured fraction, not a GEMM's */
-    t->imbalance = kb_attn_causal_imbalance(c, bh, g ? g->sms : 0);
+    t->imbalance = c->params[P_SCHED] == SCHED_PERSISTENT ? persistent_imbalance(c, (int64_t)bh, g ? g->sms : 0)
+                                                          : kb_attn_causal_imbalance(c, bh, g ? g->sms : 0);
     t->mma_flops = tiles * 2.0 * (2.0 * bm * bkv * d);
     t->sfu_ops = tiles * bm * (bkv + 1.0);                             /* ex2 per score, + the row's rescale */
     t->simt_flops = tiles * bm * bkv * kb_attn_softmax_per_score(c, masked_frac, g);

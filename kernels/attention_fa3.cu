@@ -4,14 +4,39 @@
  * sections 3.1-3.2) and the PTX ISA (9.7.15 wgmma, 9.7.9.25 cp.async.bulk.tensor, 9.7.13
  * mbarrier and bar); no code taken from the FlashAttention sources.
  *
- * A block owns FA_BM = 128 query rows of one (batch, head), blockIdx.x the row block,
- * blockIdx.y the (batch, head). 384 threads, three warpgroups:
- *   warpgroup 0, the producer: setmaxnreg.dec 24; one elected thread TMA-loads the Q tile
- *     (qbar) and then, for each K/V tile j of the block's range, K_j and V_j into stage
- *     j % STAGES of a ring, each on its own full barrier (fullk, fullv: S_j may start when K_j
- *     has landed), after the stage's empty barrier says both consumers released it.
+ * A work tile is FA_BM = 128 query rows (row block mb) of one (batch, head) hb. 384 threads,
+ * three warpgroups:
+ *   warpgroup 0, the producer: setmaxnreg.dec 24; one elected thread, per work tile: hands the
+ *     tile's coordinates to the consumers (below), then TMA-loads K_j and V_j of each K/V tile j of
+ *     the tile's range into stage it % STAGES of a ring (it counts K/V tiles across work tiles:
+ *     the ring's stages and phases run on), each on its own full barrier (fullk, fullv: S_j may
+ *     start when K_j has landed), after the stage's empty barrier says both consumers released
+ *     it; after the first K/V tile's loads it TMA-loads the Q tile (qbar) once qempty says both
+ *     consumer warpgroups' output stores of the previous work tile have read the Q buffer.
+ * Scheduling (SCHED; FlashAttention-3's hopper/tile_scheduler.hpp in idea, written from its
+ * description, not its code):
+ *   SCHED_GRID: one work tile per block, blockIdx.x the row block, blockIdx.y the (batch, head)
+ *     (the same code, its tile loop cut after one tile).
+ *   SCHED_PERSISTENT: gridDim.x = min(SMs, tiles) blocks; block b's first tile is b, each next one
+ *     comes from a global atomic counter (index = atomicAdd(ctr, 1) + gridDim.x), fetched by the
+ *     producer when it has issued its current tile's loads, so an SM takes the next tile as it
+ *     frees up (dynamic, not a static stride: causal tiles differ in length up to nmb-fold, and
+ *     a fixed stride would leave the unlucky SMs with the long ones). Tile index i is mapped
+ *     longest-first: (batch, head)s in L2 sections of SECT heads (K and V of a section within
+ *     32 MiB, FA3's rule); within a section the heads are interleaved fastest and the row blocks
+ *     run from the last (the most key tiles under causal masking) to the first. The fetch that
+ *     returns the launch's last index (ctr = tiles - 1: every block's last fetch is past the end,
+ *     so there are exactly `tiles` fetches) sets the counter back to 0: the next launch, a CUDA
+ *     Graph replay included, starts from 0 without a memset.
+ *   The hand-off: the producer writes the tile's row block and (batch, head) (row block -1: no
+ *     more work) into slot t % 2 of shared memory after the slot's empty mbarrier (sche, 256
+ *     consumer arrivals) completed and arrives on its full mbarrier (schf, count 1: arrive
+ *     releases the write); every consumer thread waits on schf, reads the slot (again for the
+ *     epilogue: not held in registers across the tile) and arrives on sche once the tile is
+ *     done. Work tile t of the block uses parity (t / 2) & 1 on the slot's barriers and t & 1
+ *     on qbar and qempty.
  *   warpgroups 1 and 2, the consumers (setmaxnreg.inc 240): warpgroup cw owns query rows
- *     64cw .. 64cw+63 of the block. Per K/V tile j:
+ *     64cw .. 64cw+63 of the work tile. Per K/V tile j:
  *       S_j = Q K_j^T       wgmma m64nBKVk16, Q and K from the 128B-swizzled TMA tiles
  *                           (both K-major), HEAD_D/16 of them, one commit group;
  *       O += P_{j-1} V_{j-1} wgmma m64nHEAD_Dk16 with A = P_{j-1} in registers (the RS form)
@@ -32,22 +57,32 @@
  *     named barriers 3 (warpgroup 0 may issue) and 4 (warpgroup 1 may issue): warpgroup 0's
  *     turn t is followed by warpgroup 1's turn t, then warpgroup 0's turn t+1, so one
  *     warpgroup's softmax runs while the other's GEMMs hold the tensor cores. Each side
- *     bar.syncs its own barrier before a turn and bar.arrives on the other's after it.
- *   The epilogue: O / l rounded to the dtype into the warpgroup's own rows of the Q tile
- *     (its S wgmmas have retired; the layout is the TMA's 128-byte swizzle), fence.proxy.async,
+ *     bar.syncs its own barrier before a turn and bar.arrives on the other's after it. Turns
+ *     count on across the block's work tiles (nt + 1 per tile), so the alternation holds at
+ *     tile boundaries too: only warpgroup 0's first turn waits for nobody, and warpgroup 0
+ *     takes warpgroup 1's hand-over after its very last turn once no tile is left.
+ *   The epilogue: O / l rounded to the dtype into the warpgroup's own rows of the Q tile (fp8:
+ *     bf16 into its own O tile; below) (its S wgmmas have retired; the layout is the TMA's
+ *     128-byte swizzle), fence.proxy.async,
  *     named barrier 1 + cw (128 threads), and the warpgroup's first thread TMA-stores its
- *     64 x HEAD_D rows (the TMA writes only rows < s). LSE: with LSE_YES, lse[row] =
+ *     64 x HEAD_D rows (the TMA writes only rows < s), waits until the store has read the
+ *     buffer (wait_group.read) and arrives on qempty (count 2). LSE: with LSE_YES, lse[row] =
  *     m * scale + ln(l) (natural log) for rows < s, plain stores.
- * Causal: the block stops at the tile holding its last row's key; both consumers run the
+ * Causal: a work tile stops at the K/V tile holding its last row's key; both consumers run the
  * same tiles (their empty arrivals must match), so warpgroup 0 sees one fully masked tile
  * at most. Rows past s (zero Q from the TMA's fill) compute harmlessly and are not stored.
  * Defines: HEAD_D (64, 128, 256), BKV (keys per tile: 64, 128, 176 ...; a multiple of 16),
- * STAGES (>= 2), CAUSAL, LSE (LSE_YES: write the log-sum-exp), KB_T, KB_DTYPE_FP16 | KB_DTYPE_BF16
- * | KB_DTYPE_FP8E4M3.
+ * STAGES (>= 2), CAUSAL, LSE (LSE_YES: write the log-sum-exp), SCHED (SCHED_GRID |
+ * SCHED_PERSISTENT), KB_T, KB_DTYPE_FP16 | KB_DTYPE_BF16 | KB_DTYPE_FP8E4M3.
  * fp8 e4m3 (attention_fa3_fp8.cuh): Q and K tiles of 64-byte rows with the 64-byte swizzle, V
  * from the pre-pass's transposed Vt, P V by k32 steps with P in the fp8 A fragment, O in bf16
- * through its own staging buffer, scale = softmax scale x q_descale x k_descale and O x o_scale
- * (v_descale), the kernel's extra last argument.
+ * through its own staging buffer so (after the V ring), scale = softmax scale x q_descale x
+ * k_descale and O x o_scale (v_descale), the kernel's extra last argument. Across work tiles
+ * qempty still guards the Q buffer (its last readers, the tile's S wgmmas, retired before the
+ * epilogue, so the arrival after the store is late but safe), and so's reuse is ordered by the
+ * same chain: a warpgroup writes so for tile t+1 only after its storing thread's wait_group.read
+ * of tile t (that thread is one of the 128 the warpgroup's next ping-pong bar.sync waits for, and
+ * tile t+1's Q, which every consumer waits for, is loaded only after both such arrivals).
  */
 #ifdef ATTN_FA3
 #ifndef STAGES
@@ -58,6 +93,11 @@
 #define LSE_YES 1
 #endif
 #define LSE_OUT (LSE == LSE_YES)
+#ifndef SCHED
+#define SCHED 1
+#define SCHED_GRID 0
+#define SCHED_PERSISTENT 1
+#endif
 #if defined(KB_DTYPE_FP16)
 #define FA_MMA kb_wgmma_f32_f16
 #define FA_MMA_RS kb_wgmma_f32_f16_rs
@@ -87,6 +127,7 @@
 #define FA_REGS_PRODUCER 24                 /* 128 x 24 + 256 x 240 = 64512 <= 65536 */
 #define FA_REGS_CONSUMER 240
 #define FA_LOG2E 1.4426950408889634f
+#define FA_SLOTS 2                          /* tile-index slots of the producer -> consumer hand-off */
 
 static_assert(HEAD_D % 64 == 0 && HEAD_D <= 256, "attention/fa3: HEAD_D is 64, 128 or 256 (128-byte TMA boxes)");
 static_assert(BKV % 16 == 0 && BKV >= 16 && BKV <= 256, "attention/fa3: BKV is a multiple of 16 in [16, 256]");
@@ -139,27 +180,147 @@ __device__ __forceinline__ void fa_pv(float (&o)[HEAD_D / 2], const uint32_t (&p
 }
 #endif /* FA_FP8 */
 
-/* The producer's elected thread: Q once, then K_j and V_j for j in [0, nt) into the ring. */
-__device__ __forceinline__ void fa_produce(const kb_tmap *tq, const kb_tmap *tk, const kb_tmap *tv, unsigned char *sq,
-                                           unsigned char *sk, unsigned char *sv, uint64_t *qbar, uint64_t *fullk,
-                                           uint64_t *fullv, uint64_t *empty, int nt)
+/* The block's shared memory: the Q tile (also the output's staging tile for 16-bit types), the
+ * K/V ring, (fp8) the bf16 O staging tile, the mbarriers and the tile-index slots. */
+#define FA_BAR0 (FA_Q_BYTES + 2 * STAGES * FA_KV_BYTES + FA_O_BYTES)   /* the first mbarrier's offset */
+struct fa_smem {
+    unsigned char *q;   /* the 1024-aligned base: everything else at a constant offset */
+    __device__ __forceinline__ unsigned char *k(void) const { return q + FA_Q_BYTES; }
+    __device__ __forceinline__ unsigned char *v(void) const { return q + FA_Q_BYTES + STAGES * FA_KV_BYTES; }
+    /* O's staging tile: fp8's own after the ring, else the Q tile */
+    __device__ __forceinline__ unsigned char *o(void) const { return FA_FP8 ? q + FA_Q_BYTES + 2 * STAGES * FA_KV_BYTES : q; }
+    __device__ __forceinline__ uint64_t *bar(int i) const { return reinterpret_cast<uint64_t *>(q + FA_BAR0) + i; }
+    __device__ __forceinline__ uint64_t *qbar(void) const { return bar(0); }
+    __device__ __forceinline__ uint64_t *qempty(void) const { return bar(1); }
+    __device__ __forceinline__ uint64_t *fullk(int s) const { return bar(2 + s); }
+    __device__ __forceinline__ uint64_t *fullv(int s) const { return bar(2 + STAGES + s); }
+    __device__ __forceinline__ uint64_t *empty(int s) const { return bar(2 + 2 * STAGES + s); }
+    __device__ __forceinline__ uint64_t *schf(int i) const { return bar(2 + 3 * STAGES + i); }
+    __device__ __forceinline__ uint64_t *sche(int i) const { return bar(2 + 3 * STAGES + FA_SLOTS + i); }
+    /* slot i: the work tile's row block and (batch, head), or -1 and 0 when no tile is left */
+    __device__ __forceinline__ int *slot(int i) const { return reinterpret_cast<int *>(bar(2 + 3 * STAGES + 2 * FA_SLOTS)) + 2 * i; }
+};
+
+/* The problem's work tiles: nmb row blocks x bh (batch, head)s, and the L2 section size. */
+struct fa_work {
+    int nmb, bh, total, sect;
+};
+
+/* Work tile i's row block mb and (batch, head) hb. Persistent: longest-first within L2
+ * sections of w.sect heads (the last section may hold fewer), heads fastest; grid: i is
+ * blockIdx.y * nmb + blockIdx.x. */
+__device__ __forceinline__ void fa_tile_coords(int i, const fa_work &w, int &mb, int &hb)
 {
-    const int bh = (int)blockIdx.y, q0 = (int)blockIdx.x * FA_BM;
-    kb_mbar_arrive_expect_tx(qbar, FA_Q_BYTES);
-#pragma unroll
-    for (int b = 0; b < FA_NBOX; b++)
-        kb_tma_load(sq + b * FA_BM * FA_ROWB, tq, qbar, 64 * b, q0, bh);
-    for (int j = 0; j < nt; j++) {
-        const int s = j % STAGES;
-        kb_mbar_wait_parity(&empty[s], (uint32_t)(((j / STAGES) & 1) ^ 1));   /* both consumers freed it */
-        kb_mbar_arrive_expect_tx(&fullk[s], FA_KV_BYTES);
+#if SCHED == SCHED_PERSISTENT
+    const int per = w.sect * w.nmb, sec = i / per, r = i - sec * per, rows = min(w.sect, w.bh - sec * w.sect);
+    mb = w.nmb - 1 - r / rows;
+    hb = sec * w.sect + r % rows;
+#else
+    mb = i % w.nmb, hb = i / w.nmb;
+#endif
+}
+
+/* K/V tiles of row block mb: causal, up to the tile holding the block's last row's key. */
+__device__ __forceinline__ int fa_kv_tiles(int mb, int s)
+{
+    const int kv_end = CAUSAL == CAUSAL_YES ? min(s, (mb + 1) * FA_BM) : s;
+    return (kv_end + BKV - 1) / BKV;
+}
+
+/* The block's first work tile. */
+__device__ __forceinline__ int fa_first_tile(const fa_work &w)
+{
+#if SCHED == SCHED_PERSISTENT
+    return (int)blockIdx.x;
+#else
+    return (int)blockIdx.y * w.nmb + (int)blockIdx.x;
+#endif
+}
+
+/* The block's next work tile (w.total: none). Persistent: the global counter's next index past
+ * the grid's first tiles; the fetch of the launch's last index (there are exactly w.total
+ * fetches, one per tile processed) resets the counter for the next launch. */
+__device__ __forceinline__ int fa_next_tile(int *ctr, const fa_work &w)
+{
+#if SCHED == SCHED_PERSISTENT
+    const int old = atomicAdd(ctr, 1);
+    if (old == w.total - 1)
+        atomicExch(ctr, 0);
+    return min(old + (int)gridDim.x, w.total);
+#else
+    (void)ctr;
+    return w.total;
+#endif
+}
+
+/* The producer's loads of one work tile: K_j and V_j for j in [0, nt) into the ring from
+ * position it, and the Q tile after the first K/V tile (once the previous tile's stores read
+ * the Q buffer: qempty, t-th use). */
+__device__ __forceinline__ void fa_load_tile(const kb_tmap *tq, const kb_tmap *tk, const kb_tmap *tv,
+                                             const fa_smem &sm, int mb, int hb, int nt, int it, int t)
+{
+    for (int j = 0; j < nt; j++, it++) {
+        const int s = it % STAGES;
+        kb_mbar_wait_parity(sm.empty(s), (uint32_t)(((it / STAGES) & 1) ^ 1));   /* both consumers freed it */
+        kb_mbar_arrive_expect_tx(sm.fullk(s), FA_KV_BYTES);
 #pragma unroll
         for (int b = 0; b < FA_NBOX; b++)
-            kb_tma_load(sk + s * FA_KV_BYTES + b * BKV * FA_ROWB, tk, &fullk[s], 64 * b, j * BKV, bh);
-        kb_mbar_arrive_expect_tx(&fullv[s], FA_KV_BYTES);
-        fa_load_v(sv + s * FA_KV_BYTES, tv, &fullv[s], j, bh);
+            kb_tma_load(sm.k() + s * FA_KV_BYTES + b * BKV * FA_ROWB, tk, sm.fullk(s), 64 * b, j * BKV, hb);
+        kb_mbar_arrive_expect_tx(sm.fullv(s), FA_KV_BYTES);
+        fa_load_v(sm.v() + s * FA_KV_BYTES, tv, sm.fullv(s), j, hb);
+        if (j == 0) {
+            kb_mbar_wait_parity(sm.qempty(), (uint32_t)((t & 1) ^ 1));
+            kb_mbar_arrive_expect_tx(sm.qbar(), FA_Q_BYTES);
+#pragma unroll
+            for (int b = 0; b < FA_NBOX; b++)
+                kb_tma_load(sm.q + b * FA_BM * FA_ROWB, tq, sm.qbar(), 64 * b, mb * FA_BM, hb);
+        }
     }
 }
+
+/* The producer's elected thread: per work tile, the hand-off of its coordinates (slot t % 2),
+ * then its loads; after the last tile row block -1 tells the consumers to stop. */
+__device__ __forceinline__ void fa_produce(const kb_tmap *tq, const kb_tmap *tk, const kb_tmap *tv, const fa_smem &sm,
+                                           const fa_work &w, int *ctr, int s)
+{
+    int tile = fa_first_tile(w), it = 0;
+    for (int t = 0;; t++) {
+        const int sl = t % FA_SLOTS;
+        kb_mbar_wait_parity(sm.sche(sl), (uint32_t)(((t / FA_SLOTS) & 1) ^ 1));   /* every consumer read it */
+        int mb = -1, hb = 0;
+        if (tile < w.total)
+            fa_tile_coords(tile, w, mb, hb);
+        sm.slot(sl)[0] = mb, sm.slot(sl)[1] = hb;
+        kb_mbar_arrive(sm.schf(sl));
+        if (mb < 0)
+            return;
+        const int nt = fa_kv_tiles(mb, s);
+        fa_load_tile(tq, tk, tv, sm, mb, hb, nt, it, t);
+        it += nt;
+        tile = fa_next_tile(ctr, w);
+    }
+}
+
+/* x, as a value the compiler cannot see through, made afresh at the top of each work tile:
+ * what the tile derives from the lane id and the shared-memory base (the epilogue's swizzled
+ * store offsets, Q's wgmma descriptors, the TMA store's sources) is then computed per tile, as
+ * in a one-tile block, instead of being hoisted out of the tile loop, where it would hold tens
+ * of registers across every tile (and spill). */
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+__device__ __forceinline__ int fa_unhoisted(int x)
+{
+    asm volatile("" : "+r"(x));
+    return x;
+}
+__device__ __forceinline__ unsigned char *fa_unhoisted(unsigned char *p)
+{
+    asm volatile("" : "+l"(p));
+    return p;
+}
+#else
+inline int fa_unhoisted(int x) { return x; }
+inline unsigned char *fa_unhoisted(unsigned char *p) { return p; }
+#endif
 
 /* S = Q K^T for the warpgroup's 64 rows (Q rows at sq + 64cw rows) against stage ks: 32-byte
  * k-steps (k16, fp8 k32), FA_ROWB / 32 of them per box. */
@@ -246,12 +407,15 @@ __device__ __forceinline__ void fa_rescale(float (&o)[HEAD_D / 2], const float (
     }
 }
 
-/* O x o_scale / l rounded to fa_out_t into the warpgroup's rows of the staging tile so (the
- * Q tile for 16-bit types), laid out as the TMA's 128-byte swizzle does (16-byte chunk c of
- * row r at chunk c ^ (r % 8)), then TMA-stored. */
-__device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const float (&l)[2], unsigned char *so,
-                                            const kb_tmap *to, int cw, int lt, float o_scale)
+/* O x o_scale / l rounded to fa_out_t into the warpgroup's rows of the staging tile sm.o() (the
+ * Q tile for 16-bit types, fp8's own bf16 tile), laid out as the TMA's 128-byte swizzle does
+ * (16-byte chunk c of row r at chunk c ^ (r % 8)), then TMA-stored at row block mb of (batch,
+ * head) hb; once the store has read the tile, qempty frees the Q buffer for the next work tile's
+ * Q (and, with fp8, so for this warpgroup's next epilogue: the header). */
+__device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const float (&l)[2], const fa_smem &sm,
+                                            const kb_tmap *to, int cw, int lt, int mb, int hb, float o_scale)
 {
+    unsigned char *so = sm.o();
     const int w = lt / 32, g = lt % 32 / 4, t = lt % 4;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
@@ -270,10 +434,10 @@ __device__ __forceinline__ void fa_epilogue(const float (&o)[HEAD_D / 2], const 
     if (lt == 0) {
 #pragma unroll
         for (int b = 0; b < FA_NBOX; b++)
-            kb_tma_store(to, so + b * FA_BM * 128 + cw * 64 * 128, 64 * b, (int)blockIdx.x * FA_BM + 64 * cw,
-                         (int)blockIdx.y);
+            kb_tma_store(to, so + b * FA_BM * 128 + cw * 64 * 128, 64 * b, mb * FA_BM + 64 * cw, hb);
         kb_bulk_commit();
-        kb_bulk_wait<0>();                    /* the store has read (and written) before exit */
+        kb_bulk_wait_read<0>();               /* the store has read the Q buffer: the next Q may land */
+        kb_mbar_arrive(sm.qempty());
     }
 }
 
@@ -286,52 +450,59 @@ __device__ __forceinline__ bool fa_needs_mask(int j, int r_lo, int s)
 }
 
 /* Ping-pong: wait for this warpgroup's turn (barrier 3 + cw), and hand the tensor cores to
- * the other after issuing (arrive on 3 + the other). Warpgroup 0's first turn needs no wait;
- * warpgroup 1 does not hand over after its last turn (the counts on each barrier match). */
+ * the other after issuing (arrive on 3 + the other). turn counts across the block's work
+ * tiles: warpgroup 0's first turn needs no wait; warpgroup 1's hand-over after its last turn
+ * is taken by warpgroup 0 at the end (fa_consume), so the counts on each barrier match. */
 __device__ __forceinline__ void fa_turn_begin(int cw, int turn)
 {
     if (cw == 1 || turn > 0)
         kb_bar_sync(3 + cw, 256);
 }
-__device__ __forceinline__ void fa_turn_end(int cw, int turn, int turns)
+__device__ __forceinline__ void fa_turn_end(int cw)
 {
-    if (cw == 0 || turn + 1 < turns)
-        kb_bar_arrive(3 + (1 - cw), 256);
+    kb_bar_arrive(3 + (1 - cw), 256);
 }
 
-/* One consumer warpgroup over the block's nt tiles: nt + 1 turns (S_0; S_j with PV_{j-1};
- * PV_{nt-1}). */
-__device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, unsigned char *sq, const unsigned char *sk,
-                                           const unsigned char *sv, uint64_t *qbar, uint64_t *fullk, uint64_t *fullv,
-                                           uint64_t *empty, int nt, int s, float scale, unsigned char *so, float o_scale)
+/* One consumer warpgroup over one work tile (row block mb of (batch, head) hb, nt K/V tiles
+ * from ring position it, ping-pong turns from turn): nt + 1 turns (S_0; S_j with PV_{j-1};
+ * PV_{nt-1}), the log-sum-exp, the epilogue. */
+__device__ __forceinline__ void fa_consume_tile(const kb_tmap *to, float *lse, const fa_smem &sm, int ct, int sl, int mb,
+                                                int nt, int it, int turn, int s, float scale, float o_scale)
 {
-    const int ct = (int)threadIdx.x - 128, cw = ct / 128, lt = ct % 128;
-    const int r0 = (int)blockIdx.x * FA_BM + 64 * cw + 16 * (lt / 32) + lt % 32 / 4;   /* row g; r0 + 8: g+8 */
-    const int r_lo = (int)blockIdx.x * FA_BM + 64 * cw;
+    const int cw = ct / 128, lt = ct % 128;
+    const int r_lo = mb * FA_BM + 64 * cw, r0 = r_lo + 16 * (lt / 32) + lt % 32 / 4;   /* row g; r0 + 8: g+8 */
     const float sl2 = scale * FA_LOG2E;
     float o[HEAD_D / 2], sc[BKV / 2], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f }, alpha[2];
     uint32_t pa[FA_PA_STEPS][4];
+    /* every fragment defined afresh per work tile: S's "+f" wgmma operands and P are read
+     * before the tile writes them, and left undefined the compiler keeps the previous tile's
+     * values live across the tile loop (and spills) */
 #pragma unroll
     for (int i = 0; i < HEAD_D / 2; i++)
         o[i] = 0.0f;
-    kb_mbar_wait_parity(qbar, 0u);
+#pragma unroll
+    for (int i = 0; i < BKV / 2; i++)
+        sc[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < FA_PA_STEPS; i++)
+        pa[i][0] = pa[i][1] = pa[i][2] = pa[i][3] = 0u;
     for (int j = 0; j <= nt; j++) {
-        const int st = j % STAGES, sp = (j + STAGES - 1) % STAGES;
+        const int st = (it + j) % STAGES, sp = (it + j + STAGES - 1) % STAGES;
         if (j < nt)
-            kb_mbar_wait_parity(&fullk[st], (uint32_t)((j / STAGES) & 1));
+            kb_mbar_wait_parity(sm.fullk(st), (uint32_t)(((it + j) / STAGES) & 1));
         if (j > 0)
-            kb_mbar_wait_parity(&fullv[sp], (uint32_t)(((j - 1) / STAGES) & 1));
-        fa_turn_begin(cw, j);
+            kb_mbar_wait_parity(sm.fullv(sp), (uint32_t)(((it + j - 1) / STAGES) & 1));
+        fa_turn_begin(cw, turn + j);
         kb_wgmma_fence();
         if (j < nt) {
-            fa_qk(sc, sq, sk + st * FA_KV_BYTES, cw);
+            fa_qk(sc, sm.q, sm.k() + st * FA_KV_BYTES, cw);
             kb_wgmma_commit();
         }
         if (j > 0) {
-            fa_pv(o, pa, sv + sp * FA_KV_BYTES);
+            fa_pv(o, pa, sm.v() + sp * FA_KV_BYTES);
             kb_wgmma_commit();
         }
-        fa_turn_end(cw, j, nt + 1);
+        fa_turn_end(cw);
         if (j < nt) {
             if (j > 0)
                 kb_wgmma_wait<1>();           /* S_j retired; PV_{j-1} may still run */
@@ -343,7 +514,7 @@ __device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, unsign
         }
         kb_wgmma_wait<0>();                   /* PV_{j-1} retired: O and P are free, stage j-1 too */
         if (j > 0)
-            kb_mbar_arrive(&empty[sp]);
+            kb_mbar_arrive(sm.empty(sp));
         if (j < nt) {
             fa_rescale(o, alpha);
             fa_pack_p(pa, sc);
@@ -355,16 +526,50 @@ __device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, unsign
         l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
 #if LSE_OUT
         if (lt % 4 == 0 && r0 + 8 * h < s)
-            lse[(long long)blockIdx.y * s + r0 + 8 * h] = m[h] * scale + logf(l[h]) - FA_P_OFFSET * 0.6931471805599453f;
+            lse[(long long)sm.slot(sl)[1] * s + r0 + 8 * h] =
+                m[h] * scale + logf(l[h]) - FA_P_OFFSET * 0.6931471805599453f;
 #endif
     }
     (void)lse;
-    fa_epilogue(o, l, so, to, cw, lt, o_scale);
+    fa_epilogue(o, l, sm, to, cw, lt, sm.slot(sl)[0], sm.slot(sl)[1], o_scale);
+}
+
+/* One consumer warpgroup over the block's work tiles: each tile's coordinates from the
+ * producer's slot (row block -1: stop), its Q (qbar), the tile; the ring position and the
+ * ping-pong turn run on across tiles. */
+__device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, const fa_smem &sm, int s, float scale, float o_scale)
+{
+    const int cw = ((int)threadIdx.x - 128) / 128;
+    int it = 0, t = 0;
+    for (;; t++) {
+        const int sl = t % FA_SLOTS;
+        kb_mbar_wait_parity(sm.schf(sl), (uint32_t)((t / FA_SLOTS) & 1));
+        const int mb = sm.slot(sl)[0];
+        if (mb < 0)
+            break;
+        const int nt = fa_kv_tiles(mb, s);
+        kb_mbar_wait_parity(sm.qbar(), (uint32_t)(t & 1));
+        fa_smem tsm;
+        tsm.q = fa_unhoisted(sm.q);
+        fa_consume_tile(to, lse, tsm, fa_unhoisted((int)threadIdx.x - 128), sl, mb, nt, it, it + t, s, scale, o_scale);
+        kb_mbar_arrive(sm.sche(sl));
+        it += nt;
+        if (SCHED == SCHED_GRID) {            /* the block's one tile: no loop for the compiler */
+            t++;
+            break;
+        }
+    }
+    if (cw == 0 && t > 0)
+        kb_bar_sync(3, 256);                  /* warpgroup 1's hand-over after its last turn */
+    if ((int)threadIdx.x % 128 == 0)
+        kb_bulk_wait<0>();                    /* the last store has written before exit */
 }
 
 /* Shared memory (dynamic, aligned up to 1024 here; the host sizes it as kb_attn_fa3_smem):
- * the Q tile, STAGES K tiles, STAGES V tiles, (fp8) the bf16 O tile, qbar, fullk[STAGES],
- * fullv[STAGES], empty[STAGES]. fp8 takes one more argument, o_scale (v_descale). */
+ * the Q tile, STAGES K tiles, STAGES V tiles, (fp8) the bf16 O tile, qbar, qempty, fullk[STAGES],
+ * fullv[STAGES], empty[STAGES], schf[2], sche[2], then the two tile-index slots. ctr: the
+ * persistent schedule's tile counter (0 at launch; unused by SCHED_GRID); bh = b*h; sect: heads
+ * per L2 section. fp8 takes one more argument, o_scale (v_descale). */
 #if FA_FP8
 #define FA_EXTRA_PARAMS , float o_scale
 #define FA_O_SCALE o_scale
@@ -374,23 +579,25 @@ __device__ __forceinline__ void fa_consume(const kb_tmap *to, float *lse, unsign
 #endif
 extern "C" __global__ void __launch_bounds__(FA_THREADS, 1)
     attn_fa3(const __grid_constant__ kb_tmap tm_q, const __grid_constant__ kb_tmap tm_k,
-             const __grid_constant__ kb_tmap tm_v, const __grid_constant__ kb_tmap tm_o, float *lse, int s,
-             float scale FA_EXTRA_PARAMS)
+             const __grid_constant__ kb_tmap tm_v, const __grid_constant__ kb_tmap tm_o, float *lse, int *ctr, int s,
+             int bh, int sect, float scale FA_EXTRA_PARAMS)
 {
     KB_DYN_SHARED(unsigned char, dyn);
-    unsigned char *sq = reinterpret_cast<unsigned char *>(((uintptr_t)dyn + 1023) & ~(uintptr_t)1023);
-    unsigned char *sk = sq + FA_Q_BYTES, *sv = sk + STAGES * FA_KV_BYTES;
-    unsigned char *so = FA_FP8 ? sv + STAGES * FA_KV_BYTES : sq;
-    uint64_t *qbar = reinterpret_cast<uint64_t *>(sv + STAGES * FA_KV_BYTES + FA_O_BYTES);
-    uint64_t *fullk = qbar + 1, *fullv = fullk + STAGES, *empty = fullv + STAGES;
-    const int kv_end = CAUSAL == CAUSAL_YES ? min(s, ((int)blockIdx.x + 1) * FA_BM) : s;
-    const int nt = (kv_end + BKV - 1) / BKV;
+    fa_smem sm;
+    sm.q = reinterpret_cast<unsigned char *>(((uintptr_t)dyn + 1023) & ~(uintptr_t)1023);
+    const int nmb = (s + FA_BM - 1) / FA_BM;
+    const fa_work w = { nmb, bh, nmb * bh, sect };
     if (threadIdx.x == 0) {
-        kb_mbar_init(qbar, 1);
+        kb_mbar_init(sm.qbar(), 1);
+        kb_mbar_init(sm.qempty(), 2);         /* each consumer warpgroup's storing thread */
         for (int i = 0; i < STAGES; i++) {
-            kb_mbar_init(&fullk[i], 1);
-            kb_mbar_init(&fullv[i], 1);
-            kb_mbar_init(&empty[i], 256);
+            kb_mbar_init(sm.fullk(i), 1);
+            kb_mbar_init(sm.fullv(i), 1);
+            kb_mbar_init(sm.empty(i), 256);
+        }
+        for (int i = 0; i < FA_SLOTS; i++) {
+            kb_mbar_init(sm.schf(i), 1);
+            kb_mbar_init(sm.sche(i), 256);
         }
         kb_fence_proxy_async();               /* the initialised barriers, visible to the TMA */
     }
@@ -398,11 +605,11 @@ extern "C" __global__ void __launch_bounds__(FA_THREADS, 1)
     if (threadIdx.x < 128) {
         kb_setmaxnreg_dec<FA_REGS_PRODUCER>();
         if (threadIdx.x < 32 && kb_elect_one())
-            fa_produce(&tm_q, &tm_k, &tm_v, sq, sk, sv, qbar, fullk, fullv, empty, nt);
+            fa_produce(&tm_q, &tm_k, &tm_v, sm, w, ctr, s);
         return;
     }
     kb_setmaxnreg_inc<FA_REGS_CONSUMER>();
-    fa_consume(&tm_o, lse, sq, sk, sv, qbar, fullk, fullv, empty, nt, s, scale, so, FA_O_SCALE);
+    fa_consume(&tm_o, lse, sm, s, scale, FA_O_SCALE);
 }
 
 #endif /* ATTN_FA3 */

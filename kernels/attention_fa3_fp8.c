@@ -14,6 +14,7 @@
 
 typedef struct {
     kb_dptr d_q, d_k, d_v, d_vt, d_o, d_lse;
+    kb_dptr d_ctr;                 /* sched persistent: the int32 tile counter; else 0 */
     kb_arg maps[4];                /* Q, K, Vt, O */
     int64_t n, n_rows_all, n_rows; /* elements per tensor; b*h*s; rows checked */
     int64_t *rows;                 /* [n_rows] flattened (bh*s + i) rows the reference covers */
@@ -160,7 +161,8 @@ static int alloc_host(fp8_state *a, const kb_case *c)
     return a->want && a->got && a->lse_want && a->lse_got && a->lse_all && a->serr && a->lse_extra && a->extra;
 }
 
-/* Device buffers: Q, K, V (bytes), Vt [b*h][d][sp], O (bf16), the log-sum-exp; the maps. */
+/* Device buffers: Q, K, V (bytes), Vt [b*h][d][sp], O (bf16), the log-sum-exp, the persistent
+ * schedule's tile counter; the maps. */
 static kb_status alloc_device(kb_run *r, fp8_state *a)
 {
     const kb_case *c = r->c;
@@ -171,6 +173,8 @@ static kb_status alloc_device(kb_run *r, fp8_state *a)
         return st;
     if (c->params[P_LSE] == LSE_YES &&
         (st = kb_run_alloc(r, (size_t)a->n_rows_all * sizeof(float), &a->d_lse)) != KB_OK)
+        return st;
+    if (c->params[P_SCHED] == SCHED_PERSISTENT && (st = kb_attn_fa3_counter(r, &a->d_ctr)) != KB_OK)
         return st;
     return kb_attn_fa3_maps(r, a->d_q, a->d_k, a->d_vt, a->d_o, a->maps);
 }
@@ -238,11 +242,7 @@ kb_status kb_attn_fa3_fp8_enqueue(kb_run *r, void *state)
     kb_status st = kb_run_launch(r, "attn_fa3_vt", &gt, at, 4);
     if (st != KB_OK)
         return st;
-    kb_geom g = kb_attn_fa3_geom(c);
-    float scale = (float)(1.0 / sqrt((double)c->dims[D_D])) * a->descale[0] * a->descale[1];
-    kb_arg args[] = { a->maps[0], a->maps[1], a->maps[2], a->maps[3], kb_arg_ptr(a->d_lse), kb_arg_i32((int32_t)s),
-                      kb_arg_f32(scale), kb_arg_f32(a->descale[2]) };
-    return kb_run_launch(r, r->f->variants[c->variant].entry, &g, args, 8);
+    return kb_attn_fa3_launch(r, a->maps, a->d_lse, a->d_ctr, a->descale);
 }
 
 /* The fp8 tolerance (docs/precision.md, "fp8 attention"): O is bf16 (kb_tolerance(bf16, 1)),
@@ -291,6 +291,8 @@ kb_status kb_attn_fa3_fp8_check(kb_run *r, void *state, kb_verify *v)
         kb_verify_f32_scaled(v, a->lse_got, a->lse_want, a->lse_extra, a->n_rows);
         kb_run_expose(r, "lse", a->lse_got, &a->n_rows, 1);
     }
+    if (a->d_ctr && (st = kb_attn_fa3_check_counter(r, a->d_ctr, v)) != KB_OK)   /* after O and lse */
+        return st;
     int64_t shape[2] = { a->n_rows, d };
     kb_run_expose(r, "out", a->got, shape, 2);
     kb_run_expose(r, "ref", a->want, shape, 2);

@@ -143,9 +143,24 @@ static void test_fa3_host(void)
     char why[512];
     CHECK(F->valid(&c, &h100a, why, sizeof why) == 1);
     CHECK(valid_says(&c, &sm90, "use --arch sm_90a"));
-    CHECK(kb_attn_fa3_smem(&c) == 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 7);
-    kb_geom g = kb_attn_fa3_geom(&c);
-    CHECK(g.grid[0] == 16 && g.grid[1] == 32 && g.block[0] == 384 && g.shmem_bytes == (size_t)kb_attn_fa3_smem(&c));
+    CHECK(kb_attn_fa3_smem(&c) == 1024 + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2 + 8 * 12 + 16);
+    CHECK(c.params[P_SCHED] == SCHED_PERSISTENT);   /* the default: what the estimate prefers */
+    kb_geom g = kb_attn_fa3_geom(&c, 132);         /* persistent: an SM each, 16 x 32 = 512 tiles */
+    CHECK(g.grid[0] == 132 && g.grid[1] == 1 && g.block[0] == 384 && g.shmem_bytes == (size_t)kb_attn_fa3_smem(&c));
+    g = kb_attn_fa3_geom(&c, 1000);                /* never more blocks than tiles */
+    CHECK(g.grid[0] == 512 && g.grid[1] == 1);
+    c.params[P_SCHED] = SCHED_GRID;
+    g = kb_attn_fa3_geom(&c, 132);
+    CHECK(g.grid[0] == 16 && g.grid[1] == 32 && g.block[0] == 384);
+    c.params[P_SCHED] = SCHED_PERSISTENT;
+    /* L2 sections: K and V of a head at s 2048, d 128, bf16 = 1 MiB: 32 heads in 32 MiB; at
+     * s 16k, 4 heads; a head over 32 MiB alone */
+    CHECK(kb_attn_fa3_section(&c) == 32);
+    c.dims[2] = 16384;
+    CHECK(kb_attn_fa3_section(&c) == 4);
+    c.dims[2] = 100000;
+    CHECK(kb_attn_fa3_section(&c) == 1);
+    c.dims[2] = 2048;
     kb_sb b;
     kb_sb_init(&b);
     F->defines(&c, &b);
@@ -155,8 +170,11 @@ static void test_fa3_host(void)
     CHECK(valid_says(&c, &h100a, "head dims 64, 128 and 256"));
     c.dims[3] = 256;   /* 128 + 64 + 32 fragment words: over the consumer's budget */
     CHECK(valid_says(&c, &h100a, "fragment words per consumer thread"));
-    c.params[P_BKV] = 64;
+    c.params[P_BKV] = 64;   /* d 256 on the persistent schedule: its tile loop over the registers */
+    CHECK(valid_says(&c, &h100a, "sched=persistent at d=256"));
+    c.params[P_SCHED] = SCHED_GRID;
     CHECK(F->valid(&c, &h100a, why, sizeof why) == 1);
+    c.params[P_SCHED] = SCHED_PERSISTENT;
     c.dims[3] = 128, c.params[P_BKV] = 40;
     CHECK(valid_says(&c, &h100a, "multiple of 16"));
     c.params[P_BKV] = 128, c.params[P_STAGES] = 4;   /* 1024 + 32768 + 262144 bytes */
@@ -170,7 +188,17 @@ static void test_fa3_host(void)
     CHECK(tr.tensor_path == KB_TENSOR_WGMMA && tr.serial_pipes == 0 && tr.blocks == 16 * 32 && tr.threads == 384);
     CHECK(fabs(tr.mma_flops - tiles * 4.0 * 128 * 128 * 128) < 1.0);
     CHECK(fabs(tr.sfu_ops - tiles * 128.0 * 129.0) < 1.0);
-    CHECK(tr.imbalance > 1.0);
+    /* persistent, longest-first: the short tiles come last and the imbalance goes; the hardware's
+     * block order (grid) leaves the heaviest blocks for last */
+    CHECK(fabs(tr.imbalance - 1.0) < 1e-9);
+    c.params[P_SCHED] = SCHED_GRID;
+    kb_traffic tg;
+    CHECK(F->traffic(&c, &gpu, &tg) == 1);
+    CHECK(tg.imbalance > 1.02 && tg.blocks == tr.blocks && tg.mma_flops == tr.mma_flops);
+    /* a tile per SM at most: the heaviest tile over the mean, whichever the order */
+    c.params[P_SCHED] = SCHED_PERSISTENT, c.dims[1] = 4;   /* 64 tiles on 132 SMs */
+    CHECK(F->traffic(&c, &gpu, &tr) == 1);
+    CHECK(fabs(tr.imbalance - 16.0 / 8.5) < 1e-9);
 }
 
 static void test_work_model(void)

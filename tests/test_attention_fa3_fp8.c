@@ -24,7 +24,7 @@ static const kb_family *F = &kb_family_attention;
 static struct {
     int n, n_maps;
     char entry[4][64];
-    kb_arg args[4][8];
+    kb_arg args[4][12];
     int nargs[4];
     kb_geom g[4];
     kb_dptr map_base[8];
@@ -53,7 +53,7 @@ static kb_status fake_out(kb_backend_ctx *x, void *dst, kb_dptr src, size_t n)
 static kb_status fake_launch(kb_backend_ctx *x, kb_module *m, const char *entry, const kb_geom *g, const kb_arg *args,
                              int nargs)
 {
-    if (rec.n == 4 || nargs > 8)
+    if (rec.n == 4 || nargs > 12)
         return KB_ERR_LAUNCH;
     int i = rec.n++;
     snprintf(rec.entry[i], sizeof rec.entry[i], "%s", entry);
@@ -100,13 +100,16 @@ static void test_rules(void)
     kb_case c = fp8_case(32, 2048, 128, 1, 128);
     char why[512];
     CHECK(kb_attn_fa3_is_fp8(&c) && F->valid(&c, &h100a, why, sizeof why) == 1);
-    /* Q 128 x 128 bytes, 2 stages of K and V (128 x 128 bytes), the bf16 O tile, 7 barriers */
-    CHECK(kb_attn_fa3_smem(&c) == 1024 + 128 * 128 + 2 * 2 * 128 * 128 + 128 * 128 * 2 + 8 * 7);
+    /* Q 128 x 128 bytes, 2 stages of K and V (128 x 128 bytes), the bf16 O tile, 12 barriers, the
+     * two 8-byte tile-index slots of the persistent schedule */
+    CHECK(kb_attn_fa3_smem(&c) == 1024 + 128 * 128 + 2 * 2 * 128 * 128 + 128 * 128 * 2 + 8 * 12 + 16);
     c.params[P_BKV] = 32;
     CHECK(refused_with(&c, "a multiple of 64"));
     c.dims[3] = 256, c.params[P_BKV] = 128;   /* 128 + 64 + 16 = 208 words */
     CHECK(refused_with(&c, "BKV/8 = 208 fragment words"));
-    c.params[P_BKV] = 64;                     /* 128 + 32 + 8 */
+    c.params[P_BKV] = 64;                     /* 128 + 32 + 8, but the persistent tile loop spills there */
+    CHECK(refused_with(&c, "sched=persistent at d=256"));
+    c.params[P_SCHED] = SCHED_GRID;
     CHECK(F->valid(&c, &h100a, why, sizeof why) == 1);
     c.dims[2] = 150;
     CHECK(kb_attn_fa3_vt_len(&c) == 160);
@@ -196,9 +199,12 @@ static void test_launches_and_check(void)
     /* the pre-pass first: V to Vt (the third map's base), 64 keys per block, s and sp */
     CHECK(!strcmp(rec.entry[0], "attn_fa3_vt") && rec.nargs[0] == 4 && rec.g[0].grid[0] == 3 && rec.g[0].grid[1] == 2);
     CHECK(rec.args[0][1].v.ptr == rec.map_base[2] && rec.args[0][2].v.i32 == 150 && rec.args[0][3].v.i32 == 160);
-    CHECK(!strcmp(rec.entry[1], "attn_fa3") && rec.nargs[1] == 8 && rec.args[1][5].v.i32 == 150);
+    /* then the persistent kernel (the default schedule): maps, lse, the tile counter, s, b*h, the
+     * L2 section, the scale and o_scale last; the fake backend reports no SMs: one block */
+    CHECK(!strcmp(rec.entry[1], "attn_fa3") && rec.nargs[1] == 11 && rec.args[1][5].v.ptr != 0 &&
+          rec.args[1][6].v.i32 == 150 && rec.args[1][7].v.i32 == 2 && rec.g[1].grid[0] == 1 && rec.g[1].grid[1] == 1);
     /* descales: Q's amax 64 (the adversarial rows) -> 2^-2, K's 16 (the ramp) -> 2^-4 */
-    float scale = rec.args[1][6].v.f32, o_scale = rec.args[1][7].v.f32;
+    float scale = rec.args[1][9].v.f32, o_scale = rec.args[1][10].v.f32;
     CHECK(fabsf(scale - 0.125f * 0.25f / 16.0f) < 1e-9f && o_scale > 0 && frexpf(o_scale, &(int){ 0 }) == 0.5f);
     int64_t n = 2 * 150 * 64;
     float *o = malloc((size_t)n * sizeof(float));
@@ -207,6 +213,10 @@ static void test_launches_and_check(void)
     const uint8_t *vv = (const uint8_t *)(uintptr_t)rec.args[0][0].v.ptr;
     reference(&c, q, k, vv, scale, o_scale, 0, o);
     CHECK(check_with(&r, st, o, n, rec.map_base[3], &v) == 0 && v.atol > 0.0625 && v.atol < 0.08);
+    int32_t *ctr = (int32_t *)(uintptr_t)rec.args[1][5].v.ptr;   /* a counter not put back: one more bad */
+    *ctr = 3;
+    CHECK(check_with(&r, st, o, n, rec.map_base[3], &v) == 1 && v.first_bad == n);
+    *ctr = 0;
     o[777] += (float)(3 * (v.atol + v.rtol * fabs(o[777])) + 0.5);   /* past any row's allowance */
     CHECK(check_with(&r, st, o, n, rec.map_base[3], &v) == 1 && v.first_bad == 777);
     reference(&c, q, k, vv, scale, o_scale, 1, o);
