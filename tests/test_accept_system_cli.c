@@ -5,8 +5,11 @@
  * fabric each FAIL (exit 6) naming the GPU and link, or the pair, in the verdict and JUnit, and
  * a pair at half bandwidth (the driver double's copies) FAILs p2p_bandwidth naming it (exit 5);
  * with CUDA's order not NVML's every table is by CUDA ordinal (a degraded GPU's link count and
- * its slow pair's cell on the same row), a CUDA device NVML lacks FAILs topology naming its bus
- * id, and a pair whose copies fail FAILs p2p_bandwidth while the other pairs are measured;
+ * its slow pair's cell on the same row), a CUDA device NVML lacks or two CUDA devices on one GPU
+ * (MIG) SKIP topology and NVLink naming the bus id (a mapping, not the hardware), a pair whose
+ * copies fail FAILs p2p_bandwidth while the other pairs are measured, a device without stream
+ * memory operations ungates every pair and fails none, and a pair with peer access one way only
+ * is listed in p2p_bidir_sequential;
  * a PCIe node judged as an HGX fails its topology, as the generic system it passes; the NCCL
  * sweep on the NCCL double verifies every result, eager and captured into a graph, and an
  * asynchronous NCCL error is SKIP; an unknown system is exit 2 listing the systems. */
@@ -230,10 +233,20 @@ static void test_cuda_order_is_not_nvml_order(void)
     env[14] = "KBENCH_FAKE_CUDA_BUS_IDS";
     env[15] = "0000:28:00.0,0000:99:00.0";
     env[5] = "2";
-    CHECK(accept_system(dir, "hgx-h100-8", "cuda", env, &v) == KB_EXIT_INCORRECT);
-    CHECK_MSG(!strcmp(status(v, "topology"), "FAIL") && strstr(reason(v, "topology"), "CUDA device 1 (PCI bus id "
+    /* a mapping that fails says nothing about the hardware: topology and NVLink SKIP with the reason */
+    int rc = accept_system(dir, "hgx-h100-8", "cuda", env, &v);
+    CHECK_MSG(rc != KB_EXIT_INCORRECT && rc != KB_EXIT_SLOW, "exit %d", rc);
+    CHECK_MSG(!strcmp(status(v, "topology"), "SKIP") && strstr(reason(v, "topology"), "CUDA device 1 (PCI bus id "
               "0000:99:00.0) is not in NVML") && strstr(reason(v, "topology"), "NVML_ERROR_NOT_FOUND"), "%s",
               reason(v, "topology"));
+    CHECK_MSG(!strcmp(status(v, "nvlink"), "SKIP") && strstr(reason(v, "nvlink"), "0000:99:00.0"), "%s",
+              reason(v, "nvlink"));
+    CHECK_MSG(!strcmp(status(v, "p2p_bandwidth"), "PASS"), "%s", reason(v, "p2p_bandwidth"));
+    json_decref(v);
+    env[15] = "0000:28:00.0,0000:28:00.0";   /* two CUDA devices on one GPU (MIG instances) */
+    rc = accept_system(dir, "hgx-h100-8", "cuda", env, &v);
+    CHECK_MSG(rc != KB_EXIT_INCORRECT && !strcmp(status(v, "topology"), "SKIP") && strstr(reason(v, "topology"),
+              "are one GPU") && !strcmp(status(v, "nvlink"), "SKIP"), "exit %d: %s", rc, reason(v, "topology"));
     json_decref(v);
     /* the copies between CUDA devices 2 and 6 fail: that pair FAILs with the driver's error, the rest measured */
     const char *fail[] = { "KBENCH_LIBCUDA", env[1], "KBENCH_LIBNVML", env[3], "KBENCH_FAKE_CUDA_DEVICES", "8",
@@ -248,6 +261,31 @@ static void test_cuda_order_is_not_nvml_order(void)
     CHECK_MSG(u70 > 389 && u70 < 391, "%g", u70);   /* the last row, after the failed pair, measured */
     CHECK(json_array_size(json_object_get(sys, "p2p_failed")) == 2);
     CHECK(json_is_true(json_object_get(sys, "p2p_bidir_concurrent")));
+    CHECK(json_array_size(json_object_get(sys, "p2p_bidir_sequential")) == 0);
+    json_decref(v);
+    /* device 5 has no stream memory operations: no pair gated, the device named, no pair failed; CUDA
+     * device 6 cannot reach 1: pair 1 -> 6 measured with its directions one after the other (not gated) */
+    fail[8] = "KBENCH_FAKE_CUDA_NO_MEMOPS_ON";
+    fail[9] = "5";
+    CHECK(accept_system(dir, "hgx-h100-8", "cuda", fail, &v) == 0);
+    sys = json_object_get(v, "system");
+    const char *why = json_string_value(json_object_get(sys, "p2p_bidir_why"));
+    CHECK_MSG(!strcmp(status(v, "p2p_bandwidth"), "PASS") && json_is_false(json_object_get(sys, "p2p_bidir_concurrent"))
+              && why && strstr(why, "GPU 5: ") && json_array_size(json_object_get(sys, "p2p_failed")) == 0, "%s / %s",
+              reason(v, "p2p_bandwidth"), why ? why : "(no why)");
+    json_decref(v);
+    fail[8] = "KBENCH_FAKE_CUDA_NO_PEER_FROM";
+    fail[9] = "6-1";
+    accept_system(dir, "hgx-h100-8", "cuda", fail, &v);   /* an NVSwitch node: no peer access one way FAILs */
+    CHECK_MSG(!strcmp(status(v, "p2p_bandwidth"), "FAIL") && strstr(reason(v, "p2p_bandwidth"), "no peer access "
+              "between GPU 6 and GPU 1"), "%s", reason(v, "p2p_bandwidth"));
+    sys = json_object_get(v, "system");
+    json_t *seq = json_array_get(json_object_get(sys, "p2p_bidir_sequential"), 0);
+    CHECK_MSG(json_array_size(json_object_get(sys, "p2p_bidir_sequential")) == 1 &&
+              json_integer_value(json_object_get(seq, "from")) == 1 &&
+              json_integer_value(json_object_get(seq, "to")) == 6 &&
+              json_is_true(json_object_get(sys, "p2p_bidir_concurrent")) &&
+              json_array_size(json_object_get(sys, "p2p_failed")) == 0, "%s", reason(v, "p2p_bandwidth"));
     json_decref(v);
 }
 

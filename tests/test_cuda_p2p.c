@@ -6,7 +6,10 @@
  * driver's error name while every other pair is still measured, each ordinal's PCI bus id read in
  * CUDA's order, the bidirectional windows gated (cuStreamWaitValue32) or, on a driver without
  * stream memory operations, queued one after the other and said, and no driver is a setup error
- * with the reason. */
+ * with the reason. The gate is probed on every device: one device refusing it (not only the first
+ * of a pair) ungates every pair, names the device and fails none; a pair with peer access one way
+ * only is not gated (its staged copy would hang the host behind the held stream; the double
+ * refuses it then) and says so. */
 #include "backend/cuda/cuda_p2p.h"
 #include "check.h"
 
@@ -87,9 +90,37 @@ static void test_failed_pair_keeps_the_rest(void)
     unsetenv("KBENCH_LIBCUDA");
 }
 
+static void test_gate_refused_or_one_way(void)
+{
+    static kb_p2p_matrix m;
+    setenv("KBENCH_LIBCUDA", getenv("KBENCH_FAKE_LIBCUDA"), 1);
+    setenv("KBENCH_FAKE_CUDA_DEVICES", "4", 1);
+    setenv("KBENCH_FAKE_CUDA_NO_MEMOPS_ON", "2", 1);   /* device 2 alone has no stream memory operations */
+    kb_status st = kb_cuda_p2p_measure(1 << 20, 3, &m);
+    CHECK_MSG(st == KB_OK && m.n == 4, "%s", m.why);
+    CHECK_MSG(m.n_failed == 0 && !m.bidir_gated && strstr(m.gate_why, "GPU 2: ") && strstr(m.gate_why, "NOT_SUPPORTED"),
+              "%d failed (%s); gate: %s", m.n_failed, m.fail_why, m.gate_why);
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            if (a != b)
+                CHECK_MSG(fabs(m.bidir[a][b] - 780) < 2 && !m.one_way[a][b], "%d <-> %d: %g", a, b, m.bidir[a][b]);
+    unsetenv("KBENCH_FAKE_CUDA_NO_MEMOPS_ON");
+    setenv("KBENCH_FAKE_CUDA_NO_PEER_FROM", "2-0", 1);   /* 0 reaches 2, 2 does not reach 0 */
+    st = kb_cuda_p2p_measure(1 << 20, 3, &m);
+    CHECK_MSG(st == KB_OK && m.n == 4, "%s", m.why);
+    CHECK_MSG(m.n_failed == 0 && m.bidir_gated, "%d failed (%s); gate: %s", m.n_failed, m.fail_why, m.gate_why);
+    CHECK(m.no_peer[2][0] && !m.no_peer[0][2] && m.one_way[0][2] && !m.one_way[2][0] && !m.one_way[0][1]);
+    CHECK_MSG(fabs(m.uni[0][2] - 390) < 1 && m.bidir[0][2] > 390 && m.uni[2][0] == 0, "%g %g", m.uni[0][2],
+              m.bidir[0][2]);
+    unsetenv("KBENCH_FAKE_CUDA_NO_PEER_FROM");
+    unsetenv("KBENCH_FAKE_CUDA_DEVICES");
+    unsetenv("KBENCH_LIBCUDA");
+}
+
 int main(void)
 {
     RUN(test_matrix_on_the_double);
     RUN(test_failed_pair_keeps_the_rest);
+    RUN(test_gate_refused_or_one_way);
     TEST_MAIN_END();
 }

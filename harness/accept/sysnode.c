@@ -80,6 +80,7 @@ static void read_p2p(kb_sys_node *node)
             node->bw_bidir[a][b] = p.bidir[a][b];
             node->lat_us[a][b] = p.lat_us[a][b];
             node->no_peer[a][b] = p.no_peer[a][b];
+            node->p2p_one_way[a][b] = p.one_way[a][b];
             snprintf(node->p2p_failed[a][b], sizeof node->p2p_failed[a][b], "%s", p.failed[a][b]);
         }
 }

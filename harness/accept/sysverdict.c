@@ -22,23 +22,39 @@ static void say(kb_acc_result *r, kb_acc_status st, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Entry i of the node's tables as a reader finds the GPU: "GPU 3 (NVML 5, 00000000:3B:00.0)" (CUDA
- * ordinal 3), "NVML GPU 5 (00000000:3B:00.0, not shown to CUDA)", or "GPU 3" when NVML was not read. */
+/* CUDA ordinal i (a P2P pair's end) as a reader finds the GPU: "GPU 3 (NVML 5, 00000000:3B:00.0)",
+ * or "GPU 3" when the tables are not by CUDA ordinal (NVML not read, or CUDA's bus ids not: entry 3
+ * is then NVML's third GPU, not necessarily CUDA's) or CUDA's device has no entry. */
 static const char *gpu(const kb_sys_node *n, int i, char *buf, size_t size)
+{
+    if (i >= n->n || !n->by_cuda || i >= n->cuda_n)
+        snprintf(buf, size, "GPU %d", i);
+    else
+        snprintf(buf, size, "GPU %d (NVML %d, %s)", i, n->gpu_nvml[i], n->gpu_bus[i]);
+    return buf;
+}
+
+/* Entry i of NVML's tables (NVLink, topology) as a reader finds the GPU: "GPU 3 (NVML 5,
+ * 00000000:3B:00.0)" (CUDA ordinal 3), "NVML GPU 5 (00000000:3B:00.0, not shown to CUDA)", or
+ * "NVML GPU 5 (00000000:3B:00.0)" when the tables are in NVML's order (no CUDA ordinal known). */
+static const char *entry(const kb_sys_node *n, int i, char *buf, size_t size)
 {
     if (i >= n->n)
         snprintf(buf, size, "GPU %d", i);
-    else if (n->by_cuda && i >= n->cuda_n)
+    else if (!n->by_cuda)
+        snprintf(buf, size, "NVML GPU %d (%s)", n->gpu_nvml[i], n->gpu_bus[i]);
+    else if (i >= n->cuda_n)
         snprintf(buf, size, "NVML GPU %d (%s, not shown to CUDA)", n->gpu_nvml[i], n->gpu_bus[i]);
     else
         snprintf(buf, size, "GPU %d (NVML %d, %s)", i, n->gpu_nvml[i], n->gpu_bus[i]);
     return buf;
 }
 
-/* Entry i's short name: "GPU 3" (CUDA ordinal), "NVML GPU 5" for one CUDA does not show. */
+/* Entry i's short name: "GPU 3" (CUDA ordinal), "NVML GPU 5" for one CUDA does not show or when
+ * the tables are in NVML's order. */
 static const char *tag(const kb_sys_node *n, int i, char *buf, size_t size)
 {
-    if (i < n->n && n->by_cuda && i >= n->cuda_n)
+    if (i < n->n && (!n->by_cuda || i >= n->cuda_n))
         snprintf(buf, size, "NVML GPU %d", n->gpu_nvml[i]);
     else
         snprintf(buf, size, "GPU %d", i);
@@ -267,9 +283,20 @@ static void judge_p2p(const kb_acc_system *s, const kb_sys_node *n, kb_acc_resul
     }
 }
 
+/* NVML's tables cannot be paired with CUDA's devices (a CUDA device NVML does not find, two CUDA
+ * devices on one GPU: MIG): that says nothing about the hardware, the table's test is SKIP. */
+static int map_failed(const kb_sys_node *n, kb_acc_result *r)
+{
+    if (n->map_failed)
+        say(r, KB_ACC_SKIP, "not judged: NVML's GPUs could not be paired with CUDA's devices: %s", n->why);
+    return n->map_failed;
+}
+
 static void judge_nvlink(const kb_acc_system *s, const kb_sys_node *n, kb_acc_result *r)
 {
     char x[96];
+    if (map_failed(n, r))
+        return;
     if (!n->links_read || !n->n) {
         say(r, KB_ACC_SKIP, "not read: %s", n->n ? n->links_why : n->why);
         return;
@@ -284,7 +311,7 @@ static void judge_nvlink(const kb_acc_system *s, const kb_sys_node *n, kb_acc_re
     for (int i = 0; i < n->n; i++)
         if (n->links[i] != s->nvlink_links) {
             r->value = n->links[i];
-            snprintf(r->detail, sizeof r->detail, "%s", gpu(n, i, x, sizeof x));
+            snprintf(r->detail, sizeof r->detail, "%s", entry(n, i, x, sizeof x));
             say(r, KB_ACC_FAIL, "%s: %d of %d NVLink links active, the system has %d%s%s%s", x, n->links[i],
                 n->links_max[i], s->nvlink_links, *n->links_down[i] ? " (inactive: link " : "", n->links_down[i],
                 *n->links_down[i] ? ")" : "");
@@ -296,10 +323,8 @@ static void judge_nvlink(const kb_acc_system *s, const kb_sys_node *n, kb_acc_re
 static void judge_topology(const kb_acc_system *s, const kb_sys_node *n, kb_acc_result *r)
 {
     char x[96], y[96];
-    if (n->map_failed) {   /* NVML's tables cannot be paired with CUDA's devices */
-        say(r, KB_ACC_FAIL, "GPU mapping: %s", n->why);
+    if (map_failed(n, r))
         return;
-    }
     if (!n->topo_read || !n->n) {
         say(r, KB_ACC_SKIP, "not read: %s", n->n ? n->topo_why : n->why);
         return;
@@ -321,7 +346,7 @@ static void judge_topology(const kb_acc_system *s, const kb_sys_node *n, kb_acc_
                 snprintf(r->detail, sizeof r->detail, "%s - %s", tag(n, i, ti, sizeof ti), tag(n, j, tj, sizeof tj));
                 say(r, KB_ACC_FAIL, "%s: %s, the system connects every pair %s; %s - %s", r->detail,
                     kb_sys_pair_name(n->topo[i][j]), want_nv ? "by NVLink" : "by PCIe (no NVLink)",
-                    gpu(n, i, x, sizeof x), gpu(n, j, y, sizeof y));
+                    entry(n, i, x, sizeof x), entry(n, j, y, sizeof y));
                 return;
             }
     say(r, KB_ACC_PASS, "%d GPUs, every pair %s", n->n, want_nv ? "by NVLink" : "by PCIe");

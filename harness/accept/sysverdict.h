@@ -58,7 +58,8 @@ typedef struct {
     char why[512];
     int by_cuda;                             /* 1: entries < cuda_n are CUDA's ordinals */
     int cuda_n;                              /* CUDA's devices among the n */
-    int map_failed;                          /* a CUDA device is not in NVML (why names its bus id) */
+    int map_failed;                          /* a CUDA device is not in NVML, or two are one GPU (MIG):
+                                              * why names it; NVLink and topology are SKIP */
     char map_note[512];                      /* GPUs hidden from CUDA, or why NVML's order */
     int gpu_nvml[KB_SYS_MAX_GPUS];           /* NVML's index of entry i */
     char gpu_bus[KB_SYS_MAX_GPUS][32];       /* its PCI bus id, NVML's form ("00000000:3B:00.0") */
@@ -86,6 +87,8 @@ typedef struct {
     char p2p_fail_why[256];                  /* the first failure in full */
     int p2p_bidir_gated;                     /* 1: both directions' windows started together */
     char p2p_gate_why[160];                  /* else why not */
+    int p2p_one_way[KB_SYS_MAX_GPUS][KB_SYS_MAX_GPUS];   /* 1: no peer access column -> row: the pair's
+                                                          * directions were queued one after the other */
     const char *clock;                       /* "gpu" */
 } kb_sys_node;
 

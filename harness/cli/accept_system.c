@@ -260,6 +260,12 @@ json_t *kb_accept_system_block(const kb_acc_system *s, const char *coll_records,
         json_object_set_new(o, "p2p_bidir_concurrent", json_boolean(node->p2p_bidir_gated));
         if (!node->p2p_bidir_gated)
             json_object_set_new(o, "p2p_bidir_why", json_string(node->p2p_gate_why));
+        json_t *seq = json_array();   /* peer access one way only: the pair's directions not gated */
+        for (int i = 0; i < node->p2p_n; i++)
+            for (int j = 0; j < node->p2p_n; j++)
+                if (node->p2p_one_way[i][j])
+                    json_array_append_new(seq, json_pack("{s:i, s:i}", "from", i, "to", j));
+        json_object_set_new(o, "p2p_bidir_sequential", seq);
         if (node->p2p_n_failed)
             json_object_set_new(o, "p2p_failed_first", json_string(node->p2p_fail_why));
     }

@@ -6,6 +6,8 @@
  *   KBENCH_FAKE_CUDA_P2P_GBS   a copy between two devices [GB/s] (default 390)
  *   KBENCH_FAKE_CUDA_P2P_HALF  "a-b,...": those pairs copy at half that, both ways
  *   KBENCH_FAKE_CUDA_NO_PEER   "a-b,...": cuDeviceCanAccessPeer says 0 for those pairs, both ways
+ *   KBENCH_FAKE_CUDA_NO_PEER_FROM "a-b,...": cuDeviceCanAccessPeer(a, b) says 0, (b, a) still 1
+ *                              (peer access one way only)
  *   KBENCH_FAKE_CUDA_P2P_FAIL  "a-b,...": cuMemcpyPeerAsync between those devices, either way, fails
  *                              with CUDA_ERROR_UNKNOWN (a link that errors: the copy is not queued)
  *   KBENCH_FAKE_CUDA_BUS_IDS   "id,...": cuDeviceGetPCIBusId of device 0, 1, ... (CUDA's order; e.g.
@@ -15,12 +17,17 @@
  * Pairs are named by CUDA ordinal. cuStreamWaitValue32 (CU_STREAM_WAIT_VALUE_GEQ only, on a DEVICEMAP
  * host allocation) holds the stream as the blocking kernel does until the word reaches the value
  * (gives up after FAKE_WAIT_VALUE_NS of virtual time, where a GPU would hang);
- * KBENCH_FAKE_CUDA_NO_MEMOPS=1 makes it CUDA_ERROR_NOT_SUPPORTED (no stream memory operations).
+ * KBENCH_FAKE_CUDA_NO_MEMOPS=1 makes it CUDA_ERROR_NOT_SUPPORTED (no stream memory operations) on
+ * every device, KBENCH_FAKE_CUDA_NO_MEMOPS_ON="d,..." on those devices (the current context's).
  * Peer access (cuDeviceCanAccessPeer, cuCtxEnablePeerAccess) is allowed between every two
- * devices; enabling it twice is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, with itself or with
- * flags CUDA_ERROR_INVALID_VALUE. cuMemcpyPeerAsync checks both contexts, both ranges and that
- * the current context enabled access to the other side, moves the first FAKE_PEER_MOVED bytes
- * (a longer copy is timed whole: the double's memory is the host's) and queues n / GB/s. */
+ * devices but the pairs listed; enabling it twice is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, with
+ * itself or with flags CUDA_ERROR_INVALID_VALUE. cuMemcpyPeerAsync checks both contexts, both
+ * ranges and that the current context enabled access to the other side where it could, moves the
+ * first FAKE_PEER_MOVED bytes (a longer copy is timed whole: the double's memory is the host's) and
+ * queues n / GB/s. Where the current device cannot access the other one, the copy is staged
+ * through the host as the driver does: the host waits for it; if a stream is then held on a word
+ * only the host can set, a GPU would hang: the double waits out the hold (FAKE_WAIT_VALUE_NS),
+ * says so on stderr and returns CUDA_ERROR_LAUNCH_TIMEOUT. */
 #include "fake_state.h"
 
 #include <stdio.h>
@@ -67,6 +74,58 @@ static int pair_listed(const char *env, int a, int b)
     return 0;
 }
 
+/* a-b listed in env, in that order */
+static int ordered_listed(const char *env, int a, int b)
+{
+    const char *s = getenv(env);
+    while (s && *s) {
+        int x, y;
+        if (sscanf(s, "%d-%d", &x, &y) == 2 && x == a && y == b)
+            return 1;
+        s = strchr(s, ',');
+        s = s ? s + 1 : NULL;
+    }
+    return 0;
+}
+
+/* device d is listed in env ("0,3") */
+static int device_listed(const char *env, int d)
+{
+    const char *s = getenv(env);
+    while (s && *s) {
+        if (atoi(s) == d)
+            return 1;
+        s = strchr(s, ',');
+        s = s ? s + 1 : NULL;
+    }
+    return 0;
+}
+
+/* dev can reach peer's memory directly */
+static int can_peer(int dev, int peer)
+{
+    return dev != peer && !pair_listed("KBENCH_FAKE_CUDA_NO_PEER", dev, peer) &&
+           !ordered_listed("KBENCH_FAKE_CUDA_NO_PEER_FROM", dev, peer);
+}
+
+/* A copy staged through the host: the host waits for it, and cannot while a stream is held on a
+ * word only it sets (a hang on a GPU: here the holds are waited out and the copy refused). */
+static CUresult staged(void)
+{
+    int held = 0;
+    for (int i = 0; i < n_streams; i++)
+        if (streams[i]->blocked && still_held(streams[i])) {
+            held = 1;
+            wait_stream(streams[i]);
+        }
+    if (held) {
+        fprintf(stderr, "fake cuda: a peer copy staged through the host while a stream waits on host memory: "
+                "a GPU would hang here\n");
+        return CUDA_ERROR_LAUNCH_TIMEOUT;
+    }
+    return CUDA_SUCCESS;
+}
+
 static int half_pair(int a, int b) { return pair_listed("KBENCH_FAKE_CUDA_P2P_HALF", a, b); }
 
 void fake_bus_id(int d, char *out, size_t n)
@@ -86,7 +145,7 @@ CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
     int n = fake_devices();
     if (!can || dev < 0 || dev >= n || peer < 0 || peer >= n)
         return !can ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_DEVICE;
-    *can = dev != peer && !pair_listed("KBENCH_FAKE_CUDA_NO_PEER", dev, peer);
+    *can = can_peer(dev, peer);
     return CUDA_SUCCESS;
 }
 
@@ -116,9 +175,12 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, 
         return CUDA_ERROR_INVALID_HANDLE;
     if (!range_ok((uintptr_t)dst, n) || !range_ok((uintptr_t)src, n))
         return CUDA_ERROR_INVALID_VALUE;
-    int other = me == s ? d : s;
-    if (d != s && !enabled[me][other])
+    int other = me == s ? d : s, stage = d != s && !can_peer(me, other);
+    if (d != s && !stage && !enabled[me][other])
         return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;   /* the double insists: kbench measures direct copies */
+    CUresult r = stage ? staged() : CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS)
+        return r;
     if (d != s && pair_listed("KBENCH_FAKE_CUDA_P2P_FAIL", s, d))
         return CUDA_ERROR_UNKNOWN;
     const char *g = getenv("KBENCH_FAKE_CUDA_P2P_GBS");
@@ -134,6 +196,8 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, 
         return CUDA_SUCCESS;
     }
     enqueue(st, gpu((double)n / gbs), NULL);
+    if (stage)   /* through the host: it waits */
+        wait_stream(st);
     return CUDA_SUCCESS;
 }
 
@@ -145,7 +209,8 @@ CUresult cuStreamWaitValue32(CUstream h, CUdeviceptr addr, cuuint32_t value, uns
     const char *no = getenv("KBENCH_FAKE_CUDA_NO_MEMOPS");
     if (!st)
         return CUDA_ERROR_INVALID_HANDLE;
-    if ((no && *no == '1') || flags != CU_STREAM_WAIT_VALUE_GEQ)
+    if ((no && *no == '1') || device_listed("KBENCH_FAKE_CUDA_NO_MEMOPS_ON", fake_device_of(current)) ||
+        flags != CU_STREAM_WAIT_VALUE_GEQ)
         return CUDA_ERROR_NOT_SUPPORTED;
     int i = alloc_find((uintptr_t)addr);
     if (i < 0 || !(alloc_host_flags[i] & CU_MEMHOSTALLOC_DEVICEMAP) || !range_ok((uintptr_t)addr, 4) || st->blocked ||

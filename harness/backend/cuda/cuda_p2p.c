@@ -25,7 +25,6 @@ typedef struct {
     volatile unsigned *gate;   /* host-mapped: both directions' streams wait until it reaches gen */
     CUdeviceptr gate_dev;
     unsigned gen;
-    int who0;                  /* the window's first stream (a gate refused there drops it) */
 } p2p;
 
 /* KB_CU_CHECK that also keeps the failing CUresult (a pair's cell is named by it). */
@@ -76,11 +75,40 @@ static kb_status enable_peers(p2p *x, int a, int (*no_peer)[KB_P2P_MAX_GPUS])
     return st;
 }
 
+/* Every device's stream can wait on the gate: a wait already satisfied (the word is 0) queued on
+ * each and synchronised. A device that refuses (CUDA_ERROR_NOT_SUPPORTED: no stream memory
+ * operations on host memory) drops the gate for every pair, named in gate_why; so does any other
+ * error of the probe (its call named). 1: the gate holds on every device. */
+static int gate_probe(p2p *x, kb_p2p_matrix *out)
+{
+    for (int d = 0; d < x->n; d++) {
+        kb_status st = CU(x, x->api.CtxSetCurrent(x->ctx[d]));
+        CUresult r = CUDA_SUCCESS;
+        if (!st)
+            r = x->api.StreamWaitValue32(x->stream[d], x->gate_dev, 0, CU_STREAM_WAIT_VALUE_GEQ);
+        if (r == CUDA_ERROR_NOT_SUPPORTED) {
+            snprintf(out->gate_why, sizeof out->gate_why, "GPU %d: cuStreamWaitValue32 on host memory: "
+                     "CUDA_ERROR_NOT_SUPPORTED", d);
+            return 0;
+        }
+        if (!st)
+            st = CU(x, r);
+        if (!st)
+            st = CU(x, x->api.StreamSynchronize(x->stream[d]));
+        if (st) {
+            snprintf(out->gate_why, sizeof out->gate_why, "GPU %d: %.140s", d, x->err);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The gate the bidirectional windows start at together (nvbandwidth holds both streams with a spin
  * kernel until both directions are queued; here each stream waits on host memory,
- * cuStreamWaitValue32): one 4-byte host-mapped word for every context (PORTABLE | DEVICEMAP).
- * Without it (an older driver, no stream memory operations) the directions are queued one after
- * the other, said in out->gate_why. */
+ * cuStreamWaitValue32): one 4-byte host-mapped word for every context (PORTABLE | DEVICEMAP),
+ * probed on every device's stream first (gate_probe). Without it (an older driver, a device
+ * without stream memory operations) the directions are queued one after the other, said in
+ * out->gate_why. */
 static void open_gate(p2p *x, kb_p2p_matrix *out)
 {
     void *p = NULL;
@@ -93,45 +121,40 @@ static void open_gate(p2p *x, kb_p2p_matrix *out)
         st = CU(x, x->api.MemHostAlloc(&p, sizeof(unsigned), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
     if (!st)
         st = CU(x, x->api.MemHostGetDevicePointer(&x->gate_dev, p, 0));
-    if (st) {
+    if (!st) {
+        *(volatile unsigned *)p = 0;
+        if (!gate_probe(x, out))
+            st = KB_ERR_SETUP;
+    } else {
         snprintf(out->gate_why, sizeof out->gate_why, "%.150s", x->err);
-        if (p)
+    }
+    x->last = CUDA_SUCCESS;
+    if (st) {
+        if (p && x->api.CtxSetCurrent(x->ctx[0]) == CUDA_SUCCESS)
             x->api.MemFreeHost(p);
         return;
     }
     x->gate = p;
-    *x->gate = 0;
     out->bidir_gated = 1;
 }
 
-/* Stream s waits for the gate to reach x->gen. A driver that cannot (NOT_SUPPORTED: no stream
- * memory operations) drops the gate for good (out->gate_why), the window still runs. */
-static kb_status wait_gate(p2p *x, int s, kb_p2p_matrix *out)
-{
-    CUresult r = x->api.StreamWaitValue32(x->stream[s], x->gate_dev, x->gen, CU_STREAM_WAIT_VALUE_GEQ);
-    if (r == CUDA_ERROR_NOT_SUPPORTED && s == x->who0) {
-        out->bidir_gated = 0;
-        snprintf(out->gate_why, sizeof out->gate_why, "cuStreamWaitValue32 on host memory: CUDA_ERROR_NOT_SUPPORTED");
-        return KB_OK;
-    }
-    return CU(x, r);
-}
-
 /* The seconds of reps copies of bytes a -> b queued on a's stream, started from the host at once
- * with (when b_too) the same b -> a on b's stream behind the gate; *t_ba gets that one's. */
-static kb_status timed(p2p *x, int a, int b, size_t bytes, int b_too, double *t_ab, double *t_ba, kb_p2p_matrix *out)
+ * with (when b_too) the same b -> a on b's stream, both behind the gate when gated (the gate
+ * opened, peer access both ways: gate_ok); *t_ba gets that one's. */
+static kb_status timed(p2p *x, int a, int b, size_t bytes, int b_too, int gated, double *t_ab, double *t_ba)
 {
-    int who[2] = { a, b }, gated = b_too && out->bidir_gated, held = 0;
+    int who[2] = { a, b }, held = 0;
     kb_status st = KB_OK;
     x->gen++;
-    x->who0 = a;
+    gated = gated && b_too;
     for (int k = 0; k <= b_too && !st; k++) {
         int s = who[k], d = who[1 - k];
         st = CU(x, x->api.CtxSetCurrent(x->ctx[s]));
         if (!st)   /* one copy before the window: the path set up */
             st = CU(x, x->api.MemcpyPeerAsync(x->buf[d], x->ctx[d], x->buf[s], x->ctx[s], bytes, x->stream[s]));
-        if (!st && gated && out->bidir_gated && !(st = wait_gate(x, s, out)))
-            held |= out->bidir_gated;
+        if (!st && gated && !(st = CU(x, x->api.StreamWaitValue32(x->stream[s], x->gate_dev, x->gen,
+                                                                    CU_STREAM_WAIT_VALUE_GEQ))))
+            held = 1;
         if (!st)
             st = CU(x, x->api.EventRecord(x->start[s], x->stream[s]));
         for (int i = 0; i < x->reps && !st; i++)
@@ -191,11 +214,21 @@ static void pair_failed(p2p *x, int a, int b, CUresult r, kb_p2p_matrix *out)
             x->api.StreamSynchronize(x->stream[k ? b : a]);
 }
 
+/* The pair's bidirectional windows may be held at the gate: it opened, and peer access runs both
+ * ways. Without peer access b -> a, cuMemcpyPeerAsync stages that copy through the host and may
+ * block the host while a's stream is held on the word, which only the host releases (a hang);
+ * such a pair's directions are queued one after the other (out->one_way[a][b]). */
+static int gate_ok(const kb_p2p_matrix *out, int a, int b)
+{
+    return out->bidir_gated && !out->no_peer[a][b] && !out->no_peer[b][a];
+}
+
 /* Measure (a, b) into out; a failing call fails the cell, not the matrix. */
 static void measure_pair(p2p *x, int a, int b, kb_p2p_matrix *out)
 {
     double t1 = 0, t2 = 0, tl = 0, unused = 0, uni_t = 0;
     x->last = CUDA_SUCCESS;
+    out->one_way[a][b] = out->no_peer[b][a];
     int ok = verified(x, a, b);
     kb_status st = ok < 0 ? KB_ERR_SETUP : KB_OK;
     if (!ok && out->wrong_a < 0) {
@@ -203,11 +236,11 @@ static void measure_pair(p2p *x, int a, int b, kb_p2p_matrix *out)
         out->wrong_b = b;
     }
     if (!st)
-        st = timed(x, a, b, x->bytes, 0, &uni_t, &unused, out);
+        st = timed(x, a, b, x->bytes, 0, 0, &uni_t, &unused);
     if (!st)
-        st = timed(x, a, b, x->bytes, 1, &t1, &t2, out);   /* both ways at once */
+        st = timed(x, a, b, x->bytes, 1, gate_ok(out, a, b), &t1, &t2);   /* both ways at once */
     if (!st)
-        st = timed(x, a, b, 4, 0, &tl, &unused, out);
+        st = timed(x, a, b, 4, 0, 0, &tl, &unused);
     if (st) {
         pair_failed(x, a, b, x->last, out);
         return;

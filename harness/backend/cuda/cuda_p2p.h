@@ -9,8 +9,12 @@
  *   - bidirectional: the same a -> b on a's stream while b -> a runs on b's: the two rates summed
  *     (each direction timed by its own stream's events); both streams wait on a host-mapped word
  *     (cuStreamWaitValue32) until both directions are queued, so the two windows start together
- *     as nvbandwidth's spin kernel makes them (without it, said in gate_why, they are queued one
- *     after the other and overlap only as far as queuing is faster than the copies);
+ *     as nvbandwidth's spin kernel makes them. The gate is probed once on every device's stream
+ *     (a wait already satisfied); if any device refuses it, no pair is gated (gate_why names the
+ *     device). A pair with peer access one way only (b -> a none) is never gated: that copy is
+ *     staged through the host and may block the host while a's stream is held, a hang (one_way).
+ *     Ungated, the directions are queued one after the other and overlap only as far as queuing
+ *     is faster than the copies;
  *   - latency: reps 4-byte copies a -> b, time per copy [us] (a copy's whole cost, not a load's).
  * An error on one pair (a copy, an event) marks that cell failed with the driver's error name and
  * the rest of the matrix is still measured. The SM-driven copies nvbandwidth also runs (a kernel
@@ -52,8 +56,10 @@ typedef struct {
     int n_failed;                                    /* cells failed */
     char fail_why[256];                              /* the first failure in full (the call named) */
     int wrong_a, wrong_b;                            /* the first pair whose copy read back wrong; -1 none */
-    int bidir_gated;                                 /* 1: the bidirectional windows started together */
-    char gate_why[160];                              /* else why not */
+    int bidir_gated;                                 /* 1: the gate held (probed on every device's stream) */
+    char gate_why[160];                              /* else why not (the device that refused named) */
+    int one_way[KB_P2P_MAX_GPUS][KB_P2P_MAX_GPUS];   /* 1: measured, but no peer access column -> row:
+                                                      * its directions queued one after the other */
 } kb_p2p_matrix;
 
 /* Measure every pair of the driver's devices (at most KB_P2P_MAX_GPUS) with copies of bytes,
