@@ -245,12 +245,53 @@ static void test_accuracy(void)
     CHECK(isinf(v.acc_rel_fro) && isinf(v.acc_max_rel) && v.acc_snr_db < 0 && isinf(v.acc_snr_db));
 }
 
+/* kb_verify_merge: a second output checked at its own (tighter) tolerance joins the first's
+ * counts; its first bad element is indexed after the first output's, the tolerance stays */
+static void test_merge(void)
+{
+    float want[4] = { 1.0f, 2.0f, 3.0f, 4.0f }, got[4] = { 1.0f, 2.5f, 3.0f, 4.0f };
+    float lw[3] = { 100.0f, -50.0f, 10.0f }, lg[3] = { 100.0f, -50.25f, 10.001f };
+    kb_verify v, w;
+    kb_verify_init(&v, 1.0, 0.0);          /* O-like: 2.5 vs 2 passes at ratio 0.5 */
+    kb_verify_f32(&v, got, want, 4);
+    kb_verify_init(&w, 0.01, 0.0);         /* lse-like: -50.25 vs -50 is 25 times over */
+    kb_verify_f32(&w, lg, lw, 3);
+    unsigned char pad[2] = { 0xab, 0x00 };
+    kb_verify_guard(&w, pad, 2, 0xab, 40);
+    CHECK(kb_verify_ok(&v) && w.n_bad == 1 && w.first_bad == 1);
+    kb_verify_merge(&v, &w);
+    CHECK(v.n == 7 && v.n_bad == 1 && !kb_verify_ok(&v));
+    CHECK(v.first_bad == 5 && v.got_at_bad == -50.25 && v.want_at_bad == -50.0);
+    CHECK(fabs(v.max_err_ratio - 25.0) < 1e-9 && v.max_abs_err == 0.5);
+    CHECK(fabs(v.max_rel_err - 0.25) < 1e-12);   /* O's 0.5 / 2 beats the lse's 0.005 */
+    CHECK(v.atol == 1.0 && v.rtol == 0.0);      /* the main output's tolerance stays */
+    CHECK(v.guard_bad == 1 && v.guard_first == 41);
+
+    /* v already bad: its first_bad and values stay, the counts still add */
+    kb_verify_init(&v, 0.1, 0.0);
+    kb_verify_f32(&v, got, want, 4);
+    kb_verify_init(&w, 0.01, 0.0);
+    kb_verify_f32(&w, lg, lw, 3);
+    kb_verify_merge(&v, &w);
+    CHECK(v.n == 7 && v.n_bad == 2 && v.first_bad == 1 && v.got_at_bad == 2.5 && v.want_at_bad == 2.0);
+    CHECK(fabs(v.max_err_ratio - 25.0) < 1e-9 && v.guard_bad == 0 && v.guard_first == -1);
+
+    /* both clean: the merge leaves a passing verdict with the larger ratio */
+    kb_verify_init(&v, 1.0, 0.0);
+    kb_verify_f32(&v, want, want, 4);
+    kb_verify_init(&w, 1.0, 0.0);
+    kb_verify_f32(&w, lg + 2, lw + 2, 1);
+    kb_verify_merge(&v, &w);
+    CHECK(kb_verify_ok(&v) && v.n == 5 && v.first_bad == -1 && fabs(v.max_err_ratio - 0.001) < 1e-6);
+}
+
 int main(void)
 {
     RUN(test_accuracy);
     RUN(test_equal_and_within);
     RUN(test_non_finite);
     RUN(test_chunks_accumulate);
+    RUN(test_merge);
     RUN(test_tolerance_policy);
     RUN(test_known_bit_patterns);
     RUN(test_round_trips);

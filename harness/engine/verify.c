@@ -66,6 +66,23 @@ void kb_verify_f32_scaled(kb_verify *v, const float *got, const float *want, con
     v->n += n;
 }
 
+void kb_verify_merge(kb_verify *v, const kb_verify *w)
+{
+    if (v->n_bad == 0 && w->n_bad > 0) {
+        v->first_bad = v->n + w->first_bad;
+        v->got_at_bad = w->got_at_bad;
+        v->want_at_bad = w->want_at_bad;
+    }
+    if (v->guard_bad == 0 && w->guard_bad > 0)
+        v->guard_first = w->guard_first;
+    v->n += w->n;
+    v->n_bad += w->n_bad;
+    v->guard_bad += w->guard_bad;
+    v->max_abs_err = fmax(v->max_abs_err, w->max_abs_err);
+    v->max_rel_err = fmax(v->max_rel_err, w->max_rel_err);
+    v->max_err_ratio = fmax(v->max_err_ratio, w->max_err_ratio);
+}
+
 void kb_accuracy_init(kb_accuracy *a) { memset(a, 0, sizeof *a); }
 
 void kb_accuracy_add(kb_accuracy *a, const float *got, const double *truth, int64_t n)

@@ -26,6 +26,14 @@ void kb_verify_f32(kb_verify *v, const float *got, const float *want, int64_t n)
  * proportion to |x| where the output is near 0). */
 void kb_verify_f32_scaled(kb_verify *v, const float *got, const float *want, const float *extra, int64_t n);
 
+/* Fold w, a comparison of a second output checked with its own tolerance (attention's
+ * log-sum-exp beside O), into v as if w's elements had been compared after v's: n, n_bad
+ * and guard_bad add; when v had no bad element and w has, first_bad is w's first_bad + v's
+ * n (v's n before the merge) with w's got_at_bad / want_at_bad; guard_first is v's, else
+ * w's; max_abs_err, max_rel_err and max_err_ratio are the larger of the two (each relative
+ * to its own tolerance). v's atol, rtol and acc_* stay: they describe the main output. */
+void kb_verify_merge(kb_verify *v, const kb_verify *w);
+
 /* Padding of an output the kernel must not write (the gap columns of a padded leading
  * dimension): n bytes at offset off of the output buffer, which started as sentinel.
  * Each changed byte counts in guard_bad; a case with any is wrong. */
