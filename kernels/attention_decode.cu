@@ -392,6 +392,67 @@ __device__ __forceinline__ void dec_store(const float *so, KB_T *o, float *op, i
     }
 }
 
+/* The accumulators before the first key: O and l zero, the running max -inf. */
+__device__ __forceinline__ void dec_acc_init(float oacc[DEC_MT][DEC_DN][4], float m[DEC_MT][2], float l[DEC_MT][2])
+{
+#pragma unroll
+    for (int mi = 0; mi < DEC_MT; mi++) {
+        m[mi][0] = m[mi][1] = -INFINITY;
+        l[mi][0] = l[mi][1] = 0.0f;
+#pragma unroll
+        for (int dn = 0; dn < DEC_DN; dn++)
+            oacc[mi][dn][0] = oacc[mi][dn][1] = oacc[mi][dn][2] = oacc[mi][dn][3] = 0.0f;
+    }
+}
+
+/* A barrier over the consumer warps after the loop: the block's (__syncthreads), or under
+ * decode_tma named barrier 1 over the WARPS consumer warps (its producer warp has left). */
+__device__ __forceinline__ void dec_consumers_sync()
+{
+#if DEC_TMA
+    kb_bar_sync(1, DEC_THREADS);
+#else
+    __syncthreads();
+#endif
+}
+
+/* After the loop (the consumer warps; smem: the block's shared memory, free for the merge area
+ * and the output staging): l over each quad, the key warps' merge, the staging and the block's
+ * stores of rows row0 .. row0 + nrows - 1, O or the split's partial and log-sum-exp. */
+__device__ __forceinline__ void dec_finish(unsigned char *smem, float oacc[DEC_MT][DEC_DN][4], float m[DEC_MT][2],
+                                           float l[DEC_MT][2], KB_T *o, float *o_part, float *lse_part,
+                                           long long rows_total, long long row0, int nrows, int wr, float sl2)
+{
+    float *ro = reinterpret_cast<float *>(smem);        /* [DEC_KG-1][DEC_ROWS][DEC_OLD] */
+    float *rm = ro + (DEC_KG - 1) * DEC_ROWS * DEC_OLD; /* [DEC_KG-1][DEC_ROWS] */
+    float *rl = rm + (DEC_KG - 1) * DEC_ROWS;
+    float *so = rl + (DEC_KG - 1) * DEC_ROWS;           /* [DEC_ROWS][DEC_OLD] output staging */
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kg = warp / DEC_RG;
+    const int sp = blockIdx.x / DEC_NRB, splits = gridDim.x / DEC_NRB;
+#pragma unroll
+    for (int mi = 0; mi < DEC_MT; mi++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {   /* l over the quad's four lanes */
+            l[mi][h] += __shfl_xor_sync(0xffffffffu, l[mi][h], 1);
+            l[mi][h] += __shfl_xor_sync(0xffffffffu, l[mi][h], 2);
+        }
+    dec_consumers_sync();   /* every consumer is done with Q and the ring: they become the merge area */
+    if (DEC_KG > 1 && kg > 0)
+        dec_park(ro + (kg - 1) * DEC_ROWS * DEC_OLD, rm + (kg - 1) * DEC_ROWS, rl + (kg - 1) * DEC_ROWS, oacc, m, l,
+                 wr, lane);
+    if (DEC_KG > 1)
+        dec_consumers_sync();
+    if (kg == 0) {
+        if (DEC_KG > 1)
+            dec_merge(ro, rm, rl, oacc, m, l, wr, lane, sl2);
+        dec_stage(so, splits > 1 ? lse_part + (long long)sp * rows_total + row0 : NULL, nrows, oacc, m, l, wr, lane,
+                  sl2);
+    }
+    dec_consumers_sync();
+    dec_store(so, o + row0 * HEAD_D, splits > 1 ? o_part + ((long long)sp * rows_total + row0) * HEAD_D : NULL,
+              nrows);
+}
+
 #if !DEC_TMA
 /* The tiles of one split: cp.async ring of STAGES tiles (one commit group per tile; groups
  * past the last tile are empty, so the wait count stays STAGES - 2), each warp on its keys. */
@@ -437,13 +498,8 @@ attn_decode(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *
 {
     KB_DYN_SHARED(KB_T, smem);
     KB_T *kvs = smem + DEC_ROWS * DEC_LD;               /* [STAGES][K, V][DEC_BKV][DEC_LD] */
-    float *ro = reinterpret_cast<float *>(smem);        /* after the loop: [DEC_KG-1][DEC_ROWS][DEC_OLD] */
-    float *rm = ro + (DEC_KG - 1) * DEC_ROWS * DEC_OLD; /* [DEC_KG-1][DEC_ROWS] */
-    float *rl = rm + (DEC_KG - 1) * DEC_ROWS;
-    float *so = rl + (DEC_KG - 1) * DEC_ROWS;           /* [DEC_ROWS][DEC_OLD] output staging */
-
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, rg = warp % DEC_RG, kg = warp / DEC_RG;
-    const int rb = blockIdx.x % DEC_NRB, sp = blockIdx.x / DEC_NRB, splits = gridDim.x / DEC_NRB;
+    const int warp = threadIdx.x / 32, rg = warp % DEC_RG;
+    const int rb = blockIdx.x % DEC_NRB, sp = blockIdx.x / DEC_NRB;
     const int r0 = rb * DEC_ROWS, nrows = min(DEC_ROWS, DEC_R - r0), wr = rg * DEC_MT * 16;
     const long long head = blockIdx.y, row0 = head * DEC_R + r0;   /* the block's first row of Q and O */
     const int k_begin = sp * chunk, k_end = min(kv, k_begin + chunk);
@@ -469,43 +525,14 @@ attn_decode(const KB_T *__restrict__ q, const KB_T *__restrict__ k, const KB_T *
 #if DEC_QREG
     kb_cp_async_wait<STAGES - 1>();        /* Q has landed */
     __syncthreads();
-    dec_q_frags(qf, qw, lane);
+    dec_q_frags(qf, qw, threadIdx.x % 32);
 #endif
-
     float oacc[DEC_MT][DEC_DN][4], m[DEC_MT][2], l[DEC_MT][2];
-#pragma unroll
-    for (int mi = 0; mi < DEC_MT; mi++) {
-        m[mi][0] = m[mi][1] = -INFINITY;
-        l[mi][0] = l[mi][1] = 0.0f;
-#pragma unroll
-        for (int dn = 0; dn < DEC_DN; dn++)
-            oacc[mi][dn][0] = oacc[mi][dn][1] = oacc[mi][dn][2] = oacc[mi][dn][3] = 0.0f;
-    }
+    dec_acc_init(oacc, m, l);
     dec_mainloop(oacc, m, l, qf, qw, kvs, k, v, k_begin, k_end, kv, r0 + wr, sl2);
-
-#pragma unroll
-    for (int mi = 0; mi < DEC_MT; mi++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {   /* l over the quad's four lanes */
-            l[mi][h] += __shfl_xor_sync(0xffffffffu, l[mi][h], 1);
-            l[mi][h] += __shfl_xor_sync(0xffffffffu, l[mi][h], 2);
-        }
     kb_cp_async_wait<0>();   /* only empty groups remain; Q and the ring become the merge area */
-    __syncthreads();
-    if (DEC_KG > 1 && kg > 0)
-        dec_park(ro + (kg - 1) * DEC_ROWS * DEC_OLD, rm + (kg - 1) * DEC_ROWS, rl + (kg - 1) * DEC_ROWS, oacc, m, l,
-                 wr, lane);
-    if (DEC_KG > 1)
-        __syncthreads();
-    if (kg == 0) {
-        if (DEC_KG > 1)
-            dec_merge(ro, rm, rl, oacc, m, l, wr, lane, sl2);
-        dec_stage(so, splits > 1 ? lse_part + (long long)sp * rows_total + row0 : NULL, nrows, oacc, m, l, wr, lane,
-                  sl2);
-    }
-    __syncthreads();
-    dec_store(so, o + row0 * HEAD_D, splits > 1 ? o_part + ((long long)sp * rows_total + row0) * HEAD_D : NULL,
-              nrows);
+    dec_finish(reinterpret_cast<unsigned char *>(smem), oacc, m, l, o, o_part, lse_part, rows_total, row0, nrows, wr,
+               sl2);
 }
 #endif /* !DEC_TMA */
 

@@ -96,42 +96,6 @@ __device__ __forceinline__ void dec_consume(float oacc[DEC_MT][DEC_DN][4], float
     }
 }
 
-/* After the loop (consumers only): l over each quad, the key warps' merge, the staging and
- * the block's stores, as attn_decode's end; named barrier 1 over the WARPS consumer warps. */
-__device__ __forceinline__ void dec_finish(unsigned char *smem, float oacc[DEC_MT][DEC_DN][4], float m[DEC_MT][2],
-                                           float l[DEC_MT][2], KB_T *o, float *o_part, float *lse_part,
-                                           long long rows_total, long long row0, int nrows, int wr, float sl2)
-{
-    float *ro = reinterpret_cast<float *>(smem);        /* [DEC_KG-1][DEC_ROWS][DEC_OLD] */
-    float *rm = ro + (DEC_KG - 1) * DEC_ROWS * DEC_OLD; /* [DEC_KG-1][DEC_ROWS] */
-    float *rl = rm + (DEC_KG - 1) * DEC_ROWS;
-    float *so = rl + (DEC_KG - 1) * DEC_ROWS;           /* [DEC_ROWS][DEC_OLD] output staging */
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kg = warp / DEC_RG;
-    const int sp = blockIdx.x / DEC_NRB, splits = gridDim.x / DEC_NRB;
-#pragma unroll
-    for (int mi = 0; mi < DEC_MT; mi++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {   /* l over the quad's four lanes */
-            l[mi][h] += __shfl_xor_sync(0xffffffffu, l[mi][h], 1);
-            l[mi][h] += __shfl_xor_sync(0xffffffffu, l[mi][h], 2);
-        }
-    kb_bar_sync(1, DEC_THREADS);   /* every consumer is done with Q and the ring: they become the merge area */
-    if (DEC_KG > 1 && kg > 0)
-        dec_park(ro + (kg - 1) * DEC_ROWS * DEC_OLD, rm + (kg - 1) * DEC_ROWS, rl + (kg - 1) * DEC_ROWS, oacc, m, l,
-                 wr, lane);
-    if (DEC_KG > 1)
-        kb_bar_sync(1, DEC_THREADS);
-    if (kg == 0) {
-        if (DEC_KG > 1)
-            dec_merge(ro, rm, rl, oacc, m, l, wr, lane, sl2);
-        dec_stage(so, splits > 1 ? lse_part + (long long)sp * rows_total + row0 : NULL, nrows, oacc, m, l, wr, lane,
-                  sl2);
-    }
-    kb_bar_sync(1, DEC_THREADS);
-    dec_store(so, o + row0 * HEAD_D, splits > 1 ? o_part + ((long long)sp * rows_total + row0) * HEAD_D : NULL,
-              nrows);
-}
-
 /* One block: row block rb of KV head blockIdx.y, split sp (attn_decode's grid and outputs);
  * tm_q over Q as {HEAD_D, R, b h_kv}, tm_k and tm_v over K and V as {HEAD_D, kv, b h_kv}, each
  * with 64-element boxes of the head dim (DEC_ROWS rows for Q, DEC_BKV for K and V) and the
@@ -170,14 +134,7 @@ attn_decode_tma(const __grid_constant__ kb_tmap tm_q, const __grid_constant__ kb
     dec_q_frags(qf, qw, threadIdx.x % 32);
 #endif
     float oacc[DEC_MT][DEC_DN][4], m[DEC_MT][2], l[DEC_MT][2];
-#pragma unroll
-    for (int mi = 0; mi < DEC_MT; mi++) {
-        m[mi][0] = m[mi][1] = -INFINITY;
-        l[mi][0] = l[mi][1] = 0.0f;
-#pragma unroll
-        for (int dn = 0; dn < DEC_DN; dn++)
-            oacc[mi][dn][0] = oacc[mi][dn][1] = oacc[mi][dn][2] = oacc[mi][dn][3] = 0.0f;
-    }
+    dec_acc_init(oacc, m, l);
     const float sl2 = scale * DEC_LOG2E;
     dec_consume(oacc, m, l, qf, qw, kvs, full, empty, k_begin, k_end, kv, r0 + wr, sl2);
     dec_finish(base, oacc, m, l, o, o_part, lse_part, rows_total, (long long)head * DEC_R + r0, nrows, wr, sl2);
