@@ -316,7 +316,7 @@ typedef struct {
     kb_dptr d_lse;      /* fa3 with lse: fp32 [b,h,s] log-sum-exp; else 0 */
     kb_dptr d_ctr;      /* fa3 persistent: the int32 tile counter; else 0 */
     float *lse_want, *lse_got, *lse_all; /* [n_rows] reference and downloaded, [b*h*s] downloaded */
-    float *lse_extra;   /* [n_rows] each checked row's score-error allowance on its lse (lse_tolerance) */
+    float *lse_extra;   /* [n_rows] each row's score-error allowance on its lse (kb_attn_fa3_lse_tolerance) */
 } attn_state;
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -562,7 +562,7 @@ static kb_status attn_setup(kb_run *r, void **state)
         const float *base_k = fk + head * s * d, *base_v = fv + head * s * d;
         double sabs;
         ref_row(fq + row * d, base_k, base_v, s, d, i, causal, p, a->want + k * d, a->lse_want + k, &sabs);
-        a->lse_extra[k] = (float)((double)(d + 8) * ldexp(sabs, -24));   /* lse_tolerance's gamma_{d+8} term */
+        a->lse_extra[k] = (float)((double)(d + 8) * ldexp(sabs, -24));   /* the lse's gamma_{d+8} term */
     }
     free(p);
     expose_inputs(r, a, fq, fk, fv);
@@ -637,29 +637,8 @@ static void attn_tolerance(const kb_case *c, double *atol, double *rtol)
     *rtol = r1 + r2;
 }
 
-/* The log-sum-exp's own tolerance (docs/architecture.md, attention/fa3, "The log-sum-exp's
- * tolerance"): unlike O it is fp32 computed from fp32 scores and never rounded to the dtype,
- * so neither the dtype's u nor P's rounding enters. lse = m scale + ln l is a smooth max of
- * the scores:  |d lse| <= max_j |d s_j| + |d l| / l + the output's rounding.
- * Scores: the fp32 dot product over d (gamma_d) plus the roundings on the way to the exponent
- * and back - sl2 = scale log2(e), the FFMA (s sl2 - m sl2), m sl2, m scale, the rescale
- * arguments (telescoping over the tiles to |m_last - m_first| scale <= 2 max|s|) - each
- * <= 2u max|s|, together gamma_{d+8} max_j sum_c |q_c k_jc| scale with gamma_n = n u, u = 2^-24:
- * per row from the inputs in the reference (lse_extra, the per-element extra). l: an fp32 sum
- * of s terms (kb_tolerance(fp32, max(s, d))'s atol, as O's sums) whose terms each pass through
- * one exp2 for p and at most ceil(s / BKV) - 1 more for the tiles' rescales: ex2.approx.f32 is
- * within 2^-22 relative (PTX ISA, ex2; CUDA's exp2f likewise 2 ulp), so ceil(s / BKV) 2^-22
- * relative, that much absolute on ln l. rtol 4u: the output's fp32 rounding and logf's. */
-static void lse_tolerance(const kb_case *c, double *atol, double *rtol)
-{
-    int64_t s = c->dims[D_S], d = c->dims[D_D], bkv = c->params[P_BKV];
-    double a2;
-    kb_tolerance(KB_DT_FP32, s > d ? s : d, &a2, rtol);
-    *atol = a2 + (double)((s + bkv - 1) / bkv) * ldexp(1.0, -22);
-}
-
-/* fa3 with lse: the checked rows' log-sum-exp at lse_tolerance in a comparison of their own,
- * merged into O's v (its indices follow O's). */
+/* fa3 with lse: the checked rows' log-sum-exp at kb_attn_fa3_lse_tolerance in a comparison of
+ * their own, merged into O's v (its indices follow O's). */
 static kb_status check_lse(kb_run *r, attn_state *a, kb_verify *v)
 {
     kb_status st = kb_run_download(r, a->lse_all, a->d_lse, (size_t)a->n_rows_all * sizeof(float));
@@ -669,7 +648,7 @@ static kb_status check_lse(kb_run *r, attn_state *a, kb_verify *v)
         a->lse_got[k] = a->lse_all[a->rows[k]];
     double atol, rtol;
     kb_verify w;
-    lse_tolerance(r->c, &atol, &rtol);
+    kb_attn_fa3_lse_tolerance(r->c, &atol, &rtol);
     kb_verify_init(&w, atol, rtol);
     kb_verify_f32_scaled(&w, a->lse_got, a->lse_want, a->lse_extra, a->n_rows);
     kb_verify_merge(v, &w);

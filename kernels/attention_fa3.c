@@ -101,6 +101,28 @@ void kb_attn_fa3_defines(const kb_case *c, kb_sb *out)
     kb_sb_printf(out, "ATTN_FA3=1\nHEAD_D=%lld\n", (long long)c->dims[D_D]);   /* BKV, STAGES, LSE: params */
 }
 
+/* The log-sum-exp's own tolerance, both dtype paths (docs/architecture.md, attention/fa3, "The
+ * log-sum-exp's tolerance"; fp8 adds its per-row S error, docs/precision.md): unlike O it
+ * is fp32 computed from fp32 scores and never rounded to the dtype, so neither the dtype's u
+ * nor P's rounding enters. lse = m scale + ln l is a smooth max of
+ * the scores:  |d lse| <= max_j |d s_j| + |d l| / l + the output's rounding.
+ * Scores: the fp32 dot product over d (gamma_d) plus the roundings on the way to the exponent
+ * and back - sl2 = scale log2(e), the FFMA (s sl2 - m sl2), m sl2, m scale, the rescale
+ * arguments (telescoping over the tiles to |m_last - m_first| scale <= 2 max|s|) - each
+ * <= 2u max|s|, together gamma_{d+8} max_j sum_c |q_c k_jc| scale with gamma_n = n u, u = 2^-24:
+ * per row from the inputs in the reference (lse_extra, the per-element extra). l: an fp32 sum
+ * of s terms (kb_tolerance(fp32, max(s, d))'s atol, as O's sums) whose terms each pass through
+ * one exp2 for p and at most ceil(s / BKV) - 1 more for the tiles' rescales: ex2.approx.f32 is
+ * within 2^-22 relative (PTX ISA, ex2; CUDA's exp2f likewise 2 ulp), so ceil(s / BKV) 2^-22
+ * relative, that much absolute on ln l. rtol 4u: the output's fp32 rounding and logf's. */
+void kb_attn_fa3_lse_tolerance(const kb_case *c, double *atol, double *rtol)
+{
+    int64_t s = c->dims[D_S], d = c->dims[D_D], bkv = c->params[P_BKV];
+    double a2;
+    kb_tolerance(KB_DT_FP32, s > d ? s : d, &a2, rtol);
+    *atol = a2 + (double)((s + bkv - 1) / bkv) * ldexp(1.0, -22);
+}
+
 /* A rank-3 map {d, s, b*h} of dtype dt (fp8: bytes with the 64-byte swizzle, rows of 64). */
 static kb_status one_map(kb_run *r, kb_dptr base, kb_dtype dt, uint32_t rows, const char *what, kb_arg *out)
 {

@@ -64,6 +64,10 @@ kb_status kb_attn_fa3_counter(kb_run *r, kb_dptr *out);
  * and v as the kernel's o_scale). kb_run_launch's status. */
 kb_status kb_attn_fa3_launch(kb_run *r, const kb_arg maps[4], kb_dptr lse, kb_dptr ctr, const float *descale);
 
+/* The log-sum-exp's tolerance (lse: yes; both dtypes): atol from l's fp32 sum and the
+ * exponentials, rtol the fp32 rounding; the score error is the caller's per-row extra. */
+void kb_attn_fa3_lse_tolerance(const kb_case *c, double *atol, double *rtol);
+
 /* After a launch: the counter must be back at 0, or the next launch (a CUDA Graph replay)
  * would skip tiles. Adds one element to v (got: the counter, want: 0) after those checked so
  * far. KB_OK or the download's status. */

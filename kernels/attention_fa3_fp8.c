@@ -276,9 +276,7 @@ static void fp8_tolerance(const kb_case *c, fp8_state *a, double *atol, double *
  * back (8 ln 2) is one more fp32 rounding, inside rtol. */
 static void lse_tolerance(const kb_case *c, fp8_state *a, double *atol, double *rtol)
 {
-    int64_t s = c->dims[D_S], d = c->dims[D_D], bkv = c->params[P_BKV];
-    kb_tolerance(KB_DT_FP32, s > d ? s : d, atol, rtol);
-    *atol += (double)((s + bkv - 1) / bkv) * ldexp(1.0, -22);
+    kb_attn_fa3_lse_tolerance(c, atol, rtol);
     for (int64_t k = 0; k < a->n_rows; k++)
         a->lse_extra[k] = a->serr[k];
 }
